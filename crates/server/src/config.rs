@@ -1,0 +1,460 @@
+//! Configuration: defaults <- `basin.toml` <- `BASIN_*` environment <- command-line flags,
+//! parsed once into a typed [`Config`]. Unknown keys are an error so typos do not pass
+//! silently. docs/configuration.md lists every key; keep the two in step.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
+use figment::value::{Dict, Value};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::limits;
+
+/// Prefix of configuration environment variables; `__` separates nested keys
+/// (`BASIN_AUTH__JWT_SECRET` sets `auth.jwt_secret`).
+pub const ENV_PREFIX: &str = "BASIN_";
+/// Config file read from the working directory when `--config` is not given.
+pub const DEFAULT_CONFIG_FILE: &str = "basin.toml";
+
+/// The effective configuration.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    pub listen: SocketAddr,
+    /// Folder for the SQLite database, the generated secret and (later) local blobs.
+    pub data_dir: PathBuf,
+    /// `sqlite://...` or `postgres://...`; SQLite in `data_dir` when absent.
+    #[serde(serialize_with = "mask_database_url")]
+    pub database_url: Option<String>,
+    /// Database pool settings.
+    pub database: DatabaseConfig,
+    /// Authentication settings.
+    pub auth: AuthConfig,
+    /// Limits that deployments may tune.
+    pub limits: LimitsConfig,
+    /// Logging.
+    pub log: LogConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("basin-data"),
+            database_url: None,
+            database: DatabaseConfig::default(),
+            auth: AuthConfig::default(),
+            limits: LimitsConfig::default(),
+            log: LogConfig::default(),
+        }
+    }
+}
+
+/// Database pool settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// Connections per process.
+    pub max_connections: u32,
+    /// How long a request waits for a connection, in milliseconds.
+    pub acquire_timeout_ms: u64,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: limits::DB_CONNECTIONS_MAX,
+            acquire_timeout_ms: limits::DB_ACQUIRE_TIMEOUT_MS,
+        }
+    }
+}
+
+/// Authentication settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    /// HS256 secret for tokens Basin signs (`basin admin token`) and accepts. When absent, a
+    /// random secret is generated on first start and kept in `data_dir/jwt-secret`. Several
+    /// replicas must share one: set it explicitly there.
+    #[serde(serialize_with = "mask_secret")]
+    pub jwt_secret: Option<SecretString>,
+    /// `iss` of tokens Basin signs, required on HS256 tokens it accepts.
+    pub issuer: String,
+    /// `aud` of tokens Basin signs, required on HS256 tokens it accepts.
+    pub audience: String,
+    /// Claim that carries the tenant id (`tenant_id` and `tenantId` are always accepted).
+    pub tenant_claim: String,
+    /// Lifetime of tokens printed by `basin admin bootstrap`, in seconds.
+    pub bootstrap_token_ttl_seconds: i64,
+    /// An OpenID Connect provider whose RS256/ES256 tokens are accepted (Keycloak, ...).
+    pub oidc: Option<OidcConfig>,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            jwt_secret: None,
+            issuer: "basin".into(),
+            audience: "basin".into(),
+            tenant_claim: "tenant_id".into(),
+            bootstrap_token_ttl_seconds: 24 * 3600,
+            oidc: None,
+        }
+    }
+}
+
+/// An external identity provider.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcConfig {
+    /// Required `iss`.
+    pub issuer: String,
+    /// Required `aud` (one of).
+    pub audience: Vec<String>,
+    /// Where to fetch the JWKS (`https://.../protocol/openid-connect/certs`).
+    pub jwks_url: Option<String>,
+    /// A JWKS file, instead of a URL.
+    pub jwks_file: Option<PathBuf>,
+    /// How long a fetched JWKS is used before it is fetched again, in seconds.
+    #[serde(default = "default_jwks_cache_ttl")]
+    pub jwks_cache_ttl_seconds: u64,
+}
+
+fn default_jwks_cache_ttl() -> u64 {
+    limits::JWKS_CACHE_TTL_SECONDS
+}
+
+/// Limits that deployments may tune.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Page size when a list request gives none.
+    pub page_size_default: u32,
+    /// Largest page size a client may ask for; larger is 400.
+    pub page_size_max: u32,
+    /// Largest JSON body, in bytes; larger is 413.
+    pub json_body_bytes_max: usize,
+    /// Requests running longer are cancelled with 408.
+    pub request_timeout_ms: u64,
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            page_size_default: limits::PAGE_SIZE_DEFAULT,
+            page_size_max: limits::PAGE_SIZE_MAX,
+            json_body_bytes_max: limits::JSON_BODY_BYTES_MAX,
+            request_timeout_ms: limits::REQUEST_TIMEOUT_MS,
+            shutdown_grace_ms: limits::SHUTDOWN_GRACE_MS,
+        }
+    }
+}
+
+/// Log output.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// `text` for people, `json` for log collectors.
+    pub format: LogFormat,
+    /// A tracing filter, e.g. `info` or `basin=debug,sqlx=warn`.
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            format: LogFormat::Text,
+            level: "info".into(),
+        }
+    }
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Values given on the command line; they win over everything else.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConfigOverrides {
+    /// `--listen`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<SocketAddr>,
+    /// `--data-dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// `--database-url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
+}
+
+/// Why configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The named config file does not exist.
+    #[error("config file {0} does not exist")]
+    MissingFile(PathBuf),
+    /// A value is malformed or a key unknown.
+    #[error("invalid configuration: {0}")]
+    Invalid(#[from] Box<figment::Error>),
+    /// A value parses but makes no sense.
+    #[error("invalid configuration: {0}")]
+    Inconsistent(String),
+}
+
+impl Config {
+    /// Loads the configuration from an optional file, environment pairs and flags. `file`
+    /// `None` reads `basin.toml` if it exists. `env` is usually `std::env::vars()`; tests pass
+    /// their own pairs.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &ConfigOverrides,
+    ) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        match file {
+            Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.into())),
+            Some(path) => figment = figment.merge(Toml::file_exact(path)),
+            None => figment = figment.merge(Toml::file(DEFAULT_CONFIG_FILE)),
+        }
+        figment = figment
+            .merge(Serialized::defaults(env_dict(env)))
+            .merge(Serialized::defaults(overrides));
+        let config: Config = figment.extract().map_err(Box::new)?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let limits = &self.limits;
+        if limits.page_size_max == 0 || limits.page_size_default == 0 {
+            return Err(ConfigError::Inconsistent(
+                "limits.page_size_default and limits.page_size_max must be at least 1".into(),
+            ));
+        }
+        if limits.page_size_default > limits.page_size_max {
+            return Err(ConfigError::Inconsistent(
+                "limits.page_size_default must not exceed limits.page_size_max".into(),
+            ));
+        }
+        if let Some(oidc) = &self.auth.oidc
+            && oidc.jwks_url.is_none()
+            && oidc.jwks_file.is_none()
+        {
+            return Err(ConfigError::Inconsistent(
+                "auth.oidc needs jwks_url or jwks_file".into(),
+            ));
+        }
+        if self.database.max_connections == 0 {
+            return Err(ConfigError::Inconsistent(
+                "database.max_connections must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The database URL in effect: the configured one, or SQLite in the data dir.
+    pub fn effective_database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("basin.db").display()
+            ),
+        }
+    }
+
+    /// The configuration as JSON with secrets masked, for `basin config`.
+    pub fn to_masked_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let Some(object) = value.as_object_mut() {
+            object.insert(
+                "effective_database_url".into(),
+                serde_json::Value::String(mask_url_password(&self.effective_database_url())),
+            );
+        }
+        value
+    }
+}
+
+/// Turns `BASIN_A__B=v` pairs into the nested dictionary `{a: {b: v}}`, values parsed the way
+/// figment parses environment values (numbers, booleans, arrays, else strings).
+fn env_dict(env: impl IntoIterator<Item = (String, String)>) -> Dict {
+    let mut sorted = BTreeMap::new();
+    for (key, value) in env {
+        let Some(rest) = key.strip_prefix(ENV_PREFIX) else {
+            continue;
+        };
+        // BASIN_CONFIG names the file itself and is read by the CLI, not a key.
+        if rest.eq_ignore_ascii_case("CONFIG") || rest.is_empty() {
+            continue;
+        }
+        sorted.insert(rest.to_ascii_lowercase(), value);
+    }
+    let mut dict = Dict::new();
+    for (key, raw) in sorted {
+        let parsed: Value = raw.parse().unwrap_or_else(|_| Value::from(raw.clone()));
+        let path: Vec<&str> = key.split("__").collect();
+        insert_nested(&mut dict, &path, parsed);
+    }
+    dict
+}
+
+fn insert_nested(dict: &mut Dict, path: &[&str], value: Value) {
+    match path {
+        [] => {}
+        [last] => {
+            dict.insert((*last).to_owned(), value);
+        }
+        [first, rest @ ..] => {
+            let entry = dict
+                .entry((*first).to_owned())
+                .or_insert_with(|| Value::from(Dict::new()));
+            if let Value::Dict(_, inner) = entry {
+                insert_nested(inner, rest, value);
+            }
+        }
+    }
+}
+
+fn mask_secret<S: Serializer>(secret: &Option<SecretString>, s: S) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(secret) if !secret.expose_secret().is_empty() => s.serialize_str("***"),
+        _ => s.serialize_none(),
+    }
+}
+
+fn mask_database_url<S: Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(url) => s.serialize_str(&mask_url_password(url)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Replaces the password of `scheme://user:password@host/...` with `***`.
+pub fn mask_url_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let Some((credentials, host)) = authority.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_8080_with_sqlite_in_the_data_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("none.toml");
+        std::fs::write(&file, "").unwrap();
+        let config = Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert!(config.effective_database_url().starts_with("sqlite://"));
+        assert_eq!(config.limits.page_size_max, 1000);
+    }
+
+    #[test]
+    fn file_then_env_then_flags_each_win_over_the_one_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("basin.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:1\"\ndata_dir = \"from-file\"\n[limits]\npage_size_max = 7\npage_size_default = 5\n",
+        )
+        .unwrap();
+        let config = Config::load(
+            Some(&file),
+            env(&[
+                ("BASIN_DATA_DIR", "from-env"),
+                ("BASIN_LIMITS__PAGE_SIZE_MAX", "9"),
+                ("OTHER", "x"),
+            ]),
+            &ConfigOverrides {
+                listen: Some("127.0.0.1:2".parse().unwrap()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:2");
+        assert_eq!(config.data_dir, PathBuf::from("from-env"));
+        assert_eq!(config.limits.page_size_max, 9);
+        assert_eq!(config.limits.page_size_default, 5);
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("basin.toml");
+        std::fs::write(&file, "[limits]\npage_size_maximum = 7\n").unwrap();
+        let error = Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap_err();
+        assert!(error.to_string().contains("page_size_maximum"), "{error}");
+        let error = Config::load(
+            Some(&file.with_file_name("missing.toml")),
+            env(&[]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(error, ConfigError::MissingFile(_)));
+    }
+
+    #[test]
+    fn a_default_page_size_over_the_maximum_is_rejected() {
+        let error = Config::load(
+            None,
+            env(&[("BASIN_LIMITS__PAGE_SIZE_DEFAULT", "5000")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(error, ConfigError::Inconsistent(_)));
+    }
+
+    #[test]
+    fn secrets_and_passwords_are_masked_when_printed() {
+        let config = Config::load(
+            None,
+            env(&[
+                ("BASIN_AUTH__JWT_SECRET", "very-secret"),
+                ("BASIN_DATABASE_URL", "postgres://basin:hunter2@db:5432/basin"),
+            ]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        let printed = config.to_masked_json().to_string();
+        assert!(!printed.contains("very-secret"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(printed.contains("postgres://basin:***@db:5432/basin"), "{printed}");
+        assert_eq!(
+            config.auth.jwt_secret.as_ref().unwrap().expose_secret(),
+            "very-secret"
+        );
+    }
+}

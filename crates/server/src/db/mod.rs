@@ -1,0 +1,261 @@
+//! The metadata store: one code base for SQLite (embedded default) and PostgreSQL
+//! (scale-out), chosen by the URL scheme at start.
+//!
+//! sqlx's `Any` driver cannot bind uuids or timestamps, so [`Db`] is an enum over the two
+//! pools and store functions run the same SQL text on either through [`on_db!`] and
+//! [`on_tx!`]. `$1` placeholders work on both. Where the dialects differ, a store fn matches
+//! on the enum with both arms side by side.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::MigrateDatabase;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+use crate::config::DatabaseConfig;
+use crate::limits;
+
+/// Runs `$body` with `$conn` bound to whichever pool `$db` holds.
+#[macro_export]
+macro_rules! on_db {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        match $db {
+            $crate::db::Db::Sqlite($conn) => $body,
+            $crate::db::Db::Postgres($conn) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$conn` bound to the connection of the transaction `$tx`.
+#[macro_export]
+macro_rules! on_tx {
+    ($tx:expr, |$conn:ident| $body:expr) => {
+        match $tx {
+            $crate::db::Tx::Sqlite(transaction) => {
+                let $conn = &mut **transaction;
+                $body
+            }
+            $crate::db::Tx::Postgres(transaction) => {
+                let $conn = &mut **transaction;
+                $body
+            }
+        }
+    };
+}
+
+/// Which database a [`Db`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite file.
+    Sqlite,
+    /// PostgreSQL server.
+    Postgres,
+}
+
+/// A pool on one of the two supported databases.
+#[derive(Debug, Clone)]
+pub enum Db {
+    /// SQLite (WAL, foreign keys on).
+    Sqlite(SqlitePool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+}
+
+/// An open transaction on either database.
+#[derive(Debug)]
+pub enum Tx {
+    /// SQLite transaction, begun `IMMEDIATE` so writers queue instead of failing.
+    Sqlite(Transaction<'static, Sqlite>),
+    /// PostgreSQL transaction.
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// Errors of the store layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The URL names no supported database.
+    #[error("unsupported database URL scheme in '{0}': use sqlite:// or postgres://")]
+    UnsupportedUrl(String),
+    /// No row where one was required.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// A unique constraint was violated.
+    #[error("unique constraint violated: {0}")]
+    Duplicate(String),
+    /// The pool had no free connection in time, or the database is down.
+    #[error("database unavailable")]
+    Unavailable(#[source] sqlx::Error),
+    /// Any other database error.
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+    /// Migrations failed.
+    #[error("migration failed")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match &error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                Self::Unavailable(error)
+            }
+            sqlx::Error::Database(db_error) if db_error.is_unique_violation() => {
+                Self::Duplicate(db_error.constraint().unwrap_or("unique").to_owned())
+            }
+            _ => Self::Database(error),
+        }
+    }
+}
+
+/// Result of store functions.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+impl Db {
+    /// Connects to `url`, creating a missing SQLite file or PostgreSQL database.
+    pub async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
+        let acquire_timeout = Duration::from_millis(config.acquire_timeout_ms);
+        if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_millis(limits::SQLITE_BUSY_TIMEOUT_MS));
+            if let Some(parent) = options.get_filename().parent()
+                && !parent.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(parent)
+                    .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
+            }
+            let pool = SqlitePoolOptions::new()
+                .max_connections(config.max_connections)
+                .acquire_timeout(acquire_timeout)
+                .connect_with(options)
+                .await?;
+            Ok(Self::Sqlite(pool))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            if !Postgres::database_exists(url).await? {
+                Postgres::create_database(url).await?;
+            }
+            let options = PgConnectOptions::from_str(url)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(config.max_connections)
+                .acquire_timeout(acquire_timeout)
+                .connect_with(options)
+                .await?;
+            Ok(Self::Postgres(pool))
+        } else {
+            Err(StoreError::UnsupportedUrl(crate::config::mask_url_password(
+                url,
+            )))
+        }
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Sqlite(_) => Backend::Sqlite,
+            Self::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Applies pending migrations. Safe to run from several replicas at once: sqlx takes an
+    /// advisory lock on PostgreSQL, and SQLite serialises writers.
+    pub async fn migrate(&self) -> StoreResult<()> {
+        match self {
+            Self::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
+            Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> StoreResult<()> {
+        on_db!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// Begins a write transaction.
+    pub async fn begin(&self) -> StoreResult<Tx> {
+        Ok(match self {
+            // A deferred SQLite transaction that reads first and writes later fails with
+            // SQLITE_BUSY when another writer got in between, bypassing busy_timeout;
+            // IMMEDIATE takes the write lock up front so writers wait their turn instead.
+            Self::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Self::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// Closes the pool, waiting for connections to be returned.
+    pub async fn close(&self) {
+        on_db!(self, |pool| pool.close().await);
+    }
+}
+
+impl Tx {
+    /// Commits the transaction.
+    pub async fn commit(self) -> StoreResult<()> {
+        match self {
+            Self::Sqlite(tx) => tx.commit().await?,
+            Self::Postgres(tx) => tx.commit().await?,
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    fn names(dir: &str) -> BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn both_migration_trees_hold_the_same_file_names() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let sqlite = names(&format!("{root}/migrations/sqlite"));
+        let postgres = names(&format!("{root}/migrations/postgres"));
+        assert!(!sqlite.is_empty());
+        assert_eq!(sqlite, postgres);
+    }
+}
+
+/// The SQL of one keyset page: `WHERE` condition (after a cursor) and `ORDER BY`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysetSql {
+    /// `(col, id) > ($n, $n+1)`, or `TRUE` on the first page.
+    pub after: String,
+    /// `col ASC, id ASC`.
+    pub order_by: String,
+}
+
+/// Builds keyset paging SQL over `column` with `id` as tie-breaker. `column` must be a
+/// trusted identifier (it is never client input); `first_param` is the placeholder number of
+/// the cursor's sort key, the id follows it.
+pub fn keyset_sql(
+    column: &'static str,
+    descending: bool,
+    has_cursor: bool,
+    first_param: usize,
+) -> KeysetSql {
+    let (comparison, direction) = if descending { ("<", "DESC") } else { (">", "ASC") };
+    let after = if has_cursor {
+        format!(
+            "({column}, id) {comparison} (${first_param}, ${})",
+            first_param.saturating_add(1)
+        )
+    } else {
+        "1 = 1".to_owned()
+    };
+    KeysetSql {
+        after,
+        order_by: format!("{column} {direction}, id {direction}"),
+    }
+}

@@ -1,0 +1,152 @@
+//! The `api-version` header (or query parameter), read per endpoint group with a default, and
+//! `api-supported-versions` on every response (wire-contract 1, spec part 9).
+//!
+//! Clients send `1`, `1.0`, `3`, ...; a missing version means the group's default. A version
+//! the group does not support is 400 naming the supported ones.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+
+/// Request header and query parameter naming the version.
+pub const API_VERSION: &str = "api-version";
+/// Response header listing the versions an endpoint supports.
+pub const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
+
+/// The versions one group of endpoints accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiVersions {
+    /// Accepted major versions, ascending.
+    pub supported: &'static [u16],
+    /// Used when the request names none.
+    pub default: u16,
+}
+
+/// Identity endpoints live on the platform's iam service, which also serves credits (4).
+pub const IAM: ApiVersions = ApiVersions {
+    supported: &[1, 2, 3, 4],
+    default: 1,
+};
+/// Basin's own administration API.
+pub const ADMIN: ApiVersions = ApiVersions {
+    supported: &[1],
+    default: 1,
+};
+/// Every version any endpoint accepts, announced on responses outside the versioned groups.
+pub const ALL: ApiVersions = ApiVersions {
+    supported: &[1, 2, 3, 4],
+    default: 1,
+};
+
+/// The version a request was served with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiVersion(pub u16);
+
+impl ApiVersions {
+    /// `1.0, 2.0`: the value of `api-supported-versions`.
+    pub fn header_value(&self) -> String {
+        self.wire_names().join(", ")
+    }
+
+    fn wire_names(&self) -> Vec<String> {
+        self.supported.iter().map(|v| format!("{v}.0")).collect()
+    }
+
+    /// Picks the version for a request from the raw value it sent, if any.
+    pub fn select(&self, requested: Option<&str>) -> Result<ApiVersion, ApiError> {
+        let Some(raw) = requested.map(str::trim).filter(|raw| !raw.is_empty()) else {
+            return Ok(ApiVersion(self.default));
+        };
+        match parse_version(raw) {
+            Some(major) if self.supported.contains(&major) => Ok(ApiVersion(major)),
+            _ => Err(ApiError::UnsupportedApiVersion {
+                requested: raw.chars().take(32).collect(),
+                supported: self.wire_names(),
+            }),
+        }
+    }
+}
+
+/// `3` and `3.0` are version 3; anything else is not a version we know.
+fn parse_version(raw: &str) -> Option<u16> {
+    let major = match raw.split_once('.') {
+        Some((major, "0")) => major,
+        Some(_) => return None,
+        None => raw,
+    };
+    if major.is_empty() || !major.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    major.parse().ok()
+}
+
+/// Middleware for a group of endpoints: validates the version and announces the group's.
+pub async fn enforce(
+    State(versions): State<ApiVersions>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let from_header = request
+        .headers()
+        .get(API_VERSION)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let requested = from_header.or_else(|| query_version(request.uri().query()));
+    let mut response = match versions.select(requested.as_deref()) {
+        Ok(version) => {
+            request.extensions_mut().insert(version);
+            next.run(request).await
+        }
+        Err(error) => error.into_response(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&versions.header_value()) {
+        response
+            .headers_mut()
+            .insert(API_SUPPORTED_VERSIONS, value);
+    }
+    response
+}
+
+/// Outermost middleware: every response carries `api-supported-versions`.
+pub async fn announce_default(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if !response.headers().contains_key(API_SUPPORTED_VERSIONS)
+        && let Ok(value) = HeaderValue::from_str(&ALL.header_value())
+    {
+        response
+            .headers_mut()
+            .insert(API_SUPPORTED_VERSIONS, value);
+    }
+    response
+}
+
+fn query_version(query: Option<&str>) -> Option<String> {
+    form_urlencoded::parse(query?.as_bytes())
+        .find(|(key, _)| key.eq_ignore_ascii_case(API_VERSION))
+        .map(|(_, value)| value.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_with_or_without_minor_zero() {
+        let versions = ApiVersions {
+            supported: &[2, 3],
+            default: 3,
+        };
+        assert_eq!(versions.select(None).unwrap(), ApiVersion(3));
+        assert_eq!(versions.select(Some("")).unwrap(), ApiVersion(3));
+        assert_eq!(versions.select(Some("2")).unwrap(), ApiVersion(2));
+        assert_eq!(versions.select(Some("2.0")).unwrap(), ApiVersion(2));
+        assert_eq!(versions.select(Some(" 3 ")).unwrap(), ApiVersion(3));
+        for bad in ["1", "2.1", "v2", "abc", "99999999", "-1", ".0"] {
+            assert!(versions.select(Some(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(versions.header_value(), "2.0, 3.0");
+    }
+}

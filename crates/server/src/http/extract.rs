@@ -1,0 +1,117 @@
+//! Extractors that bind input the way clients send it and fail as problem+json.
+//!
+//! - [`Json`] ignores the `Content-Type` (clients send `application/json-patch+json`, even on
+//!   GET), treats an empty body as `{}` (restore calls arrive without one) and binds property
+//!   names case-insensitively.
+//! - [`Query`] binds parameter names case-insensitively, repeated keys as lists.
+//! - [`Path`] turns malformed ids into a 400 naming the segment.
+
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, FieldErrors};
+use crate::http::case_insensitive::{BindError, from_json_value, from_query_pairs};
+
+/// The JSON body limit in force, set as a request extension by the router.
+#[derive(Debug, Clone, Copy)]
+pub struct JsonBodyLimit(pub usize);
+
+/// A JSON request or response body.
+#[derive(Debug, Clone, Default)]
+pub struct Json<T>(pub T);
+
+impl<T, S> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let limit = request
+            .extensions()
+            .get::<JsonBodyLimit>()
+            .map_or(crate::limits::JSON_BODY_BYTES_MAX, |limit| limit.0);
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge { limit_bytes: limit }
+                } else {
+                    ApiError::InvalidBody(rejection.body_text())
+                }
+            })?;
+        let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Object(serde_json::Map::new())
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|error| ApiError::InvalidBody(format!("The body is not valid JSON: {error}.")))?
+        };
+        from_json_value(value).map(Json).map_err(|error| bind_error("body", error))
+    }
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Query parameters bound case-insensitively.
+#[derive(Debug, Clone, Default)]
+pub struct Query<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let pairs = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+            .into_owned()
+            .collect();
+        from_query_pairs(pairs)
+            .map(Query)
+            .map_err(|error| bind_error("query", error))
+    }
+}
+
+/// Path parameters; malformed ids are a 400 naming the segment.
+#[derive(Debug, Clone)]
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| Path(value))
+            .map_err(|rejection: PathRejection| ApiError::InvalidPath(rejection.body_text()))
+    }
+}
+
+fn bind_error(source: &str, error: BindError) -> ApiError {
+    let field = if error.path.is_empty() {
+        source.to_owned()
+    } else {
+        error.path.clone()
+    };
+    let mut errors = FieldErrors::new();
+    errors.insert(field, vec![error.message.clone()]);
+    ApiError::Validation {
+        detail: error.to_string(),
+        errors,
+    }
+}

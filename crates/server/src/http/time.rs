@@ -1,0 +1,100 @@
+//! Timestamps in the wire format clients require: `2019-01-24T08:17:02.4355712`, UTC, no zone
+//! suffix, exactly seven fractional digits (wire-contract 1). Input accepts that form, `Z`,
+//! offsets and any number of fractional digits.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Output format of every timestamp.
+pub const WIRE_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.7f";
+
+/// A UTC instant that serialises in the wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WireTime(pub DateTime<Utc>);
+
+impl WireTime {
+    /// Formats in the wire format.
+    pub fn format(&self) -> String {
+        self.0.format(WIRE_FORMAT).to_string()
+    }
+
+    /// Parses a timestamp with or without zone; no zone means UTC.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let raw = raw.trim();
+        if let Ok(with_zone) = DateTime::parse_from_rfc3339(raw) {
+            return Some(Self(with_zone.with_timezone(&Utc)));
+        }
+        NaiveDateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f")
+            .ok()
+            .map(|naive| Self(naive.and_utc()))
+    }
+}
+
+impl From<DateTime<Utc>> for WireTime {
+    fn from(time: DateTime<Utc>) -> Self {
+        Self(time)
+    }
+}
+
+impl Serialize for WireTime {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.format())
+    }
+}
+
+impl<'de> Deserialize<'de> for WireTime {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Self::parse(&raw).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "invalid timestamp '{raw}'; use ISO 8601 such as 2019-01-24T08:17:02.4355712"
+            ))
+        })
+    }
+}
+
+impl utoipa::PartialSchema for WireTime {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "UTC timestamp without zone suffix, seven fractional digits",
+            ))
+            .examples([serde_json::json!("2019-01-24T08:17:02.4355712")])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for WireTime {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn timestamps_are_written_with_seven_digits_and_no_zone() {
+        let time = Utc.with_ymd_and_hms(2019, 1, 24, 8, 17, 2).unwrap()
+            + chrono::TimeDelta::nanoseconds(435_571_200);
+        assert_eq!(WireTime(time).format(), "2019-01-24T08:17:02.4355712");
+        let whole = Utc.with_ymd_and_hms(2026, 11, 21, 0, 0, 0).unwrap();
+        assert_eq!(
+            serde_json::to_string(&WireTime(whole)).unwrap(),
+            "\"2026-11-21T00:00:00.0000000\""
+        );
+    }
+
+    #[test]
+    fn timestamps_are_read_with_z_offsets_or_no_zone() {
+        let expected = Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).unwrap();
+        for raw in [
+            "2025-06-01T12:00:00Z",
+            "2025-06-01T14:00:00+02:00",
+            "2025-06-01T12:00:00",
+            "2025-06-01T12:00:00.0000000",
+        ] {
+            assert_eq!(WireTime::parse(raw), Some(WireTime(expected)), "{raw}");
+        }
+        assert_eq!(WireTime::parse("yesterday"), None);
+    }
+}

@@ -1,0 +1,107 @@
+//! Enums as they travel on the wire: PascalCase on output, any case on input
+//! (wire-contract 1), one string schema in the OpenAPI document.
+
+/// Declares a string enum whose variant names are its wire values. Input is matched
+/// ignoring ASCII case; output is the variant name.
+#[macro_export]
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name { $($(#[$vmeta])* $variant),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire name.
+            pub const fn as_str(&self) -> &'static str {
+                match self { $($name::$variant => stringify!($variant)),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::http::wire_enum::UnknownVariant;
+            fn from_str(value: &str) -> Result<Self, Self::Err> {
+                let value = value.trim();
+                $(if value.eq_ignore_ascii_case(stringify!($variant)) {
+                    return Ok($name::$variant);
+                })+
+                Err($crate::http::wire_enum::UnknownVariant {
+                    value: value.to_owned(),
+                    allowed: &[$(stringify!($variant)),+],
+                })
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let raw = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+                raw.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$(stringify!($variant)),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
+}
+
+/// A string that names no variant of a wire enum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown value '{value}'; expected one of {}", allowed.join(", "))]
+pub struct UnknownVariant {
+    /// What was sent.
+    pub value: String,
+    /// What would have been accepted.
+    pub allowed: &'static [&'static str],
+}
+
+/// Sort direction of lists (`sortOrder`).
+pub mod sort {
+    crate::wire_enum! {
+        /// Ascending or descending.
+        #[derive(Default)]
+        pub enum SortOrder {
+            /// Smallest first.
+            #[default]
+            Asc,
+            /// Largest first.
+            Desc,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort::SortOrder;
+
+    #[test]
+    fn wire_enums_parse_any_case_and_print_pascal_case() {
+        assert_eq!("desc".parse::<SortOrder>().unwrap(), SortOrder::Desc);
+        assert_eq!("ASC".parse::<SortOrder>().unwrap(), SortOrder::Asc);
+        let parsed: SortOrder = serde_json::from_str("\"dEsC\"").unwrap();
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), "\"Desc\"");
+        let error = "sideways".parse::<SortOrder>().unwrap_err().to_string();
+        assert_eq!(error, "unknown value 'sideways'; expected one of Asc, Desc");
+    }
+}

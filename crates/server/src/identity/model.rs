@@ -1,0 +1,433 @@
+//! Identity values: roles, records, request and response shapes, and the domain values
+//! parsed once at the edge.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::auth::PrincipalType;
+use crate::http::time::WireTime;
+use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::limits::{EMAIL_CHARS_MAX, NAME_CHARS_MAX};
+
+crate::wire_enum! {
+    /// A principal's role in a tenant.
+    pub enum TenantRole {
+        /// Manages the tenant, its members and keys, including other owners.
+        Owner,
+        /// Manages members and keys, but cannot grant or remove Owner.
+        Administrator,
+        /// Works in the tenant; no administration.
+        User,
+    }
+}
+
+impl TenantRole {
+    /// Owner and Administrator manage members and API keys.
+    pub fn can_manage_tenant(self) -> bool {
+        matches!(self, Self::Owner | Self::Administrator)
+    }
+
+    /// Whether a holder of `self` may hand out `granted` (to a member or an API key).
+    pub fn can_grant(self, granted: TenantRole) -> bool {
+        match self {
+            Self::Owner => true,
+            Self::Administrator => granted != Self::Owner,
+            Self::User => false,
+        }
+    }
+}
+
+/// A display name: trimmed, 1 to [`NAME_CHARS_MAX`] characters, no control characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisplayName(String);
+
+impl DisplayName {
+    /// Parses a name.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let name = raw.trim();
+        if name.is_empty() {
+            return Err("must not be empty".into());
+        }
+        if name.chars().count() > NAME_CHARS_MAX {
+            return Err(format!("must be at most {NAME_CHARS_MAX} characters"));
+        }
+        if name.chars().any(char::is_control) {
+            return Err("must not contain control characters".into());
+        }
+        Ok(Self(name.to_owned()))
+    }
+}
+
+impl AsRef<str> for DisplayName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An e-mail address: one `@` with text on both sides, no spaces, at most
+/// [`EMAIL_CHARS_MAX`] characters. Deliverability is not Basin's business.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    /// Parses an address.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let email = raw.trim();
+        if email.chars().count() > EMAIL_CHARS_MAX {
+            return Err(format!("must be at most {EMAIL_CHARS_MAX} characters"));
+        }
+        let valid = match email.split_once('@') {
+            Some((local, domain)) => {
+                !local.is_empty()
+                    && !domain.is_empty()
+                    && !domain.contains('@')
+                    && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+            }
+            None => false,
+        };
+        if !valid {
+            return Err("must be an e-mail address such as name@example.com".into());
+        }
+        Ok(Self(email.to_owned()))
+    }
+}
+
+impl AsRef<str> for Email {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A tenant as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Tenant {
+    /// Id.
+    pub id: TenantId,
+    /// Name.
+    pub name: String,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A user as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct User {
+    /// Id.
+    pub id: UserId,
+    /// Display name.
+    pub name: String,
+    /// E-mail.
+    pub email: Option<String>,
+    /// Set when the user may no longer sign in.
+    pub disabled_at: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A tenant membership with the member's user record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Tenant.
+    pub tenant_id: TenantId,
+    /// The user.
+    pub user: User,
+    /// Role in the tenant.
+    pub role: TenantRole,
+    /// When the user joined.
+    pub created_at: DateTime<Utc>,
+}
+
+/// An API key record (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// Id, also the principal id of calls made with the key.
+    pub id: ApiKeyId,
+    /// Tenant it belongs to.
+    pub tenant_id: TenantId,
+    /// Label.
+    pub name: String,
+    /// Role the key acts with.
+    pub role: TenantRole,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Who created it.
+    pub created_by: Option<Uuid>,
+    /// When it was revoked.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+// ---- wire shapes ----
+
+/// `GET /api/iam/principal/me`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrincipalDto {
+    /// User id, or API key id.
+    pub id: Uuid,
+    /// Display name.
+    pub name: Option<String>,
+    /// E-mail.
+    pub email: Option<String>,
+    /// Role in the current tenant, else the platform role.
+    pub role: Option<String>,
+    /// Current tenant.
+    pub tenant_id: Option<TenantId>,
+    /// `UserIdentity` or `OpenAPIAccount`.
+    pub principal_type: PrincipalType,
+    /// Platform roles (BackOffice, CloudAdministrator).
+    pub platform_roles: Vec<String>,
+    /// OAuth scopes of the token.
+    pub scopes: Vec<String>,
+}
+
+/// An entry of `GET /api/iam/tenant/my`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MyTenantDto {
+    /// Tenant id.
+    pub id: TenantId,
+    /// Tenant name.
+    pub name: String,
+    /// The caller's role there.
+    pub role: TenantRole,
+    /// Creation time.
+    pub created_at: WireTime,
+    /// Last change.
+    pub updated_at: WireTime,
+}
+
+/// A tenant in the administration API.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantDto {
+    /// Id.
+    pub id: TenantId,
+    /// Name.
+    pub name: String,
+    /// Creation time.
+    pub created_at: WireTime,
+    /// Last change.
+    pub updated_at: WireTime,
+}
+
+impl From<Tenant> for TenantDto {
+    fn from(tenant: Tenant) -> Self {
+        Self {
+            id: tenant.id,
+            name: tenant.name,
+            created_at: tenant.created_at.into(),
+            updated_at: tenant.updated_at.into(),
+        }
+    }
+}
+
+/// A user in the administration API.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserDto {
+    /// Id.
+    pub id: UserId,
+    /// Name.
+    pub name: String,
+    /// E-mail.
+    pub email: Option<String>,
+    /// Whether the user is disabled (its tokens are refused).
+    pub disabled: bool,
+    /// Creation time.
+    pub created_at: WireTime,
+    /// Last change.
+    pub updated_at: WireTime,
+}
+
+impl From<User> for UserDto {
+    fn from(user: User) -> Self {
+        Self {
+            id: user.id,
+            name: user.name,
+            email: user.email,
+            disabled: user.disabled_at.is_some(),
+            created_at: user.created_at.into(),
+            updated_at: user.updated_at.into(),
+        }
+    }
+}
+
+/// A tenant member.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberDto {
+    /// The user's id.
+    pub user_id: UserId,
+    /// The user's name.
+    pub name: String,
+    /// The user's e-mail.
+    pub email: Option<String>,
+    /// Role in the tenant.
+    pub role: TenantRole,
+    /// Always `UserIdentity`.
+    pub principal_type: PrincipalType,
+    /// When the user joined.
+    pub created_at: WireTime,
+}
+
+impl From<Member> for MemberDto {
+    fn from(member: Member) -> Self {
+        Self {
+            user_id: member.user.id,
+            name: member.user.name,
+            email: member.user.email,
+            role: member.role,
+            principal_type: PrincipalType::UserIdentity,
+            created_at: member.created_at.into(),
+        }
+    }
+}
+
+/// An API key record.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyDto {
+    /// Id (not the key).
+    pub id: ApiKeyId,
+    /// Tenant.
+    pub tenant_id: TenantId,
+    /// Label.
+    pub name: String,
+    /// Role the key acts with.
+    pub role: TenantRole,
+    /// Always `OpenAPIAccount`.
+    pub principal_type: PrincipalType,
+    /// Creation time.
+    pub created_at: WireTime,
+    /// Creator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<Uuid>,
+    /// When revoked; absent while active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<WireTime>,
+}
+
+impl From<ApiKey> for ApiKeyDto {
+    fn from(key: ApiKey) -> Self {
+        Self {
+            id: key.id,
+            tenant_id: key.tenant_id,
+            name: key.name,
+            role: key.role,
+            principal_type: PrincipalType::OpenAPIAccount,
+            created_at: key.created_at.into(),
+            created_by: key.created_by,
+            revoked_at: key.revoked_at.map(WireTime::from),
+        }
+    }
+}
+
+/// A new API key: the record plus the key, shown this once.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKeyDto {
+    /// The record.
+    #[serde(flatten)]
+    pub record: ApiKeyDto,
+    /// The key to send in `svc-open-api-key`. It cannot be shown again.
+    pub api_key: String,
+}
+
+/// `POST /api/admin/tenants`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateTenantRequest {
+    /// Name, 1 to 200 characters.
+    pub name: String,
+}
+
+/// `POST /api/admin/users`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateUserRequest {
+    /// Display name.
+    pub name: String,
+    /// E-mail, unique ignoring case.
+    pub email: Option<String>,
+    /// Tenant to add the user to; required for tenant owners and administrators.
+    pub tenant_id: Option<TenantId>,
+    /// Role in that tenant (default `User`).
+    pub role: Option<TenantRole>,
+}
+
+/// `PATCH /api/admin/users/{userId}`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateUserRequest {
+    /// New name.
+    pub name: Option<String>,
+    /// New e-mail.
+    pub email: Option<String>,
+    /// Disable (true) or enable (false) the user.
+    pub disabled: Option<bool>,
+}
+
+/// `POST /api/admin/tenants/{tenantId}/members`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddMemberRequest {
+    /// The user, by id...
+    pub user_id: Option<UserId>,
+    /// ...or by e-mail.
+    pub email: Option<String>,
+    /// Role (default `User`).
+    pub role: Option<TenantRole>,
+}
+
+/// `PUT /api/admin/tenants/{tenantId}/members/{userId}`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetMemberRoleRequest {
+    /// The new role.
+    pub role: TenantRole,
+}
+
+/// `POST /api/admin/tenants/{tenantId}/api-keys`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateApiKeyRequest {
+    /// Label.
+    pub name: String,
+    /// Role the key acts with (default `User`); at most the creator's own.
+    pub role: Option<TenantRole>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_and_bounded() {
+        assert_eq!(DisplayName::parse("  Acme ").unwrap().as_ref(), "Acme");
+        assert!(DisplayName::parse("   ").is_err());
+        assert!(DisplayName::parse(&"x".repeat(NAME_CHARS_MAX)).is_ok());
+        assert!(DisplayName::parse(&"x".repeat(NAME_CHARS_MAX + 1)).is_err());
+        assert!(DisplayName::parse("a\u{0}b").is_err());
+    }
+
+    #[test]
+    fn emails_need_one_at_sign_with_text_around_it() {
+        assert!(Email::parse("ann@example.com").is_ok());
+        for bad in ["", "ann", "@x", "ann@", "a@b@c", "a b@c", &format!("{}@x", "a".repeat(260))] {
+            assert!(Email::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn administrators_cannot_grant_owner() {
+        assert!(TenantRole::Owner.can_grant(TenantRole::Owner));
+        assert!(TenantRole::Administrator.can_grant(TenantRole::Administrator));
+        assert!(!TenantRole::Administrator.can_grant(TenantRole::Owner));
+        assert!(!TenantRole::User.can_grant(TenantRole::User));
+    }
+}

@@ -1,0 +1,574 @@
+//! Identity rules: who may create and see tenants, users, members and API keys.
+//!
+//! - BackOffice and CloudAdministrator callers (platform admins) may do everything.
+//! - A tenant's Owners and Administrators manage its members and API keys; only Owners may
+//!   grant, change or remove the Owner role, and a tenant always keeps at least one Owner.
+//! - An API key acts with the role it was created with, which is at most its creator's.
+//! - Callers learn nothing about tenants they do not belong to: those are 404, while members
+//!   without a managing role get 403.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::auth::{ApiKeySecret, Principal, PrincipalType};
+use crate::clock::Clock;
+use crate::db::{Db, StoreError};
+use crate::identity::model::{ApiKey, DisplayName, Email, Member, Tenant, TenantRole, User};
+use crate::identity::store::{self, KeysetPage, SortColumn, SortKey};
+use crate::ids::{ApiKeyId, TenantId, UserId};
+
+/// What went wrong in an identity operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IdentityError {
+    /// A field is invalid.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Field name as on the wire.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// Not found, or not visible to the caller.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// Visible but not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The e-mail belongs to another user.
+    #[error("a user with this e-mail already exists")]
+    EmailTaken,
+    /// The user is already a member.
+    #[error("the user is already a member of this tenant")]
+    AlreadyMember,
+    /// The change would leave the tenant without an Owner.
+    #[error("a tenant must keep at least one Owner")]
+    LastOwner,
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Result of identity operations.
+pub type IdentityResult<T> = Result<T, IdentityError>;
+
+/// Sort of tenant and user lists.
+#[derive(Debug, Clone, Copy)]
+pub struct ListOrder {
+    /// Column.
+    pub column: SortColumn,
+    /// Descending.
+    pub descending: bool,
+}
+
+/// A page position for keyset lists, already decoded.
+#[derive(Debug, Clone)]
+pub struct ListPage {
+    /// Order.
+    pub order: ListOrder,
+    /// Last row of the previous page.
+    pub after: Option<(SortKey, Uuid)>,
+    /// Rows to fetch (page size + 1).
+    pub fetch: i64,
+}
+
+impl ListPage {
+    fn keyset(&self) -> KeysetPage {
+        KeysetPage {
+            column: self.order.column,
+            descending: self.order.descending,
+            after: self.after.clone(),
+            fetch: self.fetch,
+        }
+    }
+}
+
+// ---- lookups used by authentication ----
+
+/// The API key with this hash.
+pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> IdentityResult<Option<ApiKey>> {
+    Ok(store::find_api_key_by_hash(db, hash).await?)
+}
+
+/// The user with this id.
+pub async fn find_user(db: &Db, id: UserId) -> IdentityResult<Option<User>> {
+    Ok(store::find_user(db, id).await?)
+}
+
+/// The tenants a user belongs to, with roles.
+pub async fn memberships_of(db: &Db, user: UserId) -> IdentityResult<Vec<(TenantId, TenantRole)>> {
+    Ok(store::memberships_of(db, user).await?)
+}
+
+/// How the caller relates to a tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TenantAccess {
+    /// May manage, acting with this role (platform admins act as Owner).
+    Manage(TenantRole),
+    /// Member without a managing role.
+    Member,
+    /// No relation: the tenant is invisible.
+    None,
+}
+
+/// Identity operations over one store.
+#[derive(Debug, Clone)]
+pub struct IdentityService {
+    db: Db,
+    clock: Arc<dyn Clock>,
+}
+
+impl IdentityService {
+    /// A service over `db`.
+    pub fn new(db: Db, clock: Arc<dyn Clock>) -> Self {
+        Self { db, clock }
+    }
+
+    /// The store.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    async fn access(&self, principal: &Principal, tenant: TenantId) -> IdentityResult<TenantAccess> {
+        if principal.is_platform_admin() {
+            return Ok(TenantAccess::Manage(TenantRole::Owner));
+        }
+        let role = match principal.principal_type {
+            PrincipalType::OpenAPIAccount => principal.role_in(tenant),
+            _ => match principal.user_id() {
+                Some(user) => store::memberships_of(&self.db, user)
+                    .await?
+                    .into_iter()
+                    .find(|(id, _)| *id == tenant)
+                    .map(|(_, role)| role),
+                None => None,
+            },
+        };
+        Ok(match role {
+            Some(role) if role.can_manage_tenant() => TenantAccess::Manage(role),
+            Some(_) => TenantAccess::Member,
+            None => TenantAccess::None,
+        })
+    }
+
+    /// The role the caller manages `tenant` with, or the error to answer.
+    async fn require_manager(&self, principal: &Principal, tenant: TenantId) -> IdentityResult<TenantRole> {
+        match self.access(principal, tenant).await? {
+            TenantAccess::Manage(role) => {
+                if store::find_tenant(&self.db, tenant).await?.is_none() {
+                    return Err(IdentityError::NotFound("tenant"));
+                }
+                Ok(role)
+            }
+            TenantAccess::Member => Err(IdentityError::Forbidden(
+                "managing this tenant needs the Owner or Administrator role".into(),
+            )),
+            TenantAccess::None => Err(IdentityError::NotFound("tenant")),
+        }
+    }
+
+    fn require_platform_admin(principal: &Principal, action: &str) -> IdentityResult<()> {
+        if principal.is_platform_admin() {
+            Ok(())
+        } else {
+            Err(IdentityError::Forbidden(format!(
+                "{action} needs the BackOffice or CloudAdministrator role"
+            )))
+        }
+    }
+
+    // ---- the caller ----
+
+    /// Tenants the caller belongs to, with its role in each.
+    pub async fn my_tenants(&self, principal: &Principal) -> IdentityResult<Vec<(Tenant, TenantRole)>> {
+        match principal.principal_type {
+            PrincipalType::OpenAPIAccount => {
+                let (Some(tenant), Some(role)) = (principal.tenant_id, principal.tenant_role) else {
+                    return Ok(Vec::new());
+                };
+                Ok(store::find_tenant(&self.db, tenant)
+                    .await?
+                    .map(|tenant| vec![(tenant, role)])
+                    .unwrap_or_default())
+            }
+            _ => match principal.user_id() {
+                Some(user) => Ok(store::tenants_of(&self.db, user).await?),
+                None => Ok(Vec::new()),
+            },
+        }
+    }
+
+    // ---- tenants ----
+
+    /// Creates a tenant (platform admins only).
+    pub async fn create_tenant(&self, principal: &Principal, name: DisplayName) -> IdentityResult<Tenant> {
+        Self::require_platform_admin(principal, "creating tenants")?;
+        let now = self.now();
+        let tenant = Tenant {
+            id: TenantId::new_random(),
+            name: name.as_ref().to_owned(),
+            created_at: now,
+            updated_at: now,
+        };
+        let mut tx = self.db.begin().await?;
+        store::insert_tenant(&mut tx, &tenant).await?;
+        tx.commit().await?;
+        Ok(tenant)
+    }
+
+    /// Tenants the caller may manage (all, for platform admins).
+    pub async fn list_tenants(&self, principal: &Principal, page: &ListPage) -> IdentityResult<Vec<Tenant>> {
+        let manager = if principal.is_platform_admin() {
+            None
+        } else {
+            match principal.user_id() {
+                Some(user) => Some(user),
+                // An API key manages at most its own tenant.
+                None => {
+                    return match (principal.tenant_id, principal.tenant_role) {
+                        (Some(tenant), Some(role)) if role.can_manage_tenant() && page.after.is_none() => {
+                            Ok(store::find_tenant(&self.db, tenant).await?.into_iter().collect())
+                        }
+                        _ => Ok(Vec::new()),
+                    };
+                }
+            }
+        };
+        Ok(store::list_tenants(&self.db, &page.keyset(), manager).await?)
+    }
+
+    /// One tenant the caller may manage.
+    pub async fn get_tenant(&self, principal: &Principal, id: TenantId) -> IdentityResult<Tenant> {
+        self.require_manager(principal, id).await?;
+        store::find_tenant(&self.db, id)
+            .await?
+            .ok_or(IdentityError::NotFound("tenant"))
+    }
+
+    // ---- users ----
+
+    /// Creates a user, optionally as a member of a tenant. Tenant managers must name their
+    /// tenant; platform admins may create users without one.
+    pub async fn create_user(
+        &self,
+        principal: &Principal,
+        name: DisplayName,
+        email: Option<Email>,
+        tenant: Option<(TenantId, TenantRole)>,
+    ) -> IdentityResult<User> {
+        match tenant {
+            Some((tenant, role)) => {
+                let acting = self.require_manager(principal, tenant).await?;
+                if !acting.can_grant(role) {
+                    return Err(IdentityError::Forbidden(format!(
+                        "an {acting} cannot grant the {role} role"
+                    )));
+                }
+            }
+            None => {
+                if !principal.is_platform_admin() {
+                    return Err(IdentityError::Invalid {
+                        field: "tenantId",
+                        message: "tenant owners and administrators must name their tenant".into(),
+                    });
+                }
+            }
+        }
+        let now = self.now();
+        let user = User {
+            id: UserId::new_random(),
+            name: name.as_ref().to_owned(),
+            email: email.map(|email| email.as_ref().to_owned()),
+            disabled_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        let mut tx = self.db.begin().await?;
+        store::insert_user(&mut tx, &user).await.map_err(email_conflict)?;
+        if let Some((tenant, role)) = tenant {
+            store::insert_member(&mut tx, tenant, user.id, role, now).await?;
+        }
+        tx.commit().await?;
+        Ok(user)
+    }
+
+    /// Users: all for platform admins (optionally of one tenant); for tenant managers, the
+    /// members of their tenant.
+    pub async fn list_users(
+        &self,
+        principal: &Principal,
+        tenant: Option<TenantId>,
+        page: &ListPage,
+    ) -> IdentityResult<Vec<User>> {
+        let tenant = match tenant {
+            Some(tenant) => {
+                self.require_manager(principal, tenant).await?;
+                Some(tenant)
+            }
+            None if principal.is_platform_admin() => None,
+            None => {
+                let tenant = principal.tenant_id.ok_or_else(|| IdentityError::Invalid {
+                    field: "tenantId",
+                    message: "name the tenant whose users to list".into(),
+                })?;
+                self.require_manager(principal, tenant).await?;
+                Some(tenant)
+            }
+        };
+        Ok(store::list_users(&self.db, &page.keyset(), tenant).await?)
+    }
+
+    /// One user: platform admins see everyone; tenant managers see their members; everyone
+    /// sees themselves.
+    pub async fn get_user(&self, principal: &Principal, id: UserId) -> IdentityResult<User> {
+        let user = store::find_user(&self.db, id)
+            .await?
+            .ok_or(IdentityError::NotFound("user"))?;
+        if principal.is_platform_admin() || principal.user_id() == Some(id) {
+            return Ok(user);
+        }
+        for (tenant, _) in store::memberships_of(&self.db, id).await? {
+            if let TenantAccess::Manage(_) = self.access(principal, tenant).await? {
+                return Ok(user);
+            }
+        }
+        Err(IdentityError::NotFound("user"))
+    }
+
+    /// Changes a user's name, e-mail or disabled state (platform admins only).
+    pub async fn update_user(
+        &self,
+        principal: &Principal,
+        id: UserId,
+        name: Option<DisplayName>,
+        email: Option<Email>,
+        disabled: Option<bool>,
+    ) -> IdentityResult<User> {
+        Self::require_platform_admin(principal, "changing users")?;
+        let mut user = store::find_user(&self.db, id)
+            .await?
+            .ok_or(IdentityError::NotFound("user"))?;
+        let now = self.now();
+        if let Some(name) = name {
+            user.name = name.as_ref().to_owned();
+        }
+        if let Some(email) = email {
+            user.email = Some(email.as_ref().to_owned());
+        }
+        match disabled {
+            Some(true) if user.disabled_at.is_none() => user.disabled_at = Some(now),
+            Some(false) => user.disabled_at = None,
+            _ => {}
+        }
+        user.updated_at = now;
+        store::update_user(&self.db, &user).await.map_err(email_conflict)?;
+        Ok(user)
+    }
+
+    // ---- members ----
+
+    /// Members of a tenant, one offset page.
+    pub async fn list_members(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        offset: u32,
+        limit: u32,
+    ) -> IdentityResult<(u64, Vec<Member>)> {
+        self.require_manager(principal, tenant).await?;
+        Ok(store::list_members(&self.db, tenant, offset, limit).await?)
+    }
+
+    /// Adds an existing user (by id or e-mail) to a tenant.
+    pub async fn add_member(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        user: UserRef,
+        role: TenantRole,
+    ) -> IdentityResult<Member> {
+        let acting = self.require_manager(principal, tenant).await?;
+        if !acting.can_grant(role) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot grant the {role} role"
+            )));
+        }
+        let user = match user {
+            UserRef::Id(id) => store::find_user(&self.db, id).await?,
+            UserRef::Email(email) => store::find_user_by_email(&self.db, email.as_ref()).await?,
+        }
+        .ok_or(IdentityError::NotFound("user"))?;
+        let now = self.now();
+        let mut tx = self.db.begin().await?;
+        if store::find_member_role(&mut tx, tenant, user.id).await?.is_some() {
+            return Err(IdentityError::AlreadyMember);
+        }
+        store::insert_member(&mut tx, tenant, user.id, role, now).await?;
+        tx.commit().await?;
+        Ok(Member {
+            tenant_id: tenant,
+            user,
+            role,
+            created_at: now,
+        })
+    }
+
+    /// Changes a member's role.
+    pub async fn set_member_role(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        user: UserId,
+        role: TenantRole,
+    ) -> IdentityResult<Member> {
+        let acting = self.require_manager(principal, tenant).await?;
+        let mut tx = self.db.begin().await?;
+        let current = store::find_member_role(&mut tx, tenant, user)
+            .await?
+            .ok_or(IdentityError::NotFound("member"))?;
+        if !acting.can_grant(role) || !acting.can_grant(current) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot change a member from {current} to {role}"
+            )));
+        }
+        if current == TenantRole::Owner
+            && role != TenantRole::Owner
+            && store::count_owners(&mut tx, tenant).await? <= 1
+        {
+            return Err(IdentityError::LastOwner);
+        }
+        store::update_member_role(&mut tx, tenant, user, role).await?;
+        tx.commit().await?;
+        store::find_member(&self.db, tenant, user)
+            .await?
+            .ok_or(IdentityError::NotFound("member"))
+    }
+
+    /// Removes a member from a tenant.
+    pub async fn remove_member(&self, principal: &Principal, tenant: TenantId, user: UserId) -> IdentityResult<()> {
+        let acting = self.require_manager(principal, tenant).await?;
+        let mut tx = self.db.begin().await?;
+        let current = store::find_member_role(&mut tx, tenant, user)
+            .await?
+            .ok_or(IdentityError::NotFound("member"))?;
+        if !acting.can_grant(current) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot remove an {current}"
+            )));
+        }
+        if current == TenantRole::Owner && store::count_owners(&mut tx, tenant).await? <= 1 {
+            return Err(IdentityError::LastOwner);
+        }
+        store::delete_member(&mut tx, tenant, user).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    // ---- API keys ----
+
+    /// Keys of a tenant, newest first, one offset page.
+    pub async fn list_api_keys(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        offset: u32,
+        limit: u32,
+    ) -> IdentityResult<(u64, Vec<ApiKey>)> {
+        self.require_manager(principal, tenant).await?;
+        Ok(store::list_api_keys(&self.db, tenant, offset, limit).await?)
+    }
+
+    /// Creates a key; the secret is returned this once.
+    pub async fn create_api_key(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        name: DisplayName,
+        role: TenantRole,
+    ) -> IdentityResult<(ApiKey, ApiKeySecret)> {
+        let acting = self.require_manager(principal, tenant).await?;
+        if !acting.can_grant(role) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot create a key with the {role} role"
+            )));
+        }
+        let secret = ApiKeySecret::generate();
+        let key = self
+            .insert_api_key(tenant, name, role, Some(principal.id), ApiKeyId::new_random(), &secret)
+            .await?;
+        Ok((key, secret))
+    }
+
+    pub(crate) async fn insert_api_key(
+        &self,
+        tenant: TenantId,
+        name: DisplayName,
+        role: TenantRole,
+        created_by: Option<Uuid>,
+        id: ApiKeyId,
+        secret: &ApiKeySecret,
+    ) -> IdentityResult<ApiKey> {
+        let key = ApiKey {
+            id,
+            tenant_id: tenant,
+            name: name.as_ref().to_owned(),
+            role,
+            created_at: self.now(),
+            created_by,
+            revoked_at: None,
+        };
+        let mut tx = self.db.begin().await?;
+        store::insert_api_key(&mut tx, &key, &secret.hash()).await?;
+        tx.commit().await?;
+        Ok(key)
+    }
+
+    /// Revokes a key of the tenant. Revoking twice is not an error.
+    pub async fn revoke_api_key(&self, principal: &Principal, tenant: TenantId, id: ApiKeyId) -> IdentityResult<()> {
+        let acting = self.require_manager(principal, tenant).await?;
+        let key = store::find_api_key(&self.db, id)
+            .await?
+            .filter(|key| key.tenant_id == tenant)
+            .ok_or(IdentityError::NotFound("API key"))?;
+        if !acting.can_grant(key.role) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot revoke a key with the {} role",
+                key.role
+            )));
+        }
+        store::revoke_api_key(&self.db, id, self.now(), principal.id).await?;
+        Ok(())
+    }
+
+    /// Revokes any key by id, for the `basin admin api-key revoke` command.
+    pub async fn revoke_api_key_by_id(&self, id: ApiKeyId) -> IdentityResult<ApiKey> {
+        let key = store::find_api_key(&self.db, id)
+            .await?
+            .ok_or(IdentityError::NotFound("API key"))?;
+        store::revoke_api_key(&self.db, id, self.now(), Uuid::nil()).await?;
+        Ok(key)
+    }
+}
+
+/// A user named by id or by e-mail.
+#[derive(Debug, Clone)]
+pub enum UserRef {
+    /// By id.
+    Id(UserId),
+    /// By e-mail.
+    Email(Email),
+}
+
+fn email_conflict(error: StoreError) -> IdentityError {
+    match error {
+        StoreError::Duplicate(_) => IdentityError::EmailTaken,
+        other => IdentityError::Store(other),
+    }
+}

@@ -1,0 +1,506 @@
+//! SQL for identity, on both databases. No rules here: see `service.rs`.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AssertSqlSafe, FromRow, Row};
+use uuid::Uuid;
+
+use crate::db::{Db, StoreError, StoreResult, Tx, keyset_sql};
+use crate::identity::model::{ApiKey, Member, Tenant, TenantRole, User};
+use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::{on_db, on_tx};
+
+/// The value of the sort column of the last row on the previous page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortKey {
+    /// A text column (names).
+    Text(String),
+    /// A time column.
+    Time(DateTime<Utc>),
+}
+
+/// Sortable columns of tenant and user lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortColumn {
+    /// By name.
+    Name,
+    /// By creation time.
+    CreatedAt,
+}
+
+impl SortColumn {
+    fn sql(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::CreatedAt => "created_at",
+        }
+    }
+}
+
+/// One keyset page query.
+#[derive(Debug, Clone)]
+pub struct KeysetPage {
+    /// Sort column.
+    pub column: SortColumn,
+    /// Descending order.
+    pub descending: bool,
+    /// Last row of the previous page.
+    pub after: Option<(SortKey, Uuid)>,
+    /// Rows to fetch.
+    pub fetch: i64,
+}
+
+fn role_from_db(raw: &str) -> Result<TenantRole, sqlx::Error> {
+    raw.parse()
+        .map_err(|error| sqlx::Error::Decode(Box::new(error)))
+}
+
+// ---- tenants ----
+
+pub async fn insert_tenant(tx: &mut Tx, tenant: &Tenant) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO tenants (id, name, created_at, updated_at) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(tenant.id)
+    .bind(&tenant.name)
+    .bind(tenant.created_at)
+    .bind(tenant.updated_at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Tenant>> {
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, Tenant>(
+        "SELECT id, name, created_at, updated_at FROM tenants WHERE id = $1"
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// Tenants, optionally only those `manager` holds Owner or Administrator in.
+pub async fn list_tenants(db: &Db, page: &KeysetPage, manager: Option<UserId>) -> StoreResult<Vec<Tenant>> {
+    let filter_param = 1;
+    let cursor_param = if manager.is_some() { 2 } else { 1 };
+    let keyset = keyset_sql(page.column.sql(), page.descending, page.after.is_some(), cursor_param);
+    let filter = if manager.is_some() {
+        format!(
+            "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = ${filter_param} AND role IN ('Owner', 'Administrator'))"
+        )
+    } else {
+        "1 = 1".to_owned()
+    };
+    let limit_param = cursor_param + if page.after.is_some() { 2 } else { 0 };
+    let sql = format!(
+        "SELECT id, name, created_at, updated_at FROM tenants WHERE {filter} AND {} ORDER BY {} LIMIT ${limit_param}",
+        keyset.after, keyset.order_by
+    );
+    Ok(on_db!(db, |pool| {
+        let mut query = sqlx::query_as::<_, Tenant>(AssertSqlSafe(sql));
+        if let Some(manager) = manager {
+            query = query.bind(manager);
+        }
+        if let Some((key, id)) = &page.after {
+            query = match key {
+                SortKey::Text(text) => query.bind(text.clone()),
+                SortKey::Time(time) => query.bind(*time),
+            }
+            .bind(*id);
+        }
+        query.bind(page.fetch).fetch_all(pool).await
+    })?)
+}
+
+/// Tenants `user` is a member of, with the role, by name.
+pub async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant, TenantRole)>> {
+    let rows = on_db!(db, |pool| sqlx::query(
+        "SELECT t.id, t.name, t.created_at, t.updated_at, m.role FROM tenants t \
+         JOIN tenant_members m ON m.tenant_id = t.id WHERE m.user_id = $1 ORDER BY t.name, t.id"
+    )
+    .bind(user)
+    .fetch_all(pool)
+    .await
+    .and_then(|rows| rows
+        .iter()
+        .map(|row| Ok((Tenant::from_row(row)?, role_from_db(row.try_get("role")?)?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()))?;
+    Ok(rows)
+}
+
+// ---- users ----
+
+const USER_COLUMNS: &str = "id, name, email, disabled_at, created_at, updated_at";
+
+pub async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO users (id, name, email, disabled_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)"
+    )
+    .bind(user.id)
+    .bind(&user.name)
+    .bind(&user.email)
+    .bind(user.disabled_at)
+    .bind(user.created_at)
+    .bind(user.updated_at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
+    let result = on_db!(db, |pool| sqlx::query(
+        "UPDATE users SET name = $2, email = $3, disabled_at = $4, updated_at = $5 WHERE id = $1"
+    )
+    .bind(user.id)
+    .bind(&user.name)
+    .bind(&user.email)
+    .bind(user.disabled_at)
+    .bind(user.updated_at)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?;
+    if result == 0 {
+        return Err(StoreError::NotFound("user"));
+    }
+    Ok(())
+}
+
+pub async fn find_user(db: &Db, id: UserId) -> StoreResult<Option<User>> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?)
+}
+
+pub async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Option<User>> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE lower(email) = lower($1)");
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(AssertSqlSafe(sql))
+        .bind(email)
+        .fetch_optional(pool)
+        .await)?)
+}
+
+/// Users, optionally only the members of `tenant`.
+pub async fn list_users(db: &Db, page: &KeysetPage, tenant: Option<TenantId>) -> StoreResult<Vec<User>> {
+    let cursor_param = if tenant.is_some() { 2 } else { 1 };
+    let keyset = keyset_sql(page.column.sql(), page.descending, page.after.is_some(), cursor_param);
+    let filter = if tenant.is_some() {
+        "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = $1)"
+    } else {
+        "1 = 1"
+    };
+    let limit_param = cursor_param + if page.after.is_some() { 2 } else { 0 };
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE {filter} AND {} ORDER BY {} LIMIT ${limit_param}",
+        keyset.after, keyset.order_by
+    );
+    Ok(on_db!(db, |pool| {
+        let mut query = sqlx::query_as::<_, User>(AssertSqlSafe(sql));
+        if let Some(tenant) = tenant {
+            query = query.bind(tenant);
+        }
+        if let Some((key, id)) = &page.after {
+            query = match key {
+                SortKey::Text(text) => query.bind(text.clone()),
+                SortKey::Time(time) => query.bind(*time),
+            }
+            .bind(*id);
+        }
+        query.bind(page.fetch).fetch_all(pool).await
+    })?)
+}
+
+// ---- members ----
+
+pub async fn insert_member(
+    tx: &mut Tx,
+    tenant: TenantId,
+    user: UserId,
+    role: TenantRole,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO tenant_members (tenant_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(role.as_str())
+    .bind(at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn find_member_role(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<Option<TenantRole>> {
+    let raw: Option<String> = on_tx!(tx, |conn| sqlx::query_scalar(
+        "SELECT role FROM tenant_members WHERE tenant_id = $1 AND user_id = $2"
+    )
+    .bind(tenant)
+    .bind(user)
+    .fetch_optional(conn)
+    .await)?;
+    raw.map(|raw| role_from_db(&raw)).transpose().map_err(StoreError::from)
+}
+
+pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
+    Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1 AND role = 'Owner'"
+    )
+    .bind(tenant)
+    .fetch_one(conn)
+    .await)?)
+}
+
+pub async fn update_member_role(tx: &mut Tx, tenant: TenantId, user: UserId, role: TenantRole) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "UPDATE tenant_members SET role = $3 WHERE tenant_id = $1 AND user_id = $2"
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(role.as_str())
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn delete_member(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query("DELETE FROM tenant_members WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant)
+        .bind(user)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Members of `tenant` by user name, one offset page, with the total count.
+pub async fn list_members(db: &Db, tenant: TenantId, offset: u32, limit: u32) -> StoreResult<(u64, Vec<Member>)> {
+    let (total, rows) = on_db!(db, |pool| {
+        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1")
+            .bind(tenant)
+            .fetch_one(pool)
+            .await?;
+        let sql = format!("{MEMBER_SELECT} WHERE m.tenant_id = $1 ORDER BY u.name, u.id LIMIT $2 OFFSET $3");
+        let rows = sqlx::query(AssertSqlSafe(sql))
+            .bind(tenant)
+            .bind(i64::from(limit))
+            .bind(i64::from(offset))
+            .fetch_all(pool)
+            .await?;
+        let members = rows
+            .iter()
+            .map(|row| member_from_row(tenant, row))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        Ok::<_, sqlx::Error>((total, members))
+    })?;
+    Ok((u64::try_from(total).unwrap_or(0), rows))
+}
+
+const MEMBER_SELECT: &str = "SELECT u.id, u.name, u.email, u.disabled_at, u.created_at, u.updated_at, \
+     m.role, m.created_at AS joined_at FROM tenant_members m JOIN users u ON u.id = m.user_id";
+
+fn member_from_row<R: Row>(tenant: TenantId, row: &R) -> Result<Member, sqlx::Error>
+where
+    User: for<'r> FromRow<'r, R>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    String: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    DateTime<Utc>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+{
+    let role: String = row.try_get("role")?;
+    Ok(Member {
+        tenant_id: tenant,
+        user: User::from_row(row)?,
+        role: role_from_db(&role)?,
+        created_at: row.try_get("joined_at")?,
+    })
+}
+
+pub async fn find_member(db: &Db, tenant: TenantId, user: UserId) -> StoreResult<Option<Member>> {
+    let sql = format!("{MEMBER_SELECT} WHERE m.tenant_id = $1 AND m.user_id = $2");
+    Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
+        .bind(tenant)
+        .bind(user)
+        .fetch_optional(pool)
+        .await
+        .and_then(|row| row.as_ref().map(|row| member_from_row(tenant, row)).transpose()))?)
+}
+
+/// Every tenant `user` belongs to, with the role.
+pub async fn memberships_of(db: &Db, user: UserId) -> StoreResult<Vec<(TenantId, TenantRole)>> {
+    let rows: Vec<(TenantId, String)> = on_db!(db, |pool| sqlx::query_as(
+        "SELECT tenant_id, role FROM tenant_members WHERE user_id = $1 ORDER BY tenant_id"
+    )
+    .bind(user)
+    .fetch_all(pool)
+    .await)?;
+    rows.into_iter()
+        .map(|(tenant, role)| Ok((tenant, role_from_db(&role)?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(StoreError::from)
+}
+
+// ---- API keys ----
+
+const API_KEY_COLUMNS: &str = "id, tenant_id, name, role, created_at, created_by, revoked_at";
+
+fn api_key_from_row<R: Row>(row: &R) -> Result<ApiKey, sqlx::Error>
+where
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    ApiKeyId: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    TenantId: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    String: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    DateTime<Utc>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    Option<Uuid>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    Option<DateTime<Utc>>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+{
+    let role: String = row.try_get("role")?;
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        name: row.try_get("name")?,
+        role: role_from_db(&role)?,
+        created_at: row.try_get("created_at")?,
+        created_by: row.try_get("created_by")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+pub async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO api_keys (id, tenant_id, name, role, key_hash, created_at, created_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    )
+    .bind(key.id)
+    .bind(key.tenant_id)
+    .bind(&key.name)
+    .bind(key.role.as_str())
+    .bind(hash.to_vec())
+    .bind(key.created_at)
+    .bind(key.created_by)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<ApiKey>> {
+    let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1");
+    Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
+        .bind(hash.to_vec())
+        .fetch_optional(pool)
+        .await
+        .and_then(|row| row.as_ref().map(api_key_from_row).transpose()))?)
+}
+
+pub async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
+    let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE id = $1");
+    Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+        .and_then(|row| row.as_ref().map(api_key_from_row).transpose()))?)
+}
+
+/// Marks a key revoked; a key already revoked keeps its first revocation time.
+pub async fn revoke_api_key(db: &Db, id: ApiKeyId, at: DateTime<Utc>, by: Uuid) -> StoreResult<()> {
+    on_db!(db, |pool| sqlx::query(
+        "UPDATE api_keys SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL"
+    )
+    .bind(id)
+    .bind(at)
+    .bind(by)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Keys of `tenant`, newest first, one offset page, with the total count.
+pub async fn list_api_keys(db: &Db, tenant: TenantId, offset: u32, limit: u32) -> StoreResult<(u64, Vec<ApiKey>)> {
+    let sql = format!(
+        "SELECT {API_KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 \
+         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+    );
+    let (total, keys) = on_db!(db, |pool| {
+        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM api_keys WHERE tenant_id = $1")
+            .bind(tenant)
+            .fetch_one(pool)
+            .await?;
+        let rows = sqlx::query(AssertSqlSafe(sql))
+            .bind(tenant)
+            .bind(i64::from(limit))
+            .bind(i64::from(offset))
+            .fetch_all(pool)
+            .await?;
+        let keys = rows.iter().map(api_key_from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok::<_, sqlx::Error>((total, keys))
+    })?;
+    Ok((u64::try_from(total).unwrap_or(0), keys))
+}
+
+// ---- bootstrap ----
+
+/// The ids recorded by the first bootstrap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
+pub struct BootstrapRecord {
+    /// Tenant.
+    pub tenant_id: TenantId,
+    /// Owner user.
+    pub user_id: UserId,
+    /// API key record.
+    pub api_key_id: ApiKeyId,
+}
+
+pub async fn find_bootstrap(tx: &mut Tx) -> StoreResult<Option<BootstrapRecord>> {
+    Ok(on_tx!(tx, |conn| sqlx::query_as::<_, BootstrapRecord>(
+        "SELECT tenant_id, user_id, api_key_id FROM bootstrap WHERE id = 1"
+    )
+    .fetch_optional(conn)
+    .await)?)
+}
+
+pub async fn upsert_bootstrap(tx: &mut Tx, record: BootstrapRecord, at: DateTime<Utc>) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO bootstrap (id, tenant_id, user_id, api_key_id, created_at) VALUES (1, $1, $2, $3, $4) \
+         ON CONFLICT (id) DO UPDATE SET tenant_id = $1, user_id = $2, api_key_id = $3"
+    )
+    .bind(record.tenant_id)
+    .bind(record.user_id)
+    .bind(record.api_key_id)
+    .bind(at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+pub async fn api_key_is_active(tx: &mut Tx, id: ApiKeyId) -> StoreResult<bool> {
+    let count: i64 = on_tx!(tx, |conn| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM api_keys WHERE id = $1 AND revoked_at IS NULL"
+    )
+    .bind(id)
+    .fetch_one(conn)
+    .await)?;
+    Ok(count > 0)
+}
+
+/// Serialises bootstraps from several replicas starting at once. SQLite transactions are
+/// already exclusive (`BEGIN IMMEDIATE`); PostgreSQL takes a transaction advisory lock.
+pub async fn lock_bootstrap(tx: &mut Tx) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        sqlx::query("SELECT pg_advisory_xact_lock(7283400121)")
+            .execute(&mut **transaction)
+            .await?;
+    }
+    Ok(())
+}
+
+pub async fn count_tenants_tx(tx: &mut Tx) -> StoreResult<i64> {
+    Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM tenants")
+        .fetch_one(conn)
+        .await)?)
+}

@@ -1,0 +1,203 @@
+//! Application assembly: connect and migrate the store, load the signing secret, bootstrap an
+//! empty store, build the router with its middleware, bind the listener (port 0 is fine for
+//! tests) and serve until asked to stop, draining in-flight requests.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Extension, Request};
+use axum::http::StatusCode;
+use axum::middleware::from_fn;
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
+use crate::clock::Clock;
+use crate::config::{Config, LimitsConfig};
+use crate::db::Db;
+use crate::http::extract::JsonBodyLimit;
+use crate::http::paging::PageLimits;
+use crate::http::{api_version, problem};
+use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
+use crate::identity::service::IdentityService;
+use crate::openapi::ApiDoc;
+
+/// State shared by every handler. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The metadata store.
+    pub db: Db,
+    /// Identity operations.
+    pub identity: IdentityService,
+    /// Authentication.
+    pub auth: Arc<Authenticator>,
+    /// Page sizes.
+    pub page_limits: PageLimits,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Store, secret and state, ready to serve or to run admin commands against.
+#[derive(Debug, Clone)]
+pub struct Services {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// Handler state.
+    pub state: AppState,
+    /// The HS256 signing secret.
+    pub secret: SigningSecret,
+}
+
+impl Services {
+    /// Connects to the store, runs migrations and loads the secret.
+    pub async fn connect(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let url = config.effective_database_url();
+        let db = Db::connect(&url, &config.database)
+            .await
+            .with_context(|| format!("cannot open the database {}", crate::config::mask_url_password(&url)))?;
+        db.migrate().await.context("cannot migrate the database")?;
+        let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
+        let auth = Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
+        let state = AppState {
+            identity: IdentityService::new(db.clone(), clock.clone()),
+            db,
+            auth: Arc::new(auth),
+            page_limits: PageLimits::from(&config.limits),
+            clock,
+        };
+        Ok(Self {
+            config: Arc::new(config),
+            state,
+            secret,
+        })
+    }
+}
+
+/// A bound, ready server.
+#[derive(Debug)]
+pub struct App {
+    services: Services,
+    listener: TcpListener,
+    router: Router,
+    bootstrap: Option<BootstrapOutput>,
+}
+
+impl App {
+    /// Builds the app: store, secret, first-start bootstrap, router and listener.
+    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let services = Services::connect(config, clock).await?;
+        let bootstrap = bootstrap_if_empty(&services.state.identity, &services.secret, &services.config.auth)
+            .await
+            .context("cannot bootstrap the store")?;
+        let router = router(services.state.clone(), &services.config.limits);
+        let listener = TcpListener::bind(services.config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", services.config.listen))?;
+        Ok(Self {
+            services,
+            listener,
+            router,
+            bootstrap,
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// What the first start created, if this start bootstrapped the store.
+    pub fn bootstrap(&self) -> Option<&BootstrapOutput> {
+        self.bootstrap.as_ref()
+    }
+
+    /// The shared services.
+    pub fn services(&self) -> &Services {
+        &self.services
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting connections and waits up to
+    /// the configured grace period for in-flight requests.
+    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let address = self.local_addr()?;
+        let grace = Duration::from_millis(self.services.config.limits.shutdown_grace_ms);
+        let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);
+        let signal = async move {
+            shutdown.await;
+            tracing::info!("shutting down: draining in-flight requests");
+            let _ = stopping_tx.send(true);
+        };
+        tracing::info!("listening on http://{address}");
+        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
+        let grace_expired = async move {
+            let _ = stopping_rx.wait_for(|stopping| *stopping).await;
+            tokio::time::sleep(grace).await;
+        };
+        let result = tokio::select! {
+            result = server => result,
+            () = grace_expired => {
+                tracing::warn!("shutdown grace period expired; dropping remaining requests");
+                Ok(())
+            }
+        };
+        self.services.state.db.close().await;
+        tracing::info!("stopped");
+        result
+    }
+}
+
+/// The complete router: every area, the OpenAPI document and UI, and the middleware stack.
+pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
+    let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(crate::identity::router())
+        .merge(crate::health::router())
+        .split_for_parts();
+    crate::openapi::add_api_version_header(&mut openapi);
+    let middleware = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(from_fn(api_version::announce_default))
+        .layer(from_fn(problem::render_problems))
+        .layer(CatchPanicLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_millis(limits.request_timeout_ms),
+        ))
+        .layer(Extension(JsonBodyLimit(limits.json_body_bytes_max)))
+        .layer(DefaultBodyLimit::max(limits.json_body_bytes_max));
+    api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi))
+        .fallback(problem::route_not_found)
+        .with_state(state)
+        .layer(middleware)
+}
+
+fn request_span(request: &Request) -> tracing::Span {
+    let request_id = request
+        .headers()
+        .get(problem::REQUEST_ID_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("-");
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        request_id = %request_id,
+    )
+}
