@@ -5,8 +5,9 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Output format of every timestamp.
-pub const WIRE_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.7f";
+/// Output format of the whole seconds; seven fractional digits (100 ns ticks, as .NET writes
+/// them) follow. chrono has no seven-digit specifier, so they are appended by hand.
+const WIRE_SECONDS_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
 
 /// A UTC instant that serialises in the wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,7 +16,8 @@ pub struct WireTime(pub DateTime<Utc>);
 impl WireTime {
     /// Formats in the wire format.
     pub fn format(&self) -> String {
-        self.0.format(WIRE_FORMAT).to_string()
+        let ticks = self.0.timestamp_subsec_nanos() / 100;
+        format!("{}.{ticks:07}", self.0.format(WIRE_SECONDS_FORMAT))
     }
 
     /// Parses a timestamp with or without zone; no zone means UTC.

@@ -1,0 +1,335 @@
+//! Test harness: `spawn_app(Backend)` starts the real app on a real listener (port 0) against
+//! a fresh SQLite file or a fresh PostgreSQL database, with a clock the test controls.
+//!
+//! PostgreSQL runs when `TEST_POSTGRES_URL` names a server (any database on it; each test
+//! creates and drops its own). Without it the PostgreSQL variants skip with a message, unless
+//! `CI` or `BASIN_REQUIRE_POSTGRES` is set, in which case they fail.
+
+use std::sync::Arc;
+
+use basin::auth::{SigningSecret, TokenRequest, issue_token};
+use basin::clock::{Clock, ManualClock};
+use basin::config::Config;
+use basin::identity::bootstrap::BootstrapOutput;
+use basin::startup::App;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use secrecy::SecretString;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub const TEST_SECRET: &str = "test-secret-test-secret-test-secret-0123456789";
+
+/// Expands to `name::sqlite` and `name::postgres`.
+macro_rules! api_test {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let $app = $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await;
+                $body
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some($app) = $crate::helpers::spawn_app_on($crate::helpers::Backend::Postgres, |_| {}).await
+                else {
+                    return;
+                };
+                $body
+            }
+        }
+    };
+}
+
+/// A fresh PostgreSQL database, dropped with the test.
+pub struct PgDatabase {
+    admin_url: String,
+    pub name: String,
+    pub url: String,
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let admin_url = self.admin_url.clone();
+        let name = self.name.clone();
+        // Drop runs outside async context; a private runtime on a thread does the cleanup.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                if let Ok(pool) = sqlx::PgPool::connect(&admin_url).await {
+                    let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&pool).await;
+                    pool.close().await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// The PostgreSQL server to test against, or `None` (skip) when not configured.
+pub fn postgres_admin_url() -> Option<String> {
+    match std::env::var("TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            let required = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
+                || std::env::var("BASIN_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "TEST_POSTGRES_URL is not set but PostgreSQL tests are required (CI or BASIN_REQUIRE_POSTGRES=1)"
+            );
+            eprintln!("skipping PostgreSQL test: TEST_POSTGRES_URL is not set");
+            None
+        }
+    }
+}
+
+/// Creates a fresh database on the test server.
+pub async fn create_pg_database() -> Option<PgDatabase> {
+    let admin_url = postgres_admin_url()?;
+    let name = format!("basin_test_{}", Uuid::new_v4().simple());
+    let pool = sqlx::PgPool::connect(&admin_url)
+        .await
+        .expect("cannot connect to TEST_POSTGRES_URL");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+        .execute(&pool)
+        .await
+        .expect("cannot create test database");
+    pool.close().await;
+    let mut url = reqwest::Url::parse(&admin_url).expect("TEST_POSTGRES_URL is not a URL");
+    url.set_path(&format!("/{name}"));
+    Some(PgDatabase {
+        admin_url,
+        name,
+        url: url.to_string(),
+    })
+}
+
+/// A running app and what a test needs to call it.
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    pub clock: ManualClock,
+    pub bootstrap: BootstrapOutput,
+    pub secret: SigningSecret,
+    pub config: Config,
+    pub backend: Backend,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _data_dir: tempfile::TempDir,
+    _database: Option<PgDatabase>,
+}
+
+/// Starts the app on SQLite.
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_on(backend, |_| {}).await.expect("backend unavailable")
+}
+
+/// Starts the app on `backend` with a config adjusted by `configure`; `None` when PostgreSQL
+/// is not configured.
+pub async fn spawn_app_on(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestApp> {
+    let data_dir = tempfile::tempdir().unwrap();
+    let database = match backend {
+        Backend::Sqlite => None,
+        Backend::Postgres => Some(create_pg_database().await?),
+    };
+    let mut config = Config::default();
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.data_dir = data_dir.path().to_path_buf();
+    config.database_url = database.as_ref().map(|db| db.url.clone());
+    config.database.max_connections = 4;
+    config.auth.jwt_secret = Some(SecretString::from(TEST_SECRET));
+    configure(&mut config);
+    let clock = ManualClock::new(chrono::Utc::now());
+    let app = App::build(config.clone(), Arc::new(clock.clone())).await.unwrap();
+    let address = format!("http://{}", app.local_addr().unwrap());
+    let bootstrap = app.bootstrap().cloned().expect("a fresh store bootstraps");
+    let secret = app.services().secret.clone();
+    let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel();
+    let server = tokio::spawn(app.run_until_stopped(async move {
+        let _ = shutdown_rx.await;
+    }));
+    Some(TestApp {
+        address,
+        client: reqwest::Client::new(),
+        clock,
+        bootstrap,
+        secret,
+        config,
+        backend,
+        shutdown: Some(shutdown_tx),
+        server: Some(server),
+        _data_dir: data_dir,
+        _database: database,
+    })
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// A request without credentials.
+    pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path))
+    }
+
+    /// A request with the bootstrap API key (tenant Owner).
+    pub fn with_key(&self, method: Method, path: &str) -> RequestBuilder {
+        self.anonymous(method, path)
+            .header("svc-open-api-key", &self.bootstrap.api_key)
+    }
+
+    /// A request with a BackOffice bearer token.
+    pub fn back_office(&self, method: Method, path: &str) -> RequestBuilder {
+        self.anonymous(method, path)
+            .bearer_auth(&self.bootstrap.back_office_token)
+    }
+
+    /// A request with a bearer token.
+    pub fn with_token(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
+        self.anonymous(method, path).bearer_auth(token)
+    }
+
+    /// Signs a token with the app's secret, issuer and audience, valid from the app's now.
+    pub fn token(&self, request: TokenRequest) -> String {
+        issue_token(
+            &self.secret,
+            &self.config.auth.issuer,
+            &self.config.auth.audience,
+            self.clock.now(),
+            &request,
+        )
+        .unwrap()
+    }
+
+    /// A token for `user` acting in `tenant`.
+    pub fn user_token(&self, user: Uuid, tenant: Option<Uuid>) -> String {
+        self.token(TokenRequest {
+            subject: user,
+            tenant_id: tenant.map(basin::ids::TenantId::from_uuid),
+            ttl: chrono::TimeDelta::hours(1),
+            ..Default::default()
+        })
+    }
+
+    pub fn tenant_id(&self) -> Uuid {
+        self.bootstrap.tenant_id.as_uuid()
+    }
+
+    pub fn owner_id(&self) -> Uuid {
+        self.bootstrap.user_id.as_uuid()
+    }
+
+    /// Creates a tenant as BackOffice and returns its id.
+    pub async fn create_tenant(&self, name: &str) -> Uuid {
+        let response = self
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&serde_json::json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        let body = expect_status(response, StatusCode::CREATED).await;
+        id_of(&body)
+    }
+
+    /// Creates a user in `tenant` with `role` as BackOffice and returns its id.
+    pub async fn create_user(&self, name: &str, tenant: Option<Uuid>, role: &str) -> Uuid {
+        let mut body = serde_json::json!({ "name": name });
+        if let Some(tenant) = tenant {
+            body["tenantId"] = tenant.to_string().into();
+            body["role"] = role.into();
+        }
+        let response = self
+            .back_office(Method::POST, "/api/admin/users")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        id_of(&expect_status(response, StatusCode::CREATED).await)
+    }
+
+    /// Creates an API key in `tenant` with `role` as BackOffice and returns (id, key).
+    pub async fn create_api_key(&self, tenant: Uuid, role: &str) -> (Uuid, String) {
+        let response = self
+            .back_office(Method::POST, &format!("/api/admin/tenants/{tenant}/api-keys"))
+            .json(&serde_json::json!({ "name": "test key", "role": role }))
+            .send()
+            .await
+            .unwrap();
+        let body = expect_status(response, StatusCode::CREATED).await;
+        (id_of(&body), body["apiKey"].as_str().unwrap().to_owned())
+    }
+
+    /// Sends the shutdown signal without waiting.
+    pub fn signal_shutdown(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+
+    /// Waits for the server task to end.
+    pub async fn wait_stopped(&mut self) -> std::io::Result<()> {
+        match self.server.take() {
+            Some(server) => server.await.unwrap(),
+            None => Ok(()),
+        }
+    }
+}
+
+pub fn id_of(body: &Value) -> Uuid {
+    body["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {body}"))
+        .parse()
+        .unwrap()
+}
+
+/// Asserts the status and returns the JSON body (Null when empty).
+pub async fn expect_status(response: Response, status: StatusCode) -> Value {
+    let actual = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(actual, status, "unexpected status; body: {text}");
+    if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+    }
+}
+
+/// Asserts an RFC 9457 problem of `kind` with `status` and returns it.
+pub async fn expect_problem(response: Response, status: StatusCode, kind: &str) -> Value {
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let has_versions = response.headers().contains_key("api-supported-versions");
+    let body = expect_status(response, status).await;
+    assert_eq!(content_type, "application/problem+json", "{body}");
+    assert!(has_versions, "api-supported-versions missing on a problem");
+    assert_eq!(body["type"], format!("urn:basin:problem:{kind}"), "{body}");
+    assert_eq!(body["status"], status.as_u16(), "{body}");
+    for member in ["title", "detail", "instance"] {
+        assert!(body[member].is_string(), "problem without {member}: {body}");
+    }
+    body
+}
