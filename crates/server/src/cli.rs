@@ -18,7 +18,9 @@ use crate::auth::{Principal, TokenRequest, issue_token, parse_ttl};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigOverrides};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap};
-use crate::identity::model::{ApiKeyDto, CreatedApiKeyDto, DisplayName, Email, TenantDto, TenantRole, UserDto};
+use crate::identity::model::{
+    ApiKeyDto, CreatedApiKeyDto, DisplayName, Email, TenantDto, TenantRole, UserDto,
+};
 use crate::ids::{ApiKeyId, TenantId};
 use crate::startup::{App, Services};
 
@@ -294,7 +296,11 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             let result = bootstrap(identity, &services.secret, &services.config.auth).await?;
             let text = format!(
                 "tenant id:         {}\nowner user id:     {}\nAPI key:           {}\nBackOffice token:  {}\nowner user token:  {}",
-                result.tenant_id, result.user_id, result.api_key, result.back_office_token, result.user_token
+                result.tenant_id,
+                result.user_id,
+                result.api_key,
+                result.back_office_token,
+                result.user_token
             );
             print(output.json, &result, &text)
         }
@@ -328,7 +334,14 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             print(output.json, &TenantDto::from(tenant), &text)
         }
         AdminCommand::User {
-            command: UserCommand::Create { name, email, tenant, role, output },
+            command:
+                UserCommand::Create {
+                    name,
+                    email,
+                    tenant,
+                    role,
+                    output,
+                },
         } => {
             let name = DisplayName::parse(&name).map_err(|e| anyhow::anyhow!("--name {e}"))?;
             let email = email
@@ -343,14 +356,24 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             print(output.json, &UserDto::from(user), &text)
         }
         AdminCommand::ApiKey {
-            command: ApiKeyCommand::Create { tenant, name, role, output },
+            command:
+                ApiKeyCommand::Create {
+                    tenant,
+                    name,
+                    role,
+                    output,
+                },
         } => {
             let name = DisplayName::parse(&name).map_err(|e| anyhow::anyhow!("--name {e}"))?;
             let (key, secret) = identity
                 .create_api_key(&operator, tenant, name, role)
                 .await
                 .context("cannot create the API key")?;
-            let text = format!("API key (shown once): {}\nkey id: {}", secret.reveal(), key.id);
+            let text = format!(
+                "API key (shown once): {}\nkey id: {}",
+                secret.reveal(),
+                key.id
+            );
             let dto = CreatedApiKeyDto {
                 record: key.into(),
                 api_key: secret.reveal(),

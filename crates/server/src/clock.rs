@@ -14,7 +14,8 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
 
 /// Truncates a time to whole microseconds.
 pub fn truncate_to_micros(time: DateTime<Utc>) -> DateTime<Utc> {
-    time.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(time)
+    time.duration_trunc(TimeDelta::microseconds(1))
+        .unwrap_or(time)
 }
 
 /// The real clock.
@@ -51,6 +52,9 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
-        self.now.lock().map(|now| *now).unwrap_or_else(|_| Utc::now())
+        self.now
+            .lock()
+            .map(|now| *now)
+            .unwrap_or_else(|_| Utc::now())
     }
 }

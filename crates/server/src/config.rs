@@ -443,7 +443,10 @@ mod tests {
             None,
             env(&[
                 ("BASIN_AUTH__JWT_SECRET", "very-secret"),
-                ("BASIN_DATABASE_URL", "postgres://basin:hunter2@db:5432/basin"),
+                (
+                    "BASIN_DATABASE_URL",
+                    "postgres://basin:hunter2@db:5432/basin",
+                ),
             ]),
             &ConfigOverrides::default(),
         )
@@ -451,7 +454,10 @@ mod tests {
         let printed = config.to_masked_json().to_string();
         assert!(!printed.contains("very-secret"), "{printed}");
         assert!(!printed.contains("hunter2"), "{printed}");
-        assert!(printed.contains("postgres://basin:***@db:5432/basin"), "{printed}");
+        assert!(
+            printed.contains("postgres://basin:***@db:5432/basin"),
+            "{printed}"
+        );
         assert_eq!(
             config.auth.jwt_secret.as_ref().unwrap().expose_secret(),
             "very-secret"

@@ -4,7 +4,9 @@
 
 use utoipa::Modify;
 use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
 use utoipa::openapi::{ObjectBuilder, Required, Type};
 
 /// Name of the API key security scheme.

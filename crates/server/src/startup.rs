@@ -64,12 +64,16 @@ impl Services {
     /// Connects to the store, runs migrations and loads the secret.
     pub async fn connect(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let url = config.effective_database_url();
-        let db = Db::connect(&url, &config.database)
-            .await
-            .with_context(|| format!("cannot open the database {}", crate::config::mask_url_password(&url)))?;
+        let db = Db::connect(&url, &config.database).await.with_context(|| {
+            format!(
+                "cannot open the database {}",
+                crate::config::mask_url_password(&url)
+            )
+        })?;
         db.migrate().await.context("cannot migrate the database")?;
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
-        let auth = Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
+        let auth =
+            Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
         let state = AppState {
             identity: IdentityService::new(db.clone(), clock.clone()),
             db,
@@ -98,9 +102,13 @@ impl App {
     /// Builds the app: store, secret, first-start bootstrap, router and listener.
     pub async fn build(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let services = Services::connect(config, clock).await?;
-        let bootstrap = bootstrap_if_empty(&services.state.identity, &services.secret, &services.config.auth)
-            .await
-            .context("cannot bootstrap the store")?;
+        let bootstrap = bootstrap_if_empty(
+            &services.state.identity,
+            &services.secret,
+            &services.config.auth,
+        )
+        .await
+        .context("cannot bootstrap the store")?;
         let router = router(services.state.clone(), &services.config.limits);
         let listener = TcpListener::bind(services.config.listen)
             .await
@@ -130,7 +138,10 @@ impl App {
 
     /// Serves until `shutdown` completes, then stops accepting connections and waits up to
     /// the configured grace period for in-flight requests.
-    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let address = self.local_addr()?;
         let grace = Duration::from_millis(self.services.config.limits.shutdown_grace_ms);
         let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);

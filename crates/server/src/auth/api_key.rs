@@ -75,8 +75,14 @@ mod tests {
         let secret = SigningSecret::new(SecretString::from("x".repeat(40)));
         let other = SigningSecret::new(SecretString::from("y".repeat(40)));
         let id = ApiKeyId::new_random();
-        assert_eq!(derive_bootstrap_key(&secret, id), derive_bootstrap_key(&secret, id));
-        assert_ne!(derive_bootstrap_key(&secret, id), derive_bootstrap_key(&other, id));
+        assert_eq!(
+            derive_bootstrap_key(&secret, id),
+            derive_bootstrap_key(&secret, id)
+        );
+        assert_ne!(
+            derive_bootstrap_key(&secret, id),
+            derive_bootstrap_key(&other, id)
+        );
         assert_ne!(
             derive_bootstrap_key(&secret, id),
             derive_bootstrap_key(&secret, ApiKeyId::new_random())

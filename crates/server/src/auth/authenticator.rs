@@ -92,7 +92,11 @@ impl std::fmt::Debug for Authenticator {
 
 impl Authenticator {
     /// An authenticator for Basin's own HS256 tokens and, when configured, an OIDC provider.
-    pub fn new(secret: &SigningSecret, config: &AuthConfig, clock: Arc<dyn Clock>) -> Result<Self, String> {
+    pub fn new(
+        secret: &SigningSecret,
+        config: &AuthConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, String> {
         let mut hs_validation = Validation::new(Algorithm::HS256);
         hs_validation.set_issuer(&[&config.issuer]);
         hs_validation.set_audience(&[&config.audience]);
@@ -120,16 +124,16 @@ impl Authenticator {
                     "only the Bearer authorization scheme is supported".into(),
                 ));
             }
-            return self.from_bearer(token.trim(), db).await;
+            return self.authenticate_bearer(token.trim(), db).await;
         }
         if let Some(key) = headers.get(API_KEY_HEADER) {
             let raw = key.to_str().unwrap_or("");
-            return self.from_api_key(raw, db).await;
+            return self.authenticate_api_key(raw, db).await;
         }
         Err(AuthError::Missing)
     }
 
-    async fn from_api_key(&self, raw: &str, db: &Db) -> Result<Principal, AuthError> {
+    async fn authenticate_api_key(&self, raw: &str, db: &Db) -> Result<Principal, AuthError> {
         let secret = ApiKeySecret::parse(raw)
             .ok_or_else(|| AuthError::Invalid("the API key is malformed".into()))?;
         let key = identity::find_api_key_by_hash(db, &secret.hash())
@@ -152,7 +156,7 @@ impl Authenticator {
         })
     }
 
-    async fn from_bearer(&self, token: &str, db: &Db) -> Result<Principal, AuthError> {
+    async fn authenticate_bearer(&self, token: &str, db: &Db) -> Result<Principal, AuthError> {
         if token.is_empty() {
             return Err(AuthError::Invalid("the bearer token is empty".into()));
         }
@@ -201,12 +205,17 @@ impl Authenticator {
             .subject
             .ok_or_else(|| AuthError::Invalid("the token has no sub claim".into()))?;
         let user_id = crate::ids::UserId::from_uuid(subject);
-        let unavailable = |error: crate::identity::service::IdentityError| AuthError::Unavailable(error.into());
-        let user = identity::find_user(db, user_id).await.map_err(unavailable)?;
+        let unavailable =
+            |error: crate::identity::service::IdentityError| AuthError::Unavailable(error.into());
+        let user = identity::find_user(db, user_id)
+            .await
+            .map_err(unavailable)?;
         if user.as_ref().is_some_and(|user| user.disabled_at.is_some()) {
             return Err(AuthError::Revoked("the user has been disabled".into()));
         }
-        let memberships = identity::memberships_of(db, user_id).await.map_err(unavailable)?;
+        let memberships = identity::memberships_of(db, user_id)
+            .await
+            .map_err(unavailable)?;
         let (tenant_id, tenant_role) = match claims.tenant_id {
             Some(tenant) => (
                 Some(tenant),

@@ -77,7 +77,11 @@ impl JwksVerifier {
 
     /// Verifies the signature, issuer and audience of `token` and returns its payload.
     /// Expiry is checked by the caller against Basin's clock.
-    pub async fn verify(&self, token: &str, header: &Header) -> Result<Map<String, Value>, AuthError> {
+    pub async fn verify(
+        &self,
+        token: &str,
+        header: &Header,
+    ) -> Result<Map<String, Value>, AuthError> {
         if !OIDC_ALGORITHMS.contains(&header.alg) {
             return Err(AuthError::Invalid(format!(
                 "tokens signed with {:?} are not accepted",
@@ -88,9 +92,9 @@ impl JwksVerifier {
             Some(key) => key,
             None => {
                 self.refresh_for_unknown_key().await?;
-                self.find_key(header.kid.as_deref())
-                    .await?
-                    .ok_or_else(|| AuthError::Invalid("the token's signing key is not known".into()))?
+                self.find_key(header.kid.as_deref()).await?.ok_or_else(|| {
+                    AuthError::Invalid("the token's signing key is not known".into())
+                })?
             }
         };
         let mut validation = Validation::new(header.alg);
@@ -147,7 +151,10 @@ impl JwksVerifier {
                 let mut cache = self.cache.write().await;
                 match cache.as_mut() {
                     Some(cached) => {
-                        tracing::warn!(error, "JWKS refresh failed; keeping the keys already known");
+                        tracing::warn!(
+                            error,
+                            "JWKS refresh failed; keeping the keys already known"
+                        );
                         cached.fetched_at = Instant::now();
                         Ok(())
                     }

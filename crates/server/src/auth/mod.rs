@@ -13,7 +13,7 @@ mod secret;
 mod token;
 
 pub use api_key::{ApiKeySecret, derive_bootstrap_key};
-pub use authenticator::{API_KEY_HEADER, Authenticator, AuthError};
+pub use authenticator::{API_KEY_HEADER, AuthError, Authenticator};
 pub use jwks::JwksVerifier;
 pub use principal::{PlatformRole, Principal, PrincipalType};
 pub use secret::{SigningSecret, load_or_create_secret};

@@ -114,14 +114,22 @@ impl Principal {
     pub fn display_role(&self) -> Option<String> {
         self.tenant_role
             .map(|role| role.as_str().to_owned())
-            .or_else(|| self.platform_roles.iter().next().map(|r| r.as_str().to_owned()))
+            .or_else(|| {
+                self.platform_roles
+                    .iter()
+                    .next()
+                    .map(|r| r.as_str().to_owned())
+            })
     }
 }
 
 impl FromRequestParts<AppState> for Principal {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         if let Some(principal) = parts.extensions.get::<Principal>() {
             return Ok(principal.clone());
         }

@@ -71,7 +71,8 @@ pub fn load_or_create_secret(
     };
     std::fs::create_dir_all(data_dir).map_err(io_error)?;
     let mut random = [0u8; 48];
-    aws_lc_rs::rand::fill(&mut random).map_err(|_| io_error(std::io::Error::other("no randomness")))?;
+    aws_lc_rs::rand::fill(&mut random)
+        .map_err(|_| io_error(std::io::Error::other("no randomness")))?;
     let fresh = STANDARD.encode(random);
     match create_private_file(&path) {
         Ok(mut file) => {

@@ -43,7 +43,10 @@ pub struct ClaimError(pub String);
 
 impl TokenClaims {
     /// Reads the claims Basin uses from a decoded payload.
-    pub fn from_payload(payload: &Map<String, Value>, tenant_claim: &str) -> Result<Self, ClaimError> {
+    pub fn from_payload(
+        payload: &Map<String, Value>,
+        tenant_claim: &str,
+    ) -> Result<Self, ClaimError> {
         let subject = match payload.get("sub") {
             None | Some(Value::Null) => None,
             Some(Value::String(raw)) => Some(
@@ -76,13 +79,19 @@ impl TokenClaims {
             .collect();
         let mut scopes: BTreeSet<String> = strings(payload.get("scope"))
             .iter()
-            .flat_map(|scope| scope.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .flat_map(|scope| {
+                scope
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
             .collect();
-        scopes.extend(
-            strings(payload.get("scp"))
-                .iter()
-                .flat_map(|scope| scope.split_whitespace().map(str::to_owned).collect::<Vec<_>>()),
-        );
+        scopes.extend(strings(payload.get("scp")).iter().flat_map(|scope| {
+            scope
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        }));
         Ok(Self {
             subject,
             tenant_id,
@@ -98,7 +107,10 @@ impl TokenClaims {
 }
 
 fn string(payload: &Map<String, Value>, claim: &str) -> Option<String> {
-    payload.get(claim).and_then(Value::as_str).map(str::to_owned)
+    payload
+        .get(claim)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// A string or an array of strings; anything else yields nothing.
@@ -206,7 +218,11 @@ pub fn parse_ttl(raw: &str) -> Result<TimeDelta, String> {
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
-        _ => return Err(format!("invalid lifetime unit in '{raw}'; use s, m, h or d")),
+        _ => {
+            return Err(format!(
+                "invalid lifetime unit in '{raw}'; use s, m, h or d"
+            ));
+        }
     };
     let seconds = amount
         .checked_mul(unit_seconds)
@@ -227,8 +243,10 @@ mod tests {
     #[test]
     fn scopes_are_split_on_spaces_and_read_from_scope_and_scp() {
         let parsed = claims(json!({"scope": "a  b\tc", "scp": ["d", "e f"]})).unwrap();
-        let expected: BTreeSet<String> =
-            ["a", "b", "c", "d", "e", "f"].iter().map(|s| s.to_string()).collect();
+        let expected: BTreeSet<String> = ["a", "b", "c", "d", "e", "f"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(parsed.scopes, expected);
     }
 
@@ -258,7 +276,13 @@ mod tests {
         let parsed = claims(json!({"exp": 1.5e9, "client_id": "app", "azp": "other"})).unwrap();
         assert_eq!(parsed.expires_at, Some(1_500_000_000));
         assert_eq!(parsed.client_id.as_deref(), Some("app"));
-        assert_eq!(claims(json!({"azp": "other"})).unwrap().client_id.as_deref(), Some("other"));
+        assert_eq!(
+            claims(json!({"azp": "other"}))
+                .unwrap()
+                .client_id
+                .as_deref(),
+            Some("other")
+        );
     }
 
     #[test]

@@ -148,9 +148,9 @@ impl Db {
                 .await?;
             Ok(Self::Postgres(pool))
         } else {
-            Err(StoreError::UnsupportedUrl(crate::config::mask_url_password(
-                url,
-            )))
+            Err(StoreError::UnsupportedUrl(
+                crate::config::mask_url_password(url),
+            ))
         }
     }
 
@@ -174,7 +174,10 @@ impl Db {
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> StoreResult<()> {
-        on_db!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(|done| done.rows_affected()))?;
+        on_db!(self, |pool| sqlx::query("SELECT 1")
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
@@ -245,7 +248,11 @@ pub fn keyset_sql(
     has_cursor: bool,
     first_param: usize,
 ) -> KeysetSql {
-    let (comparison, direction) = if descending { ("<", "DESC") } else { (">", "ASC") };
+    let (comparison, direction) = if descending {
+        ("<", "DESC")
+    } else {
+        (">", "ASC")
+    };
     let after = if has_cursor {
         format!(
             "({column}, id) {comparison} (${first_param}, ${})",

@@ -103,9 +103,7 @@ pub async fn enforce(
         Err(error) => error.into_response(),
     };
     if let Ok(value) = HeaderValue::from_str(&versions.header_value()) {
-        response
-            .headers_mut()
-            .insert(API_SUPPORTED_VERSIONS, value);
+        response.headers_mut().insert(API_SUPPORTED_VERSIONS, value);
     }
     response
 }
@@ -116,9 +114,7 @@ pub async fn announce_default(request: Request, next: Next) -> Response {
     if !response.headers().contains_key(API_SUPPORTED_VERSIONS)
         && let Ok(value) = HeaderValue::from_str(&ALL.header_value())
     {
-        response
-            .headers_mut()
-            .insert(API_SUPPORTED_VERSIONS, value);
+        response.headers_mut().insert(API_SUPPORTED_VERSIONS, value);
     }
     response
 }

@@ -49,10 +49,13 @@ where
         let value = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::Value::Object(serde_json::Map::new())
         } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|error| ApiError::InvalidBody(format!("The body is not valid JSON: {error}.")))?
+            serde_json::from_slice(&bytes).map_err(|error| {
+                ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
+            })?
         };
-        from_json_value(value).map(Json).map_err(|error| bind_error("body", error))
+        from_json_value(value)
+            .map(Json)
+            .map_err(|error| bind_error("body", error))
     }
 }
 

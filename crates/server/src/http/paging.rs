@@ -40,7 +40,10 @@ impl PageLimits {
             Some(0) => Err(ApiError::field("limit", "limit must be at least 1")),
             Some(limit) if limit > self.max => Err(ApiError::field(
                 "limit",
-                format!("limit must be at most {} (the configured page_size_max)", self.max),
+                format!(
+                    "limit must be at most {} (the configured page_size_max)",
+                    self.max
+                ),
             )),
             Some(limit) => Ok(limit),
         }
@@ -157,7 +160,11 @@ pub struct OffsetRequest {
 
 impl OffsetRequest {
     /// Checks raw `offset` and `limit`.
-    pub fn parse(offset: Option<u32>, limit: Option<u32>, limits: PageLimits) -> Result<Self, ApiError> {
+    pub fn parse(
+        offset: Option<u32>,
+        limit: Option<u32>,
+        limits: PageLimits,
+    ) -> Result<Self, ApiError> {
         Ok(Self {
             offset: offset.unwrap_or(0),
             limit: limits.limit(limit)?,

@@ -70,7 +70,10 @@ fn problem_body(problem: &Problem, instance: &str, request_id: Option<&str>) -> 
     body.insert("type".into(), problem.type_uri().into());
     body.insert("title".into(), problem.title.into());
     body.insert("status".into(), problem.status.as_u16().into());
-    let mut detail = problem.detail.clone().unwrap_or_else(|| problem.title.to_owned());
+    let mut detail = problem
+        .detail
+        .clone()
+        .unwrap_or_else(|| problem.title.to_owned());
     if problem.status.is_server_error()
         && let Some(request_id) = request_id
     {

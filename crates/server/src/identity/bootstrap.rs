@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use crate::auth::{PLATFORM_SCOPES, PlatformRole, SigningSecret, TokenRequest, derive_bootstrap_key, issue_token};
+use crate::auth::{
+    PLATFORM_SCOPES, PlatformRole, SigningSecret, TokenRequest, derive_bootstrap_key, issue_token,
+};
 use crate::config::AuthConfig;
 use crate::identity::model::{ApiKey, Tenant, TenantRole, User};
 use crate::identity::service::{IdentityError, IdentityService};
@@ -67,7 +69,9 @@ pub async fn bootstrap(
     match ensure(identity, secret, auth, false).await? {
         Some(output) => Ok(output),
         // Unreachable: without only_if_empty, ensure always returns the bootstrap.
-        None => Err(BootstrapError::Identity(IdentityError::NotFound("bootstrap"))),
+        None => Err(BootstrapError::Identity(IdentityError::NotFound(
+            "bootstrap",
+        ))),
     }
 }
 
@@ -125,7 +129,11 @@ async fn ensure(
         record
     } else {
         let record = BootstrapRecord {
-            api_key_id: if created { record.api_key_id } else { ApiKeyId::new_random() },
+            api_key_id: if created {
+                record.api_key_id
+            } else {
+                ApiKeyId::new_random()
+            },
             ..record
         };
         let key = ApiKey {

@@ -47,9 +47,9 @@ impl From<IdentityError> for ApiError {
     fn from(error: IdentityError) -> Self {
         match error {
             IdentityError::Invalid { field, message } => ApiError::field(field, message),
-            IdentityError::NotFound(what) => {
-                ApiError::NotFound(format!("The {what} does not exist or is not visible to you."))
-            }
+            IdentityError::NotFound(what) => ApiError::NotFound(format!(
+                "The {what} does not exist or is not visible to you."
+            )),
             IdentityError::Forbidden(detail) => ApiError::Forbidden(detail),
             IdentityError::EmailTaken => ApiError::Conflict {
                 kind: "email-taken",
@@ -174,7 +174,8 @@ impl KeysetListQuery {
         let sort_by = self.sort_by.unwrap_or(ListSortBy::Name);
         let order = self.sort_order.unwrap_or_default();
         let tag = format!("{list}:{sort_by}:{order}");
-        let request = CursorRequest::parse(self.cursor.as_deref(), self.limit, &tag, state.page_limits)?;
+        let request =
+            CursorRequest::parse(self.cursor.as_deref(), self.limit, &tag, state.page_limits)?;
         let column = match sort_by {
             ListSortBy::Name => SortColumn::Name,
             ListSortBy::CreatedAt => SortColumn::CreatedAt,
@@ -274,7 +275,9 @@ async fn get_tenant(
     principal: Principal,
     Path(tenant): Path<TenantId>,
 ) -> ApiResult<Json<TenantDto>> {
-    Ok(Json(state.identity.get_tenant(&principal, tenant).await?.into()))
+    Ok(Json(
+        state.identity.get_tenant(&principal, tenant).await?.into(),
+    ))
 }
 
 // ---- members ----
@@ -315,10 +318,18 @@ async fn add_member(
     let user = match (request.user_id, request.email.as_deref()) {
         (Some(id), None) => UserRef::Id(id),
         (None, Some(email)) => UserRef::Email(parse_email(email)?),
-        _ => return Err(ApiError::field("userId", "give exactly one of userId and email")),
+        _ => {
+            return Err(ApiError::field(
+                "userId",
+                "give exactly one of userId and email",
+            ));
+        }
     };
     let role = request.role.unwrap_or(TenantRole::User);
-    let member = state.identity.add_member(&principal, tenant, user, role).await?;
+    let member = state
+        .identity
+        .add_member(&principal, tenant, user, role)
+        .await?;
     Ok((StatusCode::CREATED, Json(MemberDto::from(member))).into_response())
 }
 
@@ -348,7 +359,10 @@ async fn remove_member(
     principal: Principal,
     Path((tenant, user)): Path<(TenantId, UserId)>,
 ) -> ApiResult<StatusCode> {
-    state.identity.remove_member(&principal, tenant, user).await?;
+    state
+        .identity
+        .remove_member(&principal, tenant, user)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -409,7 +423,10 @@ async fn revoke_api_key(
     principal: Principal,
     Path((tenant, key)): Path<(TenantId, ApiKeyId)>,
 ) -> ApiResult<StatusCode> {
-    state.identity.revoke_api_key(&principal, tenant, key).await?;
+    state
+        .identity
+        .revoke_api_key(&principal, tenant, key)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -472,7 +489,9 @@ async fn get_user(
     principal: Principal,
     Path(user): Path<UserId>,
 ) -> ApiResult<Json<UserDto>> {
-    Ok(Json(state.identity.get_user(&principal, user).await?.into()))
+    Ok(Json(
+        state.identity.get_user(&principal, user).await?.into(),
+    ))
 }
 
 /// Change a user's name or e-mail, or disable it (its tokens are then refused with 401).

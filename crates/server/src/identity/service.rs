@@ -136,7 +136,11 @@ impl IdentityService {
         self.clock.now()
     }
 
-    async fn access(&self, principal: &Principal, tenant: TenantId) -> IdentityResult<TenantAccess> {
+    async fn access(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+    ) -> IdentityResult<TenantAccess> {
         if principal.is_platform_admin() {
             return Ok(TenantAccess::Manage(TenantRole::Owner));
         }
@@ -159,7 +163,11 @@ impl IdentityService {
     }
 
     /// The role the caller manages `tenant` with, or the error to answer.
-    async fn require_manager(&self, principal: &Principal, tenant: TenantId) -> IdentityResult<TenantRole> {
+    async fn require_manager(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+    ) -> IdentityResult<TenantRole> {
         match self.access(principal, tenant).await? {
             TenantAccess::Manage(role) => {
                 if store::find_tenant(&self.db, tenant).await?.is_none() {
@@ -187,10 +195,14 @@ impl IdentityService {
     // ---- the caller ----
 
     /// Tenants the caller belongs to, with its role in each.
-    pub async fn my_tenants(&self, principal: &Principal) -> IdentityResult<Vec<(Tenant, TenantRole)>> {
+    pub async fn my_tenants(
+        &self,
+        principal: &Principal,
+    ) -> IdentityResult<Vec<(Tenant, TenantRole)>> {
         match principal.principal_type {
             PrincipalType::OpenAPIAccount => {
-                let (Some(tenant), Some(role)) = (principal.tenant_id, principal.tenant_role) else {
+                let (Some(tenant), Some(role)) = (principal.tenant_id, principal.tenant_role)
+                else {
                     return Ok(Vec::new());
                 };
                 Ok(store::find_tenant(&self.db, tenant)
@@ -208,7 +220,11 @@ impl IdentityService {
     // ---- tenants ----
 
     /// Creates a tenant (platform admins only).
-    pub async fn create_tenant(&self, principal: &Principal, name: DisplayName) -> IdentityResult<Tenant> {
+    pub async fn create_tenant(
+        &self,
+        principal: &Principal,
+        name: DisplayName,
+    ) -> IdentityResult<Tenant> {
         Self::require_platform_admin(principal, "creating tenants")?;
         let now = self.now();
         let tenant = Tenant {
@@ -224,7 +240,11 @@ impl IdentityService {
     }
 
     /// Tenants the caller may manage (all, for platform admins).
-    pub async fn list_tenants(&self, principal: &Principal, page: &ListPage) -> IdentityResult<Vec<Tenant>> {
+    pub async fn list_tenants(
+        &self,
+        principal: &Principal,
+        page: &ListPage,
+    ) -> IdentityResult<Vec<Tenant>> {
         let manager = if principal.is_platform_admin() {
             None
         } else {
@@ -233,8 +253,13 @@ impl IdentityService {
                 // An API key manages at most its own tenant.
                 None => {
                     return match (principal.tenant_id, principal.tenant_role) {
-                        (Some(tenant), Some(role)) if role.can_manage_tenant() && page.after.is_none() => {
-                            Ok(store::find_tenant(&self.db, tenant).await?.into_iter().collect())
+                        (Some(tenant), Some(role))
+                            if role.can_manage_tenant() && page.after.is_none() =>
+                        {
+                            Ok(store::find_tenant(&self.db, tenant)
+                                .await?
+                                .into_iter()
+                                .collect())
                         }
                         _ => Ok(Vec::new()),
                     };
@@ -291,7 +316,9 @@ impl IdentityService {
             updated_at: now,
         };
         let mut tx = self.db.begin().await?;
-        store::insert_user(&mut tx, &user).await.map_err(email_conflict)?;
+        store::insert_user(&mut tx, &user)
+            .await
+            .map_err(email_conflict)?;
         if let Some((tenant, role)) = tenant {
             store::insert_member(&mut tx, tenant, user.id, role, now).await?;
         }
@@ -368,7 +395,9 @@ impl IdentityService {
             _ => {}
         }
         user.updated_at = now;
-        store::update_user(&self.db, &user).await.map_err(email_conflict)?;
+        store::update_user(&self.db, &user)
+            .await
+            .map_err(email_conflict)?;
         Ok(user)
     }
 
@@ -407,7 +436,10 @@ impl IdentityService {
         .ok_or(IdentityError::NotFound("user"))?;
         let now = self.now();
         let mut tx = self.db.begin().await?;
-        if store::find_member_role(&mut tx, tenant, user.id).await?.is_some() {
+        if store::find_member_role(&mut tx, tenant, user.id)
+            .await?
+            .is_some()
+        {
             return Err(IdentityError::AlreadyMember);
         }
         store::insert_member(&mut tx, tenant, user.id, role, now).await?;
@@ -452,7 +484,12 @@ impl IdentityService {
     }
 
     /// Removes a member from a tenant.
-    pub async fn remove_member(&self, principal: &Principal, tenant: TenantId, user: UserId) -> IdentityResult<()> {
+    pub async fn remove_member(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        user: UserId,
+    ) -> IdentityResult<()> {
         let acting = self.require_manager(principal, tenant).await?;
         let mut tx = self.db.begin().await?;
         let current = store::find_member_role(&mut tx, tenant, user)
@@ -501,7 +538,14 @@ impl IdentityService {
         }
         let secret = ApiKeySecret::generate();
         let key = self
-            .insert_api_key(tenant, name, role, Some(principal.id), ApiKeyId::new_random(), &secret)
+            .insert_api_key(
+                tenant,
+                name,
+                role,
+                Some(principal.id),
+                ApiKeyId::new_random(),
+                &secret,
+            )
             .await?;
         Ok((key, secret))
     }
@@ -531,7 +575,12 @@ impl IdentityService {
     }
 
     /// Revokes a key of the tenant. Revoking twice is not an error.
-    pub async fn revoke_api_key(&self, principal: &Principal, tenant: TenantId, id: ApiKeyId) -> IdentityResult<()> {
+    pub async fn revoke_api_key(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        id: ApiKeyId,
+    ) -> IdentityResult<()> {
         let acting = self.require_manager(principal, tenant).await?;
         let key = store::find_api_key(&self.db, id)
             .await?

@@ -80,10 +80,19 @@ pub async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Tenant>> {
 }
 
 /// Tenants, optionally only those `manager` holds Owner or Administrator in.
-pub async fn list_tenants(db: &Db, page: &KeysetPage, manager: Option<UserId>) -> StoreResult<Vec<Tenant>> {
+pub async fn list_tenants(
+    db: &Db,
+    page: &KeysetPage,
+    manager: Option<UserId>,
+) -> StoreResult<Vec<Tenant>> {
     let filter_param = 1;
     let cursor_param = if manager.is_some() { 2 } else { 1 };
-    let keyset = keyset_sql(page.column.sql(), page.descending, page.after.is_some(), cursor_param);
+    let keyset = keyset_sql(
+        page.column.sql(),
+        page.descending,
+        page.after.is_some(),
+        cursor_param,
+    );
     let filter = if manager.is_some() {
         format!(
             "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = ${filter_param} AND role IN ('Owner', 'Administrator'))"
@@ -133,7 +142,8 @@ pub async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant, Tenan
 const USER_COLUMNS: &str = "id, name, email, disabled_at, created_at, updated_at";
 
 pub async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query(
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "INSERT INTO users (id, name, email, disabled_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)"
     )
     .bind(user.id)
@@ -144,12 +154,14 @@ pub async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
     .bind(user.updated_at)
     .execute(conn)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     Ok(())
 }
 
 pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
-    let result = on_db!(db, |pool| sqlx::query(
+    let result = on_db!(db, |pool| {
+        sqlx::query(
         "UPDATE users SET name = $2, email = $3, disabled_at = $4, updated_at = $5 WHERE id = $1"
     )
     .bind(user.id)
@@ -159,7 +171,8 @@ pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
     .bind(user.updated_at)
     .execute(pool)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     if result == 0 {
         return Err(StoreError::NotFound("user"));
     }
@@ -168,24 +181,37 @@ pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
 
 pub async fn find_user(db: &Db, id: UserId) -> StoreResult<Option<User>> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
-    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(pool)
-        .await)?)
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(
+        AssertSqlSafe(sql)
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await)?)
 }
 
 pub async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Option<User>> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE lower(email) = lower($1)");
-    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(AssertSqlSafe(sql))
-        .bind(email)
-        .fetch_optional(pool)
-        .await)?)
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(
+        AssertSqlSafe(sql)
+    )
+    .bind(email)
+    .fetch_optional(pool)
+    .await)?)
 }
 
 /// Users, optionally only the members of `tenant`.
-pub async fn list_users(db: &Db, page: &KeysetPage, tenant: Option<TenantId>) -> StoreResult<Vec<User>> {
+pub async fn list_users(
+    db: &Db,
+    page: &KeysetPage,
+    tenant: Option<TenantId>,
+) -> StoreResult<Vec<User>> {
     let cursor_param = if tenant.is_some() { 2 } else { 1 };
-    let keyset = keyset_sql(page.column.sql(), page.descending, page.after.is_some(), cursor_param);
+    let keyset = keyset_sql(
+        page.column.sql(),
+        page.descending,
+        page.after.is_some(),
+        cursor_param,
+    );
     let filter = if tenant.is_some() {
         "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = $1)"
     } else {
@@ -234,7 +260,11 @@ pub async fn insert_member(
     Ok(())
 }
 
-pub async fn find_member_role(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<Option<TenantRole>> {
+pub async fn find_member_role(
+    tx: &mut Tx,
+    tenant: TenantId,
+    user: UserId,
+) -> StoreResult<Option<TenantRole>> {
     let raw: Option<String> = on_tx!(tx, |conn| sqlx::query_scalar(
         "SELECT role FROM tenant_members WHERE tenant_id = $1 AND user_id = $2"
     )
@@ -242,7 +272,9 @@ pub async fn find_member_role(tx: &mut Tx, tenant: TenantId, user: UserId) -> St
     .bind(user)
     .fetch_optional(conn)
     .await)?;
-    raw.map(|raw| role_from_db(&raw)).transpose().map_err(StoreError::from)
+    raw.map(|raw| role_from_db(&raw))
+        .transpose()
+        .map_err(StoreError::from)
 }
 
 pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
@@ -254,7 +286,12 @@ pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
     .await)?)
 }
 
-pub async fn update_member_role(tx: &mut Tx, tenant: TenantId, user: UserId, role: TenantRole) -> StoreResult<()> {
+pub async fn update_member_role(
+    tx: &mut Tx,
+    tenant: TenantId,
+    user: UserId,
+    role: TenantRole,
+) -> StoreResult<()> {
     on_tx!(tx, |conn| sqlx::query(
         "UPDATE tenant_members SET role = $3 WHERE tenant_id = $1 AND user_id = $2"
     )
@@ -268,23 +305,33 @@ pub async fn update_member_role(tx: &mut Tx, tenant: TenantId, user: UserId, rol
 }
 
 pub async fn delete_member(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query("DELETE FROM tenant_members WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant)
-        .bind(user)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected()))?;
+    on_tx!(tx, |conn| sqlx::query(
+        "DELETE FROM tenant_members WHERE tenant_id = $1 AND user_id = $2"
+    )
+    .bind(tenant)
+    .bind(user)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
     Ok(())
 }
 
 /// Members of `tenant` by user name, one offset page, with the total count.
-pub async fn list_members(db: &Db, tenant: TenantId, offset: u32, limit: u32) -> StoreResult<(u64, Vec<Member>)> {
+pub async fn list_members(
+    db: &Db,
+    tenant: TenantId,
+    offset: u32,
+    limit: u32,
+) -> StoreResult<(u64, Vec<Member>)> {
     let (total, rows) = on_db!(db, |pool| {
-        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1")
-            .bind(tenant)
-            .fetch_one(pool)
-            .await?;
-        let sql = format!("{MEMBER_SELECT} WHERE m.tenant_id = $1 ORDER BY u.name, u.id LIMIT $2 OFFSET $3");
+        let total: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1")
+                .bind(tenant)
+                .fetch_one(pool)
+                .await?;
+        let sql = format!(
+            "{MEMBER_SELECT} WHERE m.tenant_id = $1 ORDER BY u.name, u.id LIMIT $2 OFFSET $3"
+        );
         let rows = sqlx::query(AssertSqlSafe(sql))
             .bind(tenant)
             .bind(i64::from(limit))
@@ -326,7 +373,10 @@ pub async fn find_member(db: &Db, tenant: TenantId, user: UserId) -> StoreResult
         .bind(user)
         .fetch_optional(pool)
         .await
-        .and_then(|row| row.as_ref().map(|row| member_from_row(tenant, row)).transpose()))?)
+        .and_then(|row| row
+            .as_ref()
+            .map(|row| member_from_row(tenant, row))
+            .transpose()))?)
 }
 
 /// Every tenant `user` belongs to, with the role.
@@ -393,7 +443,10 @@ pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<Ap
         .bind(hash.to_vec())
         .fetch_optional(pool)
         .await
-        .and_then(|row| row.as_ref().map(api_key_from_row).transpose()))?)
+        .and_then(|row| row
+            .as_ref()
+            .map(api_key_from_row)
+            .transpose()))?)
 }
 
 pub async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
@@ -402,7 +455,10 @@ pub async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> 
         .bind(id)
         .fetch_optional(pool)
         .await
-        .and_then(|row| row.as_ref().map(api_key_from_row).transpose()))?)
+        .and_then(|row| row
+            .as_ref()
+            .map(api_key_from_row)
+            .transpose()))?)
 }
 
 /// Marks a key revoked; a key already revoked keeps its first revocation time.
@@ -420,7 +476,12 @@ pub async fn revoke_api_key(db: &Db, id: ApiKeyId, at: DateTime<Utc>, by: Uuid) 
 }
 
 /// Keys of `tenant`, newest first, one offset page, with the total count.
-pub async fn list_api_keys(db: &Db, tenant: TenantId, offset: u32, limit: u32) -> StoreResult<(u64, Vec<ApiKey>)> {
+pub async fn list_api_keys(
+    db: &Db,
+    tenant: TenantId,
+    offset: u32,
+    limit: u32,
+) -> StoreResult<(u64, Vec<ApiKey>)> {
     let sql = format!(
         "SELECT {API_KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 \
          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
@@ -436,7 +497,10 @@ pub async fn list_api_keys(db: &Db, tenant: TenantId, offset: u32, limit: u32) -
             .bind(i64::from(offset))
             .fetch_all(pool)
             .await?;
-        let keys = rows.iter().map(api_key_from_row).collect::<Result<Vec<_>, _>>()?;
+        let keys = rows
+            .iter()
+            .map(api_key_from_row)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok::<_, sqlx::Error>((total, keys))
     })?;
     Ok((u64::try_from(total).unwrap_or(0), keys))
@@ -463,8 +527,13 @@ pub async fn find_bootstrap(tx: &mut Tx) -> StoreResult<Option<BootstrapRecord>>
     .await)?)
 }
 
-pub async fn upsert_bootstrap(tx: &mut Tx, record: BootstrapRecord, at: DateTime<Utc>) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query(
+pub async fn upsert_bootstrap(
+    tx: &mut Tx,
+    record: BootstrapRecord,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "INSERT INTO bootstrap (id, tenant_id, user_id, api_key_id, created_at) VALUES (1, $1, $2, $3, $4) \
          ON CONFLICT (id) DO UPDATE SET tenant_id = $1, user_id = $2, api_key_id = $3"
     )
@@ -474,7 +543,8 @@ pub async fn upsert_bootstrap(tx: &mut Tx, record: BootstrapRecord, at: DateTime
     .bind(at)
     .execute(conn)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -500,7 +570,9 @@ pub async fn lock_bootstrap(tx: &mut Tx) -> StoreResult<()> {
 }
 
 pub async fn count_tenants_tx(tx: &mut Tx) -> StoreResult<i64> {
-    Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM tenants")
-        .fetch_one(conn)
-        .await)?)
+    Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM tenants"
+    )
+    .fetch_one(conn)
+    .await)?)
 }

@@ -8,9 +8,23 @@ use crate::helpers::*;
 
 api_test!(back_office_creates_lists_and_gets_tenants, |app| {
     let id = app.create_tenant("  Delta Water  ").await;
-    let tenant = expect_status(app.back_office(Method::GET, &format!("/api/admin/tenants/{id}")).send().await.unwrap(), StatusCode::OK).await;
+    let tenant = expect_status(
+        app.back_office(Method::GET, &format!("/api/admin/tenants/{id}"))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(tenant["name"], "Delta Water", "names are trimmed");
-    let list = expect_status(app.back_office(Method::GET, "/api/admin/tenants").send().await.unwrap(), StatusCode::OK).await;
+    let list = expect_status(
+        app.back_office(Method::GET, "/api/admin/tenants")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(list["data"].as_array().unwrap().len(), 2);
     assert!(list["cursor"].is_null());
 });
@@ -21,7 +35,12 @@ api_test!(tenant_names_are_validated_at_and_past_the_limit, |app| {
         ("x".repeat(201), StatusCode::BAD_REQUEST),
         ("   ".to_owned(), StatusCode::BAD_REQUEST),
     ] {
-        let response = app.back_office(Method::POST, "/api/admin/tenants").json(&json!({"name": name})).send().await.unwrap();
+        let response = app
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&json!({"name": name}))
+            .send()
+            .await
+            .unwrap();
         if status == StatusCode::BAD_REQUEST {
             let problem = expect_problem(response, status, "validation").await;
             assert!(problem["errors"]["name"].is_array(), "{problem}");
@@ -34,14 +53,32 @@ api_test!(tenant_names_are_validated_at_and_past_the_limit, |app| {
 api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     let other = app.create_tenant("Other").await;
     // The bootstrap key is Owner of the default tenant.
-    let list = expect_status(app.with_key(Method::GET, "/api/admin/tenants").send().await.unwrap(), StatusCode::OK).await;
+    let list = expect_status(
+        app.with_key(Method::GET, "/api/admin/tenants")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
-    let response = app.with_key(Method::GET, &format!("/api/admin/tenants/{other}")).send().await.unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    let response = app.with_key(Method::GET, &format!("/api/admin/tenants/{other}/members")).send().await.unwrap();
+    let response = app
+        .with_key(Method::GET, &format!("/api/admin/tenants/{other}"))
+        .send()
+        .await
+        .unwrap();
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = app
-        .with_key(Method::POST, &format!("/api/admin/tenants/{other}/api-keys"))
+        .with_key(Method::GET, &format!("/api/admin/tenants/{other}/members"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/admin/tenants/{other}/api-keys"),
+        )
         .json(&json!({"name": "sneaky"}))
         .send()
         .await
@@ -50,7 +87,10 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     // A plain member of the tenant sees it exists but may not manage it.
     let (_, user_key) = app.create_api_key(app.tenant_id(), "User").await;
     let response = app
-        .anonymous(Method::GET, &format!("/api/admin/tenants/{}/members", app.tenant_id()))
+        .anonymous(
+            Method::GET,
+            &format!("/api/admin/tenants/{}/members", app.tenant_id()),
+        )
         .header("svc-open-api-key", &user_key)
         .send()
         .await
@@ -58,124 +98,281 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
 });
 
-api_test!(owners_create_users_in_their_tenant_and_e_mails_are_unique, |app| {
-    let response = app
-        .with_key(Method::POST, "/api/admin/users")
-        .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
-        .send()
-        .await
-        .unwrap();
-    let eve = expect_status(response, StatusCode::CREATED).await;
-    let response = app
-        .back_office(Method::POST, "/api/admin/users")
-        .json(&json!({"name": "Eve 2", "email": "eve@example.COM"}))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::CONFLICT, "email-taken").await;
-    // Owners must name their tenant; the e-mail must look like one.
-    let response = app.with_key(Method::POST, "/api/admin/users").json(&json!({"name": "No tenant"})).send().await.unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    assert!(problem["errors"]["tenantId"].is_array(), "{problem}");
-    let response = app.back_office(Method::POST, "/api/admin/users").json(&json!({"name": "X", "email": "nope"})).send().await.unwrap();
-    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    // The owner lists the users of its tenant.
-    let users = expect_status(app.with_key(Method::GET, "/api/admin/users").send().await.unwrap(), StatusCode::OK).await;
-    let names: Vec<&str> = users["data"].as_array().unwrap().iter().map(|u| u["name"].as_str().unwrap()).collect();
-    assert_eq!(names, vec!["Eve", "Owner"]);
-    let id = eve["id"].as_str().unwrap();
-    expect_status(app.with_key(Method::GET, &format!("/api/admin/users/{id}")).send().await.unwrap(), StatusCode::OK).await;
-    // Only platform admins change users.
-    let response = app.with_key(Method::PATCH, &format!("/api/admin/users/{id}")).json(&json!({"name": "Evil"})).send().await.unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-});
+api_test!(
+    owners_create_users_in_their_tenant_and_e_mails_are_unique,
+    |app| {
+        let response = app
+            .with_key(Method::POST, "/api/admin/users")
+            .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
+            .send()
+            .await
+            .unwrap();
+        let eve = expect_status(response, StatusCode::CREATED).await;
+        let response = app
+            .back_office(Method::POST, "/api/admin/users")
+            .json(&json!({"name": "Eve 2", "email": "eve@example.COM"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::CONFLICT, "email-taken").await;
+        // Owners must name their tenant; the e-mail must look like one.
+        let response = app
+            .with_key(Method::POST, "/api/admin/users")
+            .json(&json!({"name": "No tenant"}))
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(problem["errors"]["tenantId"].is_array(), "{problem}");
+        let response = app
+            .back_office(Method::POST, "/api/admin/users")
+            .json(&json!({"name": "X", "email": "nope"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        // The owner lists the users of its tenant.
+        let users = expect_status(
+            app.with_key(Method::GET, "/api/admin/users")
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let names: Vec<&str> = users["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, vec!["Eve", "Owner"]);
+        let id = eve["id"].as_str().unwrap();
+        expect_status(
+            app.with_key(Method::GET, &format!("/api/admin/users/{id}"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        // Only platform admins change users.
+        let response = app
+            .with_key(Method::PATCH, &format!("/api/admin/users/{id}"))
+            .json(&json!({"name": "Evil"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    }
+);
 
-api_test!(members_are_added_changed_and_removed_with_role_rules, |app| {
-    let tenant = app.tenant_id();
-    let members = format!("/api/admin/tenants/{tenant}/members");
-    let ann = app.create_user("Ann", None, "User").await;
-    let response = app.with_key(Method::POST, &members).json(&json!({"userId": ann, "role": "Administrator"})).send().await.unwrap();
-    let member = expect_status(response, StatusCode::CREATED).await;
-    assert_eq!(member["role"], "Administrator");
-    assert_eq!(member["principalType"], "UserIdentity");
-    let response = app.with_key(Method::POST, &members).json(&json!({"userId": ann})).send().await.unwrap();
-    expect_problem(response, StatusCode::CONFLICT, "already-member").await;
-    let response = app.with_key(Method::POST, &members).json(&json!({})).send().await.unwrap();
-    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    let response = app.with_key(Method::POST, &members).json(&json!({"email": "nobody@example.com"})).send().await.unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+api_test!(
+    members_are_added_changed_and_removed_with_role_rules,
+    |app| {
+        let tenant = app.tenant_id();
+        let members = format!("/api/admin/tenants/{tenant}/members");
+        let ann = app.create_user("Ann", None, "User").await;
+        let response = app
+            .with_key(Method::POST, &members)
+            .json(&json!({"userId": ann, "role": "Administrator"}))
+            .send()
+            .await
+            .unwrap();
+        let member = expect_status(response, StatusCode::CREATED).await;
+        assert_eq!(member["role"], "Administrator");
+        assert_eq!(member["principalType"], "UserIdentity");
+        let response = app
+            .with_key(Method::POST, &members)
+            .json(&json!({"userId": ann}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::CONFLICT, "already-member").await;
+        let response = app
+            .with_key(Method::POST, &members)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        let response = app
+            .with_key(Method::POST, &members)
+            .json(&json!({"email": "nobody@example.com"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
 
-    // An Administrator may add Users but not grant Owner, nor demote or remove an Owner.
-    let ann_token = app.user_token(ann, Some(tenant));
-    let bob = app.create_user("Bob", None, "User").await;
-    let response = app.with_token(Method::POST, &members, &ann_token).json(&json!({"userId": bob, "role": "Owner"})).send().await.unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-    let response = app.with_token(Method::POST, &members, &ann_token).json(&json!({"userId": bob})).send().await.unwrap();
-    expect_status(response, StatusCode::CREATED).await;
-    let owner_path = format!("{members}/{}", app.owner_id());
-    let response = app.with_token(Method::PUT, &owner_path, &ann_token).json(&json!({"role": "User"})).send().await.unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-    let response = app.with_token(Method::DELETE, &owner_path, &ann_token).send().await.unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        // An Administrator may add Users but not grant Owner, nor demote or remove an Owner.
+        let ann_token = app.user_token(ann, Some(tenant));
+        let bob = app.create_user("Bob", None, "User").await;
+        let response = app
+            .with_token(Method::POST, &members, &ann_token)
+            .json(&json!({"userId": bob, "role": "Owner"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        let response = app
+            .with_token(Method::POST, &members, &ann_token)
+            .json(&json!({"userId": bob}))
+            .send()
+            .await
+            .unwrap();
+        expect_status(response, StatusCode::CREATED).await;
+        let owner_path = format!("{members}/{}", app.owner_id());
+        let response = app
+            .with_token(Method::PUT, &owner_path, &ann_token)
+            .json(&json!({"role": "User"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        let response = app
+            .with_token(Method::DELETE, &owner_path, &ann_token)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
 
-    // The last Owner can be neither demoted nor removed.
-    let response = app.with_key(Method::PUT, &owner_path).json(&json!({"role": "User"})).send().await.unwrap();
-    expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
-    let response = app.with_key(Method::DELETE, &owner_path).send().await.unwrap();
-    expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
-    // With a second Owner it can.
-    let bob_path = format!("{members}/{bob}");
-    let response = app.with_key(Method::PUT, &bob_path).json(&json!({"ROLE": "owner"})).send().await.unwrap();
-    assert_eq!(expect_status(response, StatusCode::OK).await["role"], "Owner");
-    let response = app.with_key(Method::PUT, &owner_path).json(&json!({"role": "User"})).send().await.unwrap();
-    assert_eq!(expect_status(response, StatusCode::OK).await["role"], "User");
-    let response = app.with_key(Method::DELETE, &format!("{members}/{ann}")).send().await.unwrap();
-    expect_status(response, StatusCode::NO_CONTENT).await;
-    let response = app.with_key(Method::DELETE, &format!("{members}/{ann}")).send().await.unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        // The last Owner can be neither demoted nor removed.
+        let response = app
+            .with_key(Method::PUT, &owner_path)
+            .json(&json!({"role": "User"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
+        let response = app
+            .with_key(Method::DELETE, &owner_path)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
+        // With a second Owner it can.
+        let bob_path = format!("{members}/{bob}");
+        let response = app
+            .with_key(Method::PUT, &bob_path)
+            .json(&json!({"ROLE": "owner"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            expect_status(response, StatusCode::OK).await["role"],
+            "Owner"
+        );
+        let response = app
+            .with_key(Method::PUT, &owner_path)
+            .json(&json!({"role": "User"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            expect_status(response, StatusCode::OK).await["role"],
+            "User"
+        );
+        let response = app
+            .with_key(Method::DELETE, &format!("{members}/{ann}"))
+            .send()
+            .await
+            .unwrap();
+        expect_status(response, StatusCode::NO_CONTENT).await;
+        let response = app
+            .with_key(Method::DELETE, &format!("{members}/{ann}"))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
 
-    let page = expect_status(app.with_key(Method::GET, &format!("{members}?limit=1&offset=1")).send().await.unwrap(), StatusCode::OK).await;
-    assert_eq!(page["totalCount"], 2);
-    assert_eq!(page["offset"], 1);
-    assert_eq!(page["limit"], 1);
-    assert_eq!(page["data"][0]["name"], "Owner");
-});
+        let page = expect_status(
+            app.with_key(Method::GET, &format!("{members}?limit=1&offset=1"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(page["totalCount"], 2);
+        assert_eq!(page["offset"], 1);
+        assert_eq!(page["limit"], 1);
+        assert_eq!(page["data"][0]["name"], "Owner");
+    }
+);
 
-api_test!(api_keys_are_shown_once_listed_without_secret_and_bounded_by_role, |app| {
-    let tenant = app.tenant_id();
-    let keys = format!("/api/admin/tenants/{tenant}/api-keys");
-    let response = app.with_key(Method::POST, &keys).json(&json!({"name": "CI", "role": "Administrator"})).send().await.unwrap();
-    let created = expect_status(response, StatusCode::CREATED).await;
-    let secret = created["apiKey"].as_str().unwrap().to_owned();
-    assert_eq!(created["principalType"], "OpenAPIAccount");
-    let me = expect_status(
-        app.anonymous(Method::GET, "/api/iam/principal/me").header("svc-open-api-key", &secret).send().await.unwrap(),
-        StatusCode::OK,
-    )
-    .await;
-    assert_eq!(me["role"], "Administrator");
-    let listed = app.with_key(Method::GET, &keys).send().await.unwrap();
-    let text = listed.text().await.unwrap();
-    assert!(!text.contains(&secret), "a listing must never show a key");
-    let listed: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(listed["totalCount"], 2);
-    // The Administrator key cannot mint an Owner key.
-    let response = app
-        .anonymous(Method::POST, &keys)
-        .header("svc-open-api-key", &secret)
-        .json(&json!({"name": "escalate", "role": "Owner"}))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-    let response = app.with_key(Method::POST, &keys).json(&json!({"name": ""})).send().await.unwrap();
-    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    let response = app.with_key(Method::DELETE, &format!("{keys}/{}", uuid::Uuid::new_v4())).send().await.unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    let revoke = format!("{keys}/{}", created["id"].as_str().unwrap());
-    expect_status(app.with_key(Method::DELETE, &revoke).send().await.unwrap(), StatusCode::NO_CONTENT).await;
-    expect_status(app.with_key(Method::DELETE, &revoke).send().await.unwrap(), StatusCode::NO_CONTENT).await;
-    let listed = expect_status(app.with_key(Method::GET, &keys).send().await.unwrap(), StatusCode::OK).await;
-    let revoked = listed["data"].as_array().unwrap().iter().find(|k| k["name"] == "CI").unwrap();
-    assert!(revoked["revokedAt"].is_string());
-});
+api_test!(
+    api_keys_are_shown_once_listed_without_secret_and_bounded_by_role,
+    |app| {
+        let tenant = app.tenant_id();
+        let keys = format!("/api/admin/tenants/{tenant}/api-keys");
+        let response = app
+            .with_key(Method::POST, &keys)
+            .json(&json!({"name": "CI", "role": "Administrator"}))
+            .send()
+            .await
+            .unwrap();
+        let created = expect_status(response, StatusCode::CREATED).await;
+        let secret = created["apiKey"].as_str().unwrap().to_owned();
+        assert_eq!(created["principalType"], "OpenAPIAccount");
+        let me = expect_status(
+            app.anonymous(Method::GET, "/api/iam/principal/me")
+                .header("svc-open-api-key", &secret)
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(me["role"], "Administrator");
+        let listed = app.with_key(Method::GET, &keys).send().await.unwrap();
+        let text = listed.text().await.unwrap();
+        assert!(!text.contains(&secret), "a listing must never show a key");
+        let listed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(listed["totalCount"], 2);
+        // The Administrator key cannot mint an Owner key.
+        let response = app
+            .anonymous(Method::POST, &keys)
+            .header("svc-open-api-key", &secret)
+            .json(&json!({"name": "escalate", "role": "Owner"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        let response = app
+            .with_key(Method::POST, &keys)
+            .json(&json!({"name": ""}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        let response = app
+            .with_key(Method::DELETE, &format!("{keys}/{}", uuid::Uuid::new_v4()))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        let revoke = format!("{keys}/{}", created["id"].as_str().unwrap());
+        expect_status(
+            app.with_key(Method::DELETE, &revoke).send().await.unwrap(),
+            StatusCode::NO_CONTENT,
+        )
+        .await;
+        expect_status(
+            app.with_key(Method::DELETE, &revoke).send().await.unwrap(),
+            StatusCode::NO_CONTENT,
+        )
+        .await;
+        let listed = expect_status(
+            app.with_key(Method::GET, &keys).send().await.unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let revoked = listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == "CI")
+            .unwrap();
+        assert!(revoked["revokedAt"].is_string());
+    }
+);

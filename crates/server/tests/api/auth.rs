@@ -17,11 +17,17 @@ const ISSUER: &str = "https://idp.test/realms/basin";
 const AUDIENCE: &str = "basin-api";
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jwks").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/jwks")
+        .join(name)
 }
 
 async fn me_with_key(app: &TestApp, key: &str) -> reqwest::Response {
-    app.anonymous(Method::GET, ME).header("svc-open-api-key", key).send().await.unwrap()
+    app.anonymous(Method::GET, ME)
+        .header("svc-open-api-key", key)
+        .send()
+        .await
+        .unwrap()
 }
 
 async fn me_with_token(app: &TestApp, token: &str) -> reqwest::Response {
@@ -50,11 +56,24 @@ api_test!(missing_credentials_are_401_with_www_authenticate, |app| {
 
 api_test!(malformed_and_unknown_api_keys_are_401, |app| {
     for key in ["not-a-uuid", "", "0000"] {
-        expect_problem(me_with_key(&app, key).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
+        expect_problem(
+            me_with_key(&app, key).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
     }
     let unknown = Uuid::new_v4().to_string();
-    let problem = expect_problem(me_with_key(&app, &unknown).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
-    assert!(problem["detail"].as_str().unwrap().contains("not known"), "{problem}");
+    let problem = expect_problem(
+        me_with_key(&app, &unknown).await,
+        StatusCode::UNAUTHORIZED,
+        "credentials-invalid",
+    )
+    .await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("not known"),
+        "{problem}"
+    );
 });
 
 api_test!(api_keys_are_accepted_in_any_letter_case, |app| {
@@ -68,11 +87,23 @@ api_test!(a_revoked_api_key_is_401_revoked, |app| {
     let path = format!("/api/admin/tenants/{}/api-keys/{key_id}", app.tenant_id());
     let response = app.back_office(Method::DELETE, &path).send().await.unwrap();
     expect_status(response, StatusCode::NO_CONTENT).await;
-    expect_problem(me_with_key(&app, &key).await, StatusCode::UNAUTHORIZED, "credentials-revoked").await;
+    expect_problem(
+        me_with_key(&app, &key).await,
+        StatusCode::UNAUTHORIZED,
+        "credentials-revoked",
+    )
+    .await;
 });
 
 api_test!(malformed_bearer_tokens_and_other_schemes_are_401, |app| {
-    for authorization in ["Bearer", "Bearer ", "Bearer abc", "Bearer a.b.c", "Basic dXNlcjpwYXNz", "Token x"] {
+    for authorization in [
+        "Bearer",
+        "Bearer ",
+        "Bearer abc",
+        "Bearer a.b.c",
+        "Basic dXNlcjpwYXNz",
+        "Token x",
+    ] {
         let response = app
             .anonymous(Method::GET, ME)
             .header("authorization", authorization)
@@ -82,52 +113,78 @@ api_test!(malformed_bearer_tokens_and_other_schemes_are_401, |app| {
         expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
     }
     let huge = format!("Bearer {}", "a".repeat(20_000));
-    let response = app.anonymous(Method::GET, ME).header("authorization", huge).send().await.unwrap();
+    let response = app
+        .anonymous(Method::GET, ME)
+        .header("authorization", huge)
+        .send()
+        .await
+        .unwrap();
     expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
 });
 
-api_test!(tokens_signed_with_another_secret_or_for_another_issuer_or_audience_are_401, |app| {
-    let claims = hs_claims(&app);
-    let wrong_key = EncodingKey::from_secret(b"another-secret-another-secret-another-secret");
-    let problem = expect_problem(
-        me_with_token(&app, &sign(&claims, Algorithm::HS256, None, &wrong_key)).await,
-        StatusCode::UNAUTHORIZED,
-        "credentials-invalid",
-    )
-    .await;
-    assert!(problem["detail"].as_str().unwrap().contains("signature"), "{problem}");
-    let key = EncodingKey::from_secret(TEST_SECRET.as_bytes());
-    for (claim, value) in [("iss", "someone-else"), ("aud", "another-api")] {
-        let mut claims = claims.clone();
-        claims[claim] = value.into();
+api_test!(
+    tokens_signed_with_another_secret_or_for_another_issuer_or_audience_are_401,
+    |app| {
+        let claims = hs_claims(&app);
+        let wrong_key = EncodingKey::from_secret(b"another-secret-another-secret-another-secret");
+        let problem = expect_problem(
+            me_with_token(&app, &sign(&claims, Algorithm::HS256, None, &wrong_key)).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains("signature"),
+            "{problem}"
+        );
+        let key = EncodingKey::from_secret(TEST_SECRET.as_bytes());
+        for (claim, value) in [("iss", "someone-else"), ("aud", "another-api")] {
+            let mut claims = claims.clone();
+            claims[claim] = value.into();
+            expect_problem(
+                me_with_token(&app, &sign(&claims, Algorithm::HS256, None, &key)).await,
+                StatusCode::UNAUTHORIZED,
+                "credentials-invalid",
+            )
+            .await;
+        }
+        // HS384 with the right secret is still not an accepted algorithm.
         expect_problem(
-            me_with_token(&app, &sign(&claims, Algorithm::HS256, None, &key)).await,
+            me_with_token(&app, &sign(&claims, Algorithm::HS384, None, &key)).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
+        // No exp, and a sub that is not a UUID.
+        let mut no_exp = claims.clone();
+        no_exp.as_object_mut().unwrap().remove("exp");
+        expect_problem(
+            me_with_token(&app, &sign(&no_exp, Algorithm::HS256, None, &key)).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
+        let mut bad_sub = claims.clone();
+        bad_sub["sub"] = "alice".into();
+        expect_problem(
+            me_with_token(&app, &sign(&bad_sub, Algorithm::HS256, None, &key)).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
+        // An unsigned token (alg none).
+        let unsigned = format!(
+            "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.",
+            base64_url(&serde_json::to_vec(&claims).unwrap())
+        );
+        expect_problem(
+            me_with_token(&app, &unsigned).await,
             StatusCode::UNAUTHORIZED,
             "credentials-invalid",
         )
         .await;
     }
-    // HS384 with the right secret is still not an accepted algorithm.
-    expect_problem(
-        me_with_token(&app, &sign(&claims, Algorithm::HS384, None, &key)).await,
-        StatusCode::UNAUTHORIZED,
-        "credentials-invalid",
-    )
-    .await;
-    // No exp, and a sub that is not a UUID.
-    let mut no_exp = claims.clone();
-    no_exp.as_object_mut().unwrap().remove("exp");
-    expect_problem(me_with_token(&app, &sign(&no_exp, Algorithm::HS256, None, &key)).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
-    let mut bad_sub = claims.clone();
-    bad_sub["sub"] = "alice".into();
-    expect_problem(me_with_token(&app, &sign(&bad_sub, Algorithm::HS256, None, &key)).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
-    // An unsigned token (alg none).
-    let unsigned = format!(
-        "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.",
-        base64_url(&serde_json::to_vec(&claims).unwrap())
-    );
-    expect_problem(me_with_token(&app, &unsigned).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
-});
+);
 
 fn base64_url(bytes: &[u8]) -> String {
     use base64::Engine;
@@ -138,26 +195,66 @@ api_test!(expired_and_not_yet_valid_tokens_are_401_expired, |app| {
     let token = app.user_token(app.owner_id(), Some(app.tenant_id()));
     expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
     app.clock.advance(TimeDelta::hours(2));
-    let problem = expect_problem(me_with_token(&app, &token).await, StatusCode::UNAUTHORIZED, "credentials-expired").await;
-    assert!(problem["detail"].as_str().unwrap().contains("expired"), "{problem}");
+    let problem = expect_problem(
+        me_with_token(&app, &token).await,
+        StatusCode::UNAUTHORIZED,
+        "credentials-expired",
+    )
+    .await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("expired"),
+        "{problem}"
+    );
     // Issued two hours "ago" from the test's point of view: nbf lies in the app's future.
     app.clock.advance(TimeDelta::hours(-4));
-    let problem = expect_problem(me_with_token(&app, &token).await, StatusCode::UNAUTHORIZED, "credentials-expired").await;
-    assert!(problem["detail"].as_str().unwrap().contains("not valid yet"), "{problem}");
+    let problem = expect_problem(
+        me_with_token(&app, &token).await,
+        StatusCode::UNAUTHORIZED,
+        "credentials-expired",
+    )
+    .await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not valid yet"),
+        "{problem}"
+    );
 });
 
-api_test!(a_disabled_users_tokens_are_401_revoked_until_enabled_again, |app| {
-    let user = app.create_user("Dora", Some(app.tenant_id()), "User").await;
-    let token = app.user_token(user, None);
-    expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
-    let path = format!("/api/admin/users/{user}");
-    let response = app.back_office(Method::PATCH, &path).json(&json!({"disabled": true})).send().await.unwrap();
-    assert_eq!(expect_status(response, StatusCode::OK).await["disabled"], true);
-    expect_problem(me_with_token(&app, &token).await, StatusCode::UNAUTHORIZED, "credentials-revoked").await;
-    let response = app.back_office(Method::PATCH, &path).json(&json!({"disabled": false})).send().await.unwrap();
-    expect_status(response, StatusCode::OK).await;
-    expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
-});
+api_test!(
+    a_disabled_users_tokens_are_401_revoked_until_enabled_again,
+    |app| {
+        let user = app.create_user("Dora", Some(app.tenant_id()), "User").await;
+        let token = app.user_token(user, None);
+        expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
+        let path = format!("/api/admin/users/{user}");
+        let response = app
+            .back_office(Method::PATCH, &path)
+            .json(&json!({"disabled": true}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            expect_status(response, StatusCode::OK).await["disabled"],
+            true
+        );
+        expect_problem(
+            me_with_token(&app, &token).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-revoked",
+        )
+        .await;
+        let response = app
+            .back_office(Method::PATCH, &path)
+            .json(&json!({"disabled": false}))
+            .send()
+            .await
+            .unwrap();
+        expect_status(response, StatusCode::OK).await;
+        expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
+    }
+);
 
 api_test!(the_bearer_token_wins_over_the_api_key, |app| {
     let response = app
@@ -182,7 +279,11 @@ api_test!(the_bearer_token_wins_over_the_api_key, |app| {
 api_test!(valid_but_insufficient_credentials_are_403, |app| {
     for request in [
         app.with_key(Method::POST, "/api/admin/tenants"),
-        app.with_token(Method::POST, "/api/admin/tenants", &app.bootstrap.user_token),
+        app.with_token(
+            Method::POST,
+            "/api/admin/tenants",
+            &app.bootstrap.user_token,
+        ),
     ] {
         let response = request.json(&json!({"name": "Nope"})).send().await.unwrap();
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
@@ -200,7 +301,10 @@ api_test!(roles_and_scopes_are_parsed_from_the_token, |app| {
     });
     let me = expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
     assert_eq!(me["platformRoles"], json!(["CloudAdministrator"]));
-    assert_eq!(me["scopes"], json!(["extra.scope", "platform_iam_featurestatus_read"]));
+    assert_eq!(
+        me["scopes"],
+        json!(["extra.scope", "platform_iam_featurestatus_read"])
+    );
     // CloudAdministrator may administer like BackOffice.
     let response = app
         .with_token(Method::POST, "/api/admin/tenants", &token)
@@ -235,7 +339,8 @@ fn oidc_claims(subject: Uuid, tenant: Uuid) -> Value {
 }
 
 async fn check_oidc(app: &TestApp) {
-    let rsa = EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
+    let rsa =
+        EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
     let ec = EncodingKey::from_ec_pem(&std::fs::read(fixture("ec-private.pem")).unwrap()).unwrap();
     let subject = Uuid::new_v4();
     let claims = oidc_claims(subject, app.tenant_id());
@@ -255,11 +360,34 @@ async fn check_oidc(app: &TestApp) {
     let failures = [
         sign(&claims, Algorithm::RS256, Some("ec-test"), &rsa),
         sign(&claims, Algorithm::RS256, Some("rotated-away"), &rsa),
-        sign(&{ let mut c = claims.clone(); c["iss"] = "https://evil.test".into(); c }, Algorithm::RS256, Some("rsa-test"), &rsa),
-        sign(&{ let mut c = claims.clone(); c["aud"] = "other".into(); c }, Algorithm::ES256, Some("ec-test"), &ec),
+        sign(
+            &{
+                let mut c = claims.clone();
+                c["iss"] = "https://evil.test".into();
+                c
+            },
+            Algorithm::RS256,
+            Some("rsa-test"),
+            &rsa,
+        ),
+        sign(
+            &{
+                let mut c = claims.clone();
+                c["aud"] = "other".into();
+                c
+            },
+            Algorithm::ES256,
+            Some("ec-test"),
+            &ec,
+        ),
     ];
     for token in failures {
-        expect_problem(me_with_token(app, &token).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
+        expect_problem(
+            me_with_token(app, &token).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
     }
 }
 
@@ -268,13 +396,17 @@ mod oidc_tokens_are_verified_against_a_jwks_file {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite() {
-        let app = spawn_app_on(Backend::Sqlite, oidc_config(None)).await.unwrap();
+        let app = spawn_app_on(Backend::Sqlite, oidc_config(None))
+            .await
+            .unwrap();
         check_oidc(&app).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
-        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(None)).await else { return };
+        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(None)).await else {
+            return;
+        };
         check_oidc(&app).await;
     }
 }
@@ -300,21 +432,45 @@ mod oidc_tokens_are_verified_against_a_jwks_url {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite() {
         let url = serve_jwks().await;
-        let app = spawn_app_on(Backend::Sqlite, oidc_config(Some(url))).await.unwrap();
+        let app = spawn_app_on(Backend::Sqlite, oidc_config(Some(url)))
+            .await
+            .unwrap();
         check_oidc(&app).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
         let url = serve_jwks().await;
-        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(Some(url))).await else { return };
+        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(Some(url))).await else {
+            return;
+        };
         check_oidc(&app).await;
     }
 }
 
-api_test!(rs256_tokens_are_refused_when_no_identity_provider_is_configured, |app| {
-    let rsa = EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
-    let token = sign(&oidc_claims(Uuid::new_v4(), app.tenant_id()), Algorithm::RS256, Some("rsa-test"), &rsa);
-    let problem = expect_problem(me_with_token(&app, &token).await, StatusCode::UNAUTHORIZED, "credentials-invalid").await;
-    assert!(problem["detail"].as_str().unwrap().contains("identity provider"), "{problem}");
-});
+api_test!(
+    rs256_tokens_are_refused_when_no_identity_provider_is_configured,
+    |app| {
+        let rsa =
+            EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
+        let token = sign(
+            &oidc_claims(Uuid::new_v4(), app.tenant_id()),
+            Algorithm::RS256,
+            Some("rsa-test"),
+            &rsa,
+        );
+        let problem = expect_problem(
+            me_with_token(&app, &token).await,
+            StatusCode::UNAUTHORIZED,
+            "credentials-invalid",
+        )
+        .await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("identity provider"),
+            "{problem}"
+        );
+    }
+);

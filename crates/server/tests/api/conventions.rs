@@ -7,34 +7,63 @@ use serde_json::json;
 use crate::helpers::*;
 
 api_test!(unknown_routes_are_a_404_problem, |app| {
-    let response = app.with_key(Method::GET, "/api/no/such/thing").send().await.unwrap();
+    let response = app
+        .with_key(Method::GET, "/api/no/such/thing")
+        .send()
+        .await
+        .unwrap();
     let problem = expect_problem(response, StatusCode::NOT_FOUND, "route-not-found").await;
     assert_eq!(problem["instance"], "/api/no/such/thing");
     assert!(problem["requestId"].is_string());
 });
 
 api_test!(a_wrong_method_is_a_405_problem_with_allow, |app| {
-    let response = app.with_key(Method::DELETE, "/api/iam/principal/me").send().await.unwrap();
-    assert!(response.headers().get("allow").is_some());
-    expect_problem(response, StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed").await;
-});
-
-api_test!(a_body_over_the_limit_is_a_413_problem_and_creates_nothing, |app| {
-    let name = "x".repeat(app.config.limits.json_body_bytes_max + 1);
     let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
-        .json(&json!({ "name": name }))
+        .with_key(Method::DELETE, "/api/iam/principal/me")
         .send()
         .await
         .unwrap();
-    expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large").await;
-    let list = app.back_office(Method::GET, "/api/admin/tenants").send().await.unwrap();
-    let body = expect_status(list, StatusCode::OK).await;
-    assert_eq!(body["data"].as_array().unwrap().len(), 1, "only the bootstrap tenant");
+    assert!(response.headers().get("allow").is_some());
+    expect_problem(
+        response,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+    )
+    .await;
 });
 
+api_test!(
+    a_body_over_the_limit_is_a_413_problem_and_creates_nothing,
+    |app| {
+        let name = "x".repeat(app.config.limits.json_body_bytes_max + 1);
+        let response = app
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large").await;
+        let list = app
+            .back_office(Method::GET, "/api/admin/tenants")
+            .send()
+            .await
+            .unwrap();
+        let body = expect_status(list, StatusCode::OK).await;
+        assert_eq!(
+            body["data"].as_array().unwrap().len(),
+            1,
+            "only the bootstrap tenant"
+        );
+    }
+);
+
 api_test!(json_bodies_are_read_whatever_the_content_type, |app| {
-    for content_type in ["application/json-patch+json", "text/plain", "application/json", "application/octet-stream"] {
+    for content_type in [
+        "application/json-patch+json",
+        "text/plain",
+        "application/json",
+        "application/octet-stream",
+    ] {
         let response = app
             .back_office(Method::POST, "/api/admin/tenants")
             .header("content-type", content_type)
@@ -64,7 +93,10 @@ api_test!(an_empty_body_is_read_as_an_empty_object, |app| {
         .unwrap();
     let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     assert!(problem["errors"].is_object(), "{problem}");
-    assert!(problem["detail"].as_str().unwrap().contains("name"), "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("name"),
+        "{problem}"
+    );
 });
 
 api_test!(malformed_json_is_a_400_invalid_body, |app| {
@@ -77,24 +109,30 @@ api_test!(malformed_json_is_a_400_invalid_body, |app| {
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
 });
 
-api_test!(unknown_and_mistyped_fields_are_validation_problems_naming_the_field, |app| {
-    let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
-        .json(&json!({ "name": "A", "colour": "blue" }))
-        .send()
-        .await
-        .unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    assert!(problem["detail"].as_str().unwrap().contains("colour"), "{problem}");
-    let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
-        .json(&json!({ "name": 5 }))
-        .send()
-        .await
-        .unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    assert!(problem["errors"]["name"].is_array(), "{problem}");
-});
+api_test!(
+    unknown_and_mistyped_fields_are_validation_problems_naming_the_field,
+    |app| {
+        let response = app
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&json!({ "name": "A", "colour": "blue" }))
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains("colour"),
+            "{problem}"
+        );
+        let response = app
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&json!({ "name": 5 }))
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(problem["errors"]["name"].is_array(), "{problem}");
+    }
+);
 
 api_test!(json_property_names_bind_in_any_case, |app| {
     let response = app
@@ -107,95 +145,151 @@ api_test!(json_property_names_bind_in_any_case, |app| {
     assert_eq!(user["name"], "Ann");
     assert_eq!(user["email"], "ann@example.com");
     let members = app
-        .back_office(Method::GET, &format!("/api/admin/tenants/{}/members", app.tenant_id()))
+        .back_office(
+            Method::GET,
+            &format!("/api/admin/tenants/{}/members", app.tenant_id()),
+        )
         .send()
         .await
         .unwrap();
     let members = expect_status(members, StatusCode::OK).await;
-    let ann = members["data"].as_array().unwrap().iter().find(|m| m["name"] == "Ann").unwrap();
-    assert_eq!(ann["role"], "Administrator", "enum values come out PascalCase");
+    let ann = members["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "Ann")
+        .unwrap();
+    assert_eq!(
+        ann["role"], "Administrator",
+        "enum values come out PascalCase"
+    );
 });
 
-api_test!(query_parameter_names_and_enum_values_bind_in_any_case, |app| {
-    for name in ["b", "a", "c"] {
-        app.create_tenant(name).await;
-    }
-    let response = app
-        .back_office(Method::GET, "/api/admin/tenants?LIMIT=2&SortBy=name&SORTORDER=desc")
-        .send()
-        .await
-        .unwrap();
-    let page = expect_status(response, StatusCode::OK).await;
-    let names: Vec<&str> = page["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, vec!["c", "b"]);
-    assert!(page["cursor"].is_string());
-    let response = app
-        .back_office(Method::GET, "/api/admin/tenants?sortBy=Colour")
-        .send()
-        .await
-        .unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    assert!(problem["detail"].as_str().unwrap().contains("Name, CreatedAt"), "{problem}");
-    let response = app
-        .back_office(Method::GET, "/api/admin/tenants?limit=ten")
-        .send()
-        .await
-        .unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    assert!(problem["errors"]["limit"].is_array(), "{problem}");
-});
-
-api_test!(api_version_defaults_accepts_minor_zero_and_rejects_others, |app| {
-    for version in [None, Some("1"), Some("1.0"), Some("4"), Some("3.0")] {
-        let mut request = app.with_key(Method::GET, "/api/iam/principal/me");
-        if let Some(version) = version {
-            request = request.header("api-version", version);
+api_test!(
+    query_parameter_names_and_enum_values_bind_in_any_case,
+    |app| {
+        for name in ["b", "a", "c"] {
+            app.create_tenant(name).await;
         }
-        let response = request.send().await.unwrap();
-        assert_eq!(
-            response.headers()["api-supported-versions"],
-            "1.0, 2.0, 3.0, 4.0"
+        let response = app
+            .back_office(
+                Method::GET,
+                "/api/admin/tenants?LIMIT=2&SortBy=name&SORTORDER=desc",
+            )
+            .send()
+            .await
+            .unwrap();
+        let page = expect_status(response, StatusCode::OK).await;
+        let names: Vec<&str> = page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, vec!["c", "b"]);
+        assert!(page["cursor"].is_string());
+        let response = app
+            .back_office(Method::GET, "/api/admin/tenants?sortBy=Colour")
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("Name, CreatedAt"),
+            "{problem}"
         );
-        expect_status(response, StatusCode::OK).await;
+        let response = app
+            .back_office(Method::GET, "/api/admin/tenants?limit=ten")
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(problem["errors"]["limit"].is_array(), "{problem}");
     }
-    let response = app
-        .with_key(Method::GET, "/api/iam/principal/me")
-        .header("api-version", "9")
-        .send()
-        .await
-        .unwrap();
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
-    assert!(problem["detail"].as_str().unwrap().contains("1.0, 2.0, 3.0, 4.0"), "{problem}");
-    assert_eq!(problem["supportedVersions"], json!(["1.0", "2.0", "3.0", "4.0"]));
-    // The admin API supports only 1, also when named in the query string.
-    let response = app
-        .back_office(Method::GET, "/api/admin/tenants?API-VERSION=2")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.headers()["api-supported-versions"], "1.0");
-    expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
-});
+);
+
+api_test!(
+    api_version_defaults_accepts_minor_zero_and_rejects_others,
+    |app| {
+        for version in [None, Some("1"), Some("1.0"), Some("4"), Some("3.0")] {
+            let mut request = app.with_key(Method::GET, "/api/iam/principal/me");
+            if let Some(version) = version {
+                request = request.header("api-version", version);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(
+                response.headers()["api-supported-versions"],
+                "1.0, 2.0, 3.0, 4.0"
+            );
+            expect_status(response, StatusCode::OK).await;
+        }
+        let response = app
+            .with_key(Method::GET, "/api/iam/principal/me")
+            .header("api-version", "9")
+            .send()
+            .await
+            .unwrap();
+        let problem =
+            expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("1.0, 2.0, 3.0, 4.0"),
+            "{problem}"
+        );
+        assert_eq!(
+            problem["supportedVersions"],
+            json!(["1.0", "2.0", "3.0", "4.0"])
+        );
+        // The admin API supports only 1, also when named in the query string.
+        let response = app
+            .back_office(Method::GET, "/api/admin/tenants?API-VERSION=2")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.headers()["api-supported-versions"], "1.0");
+        expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+    }
+);
 
 api_test!(every_response_carries_api_supported_versions, |app| {
     for path in ["/health/live", "/health/ready", "/openapi.json", "/nowhere"] {
         let response = app.anonymous(Method::GET, path).send().await.unwrap();
-        assert!(response.headers().contains_key("api-supported-versions"), "{path}");
+        assert!(
+            response.headers().contains_key("api-supported-versions"),
+            "{path}"
+        );
     }
 });
 
 api_test!(timestamps_have_seven_fractional_digits_and_no_zone, |app| {
-    let response = app.with_key(Method::GET, "/api/iam/tenant/my").send().await.unwrap();
+    let response = app
+        .with_key(Method::GET, "/api/iam/tenant/my")
+        .send()
+        .await
+        .unwrap();
     let body = expect_status(response, StatusCode::OK).await;
     let created = body["data"][0]["createdAt"].as_str().unwrap();
     let (_, fraction) = created.split_once('.').unwrap();
     assert_eq!(fraction.len(), 7, "{created}");
     assert!(fraction.bytes().all(|b| b.is_ascii_digit()), "{created}");
-    assert_eq!(created.len(), "2019-01-24T08:17:02.4355712".len(), "{created}");
+    assert_eq!(
+        created.len(),
+        "2019-01-24T08:17:02.4355712".len(),
+        "{created}"
+    );
 });
 
 api_test!(request_ids_are_generated_or_kept, |app| {
-    let response = app.with_key(Method::GET, "/api/iam/principal/me").send().await.unwrap();
+    let response = app
+        .with_key(Method::GET, "/api/iam/principal/me")
+        .send()
+        .await
+        .unwrap();
     assert!(response.headers().contains_key("x-request-id"));
     let response = app
         .with_key(Method::GET, "/api/iam/principal/me")
@@ -216,9 +310,23 @@ api_test!(a_malformed_id_in_the_path_is_a_400, |app| {
 });
 
 api_test!(health_probes_answer_without_credentials, |app| {
-    let live = expect_status(app.anonymous(Method::GET, "/health/live").send().await.unwrap(), StatusCode::OK).await;
+    let live = expect_status(
+        app.anonymous(Method::GET, "/health/live")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(live["status"], "Healthy");
-    let ready = expect_status(app.anonymous(Method::GET, "/health/ready").send().await.unwrap(), StatusCode::OK).await;
+    let ready = expect_status(
+        app.anonymous(Method::GET, "/health/ready")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
     let expected = match app.backend {
         Backend::Sqlite => "sqlite",
         Backend::Postgres => "postgres",
@@ -227,12 +335,31 @@ api_test!(health_probes_answer_without_credentials, |app| {
 });
 
 api_test!(the_openapi_document_and_swagger_ui_are_served, |app| {
-    let spec = expect_status(app.anonymous(Method::GET, "/openapi.json").send().await.unwrap(), StatusCode::OK).await;
-    for path in ["/api/iam/principal/me", "/api/iam/tenant/my", "/api/admin/tenants", "/api/admin/tenants/{tenantId}/api-keys", "/api/admin/users"] {
-        assert!(spec["paths"][path].is_object(), "{path} missing from the OpenAPI document");
+    let spec = expect_status(
+        app.anonymous(Method::GET, "/openapi.json")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    for path in [
+        "/api/iam/principal/me",
+        "/api/iam/tenant/my",
+        "/api/admin/tenants",
+        "/api/admin/tenants/{tenantId}/api-keys",
+        "/api/admin/users",
+    ] {
+        assert!(
+            spec["paths"][path].is_object(),
+            "{path} missing from the OpenAPI document"
+        );
     }
     assert!(spec["components"]["securitySchemes"]["apiKey"].is_object());
     let ui = app.anonymous(Method::GET, "/docs/").send().await.unwrap();
     assert_eq!(ui.status(), StatusCode::OK);
-    assert!(ui.text().await.unwrap().contains("swagger"), "Swagger UI page");
+    assert!(
+        ui.text().await.unwrap().contains("swagger"),
+        "Swagger UI page"
+    );
 });

@@ -41,7 +41,8 @@ macro_rules! api_test {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                let Some($app) = $crate::helpers::spawn_app_on($crate::helpers::Backend::Postgres, |_| {}).await
+                let Some($app) =
+                    $crate::helpers::spawn_app_on($crate::helpers::Backend::Postgres, |_| {}).await
                 else {
                     return;
                 };
@@ -64,7 +65,10 @@ impl Drop for PgDatabase {
         let name = self.name.clone();
         // Drop runs outside async context; a private runtime on a thread does the cleanup.
         let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             runtime.block_on(async move {
                 if let Ok(pool) = sqlx::PgPool::connect(&admin_url).await {
                     let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
@@ -132,12 +136,17 @@ pub struct TestApp {
 
 /// Starts the app on SQLite.
 pub async fn spawn_app(backend: Backend) -> TestApp {
-    spawn_app_on(backend, |_| {}).await.expect("backend unavailable")
+    spawn_app_on(backend, |_| {})
+        .await
+        .expect("backend unavailable")
 }
 
 /// Starts the app on `backend` with a config adjusted by `configure`; `None` when PostgreSQL
 /// is not configured.
-pub async fn spawn_app_on(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestApp> {
+pub async fn spawn_app_on(
+    backend: Backend,
+    configure: impl FnOnce(&mut Config),
+) -> Option<TestApp> {
     let data_dir = tempfile::tempdir().unwrap();
     let database = match backend {
         Backend::Sqlite => None,
@@ -151,7 +160,9 @@ pub async fn spawn_app_on(backend: Backend, configure: impl FnOnce(&mut Config))
     config.auth.jwt_secret = Some(SecretString::from(TEST_SECRET));
     configure(&mut config);
     let clock = ManualClock::new(chrono::Utc::now());
-    let app = App::build(config.clone(), Arc::new(clock.clone())).await.unwrap();
+    let app = App::build(config.clone(), Arc::new(clock.clone()))
+        .await
+        .unwrap();
     let address = format!("http://{}", app.local_addr().unwrap());
     let bootstrap = app.bootstrap().cloned().expect("a fresh store bootstraps");
     let secret = app.services().secret.clone();
@@ -270,7 +281,10 @@ impl TestApp {
     /// Creates an API key in `tenant` with `role` as BackOffice and returns (id, key).
     pub async fn create_api_key(&self, tenant: Uuid, role: &str) -> (Uuid, String) {
         let response = self
-            .back_office(Method::POST, &format!("/api/admin/tenants/{tenant}/api-keys"))
+            .back_office(
+                Method::POST,
+                &format!("/api/admin/tenants/{tenant}/api-keys"),
+            )
             .json(&serde_json::json!({ "name": "test key", "role": role }))
             .send()
             .await

@@ -31,7 +31,8 @@ fn run_json(command: &mut Command) -> Value {
         "command failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&output.stdout)))
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&output.stdout)))
 }
 
 async fn bootstrap_twice(database_url: Option<String>) {
@@ -50,10 +51,16 @@ async fn bootstrap_twice(database_url: Option<String>) {
     let second = tokio::task::spawn_blocking(run).await.unwrap();
     for field in ["tenantId", "userId", "apiKey"] {
         assert!(first[field].is_string(), "{field} missing: {first}");
-        assert_eq!(first[field], second[field], "{field} changed between bootstraps");
+        assert_eq!(
+            first[field], second[field],
+            "{field} changed between bootstraps"
+        );
     }
     assert!(first["backOfficeToken"].is_string() && first["userToken"].is_string());
-    assert_ne!(first["backOfficeToken"], second["backOfficeToken"], "tokens are fresh");
+    assert_ne!(
+        first["backOfficeToken"], second["backOfficeToken"],
+        "tokens are fresh"
+    );
 }
 
 mod admin_bootstrap_is_idempotent {
@@ -66,23 +73,43 @@ mod admin_bootstrap_is_idempotent {
 
     #[tokio::test]
     async fn postgres() {
-        let Some(database) = create_pg_database().await else { return };
+        let Some(database) = create_pg_database().await else {
+            return;
+        };
         bootstrap_twice(Some(database.url.clone())).await;
     }
 }
 
 api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
     let key_id = {
-        let response = app.with_key(Method::GET, "/api/iam/principal/me").send().await.unwrap();
-        expect_status(response, StatusCode::OK).await["id"].as_str().unwrap().to_owned()
+        let response = app
+            .with_key(Method::GET, "/api/iam/principal/me")
+            .send()
+            .await
+            .unwrap();
+        expect_status(response, StatusCode::OK).await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     };
     let revoke = format!("/api/admin/tenants/{}/api-keys/{key_id}", app.tenant_id());
-    expect_status(app.back_office(Method::DELETE, &revoke).send().await.unwrap(), StatusCode::NO_CONTENT).await;
+    expect_status(
+        app.back_office(Method::DELETE, &revoke)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::NO_CONTENT,
+    )
+    .await;
     let identity = basin::identity::service::IdentityService::new(
-        basin::db::Db::connect(&app.config.effective_database_url(), &app.config.database).await.unwrap(),
+        basin::db::Db::connect(&app.config.effective_database_url(), &app.config.database)
+            .await
+            .unwrap(),
         std::sync::Arc::new(app.clock.clone()),
     );
-    let again = basin::identity::bootstrap::bootstrap(&identity, &app.secret, &app.config.auth).await.unwrap();
+    let again = basin::identity::bootstrap::bootstrap(&identity, &app.secret, &app.config.auth)
+        .await
+        .unwrap();
     assert_eq!(again.tenant_id, app.bootstrap.tenant_id);
     assert_ne!(again.api_key, app.bootstrap.api_key);
     let response = app
@@ -102,25 +129,62 @@ fn admin_token_signs_the_requested_claims() {
     let output = basin()
         .arg("--data-dir")
         .arg(dir.path())
-        .args(["admin", "token", "--sub", &sub.to_string(), "--tenant", &tenant.to_string()])
-        .args(["--role", "BackOffice", "--scope", "a", "--scope", "b", "--client-id", "app", "--ttl", "5m"])
+        .args([
+            "admin",
+            "token",
+            "--sub",
+            &sub.to_string(),
+            "--tenant",
+            &tenant.to_string(),
+        ])
+        .args([
+            "--role",
+            "BackOffice",
+            "--scope",
+            "a",
+            "--scope",
+            "b",
+            "--client-id",
+            "app",
+            "--ttl",
+            "5m",
+        ])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let token = String::from_utf8(output.stdout).unwrap();
     let payload = token.trim().split('.').nth(1).unwrap();
     use base64::Engine;
-    let claims: Value = serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let claims: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(claims["sub"], sub.to_string());
     assert_eq!(claims["tenant_id"], tenant.to_string());
     assert_eq!(claims["roles"], serde_json::json!(["BackOffice"]));
     assert_eq!(claims["scope"], "a b");
     assert_eq!(claims["client_id"], "app");
-    assert_eq!(claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(), 300);
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        300
+    );
     let bad = basin()
         .arg("--data-dir")
         .arg(dir.path())
-        .args(["admin", "token", "--sub", &sub.to_string(), "--ttl", "forever"])
+        .args([
+            "admin",
+            "token",
+            "--sub",
+            &sub.to_string(),
+            "--ttl",
+            "forever",
+        ])
         .output()
         .unwrap();
     assert!(!bad.status.success());
@@ -132,28 +196,55 @@ fn config_prints_the_effective_configuration_with_secrets_masked() {
     let dir = tempfile::tempdir().unwrap();
     let output = basin()
         .current_dir(dir.path())
-        .env("BASIN_AUTH__JWT_SECRET", "a-very-long-secret-that-nobody-should-see-ever")
+        .env(
+            "BASIN_AUTH__JWT_SECRET",
+            "a-very-long-secret-that-nobody-should-see-ever",
+        )
         .env("BASIN_LIMITS__PAGE_SIZE_MAX", "250")
-        .args(["--database-url", "postgres://basin:hunter2@db/basin", "config"])
+        .args([
+            "--database-url",
+            "postgres://basin:hunter2@db/basin",
+            "config",
+        ])
         .output()
         .unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(!text.contains("nobody-should-see") && !text.contains("hunter2"), "{text}");
+    assert!(
+        !text.contains("nobody-should-see") && !text.contains("hunter2"),
+        "{text}"
+    );
     let config: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(config["limits"]["page_size_max"], 250);
     assert_eq!(config["auth"]["jwt_secret"], "***");
-    let bad = basin().current_dir(dir.path()).env("BASIN_LIMITS__NO_SUCH_KEY", "1").arg("config").output().unwrap();
+    let bad = basin()
+        .current_dir(dir.path())
+        .env("BASIN_LIMITS__NO_SUCH_KEY", "1")
+        .arg("config")
+        .output()
+        .unwrap();
     assert!(!bad.status.success(), "unknown keys are an error");
 }
 
 #[test]
 fn migrate_creates_the_sqlite_store() {
     let dir = tempfile::tempdir().unwrap();
-    let output = basin().arg("--data-dir").arg(dir.path()).arg("migrate").output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = basin()
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("migrate")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(dir.path().join("basin.db").exists());
-    let bad = basin().args(["--database-url", "mysql://x/y", "migrate"]).output().unwrap();
+    let bad = basin()
+        .args(["--database-url", "mysql://x/y", "migrate"])
+        .output()
+        .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
 }
@@ -185,7 +276,9 @@ fn serve_prints_the_bootstrap_and_drains_in_flight_requests_on_sigterm() {
     });
     let (mut address, mut token) = (None, None);
     while address.is_none() || token.is_none() {
-        let (is_stdout, line) = lines_rx.recv_timeout(Duration::from_secs(60)).expect("server did not start");
+        let (is_stdout, line) = lines_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("server did not start");
         if let Some(rest) = line.split("listening on http://").nth(1) {
             address = Some(rest.trim().to_owned());
         }
@@ -198,7 +291,9 @@ fn serve_prints_the_bootstrap_and_drains_in_flight_requests_on_sigterm() {
     // Start a request and leave its body half sent.
     let body = r#"{"name": "Sent during shutdown"}"#;
     let mut stream = TcpStream::connect(&address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     write!(
         stream,
         "POST /api/admin/tenants HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
@@ -209,12 +304,15 @@ fn serve_prints_the_bootstrap_and_drains_in_flight_requests_on_sigterm() {
     stream.flush().unwrap();
     std::thread::sleep(Duration::from_millis(300));
 
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     std::thread::sleep(Duration::from_millis(300));
 
     // The in-flight request still completes.
-    stream.write_all(body[10..].as_bytes()).unwrap();
+    stream.write_all(&body.as_bytes()[10..]).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");
@@ -222,7 +320,10 @@ fn serve_prints_the_bootstrap_and_drains_in_flight_requests_on_sigterm() {
     let exit = child.wait().unwrap();
     assert!(exit.success(), "exit status {exit:?}");
     let logs: Vec<String> = lines_rx.try_iter().map(|(_, line)| line).collect();
-    assert!(logs.iter().any(|line| line.contains("shutting down")), "{logs:?}");
+    assert!(
+        logs.iter().any(|line| line.contains("shutting down")),
+        "{logs:?}"
+    );
     // New connections are refused once stopped.
     assert!(TcpStream::connect(&address).is_err());
 }
@@ -242,7 +343,7 @@ async fn check_in_flight_drain(mut app: TestApp) {
     tokio::time::sleep(Duration::from_millis(200)).await;
     app.signal_shutdown();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    stream.write_all(body[5..].as_bytes()).await.unwrap();
+    stream.write_all(&body.as_bytes()[5..]).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");
@@ -259,7 +360,9 @@ mod shutdown_drains_in_flight_requests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
-        let Some(app) = spawn_app_on(Backend::Postgres, |_| {}).await else { return };
+        let Some(app) = spawn_app_on(Backend::Postgres, |_| {}).await else {
+            return;
+        };
         check_in_flight_drain(app).await;
     }
 }

@@ -1,6 +1,13 @@
 //! HTTP-level tests. One binary (see `autotests = false`), one module per area, every test run
 //! on SQLite and PostgreSQL through `api_test!`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::field_reassign_with_default,
+    reason = "test code: a failed assumption should abort the test loudly"
+)]
 #[macro_use]
 mod helpers;
 
