@@ -1,6 +1,8 @@
 //! SQL for identity, on both databases. No rules here: see `service.rs`.
 
 use chrono::{DateTime, Utc};
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
 use uuid::Uuid;
 
@@ -85,30 +87,49 @@ pub async fn list_tenants(
     page: &KeysetPage,
     manager: Option<UserId>,
 ) -> StoreResult<Vec<Tenant>> {
-    let filter_param = 1;
-    let cursor_param = if manager.is_some() { 2 } else { 1 };
+    let filter = manager.map(|manager| {
+        (
+            "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = $1 AND role IN ('Owner', 'Administrator'))",
+            manager.as_uuid(),
+        )
+    });
+    list_keyset(
+        db,
+        "SELECT id, name, created_at, updated_at FROM tenants",
+        filter,
+        page,
+    )
+    .await
+}
+
+/// One keyset page of `select`, optionally restricted by a condition on `$1`.
+async fn list_keyset<T>(
+    db: &Db,
+    select: &str,
+    filter: Option<(&str, Uuid)>,
+    page: &KeysetPage,
+) -> StoreResult<Vec<T>>
+where
+    T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin,
+{
+    let cursor_param = if filter.is_some() { 2 } else { 1 };
     let keyset = keyset_sql(
         page.column.sql(),
         page.descending,
         page.after.is_some(),
         cursor_param,
     );
-    let filter = if manager.is_some() {
-        format!(
-            "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = ${filter_param} AND role IN ('Owner', 'Administrator'))"
-        )
-    } else {
-        "1 = 1".to_owned()
-    };
     let limit_param = cursor_param + if page.after.is_some() { 2 } else { 0 };
     let sql = format!(
-        "SELECT id, name, created_at, updated_at FROM tenants WHERE {filter} AND {} ORDER BY {} LIMIT ${limit_param}",
-        keyset.after, keyset.order_by
+        "{select} WHERE {} AND {} ORDER BY {} LIMIT ${limit_param}",
+        filter.map_or("1 = 1", |(condition, _)| condition),
+        keyset.after,
+        keyset.order_by
     );
     Ok(on_db!(db, |pool| {
-        let mut query = sqlx::query_as::<_, Tenant>(AssertSqlSafe(sql));
-        if let Some(manager) = manager {
-            query = query.bind(manager);
+        let mut query = sqlx::query_as::<_, T>(AssertSqlSafe(sql));
+        if let Some((_, value)) = filter {
+            query = query.bind(value);
         }
         if let Some((key, id)) = &page.after {
             query = match key {
@@ -205,37 +226,14 @@ pub async fn list_users(
     page: &KeysetPage,
     tenant: Option<TenantId>,
 ) -> StoreResult<Vec<User>> {
-    let cursor_param = if tenant.is_some() { 2 } else { 1 };
-    let keyset = keyset_sql(
-        page.column.sql(),
-        page.descending,
-        page.after.is_some(),
-        cursor_param,
-    );
-    let filter = if tenant.is_some() {
-        "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = $1)"
-    } else {
-        "1 = 1"
-    };
-    let limit_param = cursor_param + if page.after.is_some() { 2 } else { 0 };
-    let sql = format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE {filter} AND {} ORDER BY {} LIMIT ${limit_param}",
-        keyset.after, keyset.order_by
-    );
-    Ok(on_db!(db, |pool| {
-        let mut query = sqlx::query_as::<_, User>(AssertSqlSafe(sql));
-        if let Some(tenant) = tenant {
-            query = query.bind(tenant);
-        }
-        if let Some((key, id)) = &page.after {
-            query = match key {
-                SortKey::Text(text) => query.bind(text.clone()),
-                SortKey::Time(time) => query.bind(*time),
-            }
-            .bind(*id);
-        }
-        query.bind(page.fetch).fetch_all(pool).await
-    })?)
+    let filter = tenant.map(|tenant| {
+        (
+            "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = $1)",
+            tenant.as_uuid(),
+        )
+    });
+    let select = format!("SELECT {USER_COLUMNS} FROM users");
+    list_keyset(db, &select, filter, page).await
 }
 
 // ---- members ----
