@@ -363,3 +363,98 @@ api_test!(the_openapi_document_and_swagger_ui_are_served, |app| {
         "Swagger UI page"
     );
 });
+
+api_test!(a_broken_database_is_a_503_that_leaks_nothing, |app| {
+    app.db.close().await;
+    let response = app
+        .anonymous(Method::GET, "/health/ready")
+        .send()
+        .await
+        .unwrap();
+    let problem = expect_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+    let text = problem.to_string().to_lowercase();
+    for leak in ["sqlx", "pool", "sqlite", "postgres", "closed"] {
+        assert!(!text.contains(leak), "{leak} leaked: {problem}");
+    }
+    let response = app
+        .with_key(Method::GET, "/api/iam/principal/me")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+    let response = app
+        .back_office(Method::POST, "/api/admin/tenants")
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
+    let problem = expect_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+    assert!(
+        !problem.to_string().to_lowercase().contains("sqlx"),
+        "{problem}"
+    );
+});
+
+api_test!(concurrent_writes_all_succeed, |app| {
+    let mut tasks = Vec::new();
+    for index in 0..24 {
+        let request = app
+            .back_office(Method::POST, "/api/admin/tenants")
+            .json(&json!({ "name": format!("concurrent {index:02}") }));
+        tasks.push(tokio::spawn(async move {
+            request.send().await.unwrap().status()
+        }));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), StatusCode::CREATED);
+    }
+    let list = expect_status(
+        app.back_office(Method::GET, "/api/admin/tenants")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 25);
+});
+
+async fn check_request_timeout(app: TestApp) {
+    // Headers promise a body that never comes: the request outlives the timeout.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /api/admin/tenants HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{{",
+        app.bootstrap.back_office_token
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(
+        response.contains("urn:basin:problem:request-timeout"),
+        "{response}"
+    );
+}
+
+mod a_request_over_the_time_limit_is_a_408_problem {
+    use super::*;
+
+    fn short_timeout(config: &mut basin::config::Config) {
+        config.limits.request_timeout_ms = 300;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        check_request_timeout(spawn_app_on(Backend::Sqlite, short_timeout).await.unwrap()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some(app) = spawn_app_on(Backend::Postgres, short_timeout).await else {
+            return;
+        };
+        check_request_timeout(app).await;
+    }
+}

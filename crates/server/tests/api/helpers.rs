@@ -128,6 +128,8 @@ pub struct TestApp {
     pub secret: SigningSecret,
     pub config: Config,
     pub backend: Backend,
+    /// The app's own pool, for tests that sabotage the store.
+    pub db: basin::db::Db,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     _data_dir: tempfile::TempDir,
@@ -166,6 +168,7 @@ pub async fn spawn_app_on(
     let address = format!("http://{}", app.local_addr().unwrap());
     let bootstrap = app.bootstrap().cloned().expect("a fresh store bootstraps");
     let secret = app.services().secret.clone();
+    let db = app.services().state.db.clone();
     let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel();
     let server = tokio::spawn(app.run_until_stopped(async move {
         let _ = shutdown_rx.await;
@@ -178,6 +181,7 @@ pub async fn spawn_app_on(
         secret,
         config,
         backend,
+        db,
         shutdown: Some(shutdown_tx),
         server: Some(server),
         _data_dir: data_dir,

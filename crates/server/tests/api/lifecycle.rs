@@ -366,3 +366,90 @@ mod shutdown_drains_in_flight_requests {
         check_in_flight_drain(app).await;
     }
 }
+
+async fn admin_commands(database_url: Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let command = move |args: Vec<String>| {
+        let mut command = basin();
+        command.arg("--data-dir").arg(&data_dir);
+        if let Some(url) = &database_url {
+            command.arg("--database-url").arg(url);
+        }
+        command.arg("admin").args(args).arg("--json");
+        command
+    };
+    let run = |args: &[&str]| {
+        let mut command = command(args.iter().map(|s| (*s).to_owned()).collect());
+        tokio::task::spawn_blocking(move || run_json(&mut command))
+    };
+    let tenant = run(&["tenant", "create", "--name", "Delta Water"])
+        .await
+        .unwrap();
+    assert_eq!(tenant["name"], "Delta Water");
+    let tenant_id = tenant["id"].as_str().unwrap().to_owned();
+    let user = run(&[
+        "user",
+        "create",
+        "--name",
+        "Ann",
+        "--email",
+        "ann@example.com",
+        "--tenant",
+        &tenant_id,
+        "--role",
+        "owner",
+    ])
+    .await
+    .unwrap();
+    assert_eq!(user["email"], "ann@example.com");
+    let key = run(&[
+        "api-key",
+        "create",
+        "--tenant",
+        &tenant_id,
+        "--name",
+        "ci",
+        "--role",
+        "Administrator",
+    ])
+    .await
+    .unwrap();
+    assert_eq!(key["role"], "Administrator");
+    assert!(key["apiKey"].is_string());
+    let revoked = run(&["api-key", "revoke", "--id", key["id"].as_str().unwrap()])
+        .await
+        .unwrap();
+    assert_eq!(revoked["id"], key["id"]);
+    // Bad input fails with a message and a non-zero exit.
+    let mut bad = command(vec![
+        "user".into(),
+        "create".into(),
+        "--name".into(),
+        "Bob".into(),
+        "--email".into(),
+        "not-an-email".into(),
+    ]);
+    let output = tokio::task::spawn_blocking(move || bad.output().unwrap())
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--email"));
+}
+
+mod admin_commands_create_tenants_users_and_keys {
+    use super::*;
+
+    #[tokio::test]
+    async fn sqlite() {
+        admin_commands(None).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        let Some(database) = create_pg_database().await else {
+            return;
+        };
+        admin_commands(Some(database.url.clone())).await;
+    }
+}
