@@ -436,13 +436,19 @@ impl IdentityService {
         .ok_or(IdentityError::NotFound("user"))?;
         let now = self.now();
         let mut tx = self.db.begin().await?;
+        store::lock_tenant(&mut tx, tenant).await?;
         if store::find_member_role(&mut tx, tenant, user.id)
             .await?
             .is_some()
         {
             return Err(IdentityError::AlreadyMember);
         }
-        store::insert_member(&mut tx, tenant, user.id, role, now).await?;
+        store::insert_member(&mut tx, tenant, user.id, role, now)
+            .await
+            .map_err(|error| match error {
+                StoreError::Duplicate(_) => IdentityError::AlreadyMember,
+                other => IdentityError::Store(other),
+            })?;
         tx.commit().await?;
         Ok(Member {
             tenant_id: tenant,
@@ -462,6 +468,7 @@ impl IdentityService {
     ) -> IdentityResult<Member> {
         let acting = self.require_manager(principal, tenant).await?;
         let mut tx = self.db.begin().await?;
+        store::lock_tenant(&mut tx, tenant).await?;
         let current = store::find_member_role(&mut tx, tenant, user)
             .await?
             .ok_or(IdentityError::NotFound("member"))?;
@@ -492,6 +499,7 @@ impl IdentityService {
     ) -> IdentityResult<()> {
         let acting = self.require_manager(principal, tenant).await?;
         let mut tx = self.db.begin().await?;
+        store::lock_tenant(&mut tx, tenant).await?;
         let current = store::find_member_role(&mut tx, tenant, user)
             .await?
             .ok_or(IdentityError::NotFound("member"))?;

@@ -275,6 +275,18 @@ pub async fn find_member_role(
         .map_err(StoreError::from)
 }
 
+/// Serialises membership changes of one tenant, so that two concurrent demotions cannot both
+/// see a second Owner and leave none. SQLite write transactions are already exclusive.
+pub async fn lock_tenant(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        sqlx::query("SELECT id FROM tenants WHERE id = $1 FOR UPDATE")
+            .bind(tenant)
+            .execute(&mut **transaction)
+            .await?;
+    }
+    Ok(())
+}
+
 pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
     Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>(
         "SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1 AND role = 'Owner'"
