@@ -453,3 +453,50 @@ mod admin_commands_create_tenants_users_and_keys {
         admin_commands(Some(database.url.clone())).await;
     }
 }
+
+async fn bootstrap_race(database_url: Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = basin::config::Config::default();
+    config.data_dir = dir.path().to_path_buf();
+    config.database_url = database_url;
+    config.auth.jwt_secret = Some(secrecy::SecretString::from(TEST_SECRET));
+    let clock: std::sync::Arc<dyn basin::clock::Clock> =
+        std::sync::Arc::new(basin::clock::SystemClock);
+    let first = basin::startup::Services::connect(config.clone(), clock.clone())
+        .await
+        .unwrap();
+    let second = basin::startup::Services::connect(config.clone(), clock)
+        .await
+        .unwrap();
+    let (a, b) = tokio::join!(
+        basin::identity::bootstrap::bootstrap_if_empty(
+            &first.state.identity,
+            &first.secret,
+            &config.auth
+        ),
+        basin::identity::bootstrap::bootstrap_if_empty(
+            &second.state.identity,
+            &second.secret,
+            &config.auth
+        ),
+    );
+    let created = [a.unwrap(), b.unwrap()].into_iter().flatten().count();
+    assert_eq!(created, 1, "exactly one replica bootstraps");
+}
+
+mod replicas_starting_together_bootstrap_once {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        bootstrap_race(None).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let Some(database) = create_pg_database().await else {
+            return;
+        };
+        bootstrap_race(Some(database.url.clone())).await;
+    }
+}
