@@ -391,25 +391,13 @@ async fn check_oidc(app: &TestApp) {
     }
 }
 
-mod oidc_tokens_are_verified_against_a_jwks_file {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        let app = spawn_app_on(Backend::Sqlite, oidc_config(None))
-            .await
-            .unwrap();
+api_test_with!(
+    oidc_tokens_are_verified_against_a_jwks_file,
+    oidc_config(None),
+    |app| {
         check_oidc(&app).await;
     }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(None)).await else {
-            return;
-        };
-        check_oidc(&app).await;
-    }
-}
+);
 
 async fn serve_jwks() -> String {
     let jwks = std::fs::read_to_string(fixture("jwks.json")).unwrap();
@@ -426,27 +414,13 @@ async fn serve_jwks() -> String {
     format!("http://{address}/certs")
 }
 
-mod oidc_tokens_are_verified_against_a_jwks_url {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        let url = serve_jwks().await;
-        let app = spawn_app_on(Backend::Sqlite, oidc_config(Some(url)))
-            .await
-            .unwrap();
+api_test_with!(
+    oidc_tokens_are_verified_against_a_jwks_url,
+    oidc_config(Some(serve_jwks().await)),
+    |app| {
         check_oidc(&app).await;
     }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        let url = serve_jwks().await;
-        let Some(app) = spawn_app_on(Backend::Postgres, oidc_config(Some(url))).await else {
-            return;
-        };
-        check_oidc(&app).await;
-    }
-}
+);
 
 api_test!(
     rs256_tokens_are_refused_when_no_identity_provider_is_configured,

@@ -438,23 +438,14 @@ async fn check_request_timeout(app: TestApp) {
     );
 }
 
-mod a_request_over_the_time_limit_is_a_408_problem {
-    use super::*;
+fn short_timeout(config: &mut basin::config::Config) {
+    config.limits.request_timeout_ms = 300;
+}
 
-    fn short_timeout(config: &mut basin::config::Config) {
-        config.limits.request_timeout_ms = 300;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        check_request_timeout(spawn_app_on(Backend::Sqlite, short_timeout).await.unwrap()).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        let Some(app) = spawn_app_on(Backend::Postgres, short_timeout).await else {
-            return;
-        };
+api_test_with!(
+    a_request_over_the_time_limit_is_a_408_problem,
+    short_timeout,
+    |app| {
         check_request_timeout(app).await;
     }
-}
+);

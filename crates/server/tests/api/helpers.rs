@@ -1,4 +1,4 @@
-//! Test harness: `spawn_app(Backend)` starts the real app on a real listener (port 0) against
+//! Test harness: `spawn_app_on(Backend, configure)` starts the real app on a real listener (port 0) against
 //! a fresh SQLite file or a fresh PostgreSQL database, with a clock the test controls.
 //!
 //! PostgreSQL runs when `TEST_POSTGRES_URL` names a server (any database on it; each test
@@ -26,26 +26,64 @@ pub enum Backend {
 
 pub const TEST_SECRET: &str = "test-secret-test-secret-test-secret-0123456789";
 
-/// Expands to `name::sqlite` and `name::postgres`.
+/// Expands to `name::sqlite` and `name::postgres`, each running `$body` against an app started
+/// on that store.
 macro_rules! api_test {
     ($name:ident, |$app:ident| $body:block) => {
+        api_test_with!($name, |_| {}, |$app| $body);
+    };
+}
+
+/// Like `api_test!`, with the app's config adjusted by `$configure` (evaluated in the test).
+macro_rules! api_test_with {
+    ($name:ident, $configure:expr, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                let $app = $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite).await;
+                let $app =
+                    $crate::helpers::spawn_app_on($crate::helpers::Backend::Sqlite, $configure)
+                        .await
+                        .expect("SQLite is always available");
                 $body
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 let Some($app) =
-                    $crate::helpers::spawn_app_on($crate::helpers::Backend::Postgres, |_| {}).await
+                    $crate::helpers::spawn_app_on($crate::helpers::Backend::Postgres, $configure)
+                        .await
                 else {
                     return;
                 };
+                $body
+            }
+        }
+    };
+}
+
+/// Expands to `name::sqlite` and `name::postgres`, binding `$url` to the database URL to use
+/// (`None`: SQLite in the data dir; `Some`: a fresh PostgreSQL database).
+macro_rules! store_test {
+    ($name:ident, |$url:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let $url: Option<String> = None;
+                $body
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some(database) = $crate::helpers::create_pg_database().await else {
+                    return;
+                };
+                let $url = Some(database.url.clone());
                 $body
             }
         }
@@ -134,13 +172,6 @@ pub struct TestApp {
     server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     _data_dir: tempfile::TempDir,
     _database: Option<PgDatabase>,
-}
-
-/// Starts the app on SQLite.
-pub async fn spawn_app(backend: Backend) -> TestApp {
-    spawn_app_on(backend, |_| {})
-        .await
-        .expect("backend unavailable")
 }
 
 /// Starts the app on `backend` with a config adjusted by `configure`; `None` when PostgreSQL

@@ -63,22 +63,9 @@ async fn bootstrap_twice(database_url: Option<String>) {
     );
 }
 
-mod admin_bootstrap_is_idempotent {
-    use super::*;
-
-    #[tokio::test]
-    async fn sqlite() {
-        bootstrap_twice(None).await;
-    }
-
-    #[tokio::test]
-    async fn postgres() {
-        let Some(database) = create_pg_database().await else {
-            return;
-        };
-        bootstrap_twice(Some(database.url.clone())).await;
-    }
-}
+store_test!(admin_bootstrap_is_idempotent, |url| {
+    bootstrap_twice(url).await;
+});
 
 api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
     let key_id = {
@@ -350,22 +337,9 @@ async fn check_in_flight_drain(mut app: TestApp) {
     app.wait_stopped().await.unwrap();
 }
 
-mod shutdown_drains_in_flight_requests {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        check_in_flight_drain(spawn_app(Backend::Sqlite).await).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        let Some(app) = spawn_app_on(Backend::Postgres, |_| {}).await else {
-            return;
-        };
-        check_in_flight_drain(app).await;
-    }
-}
+api_test!(shutdown_drains_in_flight_requests, |app| {
+    check_in_flight_drain(app).await;
+});
 
 async fn admin_commands(database_url: Option<String>) {
     let dir = tempfile::tempdir().unwrap();
@@ -437,22 +411,9 @@ async fn admin_commands(database_url: Option<String>) {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--email"));
 }
 
-mod admin_commands_create_tenants_users_and_keys {
-    use super::*;
-
-    #[tokio::test]
-    async fn sqlite() {
-        admin_commands(None).await;
-    }
-
-    #[tokio::test]
-    async fn postgres() {
-        let Some(database) = create_pg_database().await else {
-            return;
-        };
-        admin_commands(Some(database.url.clone())).await;
-    }
-}
+store_test!(admin_commands_create_tenants_users_and_keys, |url| {
+    admin_commands(url).await;
+});
 
 async fn bootstrap_race(database_url: Option<String>) {
     let dir = tempfile::tempdir().unwrap();
@@ -484,19 +445,6 @@ async fn bootstrap_race(database_url: Option<String>) {
     assert_eq!(created, 1, "exactly one replica bootstraps");
 }
 
-mod replicas_starting_together_bootstrap_once {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        bootstrap_race(None).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        let Some(database) = create_pg_database().await else {
-            return;
-        };
-        bootstrap_race(Some(database.url.clone())).await;
-    }
-}
+store_test!(replicas_starting_together_bootstrap_once, |url| {
+    bootstrap_race(url).await;
+});
