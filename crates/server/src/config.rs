@@ -143,6 +143,12 @@ pub struct LimitsConfig {
     pub request_timeout_ms: u64,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace_ms: u64,
+    /// Longest project name, in characters.
+    pub project_name_chars_max: usize,
+    /// Deepest subproject: a root project is depth 0.
+    pub project_depth_max: u32,
+    /// Most own members of one project.
+    pub project_members_max: usize,
 }
 
 impl Default for LimitsConfig {
@@ -153,6 +159,9 @@ impl Default for LimitsConfig {
             json_body_bytes_max: limits::JSON_BODY_BYTES_MAX,
             request_timeout_ms: limits::REQUEST_TIMEOUT_MS,
             shutdown_grace_ms: limits::SHUTDOWN_GRACE_MS,
+            project_name_chars_max: limits::PROJECT_NAME_CHARS_MAX,
+            project_depth_max: limits::PROJECT_DEPTH_MAX,
+            project_members_max: limits::PROJECT_MEMBERS_MAX,
         }
     }
 }

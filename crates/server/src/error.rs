@@ -153,6 +153,14 @@ pub enum ApiError {
         /// What conflicts.
         detail: String,
     },
+    /// The request breaks a rule of the resource (not a malformed field).
+    #[error("rejected: {detail}")]
+    Rejected {
+        /// Stable kind, e.g. `cannot-move-root`.
+        kind: &'static str,
+        /// What rule was broken.
+        detail: String,
+    },
     /// The body is larger than the endpoint accepts.
     #[error("payload too large (limit {limit_bytes} bytes)")]
     PayloadTooLarge {
@@ -254,6 +262,9 @@ impl ApiError {
             Self::NotFound(detail) => Problem::new(S::NOT_FOUND, "not-found", "Not found").detail(detail),
             Self::Conflict { kind, detail } => {
                 Problem::new(S::CONFLICT, kind, "Conflict").detail(detail)
+            }
+            Self::Rejected { kind, detail } => {
+                Problem::new(S::BAD_REQUEST, kind, "Request rejected").detail(detail)
             }
             Self::PayloadTooLarge { limit_bytes } => {
                 Problem::new(S::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large")

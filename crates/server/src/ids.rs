@@ -71,3 +71,7 @@ id!(
     /// An API key (its record, not the secret key itself).
     ApiKeyId
 );
+id!(
+    /// A project or subproject (folder).
+    ProjectId
+);

@@ -18,5 +18,6 @@ pub mod identity;
 pub mod ids;
 pub mod limits;
 pub mod openapi;
+pub mod projects;
 pub mod startup;
 pub mod telemetry;

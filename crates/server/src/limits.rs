@@ -40,3 +40,14 @@ pub const JWKS_BYTES_MAX: usize = 1024 * 1024;
 pub const JWKS_FETCH_TIMEOUT_MS: u64 = 5_000;
 /// Longest accepted opaque paging cursor, in bytes.
 pub const CURSOR_BYTES_MAX: usize = 2048;
+/// Longest project name: file-system-like names, with room to spare.
+pub const PROJECT_NAME_CHARS_MAX: usize = 255;
+/// Deepest subproject (a root is depth 0). Deep enough for any model archive, shallow enough
+/// that ancestor walks stay a single cheap query.
+pub const PROJECT_DEPTH_MAX: u32 = 50;
+/// Most own members of one project; larger teams belong in groups.
+pub const PROJECT_MEMBERS_MAX: usize = 1000;
+/// Longest project description.
+pub const PROJECT_DESCRIPTION_CHARS_MAX: usize = 4000;
+/// Largest metadata, settings or billing object, as JSON text.
+pub const PROJECT_JSON_BYTES_MAX: usize = 64 * 1024;

@@ -27,6 +27,7 @@ pub const BEARER_SCHEME: &str = "bearer";
     tags(
         (name = "identity", description = "The caller and its tenants"),
         (name = "admin", description = "Tenants, users, members and API keys"),
+        (name = "projects", description = "Projects and subprojects"),
         (name = "health", description = "Probes"),
     )
 )]

@@ -33,6 +33,7 @@ use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
 use crate::openapi::ApiDoc;
+use crate::projects::service::{ProjectLimits, ProjectService};
 
 /// State shared by every handler. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct AppState {
     pub db: Db,
     /// Identity operations.
     pub identity: IdentityService,
+    /// Project operations.
+    pub projects: ProjectService,
     /// Authentication.
     pub auth: Arc<Authenticator>,
     /// Page sizes.
@@ -76,6 +79,11 @@ impl Services {
             Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
         let state = AppState {
             identity: IdentityService::new(db.clone(), clock.clone()),
+            projects: ProjectService::new(
+                db.clone(),
+                clock.clone(),
+                ProjectLimits::from(&config.limits),
+            ),
             db,
             auth: Arc::new(auth),
             page_limits: PageLimits::from(&config.limits),
@@ -173,6 +181,7 @@ impl App {
 pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
+        .merge(crate::projects::router())
         .merge(crate::health::router())
         .split_for_parts();
     crate::openapi::add_api_version_header(&mut openapi);

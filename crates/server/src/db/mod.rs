@@ -266,3 +266,108 @@ pub fn keyset_sql(
         order_by: format!("{column} {direction}, id {direction}"),
     }
 }
+
+/// A value bound to a [`Sql`] statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A UUID (or typed id).
+    Uuid(uuid::Uuid),
+    /// Possibly-null UUID.
+    OptUuid(Option<uuid::Uuid>),
+    /// Text.
+    Text(String),
+    /// Possibly-null text.
+    OptText(Option<String>),
+    /// Boolean.
+    Bool(bool),
+    /// Integer.
+    I64(i64),
+    /// Time.
+    Time(chrono::DateTime<chrono::Utc>),
+    /// Possibly-null time.
+    OptTime(Option<chrono::DateTime<chrono::Utc>>),
+}
+
+/// SQL text built piece by piece with numbered placeholders, for the statements whose shape
+/// depends on the request (filters, sort keys). Only trusted fragments go into the text;
+/// every value goes through [`Sql::arg`].
+#[derive(Debug, Clone, Default)]
+pub struct Sql {
+    text: String,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    /// Starts with a trusted fragment.
+    pub fn new(fragment: &str) -> Self {
+        Self {
+            text: fragment.to_owned(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Appends a trusted fragment.
+    pub fn push(&mut self, fragment: &str) -> &mut Self {
+        self.text.push_str(fragment);
+        self
+    }
+
+    /// Binds a value and returns its placeholder (`$3`).
+    pub fn arg(&mut self, value: Arg) -> String {
+        self.args.push(value);
+        format!("${}", self.args.len())
+    }
+
+    /// The statement text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Fetches every row as `T`.
+    pub async fn fetch_all<T>(self, db: &Db) -> StoreResult<Vec<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        let Sql { text, args } = self;
+        Ok(on_db!(db, |pool| {
+            let mut query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
+            for arg in args {
+                query = match arg {
+                    Arg::Uuid(value) => query.bind(value),
+                    Arg::OptUuid(value) => query.bind(value),
+                    Arg::Text(value) => query.bind(value),
+                    Arg::OptText(value) => query.bind(value),
+                    Arg::Bool(value) => query.bind(value),
+                    Arg::I64(value) => query.bind(value),
+                    Arg::Time(value) => query.bind(value),
+                    Arg::OptTime(value) => query.bind(value),
+                };
+            }
+            query.fetch_all(pool).await
+        })?)
+    }
+
+    /// Fetches one integer (a count).
+    pub async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
+        let Sql { text, args } = self;
+        Ok(on_db!(db, |pool| {
+            let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));
+            for arg in args {
+                query = match arg {
+                    Arg::Uuid(value) => query.bind(value),
+                    Arg::OptUuid(value) => query.bind(value),
+                    Arg::Text(value) => query.bind(value),
+                    Arg::OptText(value) => query.bind(value),
+                    Arg::Bool(value) => query.bind(value),
+                    Arg::I64(value) => query.bind(value),
+                    Arg::Time(value) => query.bind(value),
+                    Arg::OptTime(value) => query.bind(value),
+                };
+            }
+            query.fetch_one(pool).await
+        })?)
+    }
+}

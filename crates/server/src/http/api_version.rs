@@ -35,6 +35,11 @@ pub const ADMIN: ApiVersions = ApiVersions {
     supported: &[1],
     default: 1,
 };
+/// Metadata endpoints (projects, datasets, hierarchy): clients send 3.
+pub const METADATA: ApiVersions = ApiVersions {
+    supported: &[1, 2, 3],
+    default: 3,
+};
 /// Every version any endpoint accepts, announced on responses outside the versioned groups.
 pub const ALL: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],

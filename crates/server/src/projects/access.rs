@@ -1,0 +1,158 @@
+//! Who may do what in a project: roles, access levels and the nine capabilities, computed from
+//! the caller and the project's chain of ancestors. Nothing here is stored; docs/permissions.md
+//! is the same table in prose.
+//!
+//! - A member's role comes from the project's own members, or, when the project inherits, from
+//!   the first ancestor that does not inherit (rule 3).
+//! - The access level adds implicit access: tenant Owners and Administrators (and platform
+//!   admins acting in the tenant) are Owner of every Private and Shared project; every tenant
+//!   member is Reader of Shared projects; Confidential projects grant nothing implicitly.
+//! - The effective role is the higher of the two; capabilities follow from it.
+
+use serde::Serialize;
+
+use crate::projects::model::{AccessLevel, ProjectRole};
+
+/// How the caller stands in the project's tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TenantStanding {
+    /// Tenant Owner or Administrator, or a platform admin acting in this tenant.
+    Admin,
+    /// Any other member of the tenant (including API keys of the tenant).
+    Member,
+    /// Not in the tenant.
+    Outsider,
+}
+
+/// The role an access level grants without membership.
+pub fn implicit_role(standing: TenantStanding, access_level: AccessLevel) -> Option<ProjectRole> {
+    match (standing, access_level) {
+        (TenantStanding::Admin, AccessLevel::Private | AccessLevel::Shared) => Some(ProjectRole::Owner),
+        (TenantStanding::Member, AccessLevel::Shared) => Some(ProjectRole::Reader),
+        _ => None,
+    }
+}
+
+/// The higher of the membership role and the implicit role.
+pub fn effective_role(
+    member_role: Option<ProjectRole>,
+    standing: TenantStanding,
+    access_level: AccessLevel,
+) -> Option<ProjectRole> {
+    member_role.max(implicit_role(standing, access_level))
+}
+
+/// The caller's capabilities on one project (wire-contract 3, spec 2.5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Change name, description, metadata and settings.
+    pub can_edit: bool,
+    /// Change the access level.
+    pub can_edit_access_level: bool,
+    /// Delete the project itself.
+    pub can_delete: bool,
+    /// Change members.
+    pub can_grant_access: bool,
+    /// Create subprojects and datasets in it.
+    pub can_create_content: bool,
+    /// List its subprojects and datasets.
+    pub can_list_content: bool,
+    /// Change its subprojects and datasets.
+    pub can_update_content: bool,
+    /// Delete its subprojects and datasets.
+    pub can_delete_content: bool,
+    /// Read its datasets.
+    pub can_read_content: bool,
+}
+
+impl Capabilities {
+    /// What `role` may do; nothing without a role.
+    pub fn of(role: Option<ProjectRole>) -> Self {
+        let reader = role.is_some();
+        let contributor = role >= Some(ProjectRole::Contributor);
+        let owner = role == Some(ProjectRole::Owner);
+        Self {
+            can_edit: owner,
+            can_edit_access_level: owner,
+            can_delete: owner,
+            can_grant_access: owner,
+            can_create_content: contributor,
+            can_list_content: reader,
+            can_update_content: contributor,
+            can_delete_content: contributor,
+            can_read_content: reader,
+        }
+    }
+}
+
+crate::wire_enum! {
+    /// The capability filter of project lists. Matched case-sensitively, as the interface says.
+    pub enum CapabilityFilter {
+        /// Read datasets.
+        CanReadContent,
+        /// List content.
+        CanListContent,
+        /// Create content.
+        CanCreateContent,
+        /// Update content.
+        CanUpdateContent,
+        /// Delete content.
+        CanDeleteContent,
+    }
+}
+
+impl CapabilityFilter {
+    /// Parses the exact name; other spellings are an error.
+    pub fn parse_exact(raw: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|capability| capability.as_str() == raw)
+    }
+
+    /// The lowest role holding the capability.
+    pub fn minimum_role(self) -> ProjectRole {
+        match self {
+            Self::CanReadContent | Self::CanListContent => ProjectRole::Reader,
+            Self::CanCreateContent | Self::CanUpdateContent | Self::CanDeleteContent => ProjectRole::Contributor,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_give_the_documented_capabilities() {
+        assert_eq!(Capabilities::of(None), Capabilities::default());
+        let reader = Capabilities::of(Some(ProjectRole::Reader));
+        assert!(reader.can_read_content && reader.can_list_content);
+        assert!(!reader.can_create_content && !reader.can_edit && !reader.can_delete_content);
+        let contributor = Capabilities::of(Some(ProjectRole::Contributor));
+        assert!(contributor.can_create_content && contributor.can_update_content && contributor.can_delete_content);
+        assert!(!contributor.can_edit && !contributor.can_delete && !contributor.can_grant_access);
+        let owner = Capabilities::of(Some(ProjectRole::Owner));
+        assert!(owner.can_edit && owner.can_edit_access_level && owner.can_delete && owner.can_grant_access);
+    }
+
+    #[test]
+    fn access_levels_grant_implicit_roles_except_confidential() {
+        use AccessLevel::*;
+        use TenantStanding::*;
+        assert_eq!(implicit_role(Admin, Private), Some(ProjectRole::Owner));
+        assert_eq!(implicit_role(Admin, Shared), Some(ProjectRole::Owner));
+        assert_eq!(implicit_role(Admin, Confidential), None);
+        assert_eq!(implicit_role(Member, Shared), Some(ProjectRole::Reader));
+        assert_eq!(implicit_role(Member, Private), None);
+        assert_eq!(implicit_role(Outsider, Shared), None);
+        assert_eq!(
+            effective_role(Some(ProjectRole::Contributor), Member, Shared),
+            Some(ProjectRole::Contributor)
+        );
+    }
+
+    #[test]
+    fn capability_filters_are_case_sensitive() {
+        assert_eq!(CapabilityFilter::parse_exact("CanReadContent"), Some(CapabilityFilter::CanReadContent));
+        assert_eq!(CapabilityFilter::parse_exact("canreadcontent"), None);
+    }
+}
