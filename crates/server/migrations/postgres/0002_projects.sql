@@ -6,7 +6,7 @@ CREATE TABLE projects (
     tenant_id UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     parent_id UUID REFERENCES projects (id),
     root_id UUID NOT NULL,
-    depth INTEGER NOT NULL,
+    depth BIGINT NOT NULL,
     name TEXT COLLATE "C" NOT NULL,
     description TEXT NOT NULL,
     metadata TEXT NOT NULL,

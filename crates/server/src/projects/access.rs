@@ -27,7 +27,9 @@ pub enum TenantStanding {
 /// The role an access level grants without membership.
 pub fn implicit_role(standing: TenantStanding, access_level: AccessLevel) -> Option<ProjectRole> {
     match (standing, access_level) {
-        (TenantStanding::Admin, AccessLevel::Private | AccessLevel::Shared) => Some(ProjectRole::Owner),
+        (TenantStanding::Admin, AccessLevel::Private | AccessLevel::Shared) => {
+            Some(ProjectRole::Owner)
+        }
         (TenantStanding::Member, AccessLevel::Shared) => Some(ProjectRole::Reader),
         _ => None,
     }
@@ -105,14 +107,19 @@ crate::wire_enum! {
 impl CapabilityFilter {
     /// Parses the exact name; other spellings are an error.
     pub fn parse_exact(raw: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|capability| capability.as_str() == raw)
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|capability| capability.as_str() == raw)
     }
 
     /// The lowest role holding the capability.
     pub fn minimum_role(self) -> ProjectRole {
         match self {
             Self::CanReadContent | Self::CanListContent => ProjectRole::Reader,
-            Self::CanCreateContent | Self::CanUpdateContent | Self::CanDeleteContent => ProjectRole::Contributor,
+            Self::CanCreateContent | Self::CanUpdateContent | Self::CanDeleteContent => {
+                ProjectRole::Contributor
+            }
         }
     }
 }
@@ -128,10 +135,19 @@ mod tests {
         assert!(reader.can_read_content && reader.can_list_content);
         assert!(!reader.can_create_content && !reader.can_edit && !reader.can_delete_content);
         let contributor = Capabilities::of(Some(ProjectRole::Contributor));
-        assert!(contributor.can_create_content && contributor.can_update_content && contributor.can_delete_content);
+        assert!(
+            contributor.can_create_content
+                && contributor.can_update_content
+                && contributor.can_delete_content
+        );
         assert!(!contributor.can_edit && !contributor.can_delete && !contributor.can_grant_access);
         let owner = Capabilities::of(Some(ProjectRole::Owner));
-        assert!(owner.can_edit && owner.can_edit_access_level && owner.can_delete && owner.can_grant_access);
+        assert!(
+            owner.can_edit
+                && owner.can_edit_access_level
+                && owner.can_delete
+                && owner.can_grant_access
+        );
     }
 
     #[test]
@@ -152,7 +168,10 @@ mod tests {
 
     #[test]
     fn capability_filters_are_case_sensitive() {
-        assert_eq!(CapabilityFilter::parse_exact("CanReadContent"), Some(CapabilityFilter::CanReadContent));
+        assert_eq!(
+            CapabilityFilter::parse_exact("CanReadContent"),
+            Some(CapabilityFilter::CanReadContent)
+        );
         assert_eq!(CapabilityFilter::parse_exact("canreadcontent"), None);
     }
 }

@@ -81,7 +81,9 @@ pub struct ProjectRow {
 impl ProjectRow {
     /// The access level; rows are written only with valid values.
     pub fn access_level(&self) -> AccessLevel {
-        self.access_level.parse().unwrap_or(AccessLevel::Confidential)
+        self.access_level
+            .parse()
+            .unwrap_or(AccessLevel::Confidential)
     }
 }
 

@@ -21,7 +21,10 @@ use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::ProjectId;
 use crate::projects::access::{Capabilities, CapabilityFilter};
 use crate::projects::model::*;
-use crate::projects::service::{Caller, Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, SortValue, Window};
+use crate::projects::service::{
+    Caller, Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, SortValue,
+    Window,
+};
 use crate::startup::AppState;
 
 /// Project routes with their OpenAPI description.
@@ -220,9 +223,17 @@ async fn cursor_list(
     query: &ProjectListQuery,
 ) -> ApiResult<CursorPage<ProjectListDto>> {
     let filter = query.filter()?;
-    let list = parent.map_or_else(|| "projects".to_owned(), |parent| format!("projects@{parent}"));
+    let list = parent.map_or_else(
+        || "projects".to_owned(),
+        |parent| format!("projects@{parent}"),
+    );
     let tag = query.tag(&list, &filter);
-    let request = CursorRequest::parse(query.cursor.as_deref(), query.limit, &tag, state.page_limits)?;
+    let request = CursorRequest::parse(
+        query.cursor.as_deref(),
+        query.limit,
+        &tag,
+        state.page_limits,
+    )?;
     let after = match &request.after {
         Some(cursor) => Some((sort_value(filter.column, &cursor.key)?, cursor.id)),
         None => None,
@@ -310,7 +321,9 @@ async fn list_subprojects(
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<CursorPage<ProjectListDto>>> {
-    Ok(Json(cursor_list(&state, &principal, Some(id), &query).await?))
+    Ok(Json(
+        cursor_list(&state, &principal, Some(id), &query).await?,
+    ))
 }
 
 /// Direct subprojects the caller can access, offset-paged.
@@ -323,7 +336,9 @@ async fn list_subprojects_offset(
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<OffsetPage<ProjectListDto>>> {
-    Ok(Json(offset_list(&state, &principal, Some(id), &query).await?))
+    Ok(Json(
+        offset_list(&state, &principal, Some(id), &query).await?,
+    ))
 }
 
 /// Direct subprojects only, no recursion.
@@ -336,7 +351,9 @@ async fn list_subprojects_legacy(
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<CursorPage<ProjectListDto>>> {
-    Ok(Json(cursor_list(&state, &principal, Some(id), &query).await?))
+    Ok(Json(
+        cursor_list(&state, &principal, Some(id), &query).await?,
+    ))
 }
 
 /// Offset query.
@@ -396,7 +413,11 @@ async fn create_project(
     let input = new_project(&state.projects, request)?;
     let (row, _) = state.projects.create_root(&caller, input).await?;
     let (chain, members) = state.projects.get(&caller, row.id).await?;
-    Ok((StatusCode::CREATED, Json(project_dto(&chain, &chain.target().row, &members))).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(project_dto(&chain, &chain.target().row, &members)),
+    )
+        .into_response())
 }
 
 /// Create a subproject; the caller becomes its Owner unless it inherits members.
@@ -411,9 +432,16 @@ async fn create_subproject(
 ) -> ApiResult<Response> {
     let caller = Caller::from(&principal);
     let input = new_project(&state.projects, request)?;
-    let (row, _) = state.projects.create_subproject(&caller, parent, input).await?;
+    let (row, _) = state
+        .projects
+        .create_subproject(&caller, parent, input)
+        .await?;
     let (chain, members) = state.projects.get(&caller, row.id).await?;
-    Ok((StatusCode::CREATED, Json(project_dto(&chain, &chain.target().row, &members))).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(project_dto(&chain, &chain.target().row, &members)),
+    )
+        .into_response())
 }
 
 /// A project with its own members and the caller's capabilities.
@@ -445,12 +473,19 @@ async fn update_project(
         ProjectService::parse_object("settings", request.settings)?,
     );
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
-    let (chain, row) = state.projects.update(&caller, request.id, fields, expected).await?;
+    let (chain, row) = state
+        .projects
+        .update(&caller, request.id, fields, expected)
+        .await?;
     let (_, members) = state.projects.get(&caller, row.id).await?;
     Ok(Json(project_dto(&chain, &row, &members)))
 }
 
-async fn patch(state: &AppState, principal: &Principal, request: PatchProjectRequest) -> ApiResult<Json<ProjectDto>> {
+async fn patch(
+    state: &AppState,
+    principal: &Principal,
+    request: PatchProjectRequest,
+) -> ApiResult<Json<ProjectDto>> {
     let caller = Caller::from(principal);
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let (_, row) = state
@@ -527,7 +562,10 @@ async fn get_capabilities(
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<Capabilities>> {
-    let chain = state.projects.visible(&Caller::from(&principal), id).await?;
+    let chain = state
+        .projects
+        .visible(&Caller::from(&principal), id)
+        .await?;
     Ok(Json(chain.capabilities()))
 }
 
@@ -549,8 +587,15 @@ fn path_entries(chain: &Chain) -> DataList<PathEntryDto> {
     }
 }
 
-async fn path(state: &AppState, principal: &Principal, id: ProjectId) -> ApiResult<Json<DataList<PathEntryDto>>> {
-    let chain = state.projects.load_chain(&Caller::from(principal), id).await?;
+async fn path(
+    state: &AppState,
+    principal: &Principal,
+    id: ProjectId,
+) -> ApiResult<Json<DataList<PathEntryDto>>> {
+    let chain = state
+        .projects
+        .load_chain(&Caller::from(principal), id)
+        .await?;
     // Deleted projects keep their path (it decides whether they can be restored), but only
     // for callers who could access them.
     if chain.target().role.is_none() {
@@ -611,7 +656,10 @@ async fn list_members(
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<DataList<MemberDto>>> {
-    let members = state.projects.effective_members(&Caller::from(&principal), id).await?;
+    let members = state
+        .projects
+        .effective_members(&Caller::from(&principal), id)
+        .await?;
     Ok(Json(DataList {
         data: members.iter().map(MemberDto::from).collect(),
     }))
@@ -629,10 +677,15 @@ async fn add_member(
 ) -> ApiResult<Json<IdRowVersionDto>> {
     let member = ProjectMember {
         principal_id: request.user_id,
-        principal_type: request.principal_type.unwrap_or(PrincipalType::UserIdentity),
+        principal_type: request
+            .principal_type
+            .unwrap_or(PrincipalType::UserIdentity),
         role: request.role,
     };
-    let row = state.projects.add_member(&Caller::from(&principal), id, member).await?;
+    let row = state
+        .projects
+        .add_member(&Caller::from(&principal), id, member)
+        .await?;
     Ok(Json(IdRowVersionDto {
         id: row.id,
         row_version: row_version_text(row.row_version),
@@ -648,7 +701,10 @@ async fn remove_member(
     principal: Principal,
     Path((id, member)): Path<(ProjectId, uuid::Uuid)>,
 ) -> ApiResult<StatusCode> {
-    state.projects.remove_member(&Caller::from(&principal), id, member).await?;
+    state
+        .projects
+        .remove_member(&Caller::from(&principal), id, member)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -661,7 +717,12 @@ async fn replace_members(
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let row = state
         .projects
-        .set_members(&Caller::from(principal), id, members_from(request.members), expected)
+        .set_members(
+            &Caller::from(principal),
+            id,
+            members_from(request.members),
+            expected,
+        )
         .await?;
     Ok(Json(IdRowVersionDto {
         id: row.id,

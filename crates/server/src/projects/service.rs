@@ -18,7 +18,9 @@ use crate::db::{Arg, Db, Sql, StoreError};
 use crate::identity::model::TenantRole;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
-use crate::projects::access::{Capabilities, CapabilityFilter, TenantStanding, effective_role, implicit_role};
+use crate::projects::access::{
+    Capabilities, CapabilityFilter, TenantStanding, effective_role, implicit_role,
+};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 use crate::projects::store::{self, ChainRow, DescendantRow};
 
@@ -67,7 +69,8 @@ pub type ProjectResult<T> = Result<T, ProjectError>;
 fn stale() -> ProjectError {
     ProjectError::Conflict {
         kind: "row-version-conflict",
-        detail: "The project was changed since it was read (rowVersion is stale); read it again.".into(),
+        detail: "The project was changed since it was read (rowVersion is stale); read it again."
+            .into(),
     }
 }
 
@@ -154,14 +157,23 @@ pub struct ChainNode {
 impl Chain {
     fn build(rows: Vec<ChainRow>, caller: &Caller) -> Option<Self> {
         let mut nodes: Vec<ChainNode> = Vec::with_capacity(rows.len());
-        for ChainRow { project, caller_role } in rows {
+        for ChainRow {
+            project,
+            caller_role,
+        } in rows
+        {
             let own = caller_role.and_then(|role| role.parse::<ProjectRole>().ok());
             let member_role = match nodes.last() {
                 Some(parent) if project.inherits_members => parent.member_role,
                 _ => own,
             };
-            let role = effective_role(member_role, caller.standing(project.tenant_id), project.access_level());
-            let deleted = project.deleted_at.is_some() || nodes.last().is_some_and(|parent| parent.deleted);
+            let role = effective_role(
+                member_role,
+                caller.standing(project.tenant_id),
+                project.access_level(),
+            );
+            let deleted =
+                project.deleted_at.is_some() || nodes.last().is_some_and(|parent| parent.deleted);
             nodes.push(ChainNode {
                 row: project,
                 member_role,
@@ -314,7 +326,10 @@ impl ProjectService {
     /// Checks a project name.
     pub fn parse_name(&self, raw: &str) -> ProjectResult<String> {
         let name = raw.trim();
-        let invalid = |message: String| ProjectError::Invalid { field: "name", message };
+        let invalid = |message: String| ProjectError::Invalid {
+            field: "name",
+            message,
+        };
         if name.is_empty() {
             return Err(invalid("name must not be empty".into()));
         }
@@ -325,7 +340,9 @@ impl ProjectService {
             )));
         }
         if name.chars().any(char::is_control) || name.contains('/') || name.contains('\\') {
-            return Err(invalid("name must not contain control characters, / or \\".into()));
+            return Err(invalid(
+                "name must not contain control characters, / or \\".into(),
+            ));
         }
         Ok(name.to_owned())
     }
@@ -336,14 +353,19 @@ impl ProjectService {
         if description.chars().count() > PROJECT_DESCRIPTION_CHARS_MAX {
             return Err(ProjectError::Invalid {
                 field: "description",
-                message: format!("description must be at most {PROJECT_DESCRIPTION_CHARS_MAX} characters"),
+                message: format!(
+                    "description must be at most {PROJECT_DESCRIPTION_CHARS_MAX} characters"
+                ),
             });
         }
         Ok(description.to_owned())
     }
 
     /// Checks a free JSON object (metadata, settings, billing) and returns its text.
-    pub fn parse_object(field: &'static str, value: Option<serde_json::Value>) -> ProjectResult<String> {
+    pub fn parse_object(
+        field: &'static str,
+        value: Option<serde_json::Value>,
+    ) -> ProjectResult<String> {
         let value = value.unwrap_or_else(|| serde_json::json!({}));
         if !value.is_object() {
             return Err(ProjectError::Invalid {
@@ -386,10 +408,13 @@ impl ProjectService {
     pub fn parse_row_version(raw: Option<&str>) -> ProjectResult<Option<i64>> {
         match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
             None => Ok(None),
-            Some(raw) => raw.parse::<i64>().map(Some).map_err(|_| ProjectError::Invalid {
-                field: "rowVersion",
-                message: "rowVersion is not a version Basin issued".into(),
-            }),
+            Some(raw) => raw
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| ProjectError::Invalid {
+                    field: "rowVersion",
+                    message: "rowVersion is not a version Basin issued".into(),
+                }),
         }
     }
 
@@ -397,7 +422,13 @@ impl ProjectService {
 
     /// The chain of `id` as seen by `caller`, whatever its state.
     pub async fn load_chain(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
-        let rows = store::chain(&self.db, id, caller.id, self.limits.depth_max.saturating_add(1)).await?;
+        let rows = store::chain(
+            &self.db,
+            id,
+            caller.id,
+            self.limits.depth_max.saturating_add(1),
+        )
+        .await?;
         Chain::build(rows, caller).ok_or(ProjectError::NotFound)
     }
 
@@ -418,14 +449,21 @@ impl ProjectService {
     // ---- create ----
 
     /// Creates a top-level project; the caller becomes its Owner.
-    pub async fn create_root(&self, caller: &Caller, input: NewProject) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
+    pub async fn create_root(
+        &self,
+        caller: &Caller,
+        input: NewProject,
+    ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
         let Some(tenant) = caller.tenant_id else {
             return Err(ProjectError::Forbidden(
-                "creating a project needs a tenant: use an API key or a token naming the tenant".into(),
+                "creating a project needs a tenant: use an API key or a token naming the tenant"
+                    .into(),
             ));
         };
         if caller.standing(tenant) == TenantStanding::Outsider {
-            return Err(ProjectError::Forbidden("you are not a member of this tenant".into()));
+            return Err(ProjectError::Forbidden(
+                "you are not a member of this tenant".into(),
+            ));
         }
         if input.inherits_members {
             return Err(ProjectError::Rejected {
@@ -459,8 +497,15 @@ impl ProjectService {
         }
         let tenant = parent_row.tenant_id;
         let root = parent_row.root_id;
-        self.insert(caller, tenant, Some((parent, root)), ProjectId::new_random(), depth, input)
-            .await
+        self.insert(
+            caller,
+            tenant,
+            Some((parent, root)),
+            ProjectId::new_random(),
+            depth,
+            input,
+        )
+        .await
     }
 
     async fn insert(
@@ -530,7 +575,11 @@ impl ProjectService {
     // ---- read ----
 
     /// A project with its own members and the caller's capabilities.
-    pub async fn get(&self, caller: &Caller, id: ProjectId) -> ProjectResult<(Chain, Vec<ProjectMember>)> {
+    pub async fn get(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+    ) -> ProjectResult<(Chain, Vec<ProjectMember>)> {
         let chain = self.visible(caller, id).await?;
         let members = store::members(&self.db, id).await?;
         Ok((chain, members))
@@ -538,7 +587,11 @@ impl ProjectService {
 
     /// The members that apply to a project: its own, or those of the ancestor it inherits
     /// from (rule 3).
-    pub async fn effective_members(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Vec<ProjectMember>> {
+    pub async fn effective_members(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+    ) -> ProjectResult<Vec<ProjectMember>> {
         let chain = self.visible(caller, id).await?;
         let source = chain
             .nodes()
@@ -550,11 +603,18 @@ impl ProjectService {
 
     // ---- update ----
 
-    async fn write(&self, caller: &Caller, mut row: ProjectRow, expected: Option<i64>) -> ProjectResult<ProjectRow> {
+    async fn write(
+        &self,
+        caller: &Caller,
+        mut row: ProjectRow,
+        expected: Option<i64>,
+    ) -> ProjectResult<ProjectRow> {
         row.updated_at = self.now();
         row.updated_by = Some(caller.id);
         let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &row, expected).await?.ok_or_else(stale)?;
+        let version = store::update_project(&mut tx, &row, expected)
+            .await?
+            .ok_or_else(stale)?;
         tx.commit().await?;
         row.row_version = version;
         Ok(row)
@@ -585,7 +645,10 @@ impl ProjectService {
         expected: Option<i64>,
     ) -> ProjectResult<(Chain, ProjectRow)> {
         let chain = self.visible(caller, id).await?;
-        require(chain.capabilities().can_edit_access_level, "change the access level")?;
+        require(
+            chain.capabilities().can_edit_access_level,
+            "change the access level",
+        )?;
         let mut row = chain.target().row.clone();
         row.access_level = level.as_str().to_owned();
         let row = self.write(caller, row, expected).await?;
@@ -603,7 +666,10 @@ impl ProjectService {
         let chain = self.visible(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
         self.check_members(&members)?;
-        if !members.iter().any(|member| member.role == ProjectRole::Owner) {
+        if !members
+            .iter()
+            .any(|member| member.role == ProjectRole::Owner)
+        {
             return Err(ProjectError::Invalid {
                 field: "members",
                 message: "members must include at least one Owner".into(),
@@ -611,7 +677,8 @@ impl ProjectService {
         }
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
-        self.write_with_members(caller, row, expected, &members).await
+        self.write_with_members(caller, row, expected, &members)
+            .await
     }
 
     async fn write_with_members(
@@ -625,7 +692,9 @@ impl ProjectService {
         row.updated_at = now;
         row.updated_by = Some(caller.id);
         let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &row, expected).await?.ok_or_else(stale)?;
+        let version = store::update_project(&mut tx, &row, expected)
+            .await?
+            .ok_or_else(stale)?;
         store::replace_members(&mut tx, row.id, members, now).await?;
         tx.commit().await?;
         row.row_version = version;
@@ -633,7 +702,12 @@ impl ProjectService {
     }
 
     /// Makes a subproject inherit its members; its own are cleared.
-    pub async fn inherit_members(&self, caller: &Caller, id: ProjectId, expected: Option<i64>) -> ProjectResult<ProjectRow> {
+    pub async fn inherit_members(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+        expected: Option<i64>,
+    ) -> ProjectResult<ProjectRow> {
         let chain = self.visible(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
         if chain.parent().is_none() {
@@ -649,11 +723,19 @@ impl ProjectService {
 
     /// Adds one member. On a subproject that inherits, the inherited members become its own
     /// first, so nobody loses access.
-    pub async fn add_member(&self, caller: &Caller, id: ProjectId, member: ProjectMember) -> ProjectResult<ProjectRow> {
+    pub async fn add_member(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+        member: ProjectMember,
+    ) -> ProjectResult<ProjectRow> {
         let chain = self.visible(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
         let mut members = self.effective_members(caller, id).await?;
-        if members.iter().any(|existing| existing.principal_id == member.principal_id) {
+        if members
+            .iter()
+            .any(|existing| existing.principal_id == member.principal_id)
+        {
             return Err(ProjectError::Conflict {
                 kind: "already-member",
                 detail: "the principal is already a member of this project".into(),
@@ -667,7 +749,12 @@ impl ProjectService {
     }
 
     /// Removes one member; the last Owner stays.
-    pub async fn remove_member(&self, caller: &Caller, id: ProjectId, principal: Uuid) -> ProjectResult<ProjectRow> {
+    pub async fn remove_member(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+        principal: Uuid,
+    ) -> ProjectResult<ProjectRow> {
         let chain = self.visible(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
         let mut members = self.effective_members(caller, id).await?;
@@ -679,7 +766,10 @@ impl ProjectService {
                 detail: "the principal is not a member of this project".into(),
             });
         }
-        if !members.iter().any(|member| member.role == ProjectRole::Owner) {
+        if !members
+            .iter()
+            .any(|member| member.role == ProjectRole::Owner)
+        {
             return Err(ProjectError::Conflict {
                 kind: "last-owner",
                 detail: "a project must keep at least one Owner".into(),
@@ -691,7 +781,12 @@ impl ProjectService {
     }
 
     /// Moves a subproject under another subproject or the root of the same tree (rule 5).
-    pub async fn move_project(&self, caller: &Caller, id: ProjectId, target: ProjectId) -> ProjectResult<ProjectRow> {
+    pub async fn move_project(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+        target: ProjectId,
+    ) -> ProjectResult<ProjectRow> {
         let chain = self.visible(caller, id).await?;
         let Some(parent) = chain.parent() else {
             return Err(ProjectError::Rejected {
@@ -718,7 +813,10 @@ impl ProjectService {
                 "moving needs delete-content permission on the current parent".into(),
             ));
         }
-        require(destination.capabilities().can_create_content, "create content")?;
+        require(
+            destination.capabilities().can_create_content,
+            "create content",
+        )?;
         if parent.row.id == target {
             return Ok(row);
         }
@@ -740,7 +838,9 @@ impl ProjectService {
         moved.updated_at = self.now();
         moved.updated_by = Some(caller.id);
         let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &moved, None).await?.ok_or_else(stale)?;
+        let version = store::update_project(&mut tx, &moved, None)
+            .await?
+            .ok_or_else(stale)?;
         store::shift_subtree_depth(&mut tx, id, delta).await?;
         tx.commit().await?;
         moved.row_version = version;
@@ -751,10 +851,13 @@ impl ProjectService {
     pub async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
         let chain = self.visible(caller, id).await?;
         let allowed = chain.capabilities().can_delete
-            || chain.parent().is_some_and(|parent| Capabilities::of(parent.role).can_delete_content);
+            || chain
+                .parent()
+                .is_some_and(|parent| Capabilities::of(parent.role).can_delete_content);
         if !allowed {
             return Err(ProjectError::Forbidden(
-                "deleting needs delete permission on the project or delete-content on its parent".into(),
+                "deleting needs delete permission on the project or delete-content on its parent"
+                    .into(),
             ));
         }
         let mut row = chain.target().row.clone();
@@ -807,19 +910,35 @@ impl ProjectService {
                 }
             }
             let member_role = match parent_role {
-                Some(role) => format!("(CASE WHEN p.inherits_members THEN '{}' ELSE m.role END)", role.as_str()),
+                Some(role) => format!(
+                    "(CASE WHEN p.inherits_members THEN '{}' ELSE m.role END)",
+                    role.as_str()
+                ),
                 None => "(CASE WHEN p.inherits_members THEN NULL ELSE m.role END)".to_owned(),
             };
-            let minimum = filter.capability.map_or(ProjectRole::Reader, CapabilityFilter::minimum_role);
-            sql.push(&format!(" AND {}", access_condition(&member_role, standing, minimum)));
+            let minimum = filter
+                .capability
+                .map_or(ProjectRole::Reader, CapabilityFilter::minimum_role);
+            sql.push(&format!(
+                " AND {}",
+                access_condition(&member_role, standing, minimum)
+            ));
             if !filter.roles.is_empty() {
-                let roles: Vec<String> = filter.roles.iter().map(|role| format!("'{}'", role.as_str())).collect();
+                let roles: Vec<String> = filter
+                    .roles
+                    .iter()
+                    .map(|role| format!("'{}'", role.as_str()))
+                    .collect();
                 sql.push(&format!(" AND {member_role} IN ({})", roles.join(", ")));
             }
             if let Some(prefix) = &filter.name_prefix {
-                let length = sql.arg(Arg::I64(i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX)));
+                let length = sql.arg(Arg::I64(
+                    i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX),
+                ));
                 let value = sql.arg(Arg::Text(prefix.to_lowercase()));
-                sql.push(&format!(" AND lower(substr(p.name, 1, {length})) = {value}"));
+                sql.push(&format!(
+                    " AND lower(substr(p.name, 1, CAST({length} AS INTEGER))) = {value}"
+                ));
             }
             sql
         };
@@ -835,10 +954,14 @@ impl ProjectService {
                         SortValue::Time(time) => Arg::Time(*time),
                     });
                     let id_param = sql.arg(Arg::Uuid(*id));
-                    sql.push(&format!(" AND (p.{column}, p.id) {comparison} ({value_param}, {id_param})"));
+                    sql.push(&format!(
+                        " AND (p.{column}, p.id) {comparison} ({value_param}, {id_param})"
+                    ));
                 }
                 let limit = sql.arg(Arg::I64(*fetch));
-                sql.push(&format!(" ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"));
+                sql.push(&format!(
+                    " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"
+                ));
                 Ok((store::list(&self.db, sql).await?, None))
             }
             Window::Offset { offset, limit } => {
@@ -870,8 +993,12 @@ impl ProjectService {
         let standing = caller.standing(chain.target().row.tenant_id);
         let parent_role = chain.target().member_role;
         let build = |select: &str| {
-            let mut sql = Sql::new("WITH RECURSIVE tree(id, parent_id, name, access_level, relative_path, member_role, level) AS (SELECT p.id, p.parent_id, p.name, p.access_level, '' || p.name, CASE WHEN p.inherits_members THEN ");
-            let parent_role_param = sql.arg(Arg::OptText(parent_role.map(|role| role.as_str().to_owned())));
+            let mut sql = Sql::new(
+                "WITH RECURSIVE tree(id, parent_id, name, access_level, relative_path, member_role, level) AS (SELECT p.id, p.parent_id, p.name, p.access_level, '' || p.name, CASE WHEN p.inherits_members THEN ",
+            );
+            let parent_role_param = sql.arg(Arg::OptText(
+                parent_role.map(|role| role.as_str().to_owned()),
+            ));
             sql.push(&parent_role_param);
             sql.push(" ELSE (SELECT role FROM project_members WHERE project_id = p.id AND principal_id = ");
             let caller_param = sql.arg(Arg::Uuid(caller.id));
@@ -888,14 +1015,20 @@ impl ProjectService {
             let depth_param = sql.arg(Arg::I64(self.limits.depth_max.saturating_add(1)));
             sql.push(&depth_param);
             sql.push(&format!(") {select} FROM tree p WHERE "));
-            sql.push(&access_condition("p.member_role", standing, ProjectRole::Reader));
+            sql.push(&access_condition(
+                "p.member_role",
+                standing,
+                ProjectRole::Reader,
+            ));
             sql
         };
         let total = store::count(&self.db, build("SELECT COUNT(*)")).await?;
         let mut sql = build("SELECT p.id, p.parent_id, p.name, p.relative_path");
         let limit = sql.arg(Arg::I64(i64::from(limit)));
         let offset = sql.arg(Arg::I64(i64::from(offset)));
-        sql.push(&format!(" ORDER BY p.relative_path, p.id LIMIT {limit} OFFSET {offset}"));
+        sql.push(&format!(
+            " ORDER BY p.relative_path, p.id LIMIT {limit} OFFSET {offset}"
+        ));
         Ok((store::descendants(&self.db, sql).await?, total))
     }
 }
@@ -904,7 +1037,9 @@ fn require(allowed: bool, what: &str) -> ProjectResult<()> {
     if allowed {
         Ok(())
     } else {
-        Err(ProjectError::Forbidden(format!("you may not {what} in this project")))
+        Err(ProjectError::Forbidden(format!(
+            "you may not {what} in this project"
+        )))
     }
 }
 
@@ -925,7 +1060,10 @@ fn access_condition(member_role: &str, standing: TenantStanding, minimum: Projec
     if levels.is_empty() {
         format!("({by_membership})")
     } else {
-        format!("({by_membership} OR p.access_level IN ({}))", levels.join(", "))
+        format!(
+            "({by_membership} OR p.access_level IN ({}))",
+            levels.join(", ")
+        )
     }
 }
 

@@ -26,8 +26,15 @@ pub struct ChainRow {
 
 /// The project and its ancestors, root first, each with the caller's own role. At most
 /// `depth_max + 1` rows: the recursion is bounded even if the data were corrupt.
-pub async fn chain(db: &Db, id: ProjectId, caller: Uuid, depth_max: i64) -> StoreResult<Vec<ChainRow>> {
-    let mut sql = Sql::new("WITH RECURSIVE chain(id, parent_id, level) AS (SELECT id, parent_id, 0 FROM projects WHERE id = ");
+pub async fn chain(
+    db: &Db,
+    id: ProjectId,
+    caller: Uuid,
+    depth_max: i64,
+) -> StoreResult<Vec<ChainRow>> {
+    let mut sql = Sql::new(
+        "WITH RECURSIVE chain(id, parent_id, level) AS (SELECT id, parent_id, 0 FROM projects WHERE id = ",
+    );
     let id_param = sql.arg(Arg::Uuid(id.as_uuid()));
     sql.push(&id_param);
     sql.push(" UNION ALL SELECT p.id, p.parent_id, chain.level + 1 FROM projects p JOIN chain ON p.id = chain.parent_id WHERE chain.level < ");
@@ -44,7 +51,8 @@ pub async fn chain(db: &Db, id: ProjectId, caller: Uuid, depth_max: i64) -> Stor
 }
 
 pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query(
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "INSERT INTO projects (id, tenant_id, parent_id, root_id, depth, name, description, metadata, settings, \
          access_level, inherits_members, has_thumbnail, billing_information, row_version, created_at, created_by, \
          updated_at, updated_by, deleted_at, deleted_by) \
@@ -72,7 +80,8 @@ pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
     .bind(row.deleted_by)
     .execute(conn)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -84,7 +93,8 @@ pub async fn update_project(
     expected_version: Option<i64>,
 ) -> StoreResult<Option<i64>> {
     let new_version = row.row_version.saturating_add(1);
-    let changed = on_tx!(tx, |conn| sqlx::query(
+    let changed = on_tx!(tx, |conn| {
+        sqlx::query(
         "UPDATE projects SET name = $2, description = $3, metadata = $4, settings = $5, access_level = $6, \
          inherits_members = $7, row_version = $8, updated_at = $9, updated_by = $10, parent_id = $11, \
          depth = $12, deleted_at = $13, deleted_by = $14 \
@@ -107,7 +117,8 @@ pub async fn update_project(
     .bind(expected_version.unwrap_or(row.row_version))
     .execute(conn)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     Ok((changed == 1).then_some(new_version))
 }
 
@@ -128,7 +139,8 @@ pub async fn shift_subtree_depth(tx: &mut Tx, id: ProjectId, delta: i64) -> Stor
 
 /// The greatest depth in the subtree of `id` (its own depth when it has no children).
 pub async fn subtree_depth_max(db: &Db, id: ProjectId) -> StoreResult<i64> {
-    let mut sql = Sql::new("WITH RECURSIVE below(id, depth) AS (SELECT id, depth FROM projects WHERE id = ");
+    let mut sql =
+        Sql::new("WITH RECURSIVE below(id, depth) AS (SELECT id, depth FROM projects WHERE id = ");
     let param = sql.arg(Arg::Uuid(id.as_uuid()));
     sql.push(&param);
     sql.push(
@@ -148,17 +160,24 @@ struct MemberRow {
 }
 
 fn member_from_row(row: MemberRow) -> StoreResult<ProjectMember> {
-    let decode = |error: crate::http::wire_enum::UnknownVariant| StoreError::Database(sqlx::Error::Decode(Box::new(error)));
+    let decode = |error: crate::http::wire_enum::UnknownVariant| {
+        StoreError::Database(sqlx::Error::Decode(Box::new(error)))
+    };
     Ok(ProjectMember {
         principal_id: row.principal_id,
-        principal_type: row.principal_type.parse::<PrincipalType>().map_err(decode)?,
+        principal_type: row
+            .principal_type
+            .parse::<PrincipalType>()
+            .map_err(decode)?,
         role: row.role.parse::<ProjectRole>().map_err(decode)?,
     })
 }
 
 /// The own members of a project.
 pub async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
-    let mut sql = Sql::new("SELECT principal_id, principal_type, role FROM project_members WHERE project_id = ");
+    let mut sql = Sql::new(
+        "SELECT principal_id, principal_type, role FROM project_members WHERE project_id = ",
+    );
     let param = sql.arg(Arg::Uuid(project.as_uuid()));
     sql.push(&param);
     sql.push(" ORDER BY created_at, principal_id");
@@ -176,13 +195,16 @@ pub async fn replace_members(
     members: &[ProjectMember],
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query("DELETE FROM project_members WHERE project_id = $1")
-        .bind(project)
-        .execute(&mut *conn)
-        .await
-        .map(|done| done.rows_affected()))?;
+    on_tx!(tx, |conn| sqlx::query(
+        "DELETE FROM project_members WHERE project_id = $1"
+    )
+    .bind(project)
+    .execute(&mut *conn)
+    .await
+    .map(|done| done.rows_affected()))?;
     for member in members {
-        on_tx!(tx, |conn| sqlx::query(
+        on_tx!(tx, |conn| {
+            sqlx::query(
             "INSERT INTO project_members (project_id, principal_id, principal_type, role, created_at) \
              VALUES ($1, $2, $3, $4, $5)"
         )
@@ -193,7 +215,8 @@ pub async fn replace_members(
         .bind(at)
         .execute(conn)
         .await
-        .map(|done| done.rows_affected()))?;
+        .map(|done| done.rows_affected())
+        })?;
     }
     Ok(())
 }

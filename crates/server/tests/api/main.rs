@@ -17,3 +17,4 @@ mod conventions;
 mod identity;
 mod lifecycle;
 mod paging;
+mod projects;

@@ -1,0 +1,1303 @@
+//! Projects and subprojects (spec 4.7, wire-contract 3): creation, capabilities, member
+//! inheritance, per-caller listings, filters, move, optimistic concurrency, limits, deletion.
+
+use std::collections::BTreeSet;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+/// A tenant user with a token acting in the bootstrap tenant.
+struct Person {
+    id: Uuid,
+    token: String,
+}
+
+async fn person(app: &TestApp, name: &str, tenant_role: &str) -> Person {
+    let id = app
+        .create_user(name, Some(app.tenant_id()), tenant_role)
+        .await;
+    Person {
+        id,
+        token: app.user_token(id, Some(app.tenant_id())),
+    }
+}
+
+async fn call(
+    app: &TestApp,
+    who: &Person,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> reqwest::Response {
+    let mut request = app
+        .with_token(method, path, &who.token)
+        .header("api-version", "3");
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    request.send().await.unwrap()
+}
+
+async fn create_root(app: &TestApp, who: &Person, name: &str, extra: Value) -> Value {
+    let mut body = json!({ "name": name });
+    if let (Some(target), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        target.extend(extra.clone());
+    }
+    expect_status(
+        call(app, who, Method::POST, "/api/metadata/project", Some(body)).await,
+        StatusCode::CREATED,
+    )
+    .await
+}
+
+async fn create_sub(
+    app: &TestApp,
+    who: &Person,
+    parent: &Value,
+    name: &str,
+    extra: Value,
+) -> Value {
+    let mut body = json!({ "name": name });
+    if let (Some(target), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        target.extend(extra.clone());
+    }
+    let path = format!(
+        "/api/metadata/project/{}/subproject",
+        parent["id"].as_str().unwrap()
+    );
+    expect_status(
+        call(app, who, Method::POST, &path, Some(body)).await,
+        StatusCode::CREATED,
+    )
+    .await
+}
+
+async fn caps(app: &TestApp, who: &Person, project: &Value) -> Value {
+    let path = format!("/api/metadata/project/{}/capabilities", id(project));
+    expect_status(
+        call(app, who, Method::GET, &path, None).await,
+        StatusCode::OK,
+    )
+    .await
+}
+
+fn id(project: &Value) -> &str {
+    project["id"].as_str().unwrap()
+}
+
+fn names(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+api_test!(
+    a_created_project_has_the_wire_fields_and_its_creator_as_owner,
+    |app| {
+        let ann = person(&app, "Ann", "User").await;
+        let project = create_root(
+            &app,
+            &ann,
+            "Lake model",
+            json!({"description": "d", "metadata": {"k": "v"}, "accessLevel": "shared"}),
+        )
+        .await;
+        for field in [
+            "id",
+            "name",
+            "description",
+            "metadata",
+            "settings",
+            "accessLevel",
+            "members",
+            "capabilities",
+            "hasThumbnail",
+            "inheritsMembers",
+            "rowVersion",
+            "createdAt",
+            "createdBy",
+            "updatedAt",
+            "updatedBy",
+        ] {
+            assert!(project.get(field).is_some(), "{field} missing: {project}");
+        }
+        assert!(
+            project.get("parentProjectId").is_none(),
+            "roots have no parentProjectId"
+        );
+        assert_eq!(project["accessLevel"], "Shared");
+        assert_eq!(project["metadata"], json!({"k": "v"}));
+        assert_eq!(
+            project["members"],
+            json!([{"userId": ann.id, "role": "Owner", "principalType": "UserIdentity"}])
+        );
+        assert_eq!(project["capabilities"]["canGrantAccess"], true);
+        assert_eq!(project["capabilities"].as_object().unwrap().len(), 9);
+        let got = expect_status(
+            call(
+                &app,
+                &ann,
+                Method::GET,
+                &format!("/api/metadata/project/{}", id(&project)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(got, project);
+    }
+);
+
+api_test!(project_input_is_validated_at_and_past_the_limits, |app| {
+    let ann = person(&app, "Ann", "User").await;
+    let max = app.config.limits.project_name_chars_max;
+    create_root(&app, &ann, &"n".repeat(max), json!({})).await;
+    for body in [
+        json!({"name": "n".repeat(max + 1)}),
+        json!({"name": "  "}),
+        json!({"name": "a/b"}),
+        json!({"name": "x", "accessLevel": "Public"}),
+        json!({"name": "x", "metadata": [1, 2]}),
+        json!({"name": "x", "members": [{"userId": ann.id, "role": "Boss"}]}),
+        json!({"name": "x", "members": [{"userId": Uuid::nil(), "role": "Reader"}, {"userId": Uuid::nil(), "role": "Owner"}]}),
+    ] {
+        let response = call(
+            &app,
+            &ann,
+            Method::POST,
+            "/api/metadata/project",
+            Some(body.clone()),
+        )
+        .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    }
+    let response = call(
+        &app,
+        &ann,
+        Method::POST,
+        "/api/metadata/project",
+        Some(json!({"name": "x", "inheritsMembers": true})),
+    )
+    .await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
+    let page = expect_status(
+        call(
+            &app,
+            &ann,
+            Method::GET,
+            "/api/metadata/project/offset-list",
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        page["totalCount"], 1,
+        "failed creations left nothing behind"
+    );
+});
+
+api_test!(
+    roles_and_access_levels_give_the_documented_capabilities,
+    |app| {
+        let owner = person(&app, "Owner person", "User").await;
+        let contributor = person(&app, "Con", "User").await;
+        let reader = person(&app, "Rea", "User").await;
+        let stranger = person(&app, "Stranger", "User").await;
+        let admin = person(&app, "Tenant admin", "Administrator").await;
+        let project = create_root(&app, &owner, "P", json!({"members": [
+        {"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "reader"}]})).await;
+        let owner_caps = caps(&app, &owner, &project).await;
+        assert!(
+            owner_caps.as_object().unwrap().values().all(|v| v == true),
+            "{owner_caps}"
+        );
+        let c = caps(&app, &contributor, &project).await;
+        assert_eq!(
+            (
+                c["canCreateContent"].clone(),
+                c["canDeleteContent"].clone(),
+                c["canEdit"].clone(),
+                c["canGrantAccess"].clone()
+            ),
+            (json!(true), json!(true), json!(false), json!(false))
+        );
+        let r = caps(&app, &reader, &project).await;
+        assert_eq!(
+            (
+                r["canReadContent"].clone(),
+                r["canListContent"].clone(),
+                r["canCreateContent"].clone()
+            ),
+            (json!(true), json!(true), json!(false))
+        );
+        // Private: a tenant administrator is Owner, a stranger sees nothing.
+        assert_eq!(caps(&app, &admin, &project).await["canEdit"], true);
+        let response = call(
+            &app,
+            &stranger,
+            Method::GET,
+            &format!("/api/metadata/project/{}", id(&project)),
+            None,
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        // Shared: every tenant member reads; Confidential: the administrator loses implicit access.
+        let patch = |level: &str| json!({"id": id(&project), "accessLevel": level});
+        expect_status(
+            call(
+                &app,
+                &owner,
+                Method::PATCH,
+                "/api/metadata/project",
+                Some(patch("Shared")),
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(
+            caps(&app, &stranger, &project).await["canReadContent"],
+            true
+        );
+        assert_eq!(
+            caps(&app, &stranger, &project).await["canCreateContent"],
+            false
+        );
+        expect_status(
+            call(
+                &app,
+                &owner,
+                Method::PATCH,
+                "/api/metadata/project/",
+                Some(patch("confidential")),
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        let response = call(
+            &app,
+            &admin,
+            Method::GET,
+            &format!("/api/metadata/project/{}/capabilities", id(&project)),
+            None,
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        // Only Owners may change the access level or edit.
+        let response = call(
+            &app,
+            &contributor,
+            Method::PATCH,
+            "/api/metadata/project",
+            Some(patch("Shared")),
+        )
+        .await;
+        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    }
+);
+
+api_test!(
+    subprojects_inherit_members_from_the_first_ancestor_that_does_not,
+    |app| {
+        let owner = person(&app, "Owner", "User").await;
+        let reader = person(&app, "Reader", "User").await;
+        let root = create_root(
+            &app,
+            &owner,
+            "Root",
+            json!({"members": [{"userId": reader.id, "role": "Reader"}]}),
+        )
+        .await;
+        let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
+        let b = create_sub(&app, &owner, &a, "b", json!({"inheritsMembers": true})).await;
+        assert_eq!(
+            b["members"],
+            json!([]),
+            "inheriting subprojects list no own members"
+        );
+        assert_eq!(b["inheritsMembers"], true);
+        assert_eq!(b["parentProjectId"], a["id"]);
+        let members = expect_status(
+            call(
+                &app,
+                &reader,
+                Method::GET,
+                &format!("/api/metadata/project/{}/member", id(&b)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(
+            members["data"].as_array().unwrap().len(),
+            2,
+            "inherited from the root: {members}"
+        );
+        let caps = expect_status(
+            call(
+                &app,
+                &reader,
+                Method::GET,
+                &format!("/api/metadata/project/{}/capabilities", id(&b)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(caps["canReadContent"], true);
+        // Setting own members on `a` cancels inheritance there, and `b` now inherits from `a`.
+        let body = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": a["rowVersion"]});
+        let answer = expect_status(
+            call(
+                &app,
+                &owner,
+                Method::PUT,
+                &format!("/api/metadata/project/{}/members", id(&a)),
+                Some(body),
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(answer["id"], a["id"]);
+        assert_ne!(answer["rowVersion"], a["rowVersion"]);
+        let response = call(
+            &app,
+            &reader,
+            Method::GET,
+            &format!("/api/metadata/project/{}", id(&b)),
+            None,
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        // members/inherit restores inheritance and clears the own list.
+        let body = json!({"rowVersion": answer["rowVersion"]});
+        expect_status(
+            call(
+                &app,
+                &owner,
+                Method::PUT,
+                &format!("/api/metadata/project/{}/members/inherit", id(&a)),
+                Some(body),
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        expect_status(
+            call(
+                &app,
+                &reader,
+                Method::GET,
+                &format!("/api/metadata/project/{}", id(&b)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        let response = call(
+            &app,
+            &owner,
+            Method::PUT,
+            &format!("/api/metadata/project/{}/members/inherit", id(&root)),
+            Some(json!({})),
+        )
+        .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
+        // A member list without an Owner is refused.
+        let body = json!({"members": [{"userId": reader.id, "role": "Reader"}]});
+        let response = call(
+            &app,
+            &owner,
+            Method::PUT,
+            &format!("/api/metadata/project/{}/members", id(&root)),
+            Some(body),
+        )
+        .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    }
+);
+
+api_test!(
+    a_member_of_a_subproject_only_reaches_it_without_its_parents,
+    |app| {
+        let owner = person(&app, "Owner", "User").await;
+        let guest = person(&app, "Guest", "User").await;
+        let root = create_root(&app, &owner, "Root", json!({})).await;
+        let open = create_sub(
+            &app,
+            &owner,
+            &root,
+            "open",
+            json!({"members": [{"userId": guest.id, "role": "Contributor"}]}),
+        )
+        .await;
+        create_sub(&app, &owner, &root, "closed", json!({})).await;
+        let response = call(
+            &app,
+            &guest,
+            Method::GET,
+            &format!("/api/metadata/project/{}", id(&root)),
+            None,
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        let sub = expect_status(
+            call(
+                &app,
+                &guest,
+                Method::GET,
+                &format!("/api/metadata/project/{}", id(&open)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(sub["capabilities"]["canCreateContent"], true);
+        // Listings are filtered per caller.
+        let listing = format!("/api/metadata/project/{}/subproject/list", id(&root));
+        let mine = expect_status(
+            call(&app, &guest, Method::GET, &listing, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(names(&mine), vec!["open"]);
+        let all = expect_status(
+            call(&app, &owner, Method::GET, &listing, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(names(&all), vec!["closed", "open"]);
+        let roots = expect_status(
+            call(
+                &app,
+                &guest,
+                Method::GET,
+                "/api/metadata/project/list",
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(names(&roots), Vec::<String>::new());
+        // The path shows the ancestors without capabilities there.
+        let path = expect_status(
+            call(
+                &app,
+                &guest,
+                Method::GET,
+                &format!("/api/metadata/project/{}/path", id(&open)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        let entries = path["data"].as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0]["id"], root["id"]);
+        assert_eq!(entries[0]["capabilities"]["canReadContent"], false);
+        assert_eq!(entries[1]["effectiveUserRole"], "Contributor");
+        assert_eq!(entries[1]["isDeleted"], false);
+    }
+);
+
+api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
+    let owner = person(&app, "Owner", "User").await;
+    let other = person(&app, "Other", "User").await;
+    for name in ["delta", "Alpha", "charlie", "bravo", "echo"] {
+        create_root(&app, &owner, name, json!({"members": [{"userId": other.id, "role": if name < "c" { "Reader" } else { "Contributor" }}]})).await;
+    }
+    create_root(&app, &other, "own", json!({})).await;
+    let cursor_names = |query: String| {
+        let app = &app;
+        let other = &other;
+        async move {
+            let mut all = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let mut path = format!("/api/metadata/project/list?{query}&Limit=2");
+                if let Some(cursor) = &cursor {
+                    path.push_str(&format!("&Cursor={cursor}"));
+                }
+                let page = expect_status(
+                    call(app, other, Method::GET, &path, None).await,
+                    StatusCode::OK,
+                )
+                .await;
+                all.extend(names(&page));
+                match page["cursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_owned()),
+                    None => return all,
+                }
+            }
+        }
+    };
+    let offset_names = |query: String| {
+        let app = &app;
+        let other = &other;
+        async move {
+            let page = expect_status(
+                call(
+                    app,
+                    other,
+                    Method::GET,
+                    &format!("/api/metadata/project/offset-list?{query}"),
+                    None,
+                )
+                .await,
+                StatusCode::OK,
+            )
+            .await;
+            assert_eq!(
+                page["totalCount"].as_u64().unwrap() as usize,
+                page["data"].as_array().unwrap().len()
+            );
+            names(&page)
+        }
+    };
+    for (query, expected) in [
+        (
+            "sortBy=Name",
+            vec!["Alpha", "bravo", "charlie", "delta", "echo", "own"],
+        ),
+        (
+            "sortBy=name&sortOrder=desc",
+            vec!["own", "echo", "delta", "charlie", "bravo", "Alpha"],
+        ),
+        ("NamePrefix=B", vec!["bravo"]),
+        ("role=Reader", vec!["Alpha", "bravo"]),
+        (
+            "Role=Owner&role=contributor",
+            vec!["charlie", "delta", "echo", "own"],
+        ),
+        (
+            "capability=CanCreateContent",
+            vec!["charlie", "delta", "echo", "own"],
+        ),
+        (
+            "capability=CanReadContent",
+            vec!["Alpha", "bravo", "charlie", "delta", "echo", "own"],
+        ),
+    ] {
+        assert_eq!(cursor_names(query.to_owned()).await, expected, "{query}");
+        assert_eq!(
+            offset_names(query.to_owned()).await,
+            expected,
+            "{query} (offset)"
+        );
+    }
+    for sort in ["CreatedAt", "UpdatedAt", "AccessLevel"] {
+        let listed: BTreeSet<String> = cursor_names(format!("sortBy={sort}"))
+            .await
+            .into_iter()
+            .collect();
+        assert_eq!(listed.len(), 6, "{sort}");
+    }
+    let response = call(
+        &app,
+        &other,
+        Method::GET,
+        "/api/metadata/project/list?role=Reader&capability=CanReadContent",
+        None,
+    )
+    .await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "role-with-capability").await;
+    let response = call(
+        &app,
+        &other,
+        Method::GET,
+        "/api/metadata/project/list?capability=canreadcontent",
+        None,
+    )
+    .await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    let response = call(
+        &app,
+        &other,
+        Method::GET,
+        "/api/metadata/project/offset-list?sortBy=Size",
+        None,
+    )
+    .await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    let legacy = expect_status(
+        call(&app, &other, Method::GET, "/api/project/list", None).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(names(&legacy).len(), 6);
+});
+
+api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
+    let owner = person(&app, "Owner", "User").await;
+    let project = create_root(&app, &owner, "Versioned", json!({})).await;
+    let first = json!({"id": id(&project), "name": "Renamed", "description": "new", "rowVersion": project["rowVersion"]});
+    let updated = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            "/api/metadata/project",
+            Some(first),
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(updated["name"], "Renamed");
+    assert_ne!(updated["rowVersion"], project["rowVersion"]);
+    let stale =
+        json!({"id": id(&project), "name": "Lost update", "rowversion": project["rowVersion"]});
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            "/api/metadata/project",
+            Some(stale),
+        )
+        .await,
+        StatusCode::CONFLICT,
+        "row-version-conflict",
+    )
+    .await;
+    let stale_patch =
+        json!({"id": id(&project), "accesslevel": "Shared", "rowVersion": project["rowVersion"]});
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::PATCH,
+            "/api/metadata/project",
+            Some(stale_patch),
+        )
+        .await,
+        StatusCode::CONFLICT,
+        "row-version-conflict",
+    )
+    .await;
+    let stale_members = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": project["rowVersion"]});
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            &format!("/api/metadata/project/{}/members", id(&project)),
+            Some(stale_members),
+        )
+        .await,
+        StatusCode::CONFLICT,
+        "row-version-conflict",
+    )
+    .await;
+    let bad = json!({"id": id(&project), "name": "x", "rowVersion": "AAAA=="});
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            "/api/metadata/project",
+            Some(bad),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "validation",
+    )
+    .await;
+    let now = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}", id(&project)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(now["name"], "Renamed");
+    assert_eq!(now["accessLevel"], "Private");
+    assert_eq!(now["rowVersion"], updated["rowVersion"]);
+});
+
+api_test!(
+    single_members_are_added_and_removed_keeping_an_owner,
+    |app| {
+        let owner = person(&app, "Owner", "User").await;
+        let ben = person(&app, "Ben", "User").await;
+        let root = create_root(&app, &owner, "Root", json!({})).await;
+        let sub = create_sub(&app, &owner, &root, "sub", json!({"inheritsMembers": true})).await;
+        let path = format!("/api/metadata/project/{}/member", id(&sub));
+        expect_status(
+            call(
+                &app,
+                &owner,
+                Method::POST,
+                &path,
+                Some(json!({"userId": ben.id, "role": "Reader"})),
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        let members = expect_status(
+            call(&app, &owner, Method::GET, &path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(
+            members["data"].as_array().unwrap().len(),
+            2,
+            "the inherited Owner was kept: {members}"
+        );
+        let project = expect_status(
+            call(
+                &app,
+                &owner,
+                Method::GET,
+                &format!("/api/metadata/project/{}", id(&sub)),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(project["inheritsMembers"], false);
+        expect_problem(
+            call(
+                &app,
+                &owner,
+                Method::POST,
+                &path,
+                Some(json!({"userId": ben.id, "role": "Owner"})),
+            )
+            .await,
+            StatusCode::CONFLICT,
+            "already-member",
+        )
+        .await;
+        expect_problem(
+            call(
+                &app,
+                &ben,
+                Method::POST,
+                &path,
+                Some(json!({"userId": Uuid::new_v4(), "role": "Owner"})),
+            )
+            .await,
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        )
+        .await;
+        expect_status(
+            call(
+                &app,
+                &owner,
+                Method::DELETE,
+                &format!("{path}/{}", ben.id),
+                None,
+            )
+            .await,
+            StatusCode::NO_CONTENT,
+        )
+        .await;
+        expect_problem(
+            call(
+                &app,
+                &owner,
+                Method::DELETE,
+                &format!("{path}/{}", ben.id),
+                None,
+            )
+            .await,
+            StatusCode::CONFLICT,
+            "not-a-member",
+        )
+        .await;
+        expect_problem(
+            call(
+                &app,
+                &owner,
+                Method::DELETE,
+                &format!("{path}/{}", owner.id),
+                None,
+            )
+            .await,
+            StatusCode::CONFLICT,
+            "last-owner",
+        )
+        .await;
+        // PUT .../member sets the whole list like PUT .../members.
+        let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": ben.id, "role": "Contributor"}]});
+        expect_status(
+            call(&app, &owner, Method::PUT, &path, Some(body)).await,
+            StatusCode::OK,
+        )
+        .await;
+        let members = expect_status(
+            call(&app, &ben, Method::GET, &path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(members["data"].as_array().unwrap().len(), 2);
+    }
+);
+
+api_test!(moves_follow_rule_5, |app| {
+    let owner = person(&app, "Owner", "User").await;
+    let helper = person(&app, "Helper", "User").await;
+    let root = create_root(&app, &owner, "Root", json!({})).await;
+    let other_root = create_root(&app, &owner, "Other", json!({})).await;
+    let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
+    let b = create_sub(&app, &owner, &a, "b", json!({"inheritsMembers": true})).await;
+    let c = create_sub(&app, &owner, &root, "c", json!({"inheritsMembers": true})).await;
+    let elsewhere = create_sub(
+        &app,
+        &owner,
+        &other_root,
+        "x",
+        json!({"inheritsMembers": true}),
+    )
+    .await;
+    let mv = |project: &Value| format!("/api/metadata/project/{}/move", id(project));
+    let to = |target: &Value| json!({"targetProjectId": target["id"]});
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::POST,
+            &mv(&root),
+            Some(to(&other_root)),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "cannot-move-root",
+    )
+    .await;
+    expect_problem(
+        call(&app, &owner, Method::POST, &mv(&a), Some(to(&elsewhere))).await,
+        StatusCode::BAD_REQUEST,
+        "move-across-roots",
+    )
+    .await;
+    expect_problem(
+        call(&app, &owner, Method::POST, &mv(&a), Some(to(&b))).await,
+        StatusCode::CONFLICT,
+        "move-loop",
+    )
+    .await;
+    expect_problem(
+        call(&app, &owner, Method::POST, &mv(&a), Some(to(&a))).await,
+        StatusCode::CONFLICT,
+        "move-loop",
+    )
+    .await;
+    // A Contributor on the target only, without delete-content on the current parent: 403.
+    let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Contributor"}]});
+    expect_status(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            &format!("/api/metadata/project/{}/members", id(&c)),
+            Some(body),
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Reader"}]});
+    expect_status(
+        call(
+            &app,
+            &owner,
+            Method::PUT,
+            &format!("/api/metadata/project/{}/members", id(&a)),
+            Some(body),
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    expect_problem(
+        call(&app, &helper, Method::POST, &mv(&b), Some(to(&c))).await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    // The owner moves b under c: the listings follow.
+    let moved = expect_status(
+        call(&app, &owner, Method::POST, &mv(&b), Some(to(&c))).await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(moved["parentProjectId"], c["id"]);
+    let under_c = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}/subproject/offset-list", id(&c)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(names(&under_c), vec!["b"]);
+    let under_a = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}/subproject/list", id(&a)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(names(&under_a), Vec::<String>::new());
+    let path = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}/path", id(&b)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    let ids: Vec<&Value> = path["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| &entry["id"])
+        .collect();
+    assert_eq!(ids, vec![&root["id"], &c["id"], &b["id"]]);
+});
+
+api_test!(nesting_is_limited_at_the_configured_depth, |app| {
+    let owner = person(&app, "Owner", "User").await;
+    let max = app.config.limits.project_depth_max as usize;
+    let mut current = create_root(&app, &owner, "level 0", json!({})).await;
+    let mut chain = vec![current.clone()];
+    for level in 1..=max {
+        current = create_sub(
+            &app,
+            &owner,
+            &current,
+            &format!("level {level}"),
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+        chain.push(current.clone());
+    }
+    let path = format!("/api/metadata/project/{}/subproject", id(&current));
+    expect_problem(
+        call(
+            &app,
+            &owner,
+            Method::POST,
+            &path,
+            Some(json!({"name": "too deep"})),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "depth-limit",
+    )
+    .await;
+    let path = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}/path", id(&current)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(path["data"].as_array().unwrap().len(), max + 1);
+    // Moving a two-level subtree one level deeper would pass the limit too.
+    let sibling = create_sub(
+        &app,
+        &owner,
+        &chain[max - 1],
+        "sibling",
+        json!({"inheritsMembers": true}),
+    )
+    .await;
+    let body = json!({"targetProjectId": id(&chain[max - 1])});
+    let response = call(
+        &app,
+        &owner,
+        Method::POST,
+        &format!("/api/metadata/project/{}/move", id(&chain[max - 2])),
+        Some(json!({"targetProjectId": id(&sibling)})),
+    )
+    .await;
+    let _ = body;
+    expect_problem(response, StatusCode::CONFLICT, "move-loop").await;
+    let recursive = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!(
+                "/api/metadata/project/{}/offset-list-recursive?limit=1000",
+                id(&chain[0])
+            ),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(recursive["totalCount"].as_u64().unwrap() as usize, max + 1);
+});
+
+api_test!(
+    the_recursive_listing_gives_relative_paths_of_accessible_subprojects,
+    |app| {
+        let owner = person(&app, "Owner", "User").await;
+        let guest = person(&app, "Guest", "User").await;
+        let root = create_root(&app, &owner, "Root", json!({})).await;
+        let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
+        create_sub(&app, &owner, &a, "a1", json!({"inheritsMembers": true})).await;
+        let b = create_sub(
+            &app,
+            &owner,
+            &root,
+            "b",
+            json!({"members": [{"userId": guest.id, "role": "Reader"}]}),
+        )
+        .await;
+        create_sub(&app, &owner, &b, "b1", json!({"inheritsMembers": true})).await;
+        let listing = format!("/api/metadata/project/{}/offset-list-recursive", id(&root));
+        let all = expect_status(
+            call(&app, &owner, Method::GET, &listing, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        let paths: Vec<&str> = all["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["relativePath"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths, vec!["a", "a/a1", "b", "b/b1"]);
+        assert_eq!(all["totalCount"], 4);
+        assert_eq!(all["data"][1]["parentProjectId"], a["id"]);
+        let guest_view = expect_status(
+            call(&app, &guest, Method::GET, &listing, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        let paths: Vec<&str> = guest_view["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["relativePath"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths, vec!["b", "b/b1"]);
+        let page = expect_status(
+            call(
+                &app,
+                &owner,
+                Method::GET,
+                &format!("{listing}?offset=1&limit=2"),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(page["data"].as_array().unwrap().len(), 2);
+        assert_eq!(page["data"][0]["relativePath"], "a/a1");
+    }
+);
+
+api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
+    let owner = person(&app, "Owner", "User").await;
+    let contributor = person(&app, "Con", "User").await;
+    let reader = person(&app, "Rea", "User").await;
+    let root = create_root(&app, &owner, "Root", json!({"members": [{"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "Reader"}]})).await;
+    let sub = create_sub(&app, &owner, &root, "sub", json!({"inheritsMembers": true})).await;
+    let deep = create_sub(&app, &owner, &sub, "deep", json!({"inheritsMembers": true})).await;
+    expect_problem(
+        call(
+            &app,
+            &reader,
+            Method::DELETE,
+            &format!("/api/metadata/project/{}", id(&sub)),
+            None,
+        )
+        .await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    expect_problem(
+        call(
+            &app,
+            &contributor,
+            Method::DELETE,
+            &format!("/api/metadata/project/{}", id(&root)),
+            None,
+        )
+        .await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    // DeleteContent on the parent is enough for a subproject.
+    expect_status(
+        call(
+            &app,
+            &contributor,
+            Method::DELETE,
+            &format!("/api/project/{}", id(&sub)),
+            None,
+        )
+        .await,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
+    for project in [&sub, &deep] {
+        let response = call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}", id(project)),
+            None,
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    }
+    let listing = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/metadata/project/{}/subproject/list", id(&root)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(names(&listing), Vec::<String>::new());
+    let path = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            &format!("/api/project/{}/path", id(&deep)),
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    let flags: Vec<bool> = path["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["isDeleted"].as_bool().unwrap())
+        .collect();
+    assert_eq!(flags, vec![false, true, true]);
+    expect_status(
+        call(
+            &app,
+            &owner,
+            Method::DELETE,
+            &format!("/api/metadata/project/{}", id(&root)),
+            None,
+        )
+        .await,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
+    let roots = expect_status(
+        call(
+            &app,
+            &owner,
+            Method::GET,
+            "/api/metadata/project/list",
+            None,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(names(&roots), Vec::<String>::new());
+});
+
+api_test!(projects_need_credentials_and_a_tenant, |app| {
+    let response = app
+        .anonymous(Method::GET, "/api/metadata/project/list")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-missing").await;
+    // A BackOffice caller outside any tenant sees no projects and cannot create one.
+    let token = app.token(basin::auth::TokenRequest {
+        subject: Uuid::new_v4(),
+        roles: vec!["BackOffice".into()],
+        ttl: chrono::TimeDelta::minutes(5),
+        ..Default::default()
+    });
+    let page = expect_status(
+        app.with_token(Method::GET, "/api/metadata/project/list", &token)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(page["data"], json!([]));
+    let response = app
+        .with_token(Method::POST, "/api/metadata/project", &token)
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    // The bootstrap API key (tenant Owner) creates and lists projects.
+    let response = app
+        .with_key(Method::POST, "/api/metadata/project")
+        .json(&json!({"name": "By key"}))
+        .send()
+        .await
+        .unwrap();
+    let project = expect_status(response, StatusCode::CREATED).await;
+    assert_eq!(project["members"][0]["principalType"], "OpenAPIAccount");
+    let response = app
+        .with_key(Method::GET, "/api/metadata/project/list")
+        .header("api-version", "9")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+});
