@@ -1039,26 +1039,41 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
     )
     .await;
     assert_eq!(path["data"].as_array().unwrap().len(), max + 1);
-    // Moving a two-level subtree one level deeper would pass the limit too.
-    let sibling = create_sub(
+    // Moving a two-level subtree to the second-deepest level would pass the limit.
+    let subtree = create_sub(
         &app,
         &owner,
-        &chain[max - 1],
-        "sibling",
+        &chain[1],
+        "subtree",
         json!({"inheritsMembers": true}),
     )
     .await;
-    let body = json!({"targetProjectId": id(&chain[max - 1])});
+    create_sub(
+        &app,
+        &owner,
+        &subtree,
+        "leaf",
+        json!({"inheritsMembers": true}),
+    )
+    .await;
     let response = call(
         &app,
         &owner,
         Method::POST,
-        &format!("/api/metadata/project/{}/move", id(&chain[max - 2])),
-        Some(json!({"targetProjectId": id(&sibling)})),
+        &format!("/api/metadata/project/{}/move", id(&subtree)),
+        Some(json!({"targetProjectId": id(&chain[max - 1])})),
     )
     .await;
-    let _ = body;
-    expect_problem(response, StatusCode::CONFLICT, "move-loop").await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "depth-limit").await;
+    let response = call(
+        &app,
+        &owner,
+        Method::POST,
+        &format!("/api/metadata/project/{}/move", id(&subtree)),
+        Some(json!({"targetProjectId": id(&chain[max - 2])})),
+    )
+    .await;
+    expect_status(response, StatusCode::OK).await;
     let recursive = expect_status(
         call(
             &app,
@@ -1074,7 +1089,7 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
         StatusCode::OK,
     )
     .await;
-    assert_eq!(recursive["totalCount"].as_u64().unwrap() as usize, max + 1);
+    assert_eq!(recursive["totalCount"].as_u64().unwrap() as usize, max + 2);
 });
 
 api_test!(
