@@ -75,3 +75,7 @@ id!(
     /// A project or subproject (folder).
     ProjectId
 );
+id!(
+    /// A dataset.
+    DatasetId
+);

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod datasets;
 pub mod db;
 pub mod error;
 pub mod health;

@@ -28,6 +28,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "identity", description = "The caller and its tenants"),
         (name = "admin", description = "Tenants, users, members and API keys"),
         (name = "projects", description = "Projects and subprojects"),
+        (name = "datasets", description = "Datasets in projects"),
         (name = "health", description = "Probes"),
     )
 )]

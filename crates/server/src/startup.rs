@@ -26,6 +26,7 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
 use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
+use crate::datasets::service::DatasetService;
 use crate::db::Db;
 use crate::http::extract::JsonBodyLimit;
 use crate::http::paging::PageLimits;
@@ -44,6 +45,8 @@ pub struct AppState {
     pub identity: IdentityService,
     /// Project operations.
     pub projects: ProjectService,
+    /// Dataset operations.
+    pub datasets: DatasetService,
     /// Authentication.
     pub auth: Arc<Authenticator>,
     /// Page sizes.
@@ -77,13 +80,15 @@ impl Services {
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
         let auth =
             Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
+        let projects = ProjectService::new(
+            db.clone(),
+            clock.clone(),
+            ProjectLimits::from(&config.limits),
+        );
         let state = AppState {
             identity: IdentityService::new(db.clone(), clock.clone()),
-            projects: ProjectService::new(
-                db.clone(),
-                clock.clone(),
-                ProjectLimits::from(&config.limits),
-            ),
+            datasets: DatasetService::new(db.clone(), clock.clone(), projects.clone()),
+            projects,
             db,
             auth: Arc::new(auth),
             page_limits: PageLimits::from(&config.limits),
@@ -182,6 +187,7 @@ pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
         .merge(crate::projects::router())
+        .merge(crate::datasets::router())
         .merge(crate::health::router())
         .split_for_parts();
     crate::openapi::add_api_version_header(&mut openapi);

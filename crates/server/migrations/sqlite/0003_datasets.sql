@@ -1,0 +1,28 @@
+-- Datasets: files and data placed in a project. The bytes live in the blob store under
+-- data_path; deleted_at marks the recycle bin.
+
+CREATE TABLE datasets (
+    id BLOB PRIMARY KEY NOT NULL,
+    tenant_id BLOB NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    project_id BLOB NOT NULL REFERENCES projects (id),
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    dataset_type TEXT,
+    dataset_format TEXT NOT NULL,
+    data_path TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    temporal_information TEXT,
+    spatial_information TEXT,
+    storage_size BIGINT NOT NULL,
+    checksum TEXT,
+    row_version BIGINT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by BLOB,
+    updated_at TEXT NOT NULL,
+    updated_by BLOB,
+    deleted_at TEXT,
+    deleted_by BLOB
+);
+CREATE INDEX datasets_by_project ON datasets (project_id, name, id) WHERE deleted_at IS NULL;

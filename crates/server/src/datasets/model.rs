@@ -1,0 +1,242 @@
+//! Dataset rows and wire shapes.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::http::time::WireTime;
+use crate::ids::{DatasetId, ProjectId, TenantId};
+
+crate::wire_enum! {
+    /// Kind of dataset. Written in lower case on the wire (see [`DatasetType::wire`]).
+    pub enum DatasetType {
+        /// A plain file.
+        File,
+        /// Grids and meshes with items and time.
+        Multidimensional,
+        /// Time series.
+        Timeseries,
+        /// GIS vector data.
+        Gisvectordata,
+        /// Pre-rendered tiles.
+        Tiles,
+    }
+}
+
+impl DatasetType {
+    /// The lower-case wire name (`file`, `multidimensional`, ...).
+    pub fn wire(self) -> String {
+        self.as_str().to_ascii_lowercase()
+    }
+}
+
+/// A dataset row as stored.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct DatasetRow {
+    /// Id.
+    pub id: DatasetId,
+    /// Tenant.
+    pub tenant_id: TenantId,
+    /// Project holding it.
+    pub project_id: ProjectId,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Kind, lower case.
+    pub dataset_type: Option<String>,
+    /// Format: the file extension with its dot, lower case (`.dfsu`), or empty.
+    pub dataset_format: String,
+    /// Where the bytes are in the blob store.
+    pub data_path: String,
+    /// JSON object text.
+    pub metadata: String,
+    /// JSON object text.
+    pub properties: String,
+    /// JSON array text.
+    pub tags: String,
+    /// JSON object text.
+    pub temporal_information: Option<String>,
+    /// JSON object text.
+    pub spatial_information: Option<String>,
+    /// Bytes.
+    pub storage_size: i64,
+    /// Content checksum, `sha256:<hex>`.
+    pub checksum: Option<String>,
+    /// Bumped on every write.
+    pub row_version: i64,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Creator.
+    pub created_by: Option<Uuid>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// Last changer.
+    pub updated_by: Option<Uuid>,
+    /// In the recycle bin since.
+    pub deleted_at: Option<DateTime<Utc>>,
+    /// Deleted by.
+    pub deleted_by: Option<Uuid>,
+}
+
+/// A dataset on the wire.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DatasetDto {
+    /// Id.
+    pub id: DatasetId,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// `file`, `multidimensional`, `timeseries`, `gisvectordata` or `tiles`; absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset_type: Option<String>,
+    /// Project.
+    pub project_id: ProjectId,
+    /// Location of the content.
+    pub data_path: String,
+    /// Free key/value object.
+    #[schema(value_type = Object)]
+    pub metadata: serde_json::Value,
+    /// Free key/value object.
+    #[schema(value_type = Object)]
+    pub properties: serde_json::Value,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Time extent, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub temporal_information: Option<serde_json::Value>,
+    /// Spatial extent, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub spatial_information: Option<serde_json::Value>,
+    /// Size in bytes.
+    pub storage_size: i64,
+    /// File format, e.g. `.dfsu`.
+    pub dataset_format: String,
+    /// Content checksum, `sha256:<hex>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+    /// Opaque; send back to update.
+    pub row_version: String,
+    /// Creation time.
+    pub created_at: WireTime,
+    /// Creator.
+    pub created_by: Option<Uuid>,
+    /// Last change.
+    pub updated_at: WireTime,
+    /// Last changer (may be null).
+    pub updated_by: Option<Uuid>,
+}
+
+fn json_or(text: Option<&str>, fallback: serde_json::Value) -> serde_json::Value {
+    text.and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(fallback)
+}
+
+impl From<&DatasetRow> for DatasetDto {
+    fn from(row: &DatasetRow) -> Self {
+        Self {
+            id: row.id,
+            name: row.name.clone(),
+            description: row.description.clone(),
+            dataset_type: row.dataset_type.clone(),
+            project_id: row.project_id,
+            data_path: row.data_path.clone(),
+            metadata: json_or(Some(&row.metadata), serde_json::json!({})),
+            properties: json_or(Some(&row.properties), serde_json::json!({})),
+            tags: serde_json::from_str(&row.tags).unwrap_or_default(),
+            temporal_information: row
+                .temporal_information
+                .as_deref()
+                .map(|text| json_or(Some(text), serde_json::json!({}))),
+            spatial_information: row
+                .spatial_information
+                .as_deref()
+                .map(|text| json_or(Some(text), serde_json::json!({}))),
+            storage_size: row.storage_size,
+            dataset_format: row.dataset_format.clone(),
+            checksum: row.checksum.clone(),
+            row_version: format!("{}", row.row_version),
+            created_at: row.created_at.into(),
+            created_by: row.created_by,
+            updated_at: row.updated_at.into(),
+            updated_by: row.updated_by,
+        }
+    }
+}
+
+/// `PUT /api/metadata/project/{projectId}/dataset`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateDatasetRequest {
+    /// Which dataset.
+    pub id: DatasetId,
+    /// New name.
+    pub name: Option<String>,
+    /// New description.
+    pub description: Option<String>,
+    /// New metadata object.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
+    /// New properties object.
+    #[schema(value_type = Option<Object>)]
+    pub properties: Option<serde_json::Value>,
+    /// New tags.
+    pub tags: Option<Vec<String>>,
+    /// The version last read; a stale one is 409.
+    pub row_version: Option<String>,
+}
+
+/// `POST /api/metadata/dataset/{id}/move`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveDatasetRequest {
+    /// The destination project.
+    pub target_project_id: ProjectId,
+}
+
+/// The format of a file name: its extension with the dot, lower case (`.dfsu`), or empty.
+pub fn format_of(file_name: &str) -> String {
+    match file_name.rsplit_once('.') {
+        Some((stem, extension))
+            if !stem.is_empty()
+                && !extension.is_empty()
+                && extension.len() <= 16
+                && extension.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            format!(".{}", extension.to_ascii_lowercase())
+        }
+        _ => String::new(),
+    }
+}
+
+/// The dataset type a format suggests.
+pub fn type_of(format: &str) -> DatasetType {
+    match format {
+        ".dfsu" | ".dfs1" | ".dfs2" | ".dfs3" | ".mesh" | ".tif" | ".tiff" | ".asc" | ".vtu"
+        | ".nc" => DatasetType::Multidimensional,
+        ".dfs0" => DatasetType::Timeseries,
+        ".shp" | ".geojson" | ".json" | ".gpkg" | ".kml" => DatasetType::Gisvectordata,
+        ".mbtiles" | ".pmtiles" => DatasetType::Tiles,
+        _ => DatasetType::File,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_come_from_the_extension() {
+        assert_eq!(format_of("Lake.DFSU"), ".dfsu");
+        assert_eq!(format_of("archive.tar.gz"), ".gz");
+        assert_eq!(format_of("README"), "");
+        assert_eq!(format_of(".hidden"), "");
+        assert_eq!(format_of("odd.ext with space"), "");
+        assert_eq!(type_of(".dfs0"), DatasetType::Timeseries);
+        assert_eq!(type_of(".xyz").wire(), "file");
+    }
+}

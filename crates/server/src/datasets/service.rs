@@ -1,0 +1,304 @@
+//! Dataset rules: a dataset is visible when its project is (and neither is deleted); listing
+//! and reading records needs `canListContent`, changing `canUpdateContent`, deleting
+//! `canDeleteContent`; moving needs `canDeleteContent` on the source project and
+//! `canCreateContent` on the destination, in the same tenant.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::clock::Clock;
+use crate::datasets::model::{DatasetRow, format_of, type_of};
+use crate::datasets::store;
+use crate::db::{Db, StoreError};
+use crate::ids::{DatasetId, ProjectId};
+use crate::projects::service::{Caller, ProjectError, ProjectService};
+
+/// What went wrong in a dataset operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// A field is invalid.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// Not found, deleted, or not visible.
+    #[error("dataset not found")]
+    NotFound,
+    /// The project rules refused.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// The dataset changed since it was read.
+    #[error("stale row version")]
+    Stale,
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Result of dataset operations.
+pub type DatasetResult<T> = Result<T, DatasetError>;
+
+/// A dataset to create, already checked.
+#[derive(Debug, Clone)]
+pub struct NewDataset {
+    /// Name (usually the file name).
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Where the bytes are.
+    pub data_path: String,
+    /// Size in bytes.
+    pub storage_size: i64,
+    /// `sha256:<hex>`.
+    pub checksum: Option<String>,
+    /// JSON object text.
+    pub metadata: String,
+    /// JSON object text.
+    pub properties: String,
+}
+
+/// Dataset operations.
+#[derive(Debug, Clone)]
+pub struct DatasetService {
+    db: Db,
+    clock: Arc<dyn Clock>,
+    projects: ProjectService,
+}
+
+/// Longest dataset name.
+pub const DATASET_NAME_CHARS_MAX: usize = 255;
+
+impl DatasetService {
+    /// A service over `db`, using `projects` for permissions.
+    pub fn new(db: Db, clock: Arc<dyn Clock>, projects: ProjectService) -> Self {
+        Self {
+            db,
+            clock,
+            projects,
+        }
+    }
+
+    /// Checks a dataset name (a file name: no path separators or control characters).
+    pub fn parse_name(raw: &str) -> DatasetResult<String> {
+        let name = raw.trim();
+        let invalid = |message: String| DatasetError::Invalid {
+            field: "name",
+            message,
+        };
+        if name.is_empty() {
+            return Err(invalid("name must not be empty".into()));
+        }
+        if name.chars().count() > DATASET_NAME_CHARS_MAX {
+            return Err(invalid(format!(
+                "name must be at most {DATASET_NAME_CHARS_MAX} characters"
+            )));
+        }
+        if name.chars().any(char::is_control) || name.contains('/') || name.contains('\\') {
+            return Err(invalid(
+                "name must not contain control characters, / or \\".into(),
+            ));
+        }
+        Ok(name.to_owned())
+    }
+
+    /// Creates a dataset in `project`; needs `canCreateContent`.
+    pub async fn create(
+        &self,
+        caller: &Caller,
+        project: ProjectId,
+        input: NewDataset,
+    ) -> DatasetResult<DatasetRow> {
+        let chain = self.projects.visible(caller, project).await?;
+        if !chain.capabilities().can_create_content {
+            return Err(ProjectError::Forbidden(
+                "you may not create content in this project".into(),
+            )
+            .into());
+        }
+        let now = self.clock.now();
+        let format = format_of(&input.name);
+        let row = DatasetRow {
+            id: DatasetId::new_random(),
+            tenant_id: chain.target().row.tenant_id,
+            project_id: project,
+            dataset_type: Some(type_of(&format).wire()),
+            dataset_format: format,
+            name: input.name,
+            description: input.description,
+            data_path: input.data_path,
+            metadata: input.metadata,
+            properties: input.properties,
+            tags: "[]".into(),
+            temporal_information: None,
+            spatial_information: None,
+            storage_size: input.storage_size,
+            checksum: input.checksum,
+            row_version: 1,
+            created_at: now,
+            created_by: Some(caller.id),
+            updated_at: now,
+            updated_by: Some(caller.id),
+            deleted_at: None,
+            deleted_by: None,
+        };
+        let mut tx = self.db.begin().await?;
+        store::insert(&mut tx, &row).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// A live dataset and the caller's capabilities on its project.
+    async fn visible(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> DatasetResult<(DatasetRow, crate::projects::access::Capabilities)> {
+        let row = store::find(&self.db, id)
+            .await?
+            .ok_or(DatasetError::NotFound)?;
+        if row.deleted_at.is_some() {
+            return Err(DatasetError::NotFound);
+        }
+        let chain = match self.projects.visible(caller, row.project_id).await {
+            Ok(chain) => chain,
+            Err(ProjectError::NotFound) => return Err(DatasetError::NotFound),
+            Err(error) => return Err(error.into()),
+        };
+        Ok((row, chain.capabilities()))
+    }
+
+    /// A dataset record.
+    pub async fn get(&self, caller: &Caller, id: DatasetId) -> DatasetResult<DatasetRow> {
+        let (row, capabilities) = self.visible(caller, id).await?;
+        if !capabilities.can_list_content {
+            return Err(DatasetError::NotFound);
+        }
+        Ok(row)
+    }
+
+    /// A dataset whose content the caller may read (`canReadContent`).
+    pub async fn readable(&self, caller: &Caller, id: DatasetId) -> DatasetResult<DatasetRow> {
+        let (row, capabilities) = self.visible(caller, id).await?;
+        if !capabilities.can_read_content {
+            return Err(
+                ProjectError::Forbidden("you may not read content in this project".into()).into(),
+            );
+        }
+        Ok(row)
+    }
+
+    /// Datasets placed directly in `project` (rule 6), by name.
+    pub async fn list(
+        &self,
+        caller: &Caller,
+        project: ProjectId,
+        after: Option<(String, Uuid)>,
+        fetch: i64,
+    ) -> DatasetResult<Vec<DatasetRow>> {
+        let chain = self.projects.visible(caller, project).await?;
+        if !chain.capabilities().can_list_content {
+            return Err(
+                ProjectError::Forbidden("you may not list content in this project".into()).into(),
+            );
+        }
+        Ok(store::list(&self.db, project, after, fetch).await?)
+    }
+
+    async fn write(
+        &self,
+        caller: &Caller,
+        mut row: DatasetRow,
+        expected: Option<i64>,
+    ) -> DatasetResult<DatasetRow> {
+        row.updated_at = self.clock.now();
+        row.updated_by = Some(caller.id);
+        let version = store::update(&self.db, &row, expected)
+            .await?
+            .ok_or(DatasetError::Stale)?;
+        row.row_version = version;
+        Ok(row)
+    }
+
+    /// Updates name, description, metadata, properties or tags of a dataset in `project`.
+    pub async fn update(
+        &self,
+        caller: &Caller,
+        project: ProjectId,
+        id: DatasetId,
+        change: impl FnOnce(&mut DatasetRow),
+        expected: Option<i64>,
+    ) -> DatasetResult<DatasetRow> {
+        let (mut row, capabilities) = self.visible(caller, id).await?;
+        if row.project_id != project {
+            return Err(DatasetError::NotFound);
+        }
+        if !capabilities.can_update_content {
+            return Err(ProjectError::Forbidden(
+                "you may not update content in this project".into(),
+            )
+            .into());
+        }
+        change(&mut row);
+        self.write(caller, row, expected).await
+    }
+
+    /// Moves a dataset to another project of the same tenant.
+    pub async fn move_to(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+        target: ProjectId,
+    ) -> DatasetResult<DatasetRow> {
+        let (mut row, capabilities) = self.visible(caller, id).await?;
+        let destination = self.projects.visible(caller, target).await?;
+        if !capabilities.can_delete_content {
+            return Err(ProjectError::Forbidden(
+                "moving needs delete-content permission on the current project".into(),
+            )
+            .into());
+        }
+        if !destination.capabilities().can_create_content {
+            return Err(ProjectError::Forbidden(
+                "moving needs create-content permission on the target project".into(),
+            )
+            .into());
+        }
+        if destination.target().row.tenant_id != row.tenant_id {
+            return Err(DatasetError::Invalid {
+                field: "targetProjectId",
+                message: "datasets move only between projects of the same tenant".into(),
+            });
+        }
+        row.project_id = target;
+        self.write(caller, row, None).await
+    }
+
+    /// Moves a dataset to the recycle bin. When `project` is given (the path names it), the
+    /// dataset must be in it.
+    pub async fn delete(
+        &self,
+        caller: &Caller,
+        project: Option<ProjectId>,
+        id: DatasetId,
+    ) -> DatasetResult<()> {
+        let (mut row, capabilities) = self.visible(caller, id).await?;
+        if project.is_some_and(|project| project != row.project_id) {
+            return Err(DatasetError::NotFound);
+        }
+        if !capabilities.can_delete_content {
+            return Err(ProjectError::Forbidden(
+                "you may not delete content in this project".into(),
+            )
+            .into());
+        }
+        row.deleted_at = Some(self.clock.now());
+        row.deleted_by = Some(caller.id);
+        self.write(caller, row, None).await?;
+        Ok(())
+    }
+}

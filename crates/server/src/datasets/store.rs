@@ -1,0 +1,109 @@
+//! SQL for datasets, on both databases.
+
+use crate::datasets::model::DatasetRow;
+use crate::db::{Arg, Db, Sql, StoreResult, Tx};
+use crate::ids::{DatasetId, ProjectId};
+use crate::on_tx;
+
+const COLUMNS: &str = "id, tenant_id, project_id, name, description, dataset_type, dataset_format, data_path, \
+    metadata, properties, tags, temporal_information, spatial_information, storage_size, checksum, \
+    row_version, created_at, created_by, updated_at, updated_by, deleted_at, deleted_by";
+
+pub async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
+        "INSERT INTO datasets (id, tenant_id, project_id, name, description, dataset_type, dataset_format, \
+         data_path, metadata, properties, tags, temporal_information, spatial_information, storage_size, \
+         checksum, row_version, created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)"
+    )
+    .bind(row.id)
+    .bind(row.tenant_id)
+    .bind(row.project_id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.dataset_type)
+    .bind(&row.dataset_format)
+    .bind(&row.data_path)
+    .bind(&row.metadata)
+    .bind(&row.properties)
+    .bind(&row.tags)
+    .bind(&row.temporal_information)
+    .bind(&row.spatial_information)
+    .bind(row.storage_size)
+    .bind(&row.checksum)
+    .bind(row.row_version)
+    .bind(row.created_at)
+    .bind(row.created_by)
+    .bind(row.updated_at)
+    .bind(row.updated_by)
+    .bind(row.deleted_at)
+    .bind(row.deleted_by)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// A dataset, deleted or not.
+pub async fn find(db: &Db, id: DatasetId) -> StoreResult<Option<DatasetRow>> {
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM datasets WHERE id = "));
+    let param = sql.arg(Arg::Uuid(id.as_uuid()));
+    sql.push(&param);
+    Ok(sql.fetch_all(db).await?.into_iter().next())
+}
+
+/// Live datasets placed directly in `project`, by name, after a keyset position.
+pub async fn list(
+    db: &Db,
+    project: ProjectId,
+    after: Option<(String, uuid::Uuid)>,
+    fetch: i64,
+) -> StoreResult<Vec<DatasetRow>> {
+    let mut sql = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM datasets WHERE deleted_at IS NULL AND project_id = "
+    ));
+    let param = sql.arg(Arg::Uuid(project.as_uuid()));
+    sql.push(&param);
+    if let Some((name, id)) = after {
+        let name = sql.arg(Arg::Text(name));
+        let id = sql.arg(Arg::Uuid(id));
+        sql.push(&format!(" AND (name, id) > ({name}, {id})"));
+    }
+    let limit = sql.arg(Arg::I64(fetch));
+    sql.push(&format!(" ORDER BY name, id LIMIT {limit}"));
+    sql.fetch_all(db).await
+}
+
+/// Writes the mutable fields if the row is still at `expected` (its own version when `None`);
+/// returns the new version, or `None` when it moved on.
+pub async fn update(db: &Db, row: &DatasetRow, expected: Option<i64>) -> StoreResult<Option<i64>> {
+    let new_version = row.row_version.saturating_add(1);
+    let mut tx = db.begin().await?;
+    let changed = on_tx!(&mut tx, |conn| {
+        sqlx::query(
+        "UPDATE datasets SET name = $2, description = $3, metadata = $4, properties = $5, tags = $6, \
+         project_id = $7, deleted_at = $8, deleted_by = $9, updated_at = $10, updated_by = $11, \
+         row_version = $12 WHERE id = $1 AND row_version = $13"
+    )
+    .bind(row.id)
+    .bind(&row.name)
+    .bind(&row.description)
+    .bind(&row.metadata)
+    .bind(&row.properties)
+    .bind(&row.tags)
+    .bind(row.project_id)
+    .bind(row.deleted_at)
+    .bind(row.deleted_by)
+    .bind(row.updated_at)
+    .bind(row.updated_by)
+    .bind(new_version)
+    .bind(expected.unwrap_or(row.row_version))
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected())
+    })?;
+    tx.commit().await?;
+    Ok((changed == 1).then_some(new_version))
+}
