@@ -2,6 +2,7 @@
 //! tenant, its members, access levels and the caller's capabilities.
 
 pub mod access;
+pub mod hierarchy_path;
 pub mod model;
 pub mod routes;
 pub mod service;
