@@ -26,8 +26,11 @@ pub const DEFAULT_CONFIG_FILE: &str = "basin.toml";
 pub struct Config {
     /// Address the HTTP server listens on.
     pub listen: SocketAddr,
-    /// Folder for the SQLite database, the generated secret and (later) local blobs.
+    /// Folder for the SQLite database, the generated secret and local blobs.
     pub data_dir: PathBuf,
+    /// Where clients reach Basin (`https://data.example.com`), used in signed blob URLs.
+    /// When absent, URLs use `http://` and the `Host` header of the request asking for them.
+    pub public_url: Option<String>,
     /// `sqlite://...` or `postgres://...`; SQLite in `data_dir` when absent.
     #[serde(serialize_with = "mask_database_url")]
     pub database_url: Option<String>,
@@ -35,6 +38,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// Authentication settings.
     pub auth: AuthConfig,
+    /// Blob storage and signed blob URLs.
+    pub blob: BlobConfig,
     /// Limits that deployments may tune.
     pub limits: LimitsConfig,
     /// Logging.
@@ -46,9 +51,11 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("basin-data"),
+            public_url: None,
             database_url: None,
             database: DatabaseConfig::default(),
             auth: AuthConfig::default(),
+            blob: BlobConfig::default(),
             limits: LimitsConfig::default(),
             log: LogConfig::default(),
         }
@@ -129,6 +136,34 @@ fn default_jwks_cache_ttl() -> u64 {
     limits::JWKS_CACHE_TTL_SECONDS
 }
 
+/// Blob storage and signed blob URLs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BlobConfig {
+    /// `file:///path`, `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix` or
+    /// `memory://`; a folder `data_dir/blobs` when absent.
+    pub url: Option<String>,
+    /// Settings of the object store (`aws_access_key_id`, `aws_region`,
+    /// `azure_storage_account_name`, `google_service_account`, ...). Values are secret.
+    #[serde(serialize_with = "mask_secret_map")]
+    pub options: BTreeMap<String, SecretString>,
+    /// Lifetime of upload URLs, in seconds.
+    pub upload_url_ttl_seconds: i64,
+    /// Lifetime of read URLs, in seconds.
+    pub read_url_ttl_seconds: i64,
+}
+
+impl Default for BlobConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            options: BTreeMap::new(),
+            upload_url_ttl_seconds: limits::UPLOAD_URL_TTL_SECONDS,
+            read_url_ttl_seconds: limits::READ_URL_TTL_SECONDS,
+        }
+    }
+}
+
 /// Limits that deployments may tune.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -143,6 +178,8 @@ pub struct LimitsConfig {
     pub request_timeout_ms: u64,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace_ms: u64,
+    /// Largest blob upload, in bytes, sent whole or as blocks; larger is 413.
+    pub upload_bytes_max: u64,
 }
 
 impl Default for LimitsConfig {
@@ -153,6 +190,7 @@ impl Default for LimitsConfig {
             json_body_bytes_max: limits::JSON_BODY_BYTES_MAX,
             request_timeout_ms: limits::REQUEST_TIMEOUT_MS,
             shutdown_grace_ms: limits::SHUTDOWN_GRACE_MS,
+            upload_bytes_max: limits::UPLOAD_BYTES_MAX,
         }
     }
 }
@@ -258,9 +296,42 @@ impl Config {
                 "auth.oidc needs jwks_url or jwks_file".into(),
             ));
         }
+        self.check_blob()?;
         if self.database.max_connections == 0 {
             return Err(ConfigError::Inconsistent(
                 "database.max_connections must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_blob(&self) -> Result<(), ConfigError> {
+        let ttl_range = limits::BLOB_URL_TTL_SECONDS_MIN..=limits::BLOB_URL_TTL_SECONDS_MAX;
+        for (key, ttl) in [
+            (
+                "blob.upload_url_ttl_seconds",
+                self.blob.upload_url_ttl_seconds,
+            ),
+            ("blob.read_url_ttl_seconds", self.blob.read_url_ttl_seconds),
+        ] {
+            if !ttl_range.contains(&ttl) {
+                return Err(ConfigError::Inconsistent(format!(
+                    "{key} must be between {} and {} seconds",
+                    ttl_range.start(),
+                    ttl_range.end()
+                )));
+            }
+        }
+        if let Some(url) = &self.public_url
+            && crate::blob::PublicBase::parse(url).is_none()
+        {
+            return Err(ConfigError::Inconsistent(
+                "public_url must be an http or https URL without query or fragment".into(),
+            ));
+        }
+        if self.limits.upload_bytes_max == 0 {
+            return Err(ConfigError::Inconsistent(
+                "limits.upload_bytes_max must be at least 1".into(),
             ));
         }
         Ok(())
@@ -335,6 +406,14 @@ fn mask_secret<S: Serializer>(secret: &Option<SecretString>, s: S) -> Result<S::
         Some(secret) if !secret.expose_secret().is_empty() => s.serialize_str("***"),
         _ => s.serialize_none(),
     }
+}
+
+fn mask_secret_map<S: Serializer>(
+    map: &BTreeMap<String, SecretString>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let masked: BTreeMap<&str, &str> = map.keys().map(|key| (key.as_str(), "***")).collect();
+    masked.serialize(s)
 }
 
 fn mask_database_url<S: Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {

@@ -28,6 +28,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "identity", description = "The caller and its tenants"),
         (name = "admin", description = "Tenants, users, members and API keys"),
         (name = "health", description = "Probes"),
+        (name = "transfers", description = "Signed URLs for uploads (bytes move over the Azure-compatible blob endpoint, docs/blobs.md)"),
     )
 )]
 pub struct ApiDoc;
