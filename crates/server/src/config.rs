@@ -517,6 +517,53 @@ mod tests {
     }
 
     #[test]
+    fn blob_url_lifetimes_and_the_public_url_are_checked() {
+        for (key, value) in [
+            ("BASIN_BLOB__UPLOAD_URL_TTL_SECONDS", "59"),
+            ("BASIN_BLOB__READ_URL_TTL_SECONDS", "604801"),
+            ("BASIN_PUBLIC_URL", "ftp://example.com"),
+            ("BASIN_PUBLIC_URL", "https://example.com/?q=1"),
+            ("BASIN_LIMITS__UPLOAD_BYTES_MAX", "0"),
+        ] {
+            let error =
+                Config::load(None, env(&[(key, value)]), &ConfigOverrides::default()).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::Inconsistent(_)),
+                "{key}={value}"
+            );
+        }
+        let config = Config::load(
+            None,
+            env(&[
+                ("BASIN_BLOB__UPLOAD_URL_TTL_SECONDS", "60"),
+                ("BASIN_BLOB__READ_URL_TTL_SECONDS", "604800"),
+                ("BASIN_PUBLIC_URL", "https://data.example.com/platform"),
+                ("BASIN_BLOB__URL", "s3://bucket/prefix"),
+            ]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        assert_eq!(config.blob.upload_url_ttl_seconds, 60);
+        assert_eq!(config.limits.upload_bytes_max, limits::UPLOAD_BYTES_MAX);
+        assert_eq!(config.blob.url.as_deref(), Some("s3://bucket/prefix"));
+    }
+
+    #[test]
+    fn blob_store_options_are_masked_when_printed() {
+        let config = Config::load(
+            None,
+            env(&[("BASIN_BLOB__OPTIONS__AWS_SECRET_ACCESS_KEY", "s3-secret")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        let printed = config.to_masked_json().to_string();
+        assert!(!printed.contains("s3-secret"), "{printed}");
+        assert!(printed.contains("aws_secret_access_key"), "{printed}");
+        let option = config.blob.options.get("aws_secret_access_key").unwrap();
+        assert_eq!(option.expose_secret(), "s3-secret");
+    }
+
+    #[test]
     fn secrets_and_passwords_are_masked_when_printed() {
         let config = Config::load(
             None,

@@ -120,7 +120,74 @@ fn acting_tenant(principal: &Principal) -> Result<TenantId, TransferError> {
 
 #[cfg(test)]
 mod tests {
+    use chrono::TimeDelta;
+    use futures::StreamExt;
+    use secrecy::SecretString;
+
     use super::*;
+    use crate::auth::{PrincipalType, SigningSecret};
+    use crate::blob::{LocalBlobStore, WriteOptions};
+    use crate::clock::SystemClock;
+    use crate::identity::model::TenantRole;
+
+    fn member_of(tenant: TenantId) -> Principal {
+        Principal {
+            tenant_id: Some(tenant),
+            tenant_role: Some(TenantRole::User),
+            principal_type: PrincipalType::OpenAPIAccount,
+            ..Principal::operator()
+        }
+    }
+
+    #[tokio::test]
+    async fn an_upload_url_maps_back_to_its_blob_only_for_its_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::open(dir.path()).await.unwrap());
+        let secret = SigningSecret::new(SecretString::from(
+            "a secret of at least thirty-two bytes!!",
+        ));
+        let urls = BlobUrls::new(&secret, None, TimeDelta::hours(1), TimeDelta::hours(1));
+        let service = TransferService::new(blobs.clone(), urls.clone(), Arc::new(SystemClock));
+        let tenant = TenantId::from_uuid(Uuid::new_v4());
+        let caller = member_of(tenant);
+        let base = PublicBase::from_host("127.0.0.1:8080").unwrap();
+        let name = UploadFileName::parse("grid.tif").unwrap();
+        let url = service.upload_url(&caller, Some(&name), &base).unwrap();
+        let (unsigned, _) = url.split_once('?').unwrap();
+        assert!(unsigned.ends_with("/grid.tif"), "{unsigned}");
+        assert!(matches!(
+            service.uploaded_blob(&caller, unsigned).await,
+            Err(TransferError::UploadNotFound)
+        ));
+        let path = urls.blob_path_from_url(unsigned).unwrap();
+        let body = futures::stream::once(async { Ok(bytes::Bytes::from_static(b"tiff")) }).boxed();
+        let options = WriteOptions {
+            size_max: 10,
+            create_only: true,
+            expected_md5: None,
+        };
+        blobs.put(&path, body, options).await.unwrap();
+        let (found, meta) = service.uploaded_blob(&caller, unsigned).await.unwrap();
+        assert_eq!(found, path);
+        assert_eq!(meta.size, 4);
+        let stranger = member_of(TenantId::from_uuid(Uuid::new_v4()));
+        assert!(matches!(
+            service.uploaded_blob(&stranger, unsigned).await,
+            Err(TransferError::UploadNotFound)
+        ));
+        assert!(matches!(
+            service.uploaded_blob(&caller, "http://h/elsewhere").await,
+            Err(TransferError::NotAnUploadUrl(_))
+        ));
+        let outsider = Principal {
+            tenant_id: None,
+            ..caller
+        };
+        assert!(matches!(
+            service.upload_url(&outsider, None, &base),
+            Err(TransferError::NoTenant)
+        ));
+    }
 
     #[test]
     fn file_names_are_single_safe_segments() {

@@ -696,3 +696,61 @@ api_test!(blob_errors_are_azure_xml_not_problem_json, |app| {
         .unwrap();
     expect_problem(response, StatusCode::NOT_FOUND, "route-not-found").await;
 });
+
+fn memory_backend(config: &mut basin::config::Config) {
+    config.blob.url = Some("memory://".into());
+}
+
+api_test_with!(
+    the_object_store_backend_serves_the_same_protocol,
+    memory_backend,
+    |app| {
+        let url = upload_url(&app, Some("object.bin")).await;
+        let bytes = data(20_000);
+        assert_eq!(
+            put_blob(&app, &url, bytes.clone()).await.status(),
+            StatusCode::CREATED
+        );
+        let response = get_blob(&app, &url, Some(("x-ms-range", "bytes=100-199"))).await;
+        assert_eq!(response.status(), StatusCode::PARTIAL_CONTENT);
+        assert_eq!(response.headers()["content-range"], "bytes 100-199/20000");
+        assert_eq!(response.bytes().await.unwrap().as_ref(), &bytes[100..200]);
+
+        let blocks_url = upload_url(&app, None).await;
+        for n in 0..3 {
+            let response = stage(&app, &blocks_url, &block_id(n), data(1000)).await;
+            assert_eq!(response.status(), StatusCode::CREATED);
+        }
+        assert_eq!(head_status(&app, &blocks_url).await, StatusCode::NOT_FOUND);
+        let xml = format!(
+            "<BlockList><Latest>{}</Latest><Latest>{}</Latest><Latest>{}</Latest></BlockList>",
+            block_id(2),
+            block_id(0),
+            block_id(1)
+        );
+        assert_eq!(
+            commit(&app, &blocks_url, xml).await.status(),
+            StatusCode::CREATED
+        );
+        let body = get_blob(&app, &blocks_url, None)
+            .await
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(body.as_ref(), data(1000).repeat(3).as_slice());
+        let response = app
+            .client
+            .put(&blocks_url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("if-none-match", "*")
+            .body(b"x".to_vec())
+            .send()
+            .await
+            .unwrap();
+        expect_azure_error(response, StatusCode::CONFLICT, "BlobAlreadyExists").await;
+        assert!(
+            !app.config.data_dir.join("blobs").exists(),
+            "nothing went to the folder"
+        );
+    }
+);
