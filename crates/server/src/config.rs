@@ -26,8 +26,11 @@ pub const DEFAULT_CONFIG_FILE: &str = "basin.toml";
 pub struct Config {
     /// Address the HTTP server listens on.
     pub listen: SocketAddr,
-    /// Folder for the SQLite database, the generated secret and (later) local blobs.
+    /// Folder for the SQLite database, the generated secret and local blobs.
     pub data_dir: PathBuf,
+    /// Where clients reach Basin (`https://data.example.com`), used in signed blob URLs.
+    /// When absent, URLs use `http://` and the `Host` header of the request asking for them.
+    pub public_url: Option<String>,
     /// `sqlite://...` or `postgres://...`; SQLite in `data_dir` when absent.
     #[serde(serialize_with = "mask_database_url")]
     pub database_url: Option<String>,
@@ -35,6 +38,8 @@ pub struct Config {
     pub database: DatabaseConfig,
     /// Authentication settings.
     pub auth: AuthConfig,
+    /// Blob storage and signed blob URLs.
+    pub blob: BlobConfig,
     /// Limits that deployments may tune.
     pub limits: LimitsConfig,
     /// Logging.
@@ -46,9 +51,11 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("basin-data"),
+            public_url: None,
             database_url: None,
             database: DatabaseConfig::default(),
             auth: AuthConfig::default(),
+            blob: BlobConfig::default(),
             limits: LimitsConfig::default(),
             log: LogConfig::default(),
         }
@@ -129,6 +136,34 @@ fn default_jwks_cache_ttl() -> u64 {
     limits::JWKS_CACHE_TTL_SECONDS
 }
 
+/// Blob storage and signed blob URLs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BlobConfig {
+    /// `file:///path`, `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix` or
+    /// `memory://`; a folder `data_dir/blobs` when absent.
+    pub url: Option<String>,
+    /// Settings of the object store (`aws_access_key_id`, `aws_region`,
+    /// `azure_storage_account_name`, `google_service_account`, ...). Values are secret.
+    #[serde(serialize_with = "mask_secret_map")]
+    pub options: BTreeMap<String, SecretString>,
+    /// Lifetime of upload URLs, in seconds.
+    pub upload_url_ttl_seconds: i64,
+    /// Lifetime of read URLs, in seconds.
+    pub read_url_ttl_seconds: i64,
+}
+
+impl Default for BlobConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            options: BTreeMap::new(),
+            upload_url_ttl_seconds: limits::UPLOAD_URL_TTL_SECONDS,
+            read_url_ttl_seconds: limits::READ_URL_TTL_SECONDS,
+        }
+    }
+}
+
 /// Limits that deployments may tune.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -149,6 +184,8 @@ pub struct LimitsConfig {
     pub project_depth_max: u32,
     /// Most own members of one project.
     pub project_members_max: usize,
+    /// Largest blob upload, in bytes, sent whole or as blocks; larger is 413.
+    pub upload_bytes_max: u64,
 }
 
 impl Default for LimitsConfig {
@@ -162,6 +199,7 @@ impl Default for LimitsConfig {
             project_name_chars_max: limits::PROJECT_NAME_CHARS_MAX,
             project_depth_max: limits::PROJECT_DEPTH_MAX,
             project_members_max: limits::PROJECT_MEMBERS_MAX,
+            upload_bytes_max: limits::UPLOAD_BYTES_MAX,
         }
     }
 }
@@ -267,9 +305,42 @@ impl Config {
                 "auth.oidc needs jwks_url or jwks_file".into(),
             ));
         }
+        self.check_blob()?;
         if self.database.max_connections == 0 {
             return Err(ConfigError::Inconsistent(
                 "database.max_connections must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_blob(&self) -> Result<(), ConfigError> {
+        let ttl_range = limits::BLOB_URL_TTL_SECONDS_MIN..=limits::BLOB_URL_TTL_SECONDS_MAX;
+        for (key, ttl) in [
+            (
+                "blob.upload_url_ttl_seconds",
+                self.blob.upload_url_ttl_seconds,
+            ),
+            ("blob.read_url_ttl_seconds", self.blob.read_url_ttl_seconds),
+        ] {
+            if !ttl_range.contains(&ttl) {
+                return Err(ConfigError::Inconsistent(format!(
+                    "{key} must be between {} and {} seconds",
+                    ttl_range.start(),
+                    ttl_range.end()
+                )));
+            }
+        }
+        if let Some(url) = &self.public_url
+            && crate::blob::PublicBase::parse(url).is_none()
+        {
+            return Err(ConfigError::Inconsistent(
+                "public_url must be an http or https URL without query or fragment".into(),
+            ));
+        }
+        if self.limits.upload_bytes_max == 0 {
+            return Err(ConfigError::Inconsistent(
+                "limits.upload_bytes_max must be at least 1".into(),
             ));
         }
         Ok(())
@@ -344,6 +415,14 @@ fn mask_secret<S: Serializer>(secret: &Option<SecretString>, s: S) -> Result<S::
         Some(secret) if !secret.expose_secret().is_empty() => s.serialize_str("***"),
         _ => s.serialize_none(),
     }
+}
+
+fn mask_secret_map<S: Serializer>(
+    map: &BTreeMap<String, SecretString>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let masked: BTreeMap<&str, &str> = map.keys().map(|key| (key.as_str(), "***")).collect();
+    masked.serialize(s)
 }
 
 fn mask_database_url<S: Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
@@ -444,6 +523,53 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(error, ConfigError::Inconsistent(_)));
+    }
+
+    #[test]
+    fn blob_url_lifetimes_and_the_public_url_are_checked() {
+        for (key, value) in [
+            ("BASIN_BLOB__UPLOAD_URL_TTL_SECONDS", "59"),
+            ("BASIN_BLOB__READ_URL_TTL_SECONDS", "604801"),
+            ("BASIN_PUBLIC_URL", "ftp://example.com"),
+            ("BASIN_PUBLIC_URL", "https://example.com/?q=1"),
+            ("BASIN_LIMITS__UPLOAD_BYTES_MAX", "0"),
+        ] {
+            let error =
+                Config::load(None, env(&[(key, value)]), &ConfigOverrides::default()).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::Inconsistent(_)),
+                "{key}={value}"
+            );
+        }
+        let config = Config::load(
+            None,
+            env(&[
+                ("BASIN_BLOB__UPLOAD_URL_TTL_SECONDS", "60"),
+                ("BASIN_BLOB__READ_URL_TTL_SECONDS", "604800"),
+                ("BASIN_PUBLIC_URL", "https://data.example.com/platform"),
+                ("BASIN_BLOB__URL", "s3://bucket/prefix"),
+            ]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        assert_eq!(config.blob.upload_url_ttl_seconds, 60);
+        assert_eq!(config.limits.upload_bytes_max, limits::UPLOAD_BYTES_MAX);
+        assert_eq!(config.blob.url.as_deref(), Some("s3://bucket/prefix"));
+    }
+
+    #[test]
+    fn blob_store_options_are_masked_when_printed() {
+        let config = Config::load(
+            None,
+            env(&[("BASIN_BLOB__OPTIONS__AWS_SECRET_ACCESS_KEY", "s3-secret")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        let printed = config.to_masked_json().to_string();
+        assert!(!printed.contains("s3-secret"), "{printed}");
+        assert!(printed.contains("aws_secret_access_key"), "{printed}");
+        let option = config.blob.options.get("aws_secret_access_key").unwrap();
+        assert_eq!(option.expose_secret(), "s3-secret");
     }
 
     #[test]

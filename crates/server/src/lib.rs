@@ -2,11 +2,12 @@
 //!
 //! This crate is the server and the `basin` command. It is glue, not a library for others:
 //! the binary in `main.rs` only calls [`cli::run`]. The layout follows `ARCHITECTURE.md`: one
-//! folder per area (`identity`, ...) with `routes.rs` (HTTP only), `service.rs` (rules) and
+//! folder per area (`identity`, `transfers`, ...) with `routes.rs` (HTTP only), `service.rs` (rules) and
 //! `store.rs` (SQL only), and cross-cutting HTTP conventions in [`http`].
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod blob;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -22,3 +23,4 @@ pub mod openapi;
 pub mod projects;
 pub mod startup;
 pub mod telemetry;
+pub mod transfers;

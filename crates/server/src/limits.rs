@@ -51,3 +51,37 @@ pub const PROJECT_MEMBERS_MAX: usize = 1000;
 pub const PROJECT_DESCRIPTION_CHARS_MAX: usize = 4000;
 /// Largest metadata, settings or billing object, as JSON text.
 pub const PROJECT_JSON_BYTES_MAX: usize = 64 * 1024;
+/// Largest blob a client may upload, in one PUT or as committed blocks. 5 GiB covers the model
+/// results and grids Basin holds while keeping one runaway upload from filling a disk; the
+/// bytes stream to storage, so memory use does not grow with it.
+pub const UPLOAD_BYTES_MAX: u64 = 5 * 1024 * 1024 * 1024;
+/// Largest staged block, as in Azure Blob Storage (4000 MiB), so Azure clients never split
+/// differently for Basin.
+pub const BLOCK_BYTES_MAX: u64 = 4000 * 1024 * 1024;
+/// Blocks in one committed block list, as in Azure Blob Storage.
+pub const BLOCKS_PER_BLOB_MAX: usize = 50_000;
+/// Decoded length of a block id, as in Azure Blob Storage.
+pub const BLOCK_ID_BYTES_MAX: usize = 64;
+/// Largest `comp=blocklist` body: 50,000 entries of `<Uncommitted>` plus an 88-character
+/// base64 id fit in 8 MiB with room for whitespace.
+pub const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
+/// A blob upload whose body sends nothing for this long is abandoned. Blob requests are exempt
+/// from `request_timeout_ms` (a 5 GiB upload takes minutes), so this bounds a stalled client.
+pub const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
+pub const BLOB_NAME_BYTES_MAX: usize = 1024;
+/// Segments of a blob name (Azure's limit is 254).
+pub const BLOB_NAME_SEGMENTS_MAX: usize = 254;
+/// Length of one segment of a blob name: the file-name limit of common file systems.
+pub const BLOB_SEGMENT_BYTES_MAX: usize = 255;
+/// Shortest lifetime of a signed blob URL: anything shorter expires before clients use it.
+pub const BLOB_URL_TTL_SECONDS_MIN: i64 = 60;
+/// Longest lifetime of a signed blob URL: seven days, Azure's limit for delegated SAS.
+pub const BLOB_URL_TTL_SECONDS_MAX: i64 = 7 * 24 * 3600;
+/// Default lifetime of an upload URL: long enough for a 5 GiB upload over a slow line, since
+/// every staged block is checked against it.
+pub const UPLOAD_URL_TTL_SECONDS: i64 = 24 * 3600;
+/// Default lifetime of a read URL.
+pub const READ_URL_TTL_SECONDS: i64 = 3600;
+/// Longest signed-URL query Basin reads (`sv`, `se`, `sr`, `sp`, `sig` are well under 200).
+pub const SAS_QUERY_BYTES_MAX: usize = 4096;

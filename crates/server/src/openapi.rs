@@ -30,6 +30,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "projects", description = "Projects and subprojects"),
         (name = "datasets", description = "Datasets in projects"),
         (name = "health", description = "Probes"),
+        (name = "transfers", description = "Signed URLs for uploads (bytes move over the Azure-compatible blob endpoint, docs/blobs.md)"),
     )
 )]
 pub struct ApiDoc;

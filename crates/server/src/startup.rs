@@ -24,6 +24,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
+use crate::blob::{BlobLimits, BlobStore, BlobUrls, PublicBase};
 use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
 use crate::datasets::service::DatasetService;
@@ -35,6 +36,7 @@ use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
 use crate::openapi::ApiDoc;
 use crate::projects::service::{ProjectLimits, ProjectService};
+use crate::transfers::service::TransferService;
 
 /// State shared by every handler. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -53,6 +55,14 @@ pub struct AppState {
     pub page_limits: PageLimits,
     /// Time.
     pub clock: Arc<dyn Clock>,
+    /// Blob storage.
+    pub blobs: Arc<dyn BlobStore>,
+    /// Signed blob URLs.
+    pub blob_urls: BlobUrls,
+    /// Limits of the blob endpoint.
+    pub blob_limits: BlobLimits,
+    /// Upload rules.
+    pub transfers: TransferService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -85,14 +95,27 @@ impl Services {
             clock.clone(),
             ProjectLimits::from(&config.limits),
         );
+        let blobs = crate::blob::open_store(&config).await?;
+        let blob_urls = BlobUrls::new(
+            &secret,
+            config.public_url.as_deref().and_then(PublicBase::parse),
+            chrono::TimeDelta::seconds(config.blob.upload_url_ttl_seconds),
+            chrono::TimeDelta::seconds(config.blob.read_url_ttl_seconds),
+        );
         let state = AppState {
             identity: IdentityService::new(db.clone(), clock.clone()),
+            transfers: TransferService::new(blobs.clone(), blob_urls.clone(), clock.clone()),
             datasets: DatasetService::new(db.clone(), clock.clone(), projects.clone()),
             projects,
             db,
             auth: Arc::new(auth),
             page_limits: PageLimits::from(&config.limits),
             clock,
+            blobs,
+            blob_urls,
+            blob_limits: BlobLimits {
+                upload_bytes_max: config.limits.upload_bytes_max,
+            },
         };
         Ok(Self {
             config: Arc::new(config),
@@ -182,12 +205,15 @@ impl App {
     }
 }
 
-/// The complete router: every area, the OpenAPI document and UI, and the middleware stack.
+/// The complete router: every area, the OpenAPI document and UI, the blob endpoint, and the
+/// middleware stack. The request timeout applies to everything but the blob endpoint, whose
+/// uploads may take minutes and which bounds stalled bodies itself.
 pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
         .merge(crate::projects::router())
         .merge(crate::datasets::router())
+        .merge(crate::transfers::router())
         .merge(crate::health::router())
         .split_for_parts();
     crate::openapi::add_api_version_header(&mut openapi);
@@ -202,13 +228,14 @@ pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .layer(from_fn(api_version::announce_default))
         .layer(from_fn(problem::render_problems))
         .layer(CatchPanicLayer::new())
+        .layer(Extension(JsonBodyLimit(limits.json_body_bytes_max)))
+        .layer(DefaultBodyLimit::max(limits.json_body_bytes_max));
+    api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(limits.request_timeout_ms),
         ))
-        .layer(Extension(JsonBodyLimit(limits.json_body_bytes_max)))
-        .layer(DefaultBodyLimit::max(limits.json_body_bytes_max));
-    api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi))
+        .merge(crate::blob::router())
         .fallback(problem::route_not_found)
         .with_state(state)
         .layer(middleware)

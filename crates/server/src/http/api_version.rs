@@ -30,6 +30,11 @@ pub const IAM: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
     default: 1,
 };
+/// Conversion and transfer endpoints: clients send `2`; upload-convert clients send `3`.
+pub const CONVERSION: ApiVersions = ApiVersions {
+    supported: &[1, 2, 3],
+    default: 2,
+};
 /// Basin's own administration API.
 pub const ADMIN: ApiVersions = ApiVersions {
     supported: &[1],

@@ -3,6 +3,8 @@
 //! Handlers leave a [`Problem`] in the response extensions (see [`crate::error`]); responses
 //! made outside our handlers (axum's 405, tower's 408 and 413) arrive as a bare status. Both
 //! leave here with the same body shape, the request path as `instance` and the request id.
+//! Error bodies that are already structured pass through: JSON, and the XML errors of the
+//! Azure-compatible blob endpoint, whose clients read Azure's error format.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -27,19 +29,19 @@ pub async fn render_problems(request: Request, next: Next) -> Response {
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
     let mut response = next.run(request).await;
+    if let Some(ErrorCause(cause)) = response.extensions().get::<ErrorCause>() {
+        tracing::error!(
+            request_id = request_id.as_deref().unwrap_or("-"),
+            status = response.status().as_u16(),
+            error = format!("{cause:#}"),
+            "request failed"
+        );
+    }
     let problem = match response.extensions_mut().remove::<Problem>() {
         Some(problem) => problem,
         None if is_bare_error(&response) => Problem::for_status(response.status()),
         None => return response,
     };
-    if let Some(ErrorCause(cause)) = response.extensions().get::<ErrorCause>() {
-        tracing::error!(
-            request_id = request_id.as_deref().unwrap_or("-"),
-            status = problem.status.as_u16(),
-            error = format!("{cause:#}"),
-            "request failed"
-        );
-    }
     let body = problem_body(&problem, &instance, request_id.as_deref());
     let (mut parts, _) = response.into_parts();
     parts.status = problem.status;
@@ -51,7 +53,7 @@ pub async fn render_problems(request: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(body))
 }
 
-/// An error status whose body is not already JSON.
+/// An error status whose body is not already structured (JSON, or XML).
 fn is_bare_error(response: &Response) -> bool {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
@@ -62,7 +64,7 @@ fn is_bare_error(response: &Response) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or("");
-    !content_type.contains("json")
+    !content_type.contains("json") && !content_type.contains("xml")
 }
 
 fn problem_body(problem: &Problem, instance: &str, request_id: Option<&str>) -> String {

@@ -13,6 +13,7 @@ mod helpers;
 
 mod admin;
 mod auth;
+mod blobs;
 mod conventions;
 mod identity;
 mod lifecycle;

@@ -1,0 +1,424 @@
+//! The default backend: blobs as files in a folder (`data_dir/blobs`).
+//!
+//! Layout under the root: `<container>/<name segments>` for blobs, `.tmp/<uuid>` for writes in
+//! progress and `.blocks/<sha256 of path>/<sha256 of block id>` for staged blocks. Container
+//! names cannot start with a dot, so the two staging folders never collide with blobs, and
+//! hashed names keep client input out of the staging paths.
+//!
+//! A write streams into a file under `.tmp`, is synced, and only then renamed (or, for
+//! create-only writes, hard-linked, which fails atomically if the blob exists) into place, so
+//! readers never see a partial blob and a failed write leaves nothing. `.tmp` lives under the
+//! same root so the rename never crosses file systems.
+
+use std::io::{self, ErrorKind, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use tokio::fs::{self, File};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufWriter};
+use tokio_util::io::ReaderStream;
+
+use crate::blob::blocks::BlockId;
+use crate::blob::path::BlobPath;
+use crate::blob::range::RangeSpec;
+use crate::blob::store::{
+    BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, StagedBlock, Tally, WriteOptions,
+    Written, hashed_name,
+};
+
+/// Folder of writes in progress.
+const TMP_DIR: &str = ".tmp";
+/// Folder of staged blocks.
+const BLOCKS_DIR: &str = ".blocks";
+/// Buffer between the network and the disk, and chunk size of reads.
+const IO_BUFFER_BYTES: usize = 256 * 1024;
+
+/// Blobs in a local folder.
+#[derive(Debug, Clone)]
+pub struct LocalBlobStore {
+    root: PathBuf,
+}
+
+/// A file under `.tmp` that is removed when dropped unless it was published. Removing on drop
+/// also covers a handler future dropped midway (client gone, shutdown).
+struct TempFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl LocalBlobStore {
+    /// A store rooted at `root`, created if missing.
+    pub async fn open(root: impl Into<PathBuf>) -> io::Result<Self> {
+        let root = root.into();
+        fs::create_dir_all(root.join(TMP_DIR)).await?;
+        fs::create_dir_all(root.join(BLOCKS_DIR)).await?;
+        Ok(Self { root })
+    }
+
+    /// The folder blobs live in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Removes writes in progress and staged blocks older than `age`: leftovers of crashed
+    /// processes and of uploads never committed (Azure forgets uncommitted blocks after a
+    /// week). Returns how many entries were removed.
+    pub async fn sweep(&self, age: Duration) -> io::Result<usize> {
+        let cutoff = SystemTime::now()
+            .checked_sub(age)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let mut removed = 0usize;
+        for folder in [TMP_DIR, BLOCKS_DIR] {
+            let mut entries = fs::read_dir(self.root.join(folder)).await?;
+            while let Some(entry) = entries.next_entry().await? {
+                let metadata = entry.metadata().await?;
+                if metadata.modified().unwrap_or(SystemTime::now()) >= cutoff {
+                    continue;
+                }
+                let result = if metadata.is_dir() {
+                    fs::remove_dir_all(entry.path()).await
+                } else {
+                    fs::remove_file(entry.path()).await
+                };
+                if result.is_ok() {
+                    removed = removed.saturating_add(1);
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    fn blob_file(&self, path: &BlobPath) -> PathBuf {
+        let mut file = self.root.join(path.container());
+        for segment in path.segments() {
+            file.push(segment);
+        }
+        file
+    }
+
+    fn blocks_dir(&self, path: &BlobPath) -> PathBuf {
+        self.root.join(BLOCKS_DIR).join(hashed_name(&path.key()))
+    }
+
+    fn block_file(&self, path: &BlobPath, block: &BlockId) -> PathBuf {
+        self.blocks_dir(path).join(hashed_name(block.as_str()))
+    }
+
+    async fn temp_file(&self) -> Result<(TempFile, BufWriter<File>), BlobError> {
+        let path = self
+            .root
+            .join(TMP_DIR)
+            .join(uuid::Uuid::new_v4().to_string());
+        let file = File::create_new(&path).await.map_err(BlobError::storage)?;
+        let temp = TempFile { path, armed: true };
+        Ok((temp, BufWriter::with_capacity(IO_BUFFER_BYTES, file)))
+    }
+
+    /// Streams `body` into a new temporary file, counting and hashing it.
+    async fn write_temp(
+        &self,
+        mut body: ByteStream,
+        options: WriteOptions,
+    ) -> Result<(TempFile, std::fs::Metadata, u64, [u8; 16]), BlobError> {
+        let (temp, mut writer) = self.temp_file().await?;
+        let mut tally = Tally::new(options.size_max);
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(BlobError::Body)?;
+            tally.add(&chunk)?;
+            writer.write_all(&chunk).await.map_err(BlobError::storage)?;
+        }
+        let (size, md5) = tally.finish(options.expected_md5)?;
+        let metadata = finish_file(writer).await?;
+        Ok((temp, metadata, size, md5))
+    }
+
+    /// Makes a finished temporary file the blob at `path`.
+    async fn publish(
+        &self,
+        temp: TempFile,
+        path: &BlobPath,
+        create_only: bool,
+    ) -> Result<(), BlobError> {
+        let target = self.blob_file(path);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)
+                .await
+                .map_err(|error| conflict_or_storage(error, path))?;
+        }
+        if create_only {
+            fs::hard_link(&temp.path, &target)
+                .await
+                .map_err(|error| match error.kind() {
+                    ErrorKind::AlreadyExists => BlobError::AlreadyExists(path.key()),
+                    _ => conflict_or_storage(error, path),
+                })?;
+            // The link is the blob now; the temporary name goes with the guard.
+            drop(temp);
+        } else {
+            fs::rename(&temp.path, &target)
+                .await
+                .map_err(|error| conflict_or_storage(error, path))?;
+            temp.disarm();
+        }
+        Ok(())
+    }
+
+    async fn fail_if_exists(&self, path: &BlobPath) -> Result<(), BlobError> {
+        match fs::metadata(self.blob_file(path)).await {
+            Ok(metadata) if metadata.is_file() => Err(BlobError::AlreadyExists(path.key())),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl BlobStore for LocalBlobStore {
+    async fn put(
+        &self,
+        path: &BlobPath,
+        body: ByteStream,
+        options: WriteOptions,
+    ) -> Result<Written, BlobError> {
+        if options.create_only {
+            self.fail_if_exists(path).await?;
+        }
+        let (temp, metadata, _, md5) = self.write_temp(body, options).await?;
+        self.publish(temp, path, options.create_only).await?;
+        Ok(Written {
+            meta: meta_of(&metadata),
+            md5,
+        })
+    }
+
+    async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {
+        let mut file = match File::open(self.blob_file(path)).await {
+            Ok(file) => file,
+            Err(error) => return Err(not_found_or_storage(error, path)),
+        };
+        let metadata = file.metadata().await.map_err(BlobError::storage)?;
+        if !metadata.is_file() {
+            return Err(BlobError::NotFound(path.key()));
+        }
+        let meta = meta_of(&metadata);
+        let selected = match range {
+            None => None,
+            Some(spec) => Some(
+                spec.resolve(meta.size)
+                    .ok_or(BlobError::RangeNotSatisfiable { size: meta.size })?,
+            ),
+        };
+        let (start, length) = match &selected {
+            Some(range) => (range.start, range.end.saturating_sub(range.start)),
+            None => (0, meta.size),
+        };
+        file.seek(SeekFrom::Start(start))
+            .await
+            .map_err(BlobError::storage)?;
+        let body = ReaderStream::with_capacity(file.take(length), IO_BUFFER_BYTES).boxed();
+        Ok(BlobRead {
+            meta,
+            range: selected,
+            body,
+        })
+    }
+
+    async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError> {
+        match fs::metadata(self.blob_file(path)).await {
+            Ok(metadata) if metadata.is_file() => Ok(meta_of(&metadata)),
+            Ok(_) => Err(BlobError::NotFound(path.key())),
+            Err(error) => Err(not_found_or_storage(error, path)),
+        }
+    }
+
+    async fn delete(&self, path: &BlobPath) -> Result<(), BlobError> {
+        self.head(path).await?;
+        fs::remove_file(self.blob_file(path))
+            .await
+            .map_err(|error| not_found_or_storage(error, path))
+    }
+
+    async fn stage_block(
+        &self,
+        path: &BlobPath,
+        block: &BlockId,
+        body: ByteStream,
+        options: WriteOptions,
+    ) -> Result<StagedBlock, BlobError> {
+        let (temp, _, size, md5) = self.write_temp(body, options).await?;
+        fs::create_dir_all(self.blocks_dir(path))
+            .await
+            .map_err(BlobError::storage)?;
+        fs::rename(&temp.path, self.block_file(path, block))
+            .await
+            .map_err(BlobError::storage)?;
+        temp.disarm();
+        Ok(StagedBlock { size, md5 })
+    }
+
+    async fn commit_blocks(
+        &self,
+        path: &BlobPath,
+        blocks: &[BlockId],
+        options: WriteOptions,
+    ) -> Result<Written, BlobError> {
+        // Check every block and the total before copying a byte.
+        let mut total = 0u64;
+        for block in blocks {
+            let metadata = fs::metadata(self.block_file(path, block))
+                .await
+                .map_err(|_| BlobError::BlockNotFound(block.as_str().to_owned()))?;
+            total = total.saturating_add(metadata.len());
+        }
+        if total > options.size_max {
+            return Err(BlobError::TooLarge {
+                limit_bytes: options.size_max,
+            });
+        }
+        if options.create_only {
+            self.fail_if_exists(path).await?;
+        }
+        let (temp, mut writer) = self.temp_file().await?;
+        let mut tally = Tally::new(options.size_max);
+        let mut buffer = vec![0u8; IO_BUFFER_BYTES];
+        for block in blocks {
+            let mut file = File::open(self.block_file(path, block))
+                .await
+                .map_err(|_| BlobError::BlockNotFound(block.as_str().to_owned()))?;
+            loop {
+                let read = file.read(&mut buffer).await.map_err(BlobError::storage)?;
+                let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
+                    break;
+                };
+                tally.add(chunk)?;
+                writer.write_all(chunk).await.map_err(BlobError::storage)?;
+            }
+        }
+        let (_, md5) = tally.finish(None)?;
+        let metadata = finish_file(writer).await?;
+        self.publish(temp, path, options.create_only).await?;
+        let _ = fs::remove_dir_all(self.blocks_dir(path)).await;
+        Ok(Written {
+            meta: meta_of(&metadata),
+            md5,
+        })
+    }
+}
+
+/// Flushes and syncs a written file and returns its metadata.
+async fn finish_file(mut writer: BufWriter<File>) -> Result<std::fs::Metadata, BlobError> {
+    writer.flush().await.map_err(BlobError::storage)?;
+    let file = writer.into_inner();
+    file.sync_all().await.map_err(BlobError::storage)?;
+    file.metadata().await.map_err(BlobError::storage)
+}
+
+fn meta_of(metadata: &std::fs::Metadata) -> BlobMeta {
+    let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let last_modified = DateTime::<Utc>::from(modified);
+    let nanos = last_modified.timestamp_nanos_opt().unwrap_or_default();
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(metadata);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    let tag = hashed_name(&format!("{nanos}:{}:{inode}", metadata.len()));
+    BlobMeta {
+        size: metadata.len(),
+        etag: format!(
+            "\"0x{}\"",
+            tag.get(..16).unwrap_or(&tag).to_ascii_uppercase()
+        ),
+        last_modified,
+    }
+}
+
+fn not_found_or_storage(error: io::Error, path: &BlobPath) -> BlobError {
+    match error.kind() {
+        ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory => {
+            BlobError::NotFound(path.key())
+        }
+        _ => BlobError::storage(error),
+    }
+}
+
+fn conflict_or_storage(error: io::Error, path: &BlobPath) -> BlobError {
+    match error.kind() {
+        ErrorKind::NotADirectory
+        | ErrorKind::IsADirectory
+        | ErrorKind::AlreadyExists
+        | ErrorKind::DirectoryNotEmpty => BlobError::PathConflict(path.key()),
+        _ => BlobError::storage(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blob::store::tests_support::*;
+
+    #[tokio::test]
+    async fn the_local_backend_keeps_the_store_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalBlobStore::open(dir.path().join("blobs"))
+            .await
+            .unwrap();
+        check_store_contract(&store).await;
+        let leftovers = std::fs::read_dir(store.root().join(TMP_DIR))
+            .unwrap()
+            .count();
+        assert_eq!(leftovers, 0, "no temporary files remain");
+    }
+
+    #[tokio::test]
+    async fn a_blob_cannot_be_a_folder_of_blobs_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalBlobStore::open(dir.path()).await.unwrap();
+        let file = BlobPath::parse("uploads", "a/b").unwrap();
+        let nested = BlobPath::parse("uploads", "a/b/c").unwrap();
+        store.put(&file, body(b"x"), options(10)).await.unwrap();
+        let error = store
+            .put(&nested, body(b"y"), options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::PathConflict(_)), "{error:?}");
+        assert!(matches!(
+            store.head(&BlobPath::parse("uploads", "a").unwrap()).await,
+            Err(BlobError::NotFound(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn sweeping_removes_only_old_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalBlobStore::open(dir.path()).await.unwrap();
+        let path = BlobPath::parse("uploads", "t/u").unwrap();
+        let block = BlockId::parse("YWJj").unwrap();
+        store
+            .stage_block(&path, &block, body(b"abc"), options(10))
+            .await
+            .unwrap();
+        assert_eq!(store.sweep(Duration::from_secs(3600)).await.unwrap(), 0);
+        assert_eq!(store.sweep(Duration::ZERO).await.unwrap(), 1);
+        let error = store
+            .commit_blocks(&path, &[block], options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::BlockNotFound(_)));
+    }
+}

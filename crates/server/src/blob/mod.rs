@@ -1,0 +1,101 @@
+//! Blob storage and the transfer of bytes (docs/blobs.md).
+//!
+//! Dataset files and uploads are blobs: byte sequences up to `limits.upload_bytes_max` (5 GiB
+//! by default) addressed by a [`BlobPath`]. They live in a [`BlobStore`], a local folder by
+//! default ([`LocalBlobStore`]) or S3, Azure Blob Storage or Google Cloud Storage through
+//! `object_store` ([`ObjectBlobStore`]), chosen at run time from `blob.url`.
+//!
+//! Clients never send file bytes through the JSON API. They ask for a signed URL
+//! (`GET /api/conversion/transfer/upload-url`, later `GET /api/raw/dataset/{id}`) and move the
+//! bytes with any Azure Blob client against Basin's own endpoint (`routes.rs`), which speaks
+//! the part of the Azure Blob protocol those clients use. Signed URLs ([`BlobUrls`]) are the
+//! only credential that endpoint takes.
+//!
+//! For other areas: [`BlobUrls::blob_path_from_url`] maps an upload URL back to its path,
+//! [`BlobUrls::read_url`] mints a read URL, and [`BlobStore::head`] and [`BlobStore::get`]
+//! stat and open a blob.
+
+pub mod azure;
+pub mod blocks;
+pub mod local;
+pub mod object;
+pub mod path;
+pub mod range;
+pub mod routes;
+pub mod signing;
+pub mod store;
+pub mod urls;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context;
+use secrecy::ExposeSecret;
+
+pub use local::LocalBlobStore;
+pub use object::ObjectBlobStore;
+pub use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
+pub use routes::router;
+pub use signing::{BlobSigner, Permissions};
+pub use store::{BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, WriteOptions, Written};
+pub use urls::{BlobUrlError, BlobUrls, PublicBase};
+
+use crate::config::Config;
+
+/// The storage account name in blob URLs (`/basin/<container>/<blob>`), as Azurite-style
+/// URLs carry one in the first path segment.
+pub const ACCOUNT: &str = "basin";
+
+/// Folder of the default local backend inside `data_dir`.
+pub const LOCAL_BLOBS_DIR: &str = "blobs";
+
+/// Limits of the blob endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobLimits {
+    /// Largest blob, whether sent whole or as blocks.
+    pub upload_bytes_max: u64,
+}
+
+/// Opens the store `blob.url` names: `file:///path` or none (a folder, by default
+/// `data_dir/blobs`), or `s3://`, `az://`/`azure://`, `gs://`, `memory://` through
+/// `object_store`, configured with `blob.options`.
+pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
+    let Some(raw) = config.blob.url.as_deref() else {
+        let root = config.data_dir.join(LOCAL_BLOBS_DIR);
+        return open_local(root).await;
+    };
+    let url = url::Url::parse(raw).with_context(|| format!("blob.url {raw:?} is not a URL"))?;
+    if url.scheme() == "file" {
+        let root = url
+            .to_file_path()
+            .map_err(|()| anyhow::anyhow!("blob.url {raw:?} is not a local path"))?;
+        return open_local(root).await;
+    }
+    let options: BTreeMap<String, String> = config
+        .blob
+        .options
+        .iter()
+        .map(|(key, value)| (key.clone(), value.expose_secret().to_owned()))
+        .collect();
+    let store = ObjectBlobStore::from_url(&url, &options)
+        .with_context(|| format!("cannot open the blob store {}", url.scheme()))?;
+    Ok(Arc::new(store))
+}
+
+async fn open_local(root: std::path::PathBuf) -> anyhow::Result<Arc<dyn BlobStore>> {
+    let store = LocalBlobStore::open(&root)
+        .await
+        .with_context(|| format!("cannot create the blob folder {}", root.display()))?;
+    // Leftovers of crashed writes and never-committed blocks; Azure keeps uncommitted blocks
+    // for a week, so do we.
+    let sweeper = store.clone();
+    tokio::spawn(async move {
+        let week = std::time::Duration::from_secs(7 * 24 * 3600);
+        match sweeper.sweep(week).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "removed stale blob uploads"),
+            Err(error) => tracing::warn!(error = %error, "cannot sweep stale blob uploads"),
+        }
+    });
+    Ok(Arc::new(store))
+}

@@ -1,0 +1,472 @@
+//! The [`BlobStore`] trait every backend implements, and what its calls take and return.
+//!
+//! Everything streams: bodies arrive as a [`ByteStream`] and reads return one, so a 5 GiB
+//! upload or download never sits in memory. Writes are all-or-nothing: a backend writes to a
+//! temporary place and makes the blob visible only once every byte arrived and checked out,
+//! so a failed, interrupted or oversized upload leaves no blob behind.
+
+use std::fmt::Debug;
+use std::io;
+use std::ops::Range;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use futures::stream::BoxStream;
+use md5::{Digest, Md5};
+
+use crate::blob::blocks::BlockId;
+use crate::blob::path::BlobPath;
+use crate::blob::range::RangeSpec;
+
+/// A stream of body bytes. An `Err` item means the sender failed (the client went away, or a
+/// chunk was late); the write that reads it is abandoned.
+pub type ByteStream = BoxStream<'static, io::Result<Bytes>>;
+
+/// What a backend knows about a stored blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobMeta {
+    /// Size in bytes.
+    pub size: u64,
+    /// Opaque version tag, quoted as HTTP wants it (`"..."`); changes on every write.
+    pub etag: String,
+    /// When the blob was last written.
+    pub last_modified: DateTime<Utc>,
+}
+
+/// Conditions and limits of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// The write fails with [`BlobError::TooLarge`] past this many bytes.
+    pub size_max: u64,
+    /// Fail with [`BlobError::AlreadyExists`] if the blob exists (`If-None-Match: *`).
+    pub create_only: bool,
+    /// The MD5 the client says the body has (`Content-MD5`); a mismatch fails the write.
+    pub expected_md5: Option<[u8; 16]>,
+}
+
+/// The result of a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The stored blob.
+    pub meta: BlobMeta,
+    /// MD5 of the bytes written, returned to clients as `Content-MD5`.
+    pub md5: [u8; 16],
+}
+
+/// A staged block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StagedBlock {
+    /// Size in bytes.
+    pub size: u64,
+    /// MD5 of the block.
+    pub md5: [u8; 16],
+}
+
+/// An open read.
+pub struct BlobRead {
+    /// The blob read from.
+    pub meta: BlobMeta,
+    /// The bytes sent, when a range was asked for (always within `0..meta.size`).
+    pub range: Option<Range<u64>>,
+    /// The bytes.
+    pub body: ByteStream,
+}
+
+impl Debug for BlobRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobRead")
+            .field("meta", &self.meta)
+            .field("range", &self.range)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a blob operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BlobError {
+    /// No blob at this path.
+    #[error("blob {0} not found")]
+    NotFound(String),
+    /// The blob exists and the write was create-only.
+    #[error("blob {0} already exists")]
+    AlreadyExists(String),
+    /// The body exceeded the write's limit.
+    #[error("the body exceeds {limit_bytes} bytes")]
+    TooLarge {
+        /// The limit.
+        limit_bytes: u64,
+    },
+    /// The body does not match its `Content-MD5`.
+    #[error("the body does not match its Content-MD5")]
+    Md5Mismatch,
+    /// A block named in a block list was never staged.
+    #[error("block {0} was not staged")]
+    BlockNotFound(String),
+    /// The range selects nothing in a blob of this size.
+    #[error("the range selects nothing in a blob of {size} bytes")]
+    RangeNotSatisfiable {
+        /// The blob's size.
+        size: u64,
+    },
+    /// The path runs through an existing blob, or a blob is where a folder of blobs is (local
+    /// folders cannot hold both `a/b` and `a/b/c`).
+    #[error("blob path {0} conflicts with an existing blob")]
+    PathConflict(String),
+    /// Reading the request body failed: the client went away, sent too little or stalled.
+    #[error("the request body could not be read")]
+    Body(#[source] io::Error),
+    /// The storage itself failed.
+    #[error("blob storage failed")]
+    Storage(#[source] anyhow::Error),
+}
+
+impl BlobError {
+    /// A storage fault from any cause.
+    pub fn storage(cause: impl Into<anyhow::Error>) -> Self {
+        Self::Storage(cause.into())
+    }
+}
+
+/// Blob storage. Implementations are cheap to share (`Arc<dyn BlobStore>`).
+///
+/// Invariants every backend keeps: a blob becomes visible only when a `put` or
+/// `commit_blocks` completed, with every byte; a failed write leaves the previous blob (or
+/// none) in place; reads of a blob that is being replaced see the old or the new bytes, never
+/// a mix. Paths are already checked ([`BlobPath`]), so backends need not re-validate them.
+#[async_trait]
+pub trait BlobStore: Send + Sync + Debug {
+    /// Writes a blob from a stream, replacing any blob at `path` unless `create_only`.
+    async fn put(
+        &self,
+        path: &BlobPath,
+        body: ByteStream,
+        options: WriteOptions,
+    ) -> Result<Written, BlobError>;
+
+    /// Opens a blob for reading, the whole of it or one range.
+    async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError>;
+
+    /// What is stored at `path`.
+    async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError>;
+
+    /// Removes a blob; removing a missing blob is [`BlobError::NotFound`].
+    async fn delete(&self, path: &BlobPath) -> Result<(), BlobError>;
+
+    /// Stages a block of a future blob, replacing a block staged under the same id. Only
+    /// `size_max`, `expected_md5` of `options` apply.
+    async fn stage_block(
+        &self,
+        path: &BlobPath,
+        block: &BlockId,
+        body: ByteStream,
+        options: WriteOptions,
+    ) -> Result<StagedBlock, BlobError>;
+
+    /// Writes the blob as the concatenation of staged blocks, in order, then forgets every
+    /// block staged for `path`. A block may appear more than once.
+    async fn commit_blocks(
+        &self,
+        path: &BlobPath,
+        blocks: &[BlockId],
+        options: WriteOptions,
+    ) -> Result<Written, BlobError>;
+}
+
+/// Counts and hashes bytes on their way to storage and enforces the size limit, so each
+/// backend checks the same things the same way.
+#[derive(Debug, Clone)]
+pub(crate) struct Tally {
+    size: u64,
+    size_max: u64,
+    md5: Md5,
+}
+
+impl Tally {
+    pub(crate) fn new(size_max: u64) -> Self {
+        Self {
+            size: 0,
+            size_max,
+            md5: Md5::new(),
+        }
+    }
+
+    /// Accounts for one chunk; fails once the total passes the limit.
+    pub(crate) fn add(&mut self, chunk: &[u8]) -> Result<(), BlobError> {
+        let length = u64::try_from(chunk.len()).unwrap_or(u64::MAX);
+        self.size = self.size.saturating_add(length);
+        if self.size > self.size_max {
+            return Err(BlobError::TooLarge {
+                limit_bytes: self.size_max,
+            });
+        }
+        self.md5.update(chunk);
+        Ok(())
+    }
+
+    /// The size and MD5 so far, checked against the MD5 the client announced.
+    pub(crate) fn finish(
+        self,
+        expected_md5: Option<[u8; 16]>,
+    ) -> Result<(u64, [u8; 16]), BlobError> {
+        let md5: [u8; 16] = self.md5.finalize().into();
+        match expected_md5 {
+            Some(expected) if expected != md5 => Err(BlobError::Md5Mismatch),
+            _ => Ok((self.size, md5)),
+        }
+    }
+}
+
+/// A hex digest naming something by a hash, for staging areas whose names must not reveal or
+/// depend on client input (`.blocks/<hash of path>/<hash of block id>`).
+pub(crate) fn hashed_name(input: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, input.as_bytes());
+    digest
+        .as_ref()
+        .iter()
+        .fold(String::with_capacity(64), |mut name, byte| {
+            use std::fmt::Write;
+            let _ = write!(name, "{byte:02x}");
+            name
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tally_counts_hashes_and_stops_past_the_limit() {
+        let mut tally = Tally::new(6);
+        tally.add(b"abc").unwrap();
+        tally.add(b"def").unwrap();
+        let (size, md5) = tally.clone().finish(None).unwrap();
+        assert_eq!(size, 6);
+        let expected: [u8; 16] = Md5::digest(b"abcdef").into();
+        assert_eq!(md5, expected);
+        assert!(matches!(
+            tally.clone().finish(Some([0; 16])),
+            Err(BlobError::Md5Mismatch)
+        ));
+        assert!(matches!(
+            tally.add(b"g"),
+            Err(BlobError::TooLarge { limit_bytes: 6 })
+        ));
+    }
+}
+
+/// The contract every backend keeps, checked against each backend by its own tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use futures::{StreamExt, TryStreamExt};
+
+    use super::*;
+
+    pub(crate) fn body(bytes: &[u8]) -> ByteStream {
+        let chunks: Vec<io::Result<Bytes>> = bytes
+            .chunks(3)
+            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+            .collect();
+        futures::stream::iter(chunks).boxed()
+    }
+
+    pub(crate) fn broken_body(bytes: &[u8]) -> ByteStream {
+        let first = Ok(Bytes::copy_from_slice(bytes));
+        let then = Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "client went away",
+        ));
+        futures::stream::iter(vec![first, then]).boxed()
+    }
+
+    pub(crate) fn options(size_max: u64) -> WriteOptions {
+        WriteOptions {
+            size_max,
+            create_only: false,
+            expected_md5: None,
+        }
+    }
+
+    pub(crate) async fn read(
+        store: &dyn BlobStore,
+        path: &BlobPath,
+        range: Option<RangeSpec>,
+    ) -> Vec<u8> {
+        let read = store.get(path, range).await.unwrap();
+        let chunks: Vec<Bytes> = read.body.try_collect().await.unwrap();
+        chunks.concat()
+    }
+
+    pub(crate) async fn check_store_contract(store: &dyn BlobStore) {
+        let path = BlobPath::parse("uploads", "tenant/one/data.bin").unwrap();
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let written = store.put(&path, body(&data), options(1000)).await.unwrap();
+        assert_eq!(written.meta.size, 1000);
+        let expected_md5: [u8; 16] = Md5::digest(&data).into();
+        assert_eq!(written.md5, expected_md5);
+        assert_eq!(store.head(&path).await.unwrap().size, 1000);
+        assert_eq!(read(store, &path, None).await, data);
+        let ranged = store
+            .get(&path, Some(RangeSpec::FromTo(10, 19)))
+            .await
+            .unwrap();
+        assert_eq!(ranged.range, Some(10..20));
+        assert_eq!(
+            read(store, &path, Some(RangeSpec::FromTo(10, 19))).await,
+            data[10..20]
+        );
+        assert_eq!(
+            read(store, &path, Some(RangeSpec::Suffix(5))).await,
+            data[995..]
+        );
+        assert_eq!(
+            read(store, &path, Some(RangeSpec::From(998))).await,
+            data[998..]
+        );
+        assert!(matches!(
+            store.get(&path, Some(RangeSpec::From(1000))).await,
+            Err(BlobError::RangeNotSatisfiable { size: 1000 })
+        ));
+
+        // Create-only writes leave an existing blob alone.
+        let create_only = WriteOptions {
+            create_only: true,
+            ..options(1000)
+        };
+        let error = store
+            .put(&path, body(b"other"), create_only)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::AlreadyExists(_)), "{error:?}");
+        // Failed writes (too large, broken body, wrong MD5) leave the old blob as it was.
+        let error = store
+            .put(&path, body(&[1; 11]), options(10))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, BlobError::TooLarge { limit_bytes: 10 }),
+            "{error:?}"
+        );
+        let error = store
+            .put(&path, broken_body(b"abc"), options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::Body(_)), "{error:?}");
+        let wrong_md5 = WriteOptions {
+            expected_md5: Some([0; 16]),
+            ..options(10)
+        };
+        let error = store.put(&path, body(b"abc"), wrong_md5).await.unwrap_err();
+        assert!(matches!(error, BlobError::Md5Mismatch), "{error:?}");
+        assert_eq!(read(store, &path, None).await, data);
+        // A failed first write leaves no blob.
+        let fresh = BlobPath::parse("uploads", "tenant/two").unwrap();
+        let _ = store
+            .put(&fresh, broken_body(b"abc"), options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            store.head(&fresh).await,
+            Err(BlobError::NotFound(_))
+        ));
+        // An overwrite replaces the bytes and the etag.
+        let replaced = store.put(&path, body(b"new"), options(10)).await.unwrap();
+        assert_ne!(replaced.meta.etag, written.meta.etag);
+        assert_eq!(read(store, &path, None).await, b"new");
+        assert!(matches!(
+            store.get(&path, Some(RangeSpec::Suffix(0))).await,
+            Err(BlobError::RangeNotSatisfiable { size: 3 })
+        ));
+
+        check_blocks(store).await;
+        store.delete(&path).await.unwrap();
+        assert!(matches!(
+            store.head(&path).await,
+            Err(BlobError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.delete(&path).await,
+            Err(BlobError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.get(&path, None).await,
+            Err(BlobError::NotFound(_))
+        ));
+    }
+
+    async fn check_blocks(store: &dyn BlobStore) {
+        let path = BlobPath::parse("uploads", "tenant/blocks").unwrap();
+        let ids: Vec<BlockId> = ["AAAA", "AAAB", "AAAC"]
+            .iter()
+            .map(|id| BlockId::parse(id).unwrap())
+            .collect();
+        for (id, bytes) in ids.iter().zip([&b"one-"[..], b"two-", b"three"]) {
+            let staged = store
+                .stage_block(&path, id, body(bytes), options(10))
+                .await
+                .unwrap();
+            assert_eq!(staged.size, bytes.len() as u64);
+        }
+        // Staging again under the same id replaces the block.
+        store
+            .stage_block(&path, &ids[0], body(b"ONE-"), options(10))
+            .await
+            .unwrap();
+        assert!(
+            matches!(store.head(&path).await, Err(BlobError::NotFound(_))),
+            "uncommitted blocks are not a blob"
+        );
+        let error = store
+            .stage_block(&path, &ids[0], body(&[0; 11]), options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::TooLarge { .. }));
+        let unknown = BlockId::parse("QUJD").unwrap();
+        let error = store
+            .commit_blocks(&path, &[ids[0].clone(), unknown], options(100))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::BlockNotFound(_)), "{error:?}");
+        let error = store
+            .commit_blocks(&path, &ids, options(5))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::TooLarge { .. }), "{error:?}");
+        let order = [
+            ids[2].clone(),
+            ids[0].clone(),
+            ids[1].clone(),
+            ids[0].clone(),
+        ];
+        let written = store
+            .commit_blocks(&path, &order, options(100))
+            .await
+            .unwrap();
+        assert_eq!(written.meta.size, 17);
+        assert_eq!(read(store, &path, None).await, b"threeONE-two-ONE-");
+        // Committing forgets the staged blocks.
+        let error = store
+            .commit_blocks(&path, &ids, options(100))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::BlockNotFound(_)));
+        let create_only = WriteOptions {
+            create_only: true,
+            ..options(100)
+        };
+        store
+            .stage_block(&path, &ids[0], body(b"x"), options(10))
+            .await
+            .unwrap();
+        let error = store
+            .commit_blocks(&path, &ids[..1], create_only)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::AlreadyExists(_)));
+        let empty = BlobPath::parse("uploads", "tenant/empty").unwrap();
+        let written = store.commit_blocks(&empty, &[], create_only).await.unwrap();
+        assert_eq!(written.meta.size, 0);
+        assert_eq!(read(store, &empty, None).await, b"");
+    }
+}

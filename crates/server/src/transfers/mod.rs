@@ -1,0 +1,8 @@
+//! Transfers (spec part 4, wire-contract 4 and 5): for now the upload half, handing out signed
+//! URLs that clients PUT file bytes to (see [`crate::blob`]). Conversions and the transfer
+//! records that follow an upload build on [`service::TransferService::uploaded_blob`].
+
+pub mod routes;
+pub mod service;
+
+pub use routes::router;

@@ -1,0 +1,210 @@
+//! Transfer rules for uploads: who may get an upload URL, where uploads go, and which upload
+//! URLs a caller may hand back.
+//!
+//! Uploads go to `uploads/<tenant id>/<uuid>[/<file name>]`: the tenant prefix lets later
+//! steps (upload-convert) check that a caller only uses its own tenant's uploads, and the uuid
+//! makes the path unguessable and fresh, so an upload never replaces someone else's file.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::auth::Principal;
+use crate::blob::path::check_segment;
+use crate::blob::{
+    BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls, PublicBase,
+    UPLOADS_CONTAINER,
+};
+use crate::clock::Clock;
+use crate::ids::TenantId;
+
+/// Why a transfer request failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// The caller acts in no tenant, or is not a member of it.
+    #[error("the caller acts in no tenant")]
+    NoTenant,
+    /// The file name cannot be a blob name segment.
+    #[error("invalid file name: {0}")]
+    InvalidFileName(BlobPathError),
+    /// The URL is not one of this Basin's upload URLs.
+    #[error("not an upload URL: {0}")]
+    NotAnUploadUrl(BlobUrlError),
+    /// The upload belongs to another tenant, or nothing was uploaded there.
+    #[error("no upload at this URL")]
+    UploadNotFound,
+    /// Blob storage failed.
+    #[error(transparent)]
+    Blob(BlobError),
+}
+
+/// A file name for an upload: one blob name segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadFileName(String);
+
+impl UploadFileName {
+    /// Checks a file name (no `/`, `\`, control characters, `.` or `..`; at most 255 bytes).
+    pub fn parse(raw: &str) -> Result<Self, TransferError> {
+        check_segment(raw).map_err(TransferError::InvalidFileName)?;
+        Ok(Self(raw.to_owned()))
+    }
+}
+
+/// Upload rules.
+#[derive(Debug, Clone)]
+pub struct TransferService {
+    blobs: Arc<dyn BlobStore>,
+    urls: BlobUrls,
+    clock: Arc<dyn Clock>,
+}
+
+impl TransferService {
+    /// The service over a blob store.
+    pub fn new(blobs: Arc<dyn BlobStore>, urls: BlobUrls, clock: Arc<dyn Clock>) -> Self {
+        Self { blobs, urls, clock }
+    }
+
+    /// A signed URL to upload one file to a fresh path of the caller's tenant.
+    pub fn upload_url(
+        &self,
+        principal: &Principal,
+        file_name: Option<&UploadFileName>,
+        base: &PublicBase,
+    ) -> Result<String, TransferError> {
+        let tenant = acting_tenant(principal)?;
+        let mut name = format!("{tenant}/{}", Uuid::new_v4());
+        if let Some(file_name) = file_name {
+            name = format!("{name}/{}", file_name.0);
+        }
+        let path =
+            BlobPath::parse(UPLOADS_CONTAINER, &name).map_err(TransferError::InvalidFileName)?;
+        Ok(self.urls.upload_url(base, &path, self.clock.now()))
+    }
+
+    /// The uploaded blob an upload URL (with or without its query) names, if it belongs to the
+    /// caller's tenant and holds bytes. For upload-convert and datasets from uploads.
+    pub async fn uploaded_blob(
+        &self,
+        principal: &Principal,
+        upload_url: &str,
+    ) -> Result<(BlobPath, BlobMeta), TransferError> {
+        let tenant = acting_tenant(principal)?;
+        let path = self
+            .urls
+            .blob_path_from_url(upload_url)
+            .map_err(TransferError::NotAnUploadUrl)?;
+        if !is_upload_of(&path, tenant) {
+            return Err(TransferError::UploadNotFound);
+        }
+        match self.blobs.head(&path).await {
+            Ok(meta) => Ok((path, meta)),
+            Err(BlobError::NotFound(_)) => Err(TransferError::UploadNotFound),
+            Err(error) => Err(TransferError::Blob(error)),
+        }
+    }
+}
+
+/// Whether `path` is `uploads/<tenant>/...`.
+pub fn is_upload_of(path: &BlobPath, tenant: TenantId) -> bool {
+    let tenant = tenant.to_string();
+    path.container() == UPLOADS_CONTAINER && path.segments().next() == Some(tenant.as_str())
+}
+
+fn acting_tenant(principal: &Principal) -> Result<TenantId, TransferError> {
+    match (principal.tenant_id, principal.tenant_role) {
+        (Some(tenant), Some(_)) => Ok(tenant),
+        _ => Err(TransferError::NoTenant),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+    use futures::StreamExt;
+    use secrecy::SecretString;
+
+    use super::*;
+    use crate::auth::{PrincipalType, SigningSecret};
+    use crate::blob::{LocalBlobStore, WriteOptions};
+    use crate::clock::SystemClock;
+    use crate::identity::model::TenantRole;
+
+    fn member_of(tenant: TenantId) -> Principal {
+        Principal {
+            tenant_id: Some(tenant),
+            tenant_role: Some(TenantRole::User),
+            principal_type: PrincipalType::OpenAPIAccount,
+            ..Principal::operator()
+        }
+    }
+
+    #[tokio::test]
+    async fn an_upload_url_maps_back_to_its_blob_only_for_its_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs: Arc<dyn BlobStore> = Arc::new(LocalBlobStore::open(dir.path()).await.unwrap());
+        let secret = SigningSecret::new(SecretString::from(
+            "a secret of at least thirty-two bytes!!",
+        ));
+        let urls = BlobUrls::new(&secret, None, TimeDelta::hours(1), TimeDelta::hours(1));
+        let service = TransferService::new(blobs.clone(), urls.clone(), Arc::new(SystemClock));
+        let tenant = TenantId::from_uuid(Uuid::new_v4());
+        let caller = member_of(tenant);
+        let base = PublicBase::from_host("127.0.0.1:8080").unwrap();
+        let name = UploadFileName::parse("grid.tif").unwrap();
+        let url = service.upload_url(&caller, Some(&name), &base).unwrap();
+        let (unsigned, _) = url.split_once('?').unwrap();
+        assert!(unsigned.ends_with("/grid.tif"), "{unsigned}");
+        assert!(matches!(
+            service.uploaded_blob(&caller, unsigned).await,
+            Err(TransferError::UploadNotFound)
+        ));
+        let path = urls.blob_path_from_url(unsigned).unwrap();
+        let body = futures::stream::once(async { Ok(bytes::Bytes::from_static(b"tiff")) }).boxed();
+        let options = WriteOptions {
+            size_max: 10,
+            create_only: true,
+            expected_md5: None,
+        };
+        blobs.put(&path, body, options).await.unwrap();
+        let (found, meta) = service.uploaded_blob(&caller, unsigned).await.unwrap();
+        assert_eq!(found, path);
+        assert_eq!(meta.size, 4);
+        let stranger = member_of(TenantId::from_uuid(Uuid::new_v4()));
+        assert!(matches!(
+            service.uploaded_blob(&stranger, unsigned).await,
+            Err(TransferError::UploadNotFound)
+        ));
+        assert!(matches!(
+            service.uploaded_blob(&caller, "http://h/elsewhere").await,
+            Err(TransferError::NotAnUploadUrl(_))
+        ));
+        let outsider = Principal {
+            tenant_id: None,
+            ..caller
+        };
+        assert!(matches!(
+            service.upload_url(&outsider, None, &base),
+            Err(TransferError::NoTenant)
+        ));
+    }
+
+    #[test]
+    fn file_names_are_single_safe_segments() {
+        assert!(UploadFileName::parse("model.dfsu").is_ok());
+        for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
+            assert!(UploadFileName::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn uploads_belong_to_the_tenant_in_their_first_segment() {
+        let tenant = TenantId::from_uuid(Uuid::new_v4());
+        let mine = BlobPath::parse(UPLOADS_CONTAINER, &format!("{tenant}/x")).unwrap();
+        assert!(is_upload_of(&mine, tenant));
+        let other = TenantId::from_uuid(Uuid::new_v4());
+        assert!(!is_upload_of(&mine, other));
+        let elsewhere = BlobPath::parse("datasets", &format!("{tenant}/x")).unwrap();
+        assert!(!is_upload_of(&elsewhere, tenant));
+    }
+}

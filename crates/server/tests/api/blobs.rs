@@ -1,0 +1,756 @@
+//! Blob transfer (issue 3, wire-contract 4): upload URLs, the Azure-compatible blob endpoint
+//! (PUT, staged blocks, GET with ranges, HEAD), signatures, limits and all-or-nothing writes.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use basin::blob::{BlobPath, BlobUrls, Permissions, PublicBase};
+use basin::clock::Clock;
+use chrono::TimeDelta;
+use md5::{Digest, Md5};
+use reqwest::{Method, StatusCode};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::*;
+
+/// Deterministic bytes: `length` bytes that differ from position to position.
+fn data(length: usize) -> Vec<u8> {
+    (0..length).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+async fn upload_url(app: &TestApp, file_name: Option<&str>) -> String {
+    let request = app.with_key(Method::GET, &upload_url_path(file_name));
+    let body = expect_status(request.send().await.unwrap(), StatusCode::OK).await;
+    body["data"].as_str().unwrap().to_owned()
+}
+
+fn upload_url_path(file_name: Option<&str>) -> String {
+    let path = "/api/conversion/transfer/upload-url";
+    match file_name {
+        None => path.to_owned(),
+        Some(name) => {
+            let query = form_urlencoded::Serializer::new(String::new())
+                .append_pair("fileName", name)
+                .finish();
+            format!("{path}?{query}")
+        }
+    }
+}
+
+fn with_query(url: &str, extra: &str) -> String {
+    format!("{url}&{extra}")
+}
+
+async fn put_blob(app: &TestApp, url: &str, bytes: Vec<u8>) -> reqwest::Response {
+    app.client
+        .put(url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .body(bytes)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get_blob(app: &TestApp, url: &str, range: Option<(&str, &str)>) -> reqwest::Response {
+    let mut request = app.client.get(url);
+    if let Some((name, value)) = range {
+        request = request.header(name, value);
+    }
+    request.send().await.unwrap()
+}
+
+async fn head_status(app: &TestApp, url: &str) -> StatusCode {
+    app.client.head(url).send().await.unwrap().status()
+}
+
+/// Asserts an Azure XML error with `status` and `code`.
+async fn expect_azure_error(response: reqwest::Response, status: StatusCode, code: &str) {
+    assert_eq!(response.status(), status);
+    assert_eq!(response.headers()["x-ms-error-code"], code);
+    assert_eq!(response.headers()["content-type"], "application/xml");
+    let body = response.text().await.unwrap();
+    assert!(body.contains(&format!("<Code>{code}</Code>")), "{body}");
+}
+
+/// Signs URLs the way the app does, for URLs no endpoint hands out yet (read-only).
+fn signer(app: &TestApp) -> BlobUrls {
+    BlobUrls::new(&app.secret, None, TimeDelta::hours(1), TimeDelta::hours(1))
+}
+
+fn base(app: &TestApp) -> PublicBase {
+    PublicBase::from_host(app.address.trim_start_matches("http://")).unwrap()
+}
+
+fn path_of(app: &TestApp, url: &str) -> BlobPath {
+    signer(app).blob_path_from_url(url).unwrap()
+}
+
+/// Sends raw bytes and returns what the server answered (empty if it closed without one).
+async fn raw_http(app: &TestApp, request: &[u8], half_close: bool) -> String {
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    if half_close {
+        stream.shutdown().await.unwrap();
+    }
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+fn request_target(url: &str) -> String {
+    let url = reqwest::Url::parse(url).unwrap();
+    format!("{}?{}", url.path(), url.query().unwrap_or(""))
+}
+
+/// Waits until no write is in progress in the local blob folder.
+async fn assert_no_temporary_files(app: &TestApp) {
+    let tmp = app.config.data_dir.join("blobs").join(".tmp");
+    for _ in 0..50 {
+        if std::fs::read_dir(&tmp).unwrap().count() == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("temporary files remain in {}", tmp.display());
+}
+
+api_test!(an_upload_url_requires_credentials, |app| {
+    let response = app
+        .anonymous(Method::GET, "/api/conversion/transfer/upload-url")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-missing").await;
+});
+
+api_test!(
+    an_upload_url_points_at_a_fresh_path_of_the_callers_tenant,
+    |app| {
+        let response = app
+            .with_key(Method::GET, &upload_url_path(Some("model result.dfsu")))
+            .header("api-version", "2")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.headers()["api-supported-versions"],
+            "1.0, 2.0, 3.0"
+        );
+        let body = expect_status(response, StatusCode::OK).await;
+        let url = body["data"].as_str().unwrap();
+        let prefix = format!("{}/basin/uploads/{}/", app.address, app.tenant_id());
+        assert!(url.starts_with(&prefix), "{url}");
+        assert!(url.contains("/model%20result.dfsu?"), "{url}");
+        for parameter in ["sv=", "se=", "sr=b", "sp=rcw", "sig="] {
+            assert!(url.contains(parameter), "{parameter} missing in {url}");
+        }
+        assert_ne!(upload_url(&app, None).await, upload_url(&app, None).await);
+        for bad in ["a/b", "..", "a\\b"] {
+            let response = app
+                .with_key(Method::GET, &upload_url_path(Some(bad)))
+                .send()
+                .await
+                .unwrap();
+            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        }
+    }
+);
+
+api_test!(a_caller_outside_any_tenant_gets_no_upload_url, |app| {
+    let loner = app.create_user("Loner", None, "User").await;
+    let token = app.user_token(loner, None);
+    let response = app
+        .with_token(Method::GET, &upload_url_path(None), &token)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+});
+
+api_test_with!(
+    upload_urls_use_the_configured_public_url,
+    |config: &mut basin::config::Config| {
+        config.public_url = Some("https://files.example.com/platform/".into());
+    },
+    |app| {
+        let url = upload_url(&app, None).await;
+        assert!(
+            url.starts_with("https://files.example.com/platform/basin/uploads/"),
+            "{url}"
+        );
+    }
+);
+
+api_test!(a_signed_put_then_get_returns_the_same_bytes, |app| {
+    let url = upload_url(&app, Some("data.bin")).await;
+    let bytes = data(100_000);
+    // No API key: the signature is the credential.
+    let response = put_blob(&app, &url, bytes.clone()).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let md5: [u8; 16] = Md5::digest(&bytes).into();
+    assert_eq!(response.headers()["content-md5"], STANDARD.encode(md5));
+    assert_eq!(response.headers()["x-ms-request-server-encrypted"], "false");
+    assert!(response.headers().contains_key("x-ms-version"));
+    assert!(response.headers().contains_key("x-ms-request-id"));
+    assert!(response.headers().contains_key("last-modified"));
+    let etag = response.headers()["etag"].clone();
+
+    let response = get_blob(&app, &url, None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let headers = response.headers().clone();
+    assert_eq!(headers["content-length"], "100000");
+    assert_eq!(headers["accept-ranges"], "bytes");
+    assert_eq!(headers["x-ms-blob-type"], "BlockBlob");
+    assert_eq!(headers["content-type"], "application/octet-stream");
+    assert_eq!(headers["etag"], etag);
+    assert_eq!(response.bytes().await.unwrap().as_ref(), bytes.as_slice());
+
+    let response = app.client.head(&url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-length"], "100000");
+    assert_eq!(response.headers()["etag"], etag);
+    assert!(response.bytes().await.unwrap().is_empty());
+});
+
+api_test!(
+    a_blob_can_be_replaced_but_not_under_if_none_match_star,
+    |app| {
+        let url = upload_url(&app, None).await;
+        assert_eq!(
+            put_blob(&app, &url, data(10)).await.status(),
+            StatusCode::CREATED
+        );
+        let response = app
+            .client
+            .put(&url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("if-none-match", "*")
+            .body(b"replacement".to_vec())
+            .send()
+            .await
+            .unwrap();
+        expect_azure_error(response, StatusCode::CONFLICT, "BlobAlreadyExists").await;
+        let kept = get_blob(&app, &url, None).await.bytes().await.unwrap();
+        assert_eq!(kept.as_ref(), data(10).as_slice());
+        assert_eq!(
+            put_blob(&app, &url, b"new".to_vec()).await.status(),
+            StatusCode::CREATED
+        );
+        let replaced = get_blob(&app, &url, None).await.bytes().await.unwrap();
+        assert_eq!(replaced.as_ref(), b"new");
+    }
+);
+
+api_test!(a_put_needs_the_block_blob_type_and_a_matching_md5, |app| {
+    let url = upload_url(&app, None).await;
+    let response = app
+        .client
+        .put(&url)
+        .body(b"x".to_vec())
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(response, StatusCode::BAD_REQUEST, "MissingRequiredHeader").await;
+    let response = app
+        .client
+        .put(&url)
+        .header("x-ms-blob-type", "AppendBlob")
+        .body(b"x".to_vec())
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(response, StatusCode::BAD_REQUEST, "InvalidHeaderValue").await;
+    let response = app
+        .client
+        .put(&url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-md5", STANDARD.encode([0u8; 16]))
+        .body(b"abc".to_vec())
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(response, StatusCode::BAD_REQUEST, "Md5Mismatch").await;
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+    let md5: [u8; 16] = Md5::digest(b"abc").into();
+    let response = app
+        .client
+        .put(&url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-md5", STANDARD.encode(md5))
+        .body(b"abc".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+});
+
+fn block_id(n: u32) -> String {
+    STANDARD.encode(format!("{n:08}"))
+}
+
+async fn stage(app: &TestApp, url: &str, id: &str, bytes: Vec<u8>) -> reqwest::Response {
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("comp", "block")
+        .append_pair("blockid", id)
+        .finish();
+    app.client
+        .put(with_query(url, &query))
+        .body(bytes)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn commit(app: &TestApp, url: &str, xml: String) -> reqwest::Response {
+    app.client
+        .put(with_query(url, "comp=blocklist"))
+        .body(xml)
+        .send()
+        .await
+        .unwrap()
+}
+
+api_test!(staged_blocks_become_a_blob_only_when_committed, |app| {
+    let url = upload_url(&app, Some("big.bin")).await;
+    let parts = [data(5000), data(3000), data(7)];
+    for (n, part) in parts.iter().enumerate() {
+        let response = stage(&app, &url, &block_id(n as u32), part.clone()).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let md5: [u8; 16] = Md5::digest(part).into();
+        assert_eq!(response.headers()["content-md5"], STANDARD.encode(md5));
+    }
+    let response = app.client.head(&url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(response.headers()["x-ms-error-code"], "BlobNotFound");
+    expect_azure_error(
+        get_blob(&app, &url, None).await,
+        StatusCode::NOT_FOUND,
+        "BlobNotFound",
+    )
+    .await;
+
+    let unknown = format!("<BlockList><Latest>{}</Latest></BlockList>", block_id(9));
+    expect_azure_error(
+        commit(&app, &url, unknown).await,
+        StatusCode::BAD_REQUEST,
+        "InvalidBlockList",
+    )
+    .await;
+    expect_azure_error(
+        commit(&app, &url, "<BlockList><Latest>".into()).await,
+        StatusCode::BAD_REQUEST,
+        "InvalidXmlDocument",
+    )
+    .await;
+
+    let xml = format!(
+        "<?xml version='1.0' encoding='utf-8'?>\n<BlockList><Latest>{}</Latest><Uncommitted>{}</Uncommitted><Committed>{}</Committed></BlockList>",
+        block_id(0),
+        block_id(1),
+        block_id(2)
+    );
+    let response = commit(&app, &url, xml).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert!(response.headers().contains_key("etag"));
+    let body = get_blob(&app, &url, None).await.bytes().await.unwrap();
+    assert_eq!(body.as_ref(), parts.concat().as_slice());
+});
+
+api_test!(a_block_needs_a_valid_block_id, |app| {
+    let url = upload_url(&app, None).await;
+    for bad in ["not base64!", "", &STANDARD.encode([1u8; 65])] {
+        let response = stage(&app, &url, bad, b"x".to_vec()).await;
+        expect_azure_error(response, StatusCode::BAD_REQUEST, "InvalidBlockId").await;
+    }
+    let response = app
+        .client
+        .put(with_query(&url, "comp=block"))
+        .body(b"x".to_vec())
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "InvalidQueryParameterValue",
+    )
+    .await;
+    let response = app
+        .client
+        .put(with_query(&url, "comp=appendblock"))
+        .body(b"x".to_vec())
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "InvalidQueryParameterValue",
+    )
+    .await;
+});
+
+api_test!(ranges_answer_206_with_the_selected_bytes, |app| {
+    let url = upload_url(&app, None).await;
+    let bytes = data(1000);
+    assert_eq!(
+        put_blob(&app, &url, bytes.clone()).await.status(),
+        StatusCode::CREATED
+    );
+    let cases: [(&str, &str, usize, usize); 6] = [
+        ("range", "bytes=10-19", 10, 20),
+        ("x-ms-range", "bytes=0-33554431", 0, 1000),
+        ("x-ms-range", "bytes=990-999", 990, 1000),
+        ("range", "bytes=-100", 900, 1000),
+        ("range", "bytes=100-", 100, 1000),
+        ("range", "bytes=999-999", 999, 1000),
+    ];
+    for (header, value, start, end) in cases {
+        let response = get_blob(&app, &url, Some((header, value))).await;
+        assert_eq!(response.status(), StatusCode::PARTIAL_CONTENT, "{value}");
+        let expected_range = format!("bytes {start}-{}/1000", end - 1);
+        assert_eq!(response.headers()["content-range"], expected_range.as_str());
+        assert_eq!(
+            response.headers()["content-length"],
+            (end - start).to_string().as_str()
+        );
+        let body = response.bytes().await.unwrap();
+        assert_eq!(body.as_ref(), &bytes[start..end], "{value}");
+    }
+    // x-ms-range wins over Range.
+    let response = app
+        .client
+        .get(&url)
+        .header("range", "bytes=0-0")
+        .header("x-ms-range", "bytes=5-6")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-range"], "bytes 5-6/1000");
+});
+
+api_test!(unsatisfiable_ranges_are_416_and_malformed_ones_400, |app| {
+    let url = upload_url(&app, None).await;
+    assert_eq!(
+        put_blob(&app, &url, data(1000)).await.status(),
+        StatusCode::CREATED
+    );
+    for value in ["bytes=1000-", "bytes=1000-2000", "bytes=-0"] {
+        let response = get_blob(&app, &url, Some(("range", value))).await;
+        assert_eq!(
+            response.headers()["content-range"],
+            "bytes */1000",
+            "{value}"
+        );
+        expect_azure_error(response, StatusCode::RANGE_NOT_SATISFIABLE, "InvalidRange").await;
+    }
+    for value in ["bytes=5-1", "bytes=0-1,5-6", "lines=1-2"] {
+        let response = get_blob(&app, &url, Some(("x-ms-range", value))).await;
+        expect_azure_error(response, StatusCode::BAD_REQUEST, "InvalidHeaderValue").await;
+    }
+});
+
+api_test!(if_match_must_name_the_current_etag, |app| {
+    let url = upload_url(&app, None).await;
+    let response = put_blob(&app, &url, data(10)).await;
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let response = app
+        .client
+        .get(&url)
+        .header("if-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = app
+        .client
+        .get(&url)
+        .header("if-match", "\"other\"")
+        .send()
+        .await
+        .unwrap();
+    expect_azure_error(response, StatusCode::PRECONDITION_FAILED, "ConditionNotMet").await;
+});
+
+api_test!(an_expired_url_is_refused_and_writes_nothing, |app| {
+    let url = upload_url(&app, None).await;
+    let ttl = TimeDelta::seconds(app.config.blob.upload_url_ttl_seconds);
+    app.clock.advance(ttl);
+    let response = put_blob(&app, &url, data(10)).await;
+    expect_azure_error(response, StatusCode::FORBIDDEN, "AuthenticationFailed").await;
+    let response = stage(&app, &url, &block_id(1), data(10)).await;
+    expect_azure_error(response, StatusCode::FORBIDDEN, "AuthenticationFailed").await;
+    assert_eq!(head_status(&app, &url).await, StatusCode::FORBIDDEN);
+    app.clock.advance(-TimeDelta::seconds(1));
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+    let xml = format!("<BlockList><Latest>{}</Latest></BlockList>", block_id(1));
+    expect_azure_error(
+        commit(&app, &url, xml).await,
+        StatusCode::BAD_REQUEST,
+        "InvalidBlockList",
+    )
+    .await;
+});
+
+api_test!(a_tampered_url_is_refused_and_writes_nothing, |app| {
+    let url = upload_url(&app, None).await;
+    let (blob_url, query) = url.split_once('?').unwrap();
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let rebuild = |key: &str, value: &str| {
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &pairs {
+            out.append_pair(k, if k == key { value } else { v });
+        }
+        format!("{blob_url}?{}", out.finish())
+    };
+    let later = (app.clock.now() + TimeDelta::days(300))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let tampered = [
+        rebuild("sig", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+        rebuild("se", &later),
+        rebuild("sp", "racw"),
+        format!("{blob_url}-other?{query}"),
+        blob_url.to_owned(),
+    ];
+    for url in &tampered {
+        let response = put_blob(&app, url, data(10)).await;
+        expect_azure_error(response, StatusCode::FORBIDDEN, "AuthenticationFailed").await;
+    }
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        head_status(&app, &tampered[3].replace("-other", "")).await,
+        StatusCode::NOT_FOUND
+    );
+});
+
+api_test!(a_read_only_url_cannot_write, |app| {
+    let url = upload_url(&app, None).await;
+    assert_eq!(
+        put_blob(&app, &url, data(10)).await.status(),
+        StatusCode::CREATED
+    );
+    let read = signer(&app).read_url(&base(&app), &path_of(&app, &url), app.clock.now());
+    assert!(read.contains("sp=r&"), "{read}");
+    let response = put_blob(&app, &read, data(20)).await;
+    expect_azure_error(
+        response,
+        StatusCode::FORBIDDEN,
+        "AuthorizationPermissionMismatch",
+    )
+    .await;
+    let response = stage(&app, &read, &block_id(0), data(20)).await;
+    expect_azure_error(
+        response,
+        StatusCode::FORBIDDEN,
+        "AuthorizationPermissionMismatch",
+    )
+    .await;
+    let body = get_blob(&app, &read, None).await.bytes().await.unwrap();
+    assert_eq!(body.as_ref(), data(10).as_slice());
+    // A create-only URL creates, but never replaces.
+    let create = signer(&app).signed_url(
+        &base(&app),
+        &path_of(&app, &url),
+        Permissions::CREATE,
+        app.clock.now() + TimeDelta::hours(1),
+    );
+    let response = put_blob(&app, &create, data(20)).await;
+    expect_azure_error(response, StatusCode::CONFLICT, "BlobAlreadyExists").await;
+    // A write-only URL cannot read.
+    let write = signer(&app).signed_url(
+        &base(&app),
+        &path_of(&app, &url),
+        Permissions::WRITE,
+        app.clock.now() + TimeDelta::hours(1),
+    );
+    let response = get_blob(&app, &write, None).await;
+    expect_azure_error(
+        response,
+        StatusCode::FORBIDDEN,
+        "AuthorizationPermissionMismatch",
+    )
+    .await;
+});
+
+api_test!(an_upload_cut_off_midway_leaves_no_blob, |app| {
+    let url = upload_url(&app, None).await;
+    let address = app.address.trim_start_matches("http://");
+    let head = format!(
+        "PUT {} HTTP/1.1\r\nHost: {address}\r\nx-ms-blob-type: BlockBlob\r\nContent-Length: 100000\r\n\r\n",
+        request_target(&url)
+    );
+    let mut request = head.into_bytes();
+    request.extend_from_slice(&data(1000));
+    let response = raw_http(&app, &request, true).await;
+    assert!(
+        response.is_empty() || response.starts_with("HTTP/1.1 400"),
+        "{response}"
+    );
+    assert_no_temporary_files(&app).await;
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+});
+
+fn small_upload_limit(config: &mut basin::config::Config) {
+    config.limits.upload_bytes_max = 1000;
+}
+
+api_test_with!(
+    an_upload_over_the_limit_is_413_and_leaves_no_blob,
+    small_upload_limit,
+    |app| {
+        let url = upload_url(&app, None).await;
+        let response = put_blob(&app, &url, data(1001)).await;
+        expect_azure_error(
+            response,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestBodyTooLarge",
+        )
+        .await;
+        // A chunked body announces no length; it is cut off when it passes the limit.
+        let address = app.address.trim_start_matches("http://");
+        let mut request = format!(
+            "PUT {} HTTP/1.1\r\nHost: {address}\r\nx-ms-blob-type: BlockBlob\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+            request_target(&url)
+        )
+        .into_bytes();
+        for _ in 0..3 {
+            request.extend_from_slice(b"258\r\n");
+            request.extend_from_slice(&data(600));
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\n\r\n");
+        let response = raw_http(&app, &request, false).await;
+        assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+        assert!(response.contains("RequestBodyTooLarge"), "{response}");
+        let response = stage(&app, &url, &block_id(0), data(1001)).await;
+        expect_azure_error(
+            response,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestBodyTooLarge",
+        )
+        .await;
+        // Blocks within the limit that add up past it cannot be committed.
+        for n in 0..2 {
+            let response = stage(&app, &url, &block_id(n), data(600)).await;
+            assert_eq!(response.status(), StatusCode::CREATED);
+        }
+        let xml = format!(
+            "<BlockList><Latest>{}</Latest><Latest>{}</Latest></BlockList>",
+            block_id(0),
+            block_id(1)
+        );
+        expect_azure_error(
+            commit(&app, &url, xml).await,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestBodyTooLarge",
+        )
+        .await;
+        assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+        assert_no_temporary_files(&app).await;
+        assert_eq!(
+            put_blob(&app, &url, data(1000)).await.status(),
+            StatusCode::CREATED
+        );
+    }
+);
+
+api_test!(blob_paths_cannot_escape_the_blob_folder, |app| {
+    let url = upload_url(&app, None).await;
+    let query = url.split_once('?').unwrap().1;
+    let address = app.address.trim_start_matches("http://");
+    for target in [
+        "/basin/uploads/../../outside",
+        "/basin/uploads/%2e%2e/%2e%2e/outside",
+        "/basin/uploads/a/..%2F..%2F..%2Foutside",
+        "/basin/..%2F..%2Fetc/passwd",
+        "/basin/uploads/a%5C..%5Cb",
+        "/basin/uploads/a//b",
+    ] {
+        let request = format!(
+            "PUT {target}?{query} HTTP/1.1\r\nHost: {address}\r\nx-ms-blob-type: BlockBlob\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx"
+        );
+        let response = raw_http(&app, request.as_bytes(), false).await;
+        assert!(response.starts_with("HTTP/1.1 400"), "{target}: {response}");
+        assert!(
+            response.contains("InvalidResourceName"),
+            "{target}: {response}"
+        );
+    }
+    assert!(!app.config.data_dir.join("outside").exists());
+    assert!(!app.config.data_dir.join("blobs").join("outside").exists());
+});
+
+api_test!(blob_errors_are_azure_xml_not_problem_json, |app| {
+    let url = upload_url(&app, None).await;
+    let response = get_blob(&app, &url, None).await;
+    assert!(response.headers().contains_key("x-ms-request-id"));
+    expect_azure_error(response, StatusCode::NOT_FOUND, "BlobNotFound").await;
+    // Outside the blob routes the API still answers problem+json.
+    let response = app
+        .with_key(Method::GET, "/basin/uploads")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::NOT_FOUND, "route-not-found").await;
+});
+
+fn memory_backend(config: &mut basin::config::Config) {
+    config.blob.url = Some("memory://".into());
+}
+
+api_test_with!(
+    the_object_store_backend_serves_the_same_protocol,
+    memory_backend,
+    |app| {
+        let url = upload_url(&app, Some("object.bin")).await;
+        let bytes = data(20_000);
+        assert_eq!(
+            put_blob(&app, &url, bytes.clone()).await.status(),
+            StatusCode::CREATED
+        );
+        let response = get_blob(&app, &url, Some(("x-ms-range", "bytes=100-199"))).await;
+        assert_eq!(response.status(), StatusCode::PARTIAL_CONTENT);
+        assert_eq!(response.headers()["content-range"], "bytes 100-199/20000");
+        assert_eq!(response.bytes().await.unwrap().as_ref(), &bytes[100..200]);
+
+        let blocks_url = upload_url(&app, None).await;
+        for n in 0..3 {
+            let response = stage(&app, &blocks_url, &block_id(n), data(1000)).await;
+            assert_eq!(response.status(), StatusCode::CREATED);
+        }
+        assert_eq!(head_status(&app, &blocks_url).await, StatusCode::NOT_FOUND);
+        let xml = format!(
+            "<BlockList><Latest>{}</Latest><Latest>{}</Latest><Latest>{}</Latest></BlockList>",
+            block_id(2),
+            block_id(0),
+            block_id(1)
+        );
+        assert_eq!(
+            commit(&app, &blocks_url, xml).await.status(),
+            StatusCode::CREATED
+        );
+        let body = get_blob(&app, &blocks_url, None)
+            .await
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(body.as_ref(), data(1000).repeat(3).as_slice());
+        let response = app
+            .client
+            .put(&blocks_url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("if-none-match", "*")
+            .body(b"x".to_vec())
+            .send()
+            .await
+            .unwrap();
+        expect_azure_error(response, StatusCode::CONFLICT, "BlobAlreadyExists").await;
+        assert!(
+            !app.config.data_dir.join("blobs").exists(),
+            "nothing went to the folder"
+        );
+    }
+);
