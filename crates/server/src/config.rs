@@ -186,6 +186,8 @@ pub struct LimitsConfig {
     pub project_members_max: usize,
     /// Largest blob upload, in bytes, sent whole or as blocks; larger is 413.
     pub upload_bytes_max: u64,
+    /// Largest file sent directly to `POST .../file/upload`, in bytes; larger is 413.
+    pub direct_upload_bytes_max: u64,
 }
 
 impl Default for LimitsConfig {
@@ -200,6 +202,7 @@ impl Default for LimitsConfig {
             project_depth_max: limits::PROJECT_DEPTH_MAX,
             project_members_max: limits::PROJECT_MEMBERS_MAX,
             upload_bytes_max: limits::UPLOAD_BYTES_MAX,
+            direct_upload_bytes_max: limits::DIRECT_UPLOAD_BYTES_MAX,
         }
     }
 }

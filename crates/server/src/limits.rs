@@ -85,3 +85,6 @@ pub const UPLOAD_URL_TTL_SECONDS: i64 = 24 * 3600;
 pub const READ_URL_TTL_SECONDS: i64 = 3600;
 /// Longest signed-URL query Basin reads (`sv`, `se`, `sr`, `sp`, `sig` are well under 200).
 pub const SAS_QUERY_BYTES_MAX: usize = 4096;
+/// Largest file sent directly to the API: small files only (the request timeout applies);
+/// larger ones go through an upload URL.
+pub const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;

@@ -115,6 +115,7 @@ impl Services {
             blob_urls,
             blob_limits: BlobLimits {
                 upload_bytes_max: config.limits.upload_bytes_max,
+                direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
             },
         };
         Ok(Self {

@@ -26,3 +26,4 @@ CREATE TABLE datasets (
     deleted_by UUID
 );
 CREATE INDEX datasets_by_project ON datasets (project_id, name, id) WHERE deleted_at IS NULL;
+CREATE INDEX datasets_by_data_path ON datasets (data_path);

@@ -54,6 +54,8 @@ pub const LOCAL_BLOBS_DIR: &str = "blobs";
 pub struct BlobLimits {
     /// Largest blob, whether sent whole or as blocks.
     pub upload_bytes_max: u64,
+    /// Largest file sent directly to the API (`.../file/upload`).
+    pub direct_upload_bytes_max: u64,
 }
 
 /// Opens the store `blob.url` names: `file:///path` or none (a folder, by default

@@ -35,7 +35,7 @@ use crate::blob::blocks::{BlockId, parse_block_list};
 use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::signing::Permissions;
-use crate::blob::store::{BlobMeta, ByteStream, WriteOptions};
+use crate::blob::store::{BlobMeta, ByteStream, WriteOptions, Written};
 use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
 use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX, UPLOAD_IDLE_TIMEOUT_MS};
@@ -143,6 +143,7 @@ async fn put_whole_blob(
         .blobs
         .put(&target.path, body_stream(request), options)
         .await?;
+    record_content(state, &target, &written).await?;
     let mut response = StatusCode::CREATED.into_response();
     let headers = response.headers_mut();
     insert_meta(headers, &written.meta);
@@ -198,11 +199,26 @@ async fn put_block_list(
         .blobs
         .commit_blocks(&target.path, &blocks, options)
         .await?;
+    record_content(state, &target, &written).await?;
     let mut response = StatusCode::CREATED.into_response();
     let headers = response.headers_mut();
     insert_meta(headers, &written.meta);
     insert_not_encrypted(headers);
     Ok(response)
+}
+
+/// Tells the datasets stored at this blob their new size and checksum. Failing here fails the
+/// write request, so the client retries and the record never disagrees with the bytes.
+async fn record_content(
+    state: &AppState,
+    target: &Target,
+    written: &Written,
+) -> Result<(), AzureError> {
+    state
+        .datasets
+        .content_written(&target.path.key(), written.meta.size, written.md5)
+        .await
+        .map_err(|error| AzureError::Internal(error.into()))
 }
 
 async fn get_blob(State(state): State<AppState>, request: Request) -> Result<Response, AzureError> {

@@ -8,6 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Principal;
+use crate::blob::{BlobPath, PublicBase};
 use crate::datasets::model::{DatasetDto, MoveDatasetRequest, UpdateDatasetRequest};
 use crate::datasets::service::{DatasetError, DatasetService};
 use crate::error::{ApiError, ApiResult};
@@ -26,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_datasets))
         .routes(routes!(move_dataset))
         .routes(routes!(delete_dataset_in_project))
+        .routes(routes!(get_raw_dataset))
         .layer(from_fn_with_state(METADATA, api_version::enforce))
 }
 
@@ -224,4 +226,33 @@ async fn delete_dataset_in_project(
         .delete(&Caller::from(&principal), Some(project), id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `{"data": url}`.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ReadUrlDto {
+    /// A signed, time-limited URL to read the dataset's content (Range / x-ms-range give 206).
+    pub data: String,
+}
+
+/// A signed read URL for the dataset's content (needs `canReadContent`).
+#[utoipa::path(get, path = "/api/raw/dataset/{id}", tag = "datasets",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, body = ReadUrlDto), (status = 403), (status = 404)))]
+async fn get_raw_dataset(
+    State(state): State<AppState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(id): Path<DatasetId>,
+) -> ApiResult<Json<ReadUrlDto>> {
+    let row = state
+        .datasets
+        .readable(&Caller::from(&principal), id)
+        .await?;
+    let path = BlobPath::parse_key(&row.data_path).map_err(|error| {
+        ApiError::Internal(anyhow::anyhow!("dataset {id} has a bad data path: {error}"))
+    })?;
+    Ok(Json(ReadUrlDto {
+        data: state.blob_urls.read_url(&base, &path, state.clock.now()),
+    }))
 }

@@ -46,6 +46,8 @@ pub type DatasetResult<T> = Result<T, DatasetError>;
 /// A dataset to create, already checked.
 #[derive(Debug, Clone)]
 pub struct NewDataset {
+    /// Id, chosen before the content is stored so the blob path can name it.
+    pub id: DatasetId,
     /// Name (usually the file name).
     pub name: String,
     /// Description.
@@ -106,13 +108,12 @@ impl DatasetService {
         Ok(name.to_owned())
     }
 
-    /// Creates a dataset in `project`; needs `canCreateContent`.
-    pub async fn create(
+    /// The tenant of `project`, if the caller may create content there.
+    pub async fn creatable(
         &self,
         caller: &Caller,
         project: ProjectId,
-        input: NewDataset,
-    ) -> DatasetResult<DatasetRow> {
+    ) -> DatasetResult<crate::ids::TenantId> {
         let chain = self.projects.visible(caller, project).await?;
         if !chain.capabilities().can_create_content {
             return Err(ProjectError::Forbidden(
@@ -120,11 +121,22 @@ impl DatasetService {
             )
             .into());
         }
+        Ok(chain.target().row.tenant_id)
+    }
+
+    /// Creates a dataset in `project`; needs `canCreateContent`.
+    pub async fn create(
+        &self,
+        caller: &Caller,
+        project: ProjectId,
+        input: NewDataset,
+    ) -> DatasetResult<DatasetRow> {
+        let tenant_id = self.creatable(caller, project).await?;
         let now = self.clock.now();
         let format = format_of(&input.name);
         let row = DatasetRow {
-            id: DatasetId::new_random(),
-            tenant_id: chain.target().row.tenant_id,
+            id: input.id,
+            tenant_id,
             project_id: project,
             dataset_type: Some(type_of(&format).wire()),
             dataset_format: format,
@@ -301,4 +313,25 @@ impl DatasetService {
         self.write(caller, row, None).await?;
         Ok(())
     }
+}
+
+impl DatasetService {
+    /// Records that content was written at `data_path` (a blob key): datasets stored there
+    /// get its size and checksum. Content written elsewhere changes nothing.
+    pub async fn content_written(
+        &self,
+        data_path: &str,
+        size: u64,
+        md5: [u8; 16],
+    ) -> DatasetResult<()> {
+        let checksum = format!("md5:{}", hex(&md5));
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        store::set_content(&self.db, data_path, size, &checksum, self.clock.now()).await?;
+        Ok(())
+    }
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -107,3 +107,30 @@ pub async fn update(db: &Db, row: &DatasetRow, expected: Option<i64>) -> StoreRe
     tx.commit().await?;
     Ok((changed == 1).then_some(new_version))
 }
+
+/// Records the size and checksum of freshly written content for every live dataset whose
+/// content is at `data_path`; returns how many there were.
+pub async fn set_content(
+    db: &Db,
+    data_path: &str,
+    size: i64,
+    checksum: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<u64> {
+    let mut tx = db.begin().await?;
+    let changed = on_tx!(&mut tx, |conn| {
+        sqlx::query(
+        "UPDATE datasets SET storage_size = $2, checksum = $3, updated_at = $4, row_version = row_version + 1 \
+         WHERE data_path = $1 AND deleted_at IS NULL"
+    )
+    .bind(data_path)
+    .bind(size)
+    .bind(checksum)
+    .bind(at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected())
+    })?;
+    tx.commit().await?;
+    Ok(changed)
+}

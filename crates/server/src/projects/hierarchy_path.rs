@@ -15,7 +15,9 @@ impl HierarchyPath {
     /// each name and `segments_max` the nesting.
     pub fn parse(raw: &str, segment_chars_max: usize, segments_max: usize) -> Result<Self, String> {
         if raw.chars().count() > HIERARCHY_PATH_CHARS_MAX {
-            return Err(format!("path must be at most {HIERARCHY_PATH_CHARS_MAX} characters"));
+            return Err(format!(
+                "path must be at most {HIERARCHY_PATH_CHARS_MAX} characters"
+            ));
         }
         let trimmed = raw.trim();
         let trimmed = trimmed.strip_prefix('/').unwrap_or(trimmed);
@@ -32,7 +34,9 @@ impl HierarchyPath {
                 "" => return Err("path must not contain empty segments (//)".into()),
                 "." | ".." => return Err("path must not contain . or .. segments".into()),
                 name if name.chars().count() > segment_chars_max => {
-                    return Err(format!("each name in the path must be at most {segment_chars_max} characters"));
+                    return Err(format!(
+                        "each name in the path must be at most {segment_chars_max} characters"
+                    ));
                 }
                 name => segments.push(name.to_owned()),
             }
@@ -55,7 +59,9 @@ impl HierarchyPath {
 
     /// The folders above the last name.
     pub fn parent_segments(&self) -> &[String] {
-        self.segments.split_last().map_or(&[], |(_, parents)| parents)
+        self.segments
+            .split_last()
+            .map_or(&[], |(_, parents)| parents)
     }
 
     /// The path as `a/b/c`.
@@ -83,7 +89,18 @@ mod tests {
 
     #[test]
     fn escaping_empty_and_oversized_paths_are_refused() {
-        for bad in ["", "/", "a//b", "../x", "a/./b", "a/..", "a\\b", "a/b\u{0}", "a/b/c/d", "abcdefghijk"] {
+        for bad in [
+            "",
+            "/",
+            "a//b",
+            "../x",
+            "a/./b",
+            "a/..",
+            "a\\b",
+            "a/b\u{0}",
+            "a/b/c/d",
+            "abcdefghijk",
+        ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
         assert!(parse(&"a/".repeat(600)).is_err());

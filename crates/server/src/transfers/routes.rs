@@ -11,7 +11,7 @@ use crate::auth::Principal;
 use crate::blob::PublicBase;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, CONVERSION};
-use crate::http::extract::{Json, Query};
+use crate::http::extract::{Json, Path, Query};
 use crate::startup::AppState;
 use crate::transfers::service::{TransferError, UploadFileName};
 
@@ -19,6 +19,13 @@ use crate::transfers::service::{TransferError, UploadFileName};
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_upload_url))
+        // The direct upload streams to storage and stops at its own limit
+        // (limits.direct_upload_bytes_max), so the JSON body limit must not cut it first.
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(upload_file))
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .layer(from_fn_with_state(CONVERSION, api_version::enforce))
 }
 
@@ -38,6 +45,13 @@ impl From<TransferError> for ApiError {
                 ApiError::NotFound("Nothing was uploaded to this URL by your tenant.".into())
             }
             TransferError::Blob(error) => ApiError::Internal(error.into()),
+            TransferError::TooLarge { limit_bytes } => ApiError::PayloadTooLarge {
+                limit_bytes: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
+            },
+            TransferError::Incomplete => {
+                ApiError::InvalidBody("The file could not be read completely.".into())
+            }
+            TransferError::Dataset(error) => error.into(),
         }
     }
 }
@@ -80,4 +94,107 @@ async fn get_upload_url(
         .transfers
         .upload_url(&principal, file_name.as_ref(), &base)?;
     Ok(Json(UploadUrlDto { data: url }))
+}
+
+/// Query of the direct upload.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct FileUploadQuery {
+    /// Dataset name; defaults to the file name of the uploaded part.
+    file_name: Option<String>,
+}
+
+/// Upload a small file directly (multipart/form-data, one file part) and create its dataset in
+/// the project. Files over `limits.direct_upload_bytes_max` are 413; use an upload URL.
+#[utoipa::path(post, path = "/api/conversion/project/{id}/file/upload", tag = "transfers",
+    params(("id" = uuid::Uuid, Path), FileUploadQuery),
+    responses((status = 201, body = crate::datasets::model::DatasetDto), (status = 400), (status = 403), (status = 404), (status = 413)))]
+async fn upload_file(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(project): Path<crate::ids::ProjectId>,
+    Query(query): Query<FileUploadQuery>,
+    multipart: Result<axum::extract::Multipart, axum::extract::multipart::MultipartRejection>,
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    use futures::{SinkExt, StreamExt};
+    let mut multipart = multipart.map_err(|rejection| {
+        ApiError::InvalidBody(format!(
+            "Send the file as multipart/form-data: {}",
+            rejection.body_text()
+        ))
+    })?;
+    let limit = state.blob_limits.direct_upload_bytes_max;
+    let mut field = loop {
+        match multipart.next_field().await {
+            Ok(Some(field)) if field.file_name().is_some() || field.name() == Some("file") => {
+                break field;
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => return Err(ApiError::field("file", "the form holds no file part")),
+            Err(error) => return Err(multipart_error(error, limit)),
+        }
+    };
+    let raw_name = query
+        .file_name
+        .clone()
+        .filter(|name| !name.is_empty())
+        .or_else(|| field.file_name().map(str::to_owned))
+        .ok_or_else(|| {
+            ApiError::field(
+                "fileName",
+                "name the file (fileName or the part's file name)",
+            )
+        })?;
+    let name = UploadFileName::parse(&raw_name)?;
+    let (mut sender, receiver) =
+        futures::channel::mpsc::channel::<std::io::Result<axum::body::Bytes>>(4);
+    let feed = async move {
+        loop {
+            match field.chunk().await {
+                Ok(Some(chunk)) => {
+                    if sender.send(Ok(chunk)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(error) => {
+                    let _ = sender
+                        .send(Err(std::io::Error::other(error.body_text())))
+                        .await;
+                    return;
+                }
+            }
+        }
+    };
+    let caller = crate::projects::service::Caller::from(&principal);
+    let store = state.transfers.upload_file(
+        &state.datasets,
+        &caller,
+        project,
+        &name,
+        receiver.boxed(),
+        limit,
+    );
+    let ((), stored) = tokio::join!(feed, store);
+    let row = stored?;
+    Ok((
+        axum::http::StatusCode::CREATED,
+        Json(crate::datasets::model::DatasetDto::from(&row)),
+    )
+        .into_response())
+}
+
+fn multipart_error(error: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
+    if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge {
+            limit_bytes: usize::try_from(limit).unwrap_or(usize::MAX),
+        }
+    } else {
+        ApiError::InvalidBody(format!(
+            "The multipart body is malformed: {}",
+            error.body_text()
+        ))
+    }
 }

@@ -15,6 +15,7 @@ mod admin;
 mod auth;
 mod blobs;
 mod conventions;
+mod datasets;
 mod identity;
 mod lifecycle;
 mod paging;

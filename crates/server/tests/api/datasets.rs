@@ -1,0 +1,452 @@
+//! Datasets (wire-contract 4): direct upload, records, the direct listing (rule 6), update,
+//! move, soft delete, and reading content through a signed URL.
+
+use reqwest::multipart::{Form, Part};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+async fn project(app: &TestApp, name: &str, parent: Option<&str>) -> String {
+    let path = match parent {
+        Some(parent) => format!("/api/metadata/project/{parent}/subproject"),
+        None => "/api/metadata/project".to_owned(),
+    };
+    let response = app
+        .with_key(Method::POST, &path)
+        .json(&json!({"name": name}))
+        .send()
+        .await
+        .unwrap();
+    expect_status(response, StatusCode::CREATED).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn form(file_name: &str, bytes: Vec<u8>) -> Form {
+    Form::new()
+        .text("description", "ignored field")
+        .part("file", Part::bytes(bytes).file_name(file_name.to_owned()))
+}
+
+async fn upload(
+    app: &TestApp,
+    project: &str,
+    file_name: &str,
+    bytes: Vec<u8>,
+) -> reqwest::Response {
+    app.with_key(
+        Method::POST,
+        &format!("/api/conversion/project/{project}/file/upload"),
+    )
+    .multipart(form(file_name, bytes))
+    .send()
+    .await
+    .unwrap()
+}
+
+fn sample(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+async fn listing(app: &TestApp, project: &str) -> Vec<String> {
+    let page = expect_status(
+        app.with_key(
+            Method::GET,
+            &format!("/api/metadata/project/{project}/dataset/list"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+api_test!(
+    a_direct_upload_creates_a_dataset_with_name_size_format_and_checksum,
+    |app| {
+        let project = project(&app, "Models", None).await;
+        let bytes = sample(300_000);
+        let dataset = expect_status(
+            upload(&app, &project, "Lake.DFSU", bytes.clone()).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        assert_eq!(dataset["name"], "Lake.DFSU");
+        assert_eq!(dataset["storageSize"], 300_000);
+        assert_eq!(dataset["datasetFormat"], ".dfsu");
+        assert_eq!(dataset["datasetType"], "multidimensional");
+        assert_eq!(dataset["projectId"], project);
+        assert!(dataset["checksum"].as_str().unwrap().starts_with("md5:"));
+        for field in [
+            "id",
+            "description",
+            "dataPath",
+            "metadata",
+            "properties",
+            "tags",
+            "rowVersion",
+            "createdAt",
+            "createdBy",
+            "updatedAt",
+            "updatedBy",
+        ] {
+            assert!(dataset.get(field).is_some(), "{field} missing: {dataset}");
+        }
+        assert!(
+            dataset.get("temporalInformation").is_none()
+                && dataset.get("spatialInformation").is_none(),
+            "null objects are omitted"
+        );
+        let id = dataset["id"].as_str().unwrap();
+        let got = expect_status(
+            app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(got, dataset);
+        // The raw endpoint gives a read URL; ranges work as Azure clients expect.
+        let raw = expect_status(
+            app.with_key(Method::GET, &format!("/api/raw/dataset/{id}"))
+                .header("svc-service-id", "raw")
+                .header("svc-project-id", &project)
+                .header("svc-dataset-id", id)
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let url = raw["data"].as_str().unwrap();
+        let whole = app.client.get(url).send().await.unwrap();
+        assert_eq!(whole.status(), StatusCode::OK);
+        assert_eq!(whole.bytes().await.unwrap().to_vec(), bytes);
+        let part = app
+            .client
+            .get(url)
+            .header("x-ms-range", "bytes=1000-1999")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+        assert_eq!(part.headers()["content-range"], "bytes 1000-1999/300000");
+        assert_eq!(
+            part.bytes().await.unwrap().to_vec(),
+            bytes[1000..2000].to_vec()
+        );
+        // A read URL cannot write.
+        let write = app
+            .client
+            .put(url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .body("x")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(write.status(), StatusCode::FORBIDDEN);
+    }
+);
+
+api_test!(failed_uploads_create_nothing, |app| {
+    let project = project(&app, "P", None).await;
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/upload"),
+        )
+        .json(&json!({"not": "multipart"}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/upload"),
+        )
+        .multipart(Form::new().text("description", "no file"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    expect_problem(
+        upload(&app, &project, "../escape.txt", sample(10)).await,
+        StatusCode::BAD_REQUEST,
+        "validation",
+    )
+    .await;
+    expect_problem(
+        upload(&app, &uuid::Uuid::new_v4().to_string(), "a.txt", sample(10)).await,
+        StatusCode::NOT_FOUND,
+        "not-found",
+    )
+    .await;
+    // A Reader may not create content: nothing is stored.
+    let reader = app
+        .create_user("Reader", Some(app.tenant_id()), "User")
+        .await;
+    let key_id = expect_status(
+        app.with_key(Method::GET, "/api/iam/principal/me")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await["id"]
+        .clone();
+    let body = json!({"members": [{"userId": reader, "role": "Reader"}, {"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
+    expect_status(
+        app.with_key(
+            Method::PUT,
+            &format!("/api/metadata/project/{project}/members"),
+        )
+        .json(&body)
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    let token = app.user_token(reader, Some(app.tenant_id()));
+    let response = app
+        .with_token(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/upload"),
+            &token,
+        )
+        .multipart(form("a.txt", sample(10)))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    assert_eq!(listing(&app, &project).await, Vec::<String>::new());
+});
+
+fn small_uploads(config: &mut basin::config::Config) {
+    config.limits.direct_upload_bytes_max = 50_000;
+}
+
+api_test_with!(
+    an_upload_over_the_limit_is_413_and_leaves_nothing,
+    small_uploads,
+    |app| {
+        let project = project(&app, "P", None).await;
+        expect_status(
+            upload(&app, &project, "fits.bin", sample(50_000)).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        expect_problem(
+            upload(&app, &project, "too-big.bin", sample(50_001)).await,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload-too-large",
+        )
+        .await;
+        assert_eq!(listing(&app, &project).await, vec!["fits.bin"]);
+    }
+);
+
+api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
+    let root = project(&app, "Root", None).await;
+    let sub = project(&app, "Sub", Some(&root)).await;
+    for name in ["b.dfs0", "a.shp", "c.txt"] {
+        expect_status(
+            upload(&app, &root, name, sample(10)).await,
+            StatusCode::CREATED,
+        )
+        .await;
+    }
+    expect_status(
+        upload(&app, &sub, "deep.dfs2", sample(10)).await,
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(listing(&app, &root).await, vec!["a.shp", "b.dfs0", "c.txt"]);
+    assert_eq!(listing(&app, &sub).await, vec!["deep.dfs2"]);
+    let page = expect_status(
+        app.with_key(
+            Method::GET,
+            &format!("/api/metadata/project/{root}/dataset/list?limit=2"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 2);
+    let cursor = page["cursor"].as_str().unwrap();
+    let next = expect_status(
+        app.with_key(
+            Method::GET,
+            &format!("/api/metadata/project/{root}/dataset/list?limit=2&cursor={cursor}"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(next["data"][0]["name"], "c.txt");
+    assert!(next["cursor"].is_null());
+});
+
+api_test!(
+    datasets_are_updated_moved_and_deleted_to_the_recycle_bin,
+    |app| {
+        let first = project(&app, "First", None).await;
+        let second = project(&app, "Second", None).await;
+        let dataset = expect_status(
+            upload(&app, &first, "model.dfsu", sample(100)).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        let id = dataset["id"].as_str().unwrap().to_owned();
+        let update = json!({"id": id, "name": "renamed.dfsu", "description": "calibrated", "metadata": {"run": 3}, "rowVersion": dataset["rowVersion"]});
+        let updated = expect_status(
+            app.with_key(
+                Method::PUT,
+                &format!("/api/metadata/project/{first}/dataset"),
+            )
+            .json(&update)
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(updated["name"], "renamed.dfsu");
+        assert_eq!(updated["metadata"], json!({"run": 3}));
+        let response = app
+            .with_key(
+                Method::PUT,
+                &format!("/api/metadata/project/{first}/dataset"),
+            )
+            .json(&update)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::CONFLICT, "row-version-conflict").await;
+        let response = app
+            .with_key(
+                Method::PUT,
+                &format!("/api/metadata/project/{second}/dataset"),
+            )
+            .json(&json!({"id": id, "name": "x"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        let response = app
+            .with_key(
+                Method::PUT,
+                &format!("/api/metadata/project/{first}/dataset"),
+            )
+            .json(&json!({"id": id, "name": "a/b"}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+
+        let moved = expect_status(
+            app.with_key(Method::POST, &format!("/api/metadata/dataset/{id}/move"))
+                .json(&json!({"targetProjectId": second}))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(moved["projectId"], second);
+        assert_eq!(listing(&app, &first).await, Vec::<String>::new());
+        assert_eq!(listing(&app, &second).await, vec!["renamed.dfsu"]);
+        let response = app
+            .with_key(Method::POST, &format!("/api/metadata/dataset/{id}/move"))
+            .json(&json!({"targetProjectId": uuid::Uuid::new_v4()}))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+
+        let response = app
+            .with_key(
+                Method::DELETE,
+                &format!("/api/project/{first}/dataset/{id}"),
+            )
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        expect_status(
+            app.with_key(
+                Method::DELETE,
+                &format!("/api/project/{second}/dataset/{id}"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::NO_CONTENT,
+        )
+        .await;
+        for path in [
+            format!("/api/metadata/dataset/{id}"),
+            format!("/api/raw/dataset/{id}"),
+        ] {
+            expect_problem(
+                app.with_key(Method::GET, &path).send().await.unwrap(),
+                StatusCode::NOT_FOUND,
+                "not-found",
+            )
+            .await;
+        }
+        assert_eq!(listing(&app, &second).await, Vec::<String>::new());
+        expect_problem(
+            app.with_key(Method::DELETE, &format!("/api/metadata/dataset/{id}"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::NOT_FOUND,
+            "not-found",
+        )
+        .await;
+    }
+);
+
+api_test!(
+    datasets_of_other_tenants_and_hidden_projects_are_not_found,
+    |app| {
+        let project = project(&app, "Private", None).await;
+        let dataset: Value = expect_status(
+            upload(&app, &project, "secret.txt", sample(5)).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        let id = dataset["id"].as_str().unwrap();
+        let other_tenant = app.create_tenant("Other").await;
+        let (_, other_key) = app.create_api_key(other_tenant, "Owner").await;
+        for path in [
+            format!("/api/metadata/dataset/{id}"),
+            format!("/api/raw/dataset/{id}"),
+            format!("/api/metadata/project/{project}/dataset/list"),
+        ] {
+            let response = app
+                .anonymous(Method::GET, &path)
+                .header("svc-open-api-key", &other_key)
+                .send()
+                .await
+                .unwrap();
+            expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        }
+    }
+);
