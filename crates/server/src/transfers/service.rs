@@ -135,6 +135,67 @@ fn acting_tenant(principal: &Principal) -> Result<TenantId, TransferError> {
     }
 }
 
+/// Container of dataset content.
+pub const DATASETS_CONTAINER: &str = "datasets";
+
+impl TransferService {
+    /// Stores a file sent directly to the API and creates its dataset in `project`. Permission
+    /// is checked before a byte is stored; a failed or partial upload leaves no blob and no
+    /// dataset.
+    pub async fn upload_file(
+        &self,
+        datasets: &crate::datasets::service::DatasetService,
+        caller: &crate::projects::service::Caller,
+        project: crate::ids::ProjectId,
+        name: &UploadFileName,
+        body: crate::blob::ByteStream,
+        size_max: u64,
+    ) -> Result<crate::datasets::model::DatasetRow, TransferError> {
+        use crate::datasets::service::NewDataset;
+        let tenant = datasets.creatable(caller, project).await?;
+        let id = crate::ids::DatasetId::new_random();
+        let path = BlobPath::parse(DATASETS_CONTAINER, &format!("{tenant}/{id}/{}", name.0))
+            .map_err(TransferError::InvalidFileName)?;
+        let options = crate::blob::WriteOptions {
+            size_max,
+            create_only: true,
+            expected_md5: None,
+        };
+        let written = self
+            .blobs
+            .put(&path, body, options)
+            .await
+            .map_err(|error| match error {
+                BlobError::TooLarge { limit_bytes } => TransferError::TooLarge { limit_bytes },
+                BlobError::Body(_) => TransferError::Incomplete,
+                other => TransferError::Blob(other),
+            })?;
+        let input = NewDataset {
+            id,
+            name: name.0.clone(),
+            description: String::new(),
+            data_path: path.key(),
+            storage_size: i64::try_from(written.meta.size).unwrap_or(i64::MAX),
+            checksum: Some(format!(
+                "md5:{}",
+                crate::datasets::service::hex(&written.md5)
+            )),
+            metadata: "{}".into(),
+            properties: "{}".into(),
+        };
+        match datasets.create(caller, project, input).await {
+            Ok(row) => Ok(row),
+            Err(error) => {
+                // The record is the only way to reach the bytes: without it they must go.
+                if let Err(cleanup) = self.blobs.delete(&path).await {
+                    tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the blob of a failed upload");
+                }
+                Err(error.into())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeDelta;
@@ -223,66 +284,5 @@ mod tests {
         assert!(!is_upload_of(&mine, other));
         let elsewhere = BlobPath::parse("datasets", &format!("{tenant}/x")).unwrap();
         assert!(!is_upload_of(&elsewhere, tenant));
-    }
-}
-
-/// Container of dataset content.
-pub const DATASETS_CONTAINER: &str = "datasets";
-
-impl TransferService {
-    /// Stores a file sent directly to the API and creates its dataset in `project`. Permission
-    /// is checked before a byte is stored; a failed or partial upload leaves no blob and no
-    /// dataset.
-    pub async fn upload_file(
-        &self,
-        datasets: &crate::datasets::service::DatasetService,
-        caller: &crate::projects::service::Caller,
-        project: crate::ids::ProjectId,
-        name: &UploadFileName,
-        body: crate::blob::ByteStream,
-        size_max: u64,
-    ) -> Result<crate::datasets::model::DatasetRow, TransferError> {
-        use crate::datasets::service::NewDataset;
-        let tenant = datasets.creatable(caller, project).await?;
-        let id = crate::ids::DatasetId::new_random();
-        let path = BlobPath::parse(DATASETS_CONTAINER, &format!("{tenant}/{id}/{}", name.0))
-            .map_err(TransferError::InvalidFileName)?;
-        let options = crate::blob::WriteOptions {
-            size_max,
-            create_only: true,
-            expected_md5: None,
-        };
-        let written = self
-            .blobs
-            .put(&path, body, options)
-            .await
-            .map_err(|error| match error {
-                BlobError::TooLarge { limit_bytes } => TransferError::TooLarge { limit_bytes },
-                BlobError::Body(_) => TransferError::Incomplete,
-                other => TransferError::Blob(other),
-            })?;
-        let input = NewDataset {
-            id,
-            name: name.0.clone(),
-            description: String::new(),
-            data_path: path.key(),
-            storage_size: i64::try_from(written.meta.size).unwrap_or(i64::MAX),
-            checksum: Some(format!(
-                "md5:{}",
-                crate::datasets::service::hex(&written.md5)
-            )),
-            metadata: "{}".into(),
-            properties: "{}".into(),
-        };
-        match datasets.create(caller, project, input).await {
-            Ok(row) => Ok(row),
-            Err(error) => {
-                // The record is the only way to reach the bytes: without it they must go.
-                if let Err(cleanup) = self.blobs.delete(&path).await {
-                    tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the blob of a failed upload");
-                }
-                Err(error.into())
-            }
-        }
     }
 }
