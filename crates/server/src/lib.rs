@@ -15,6 +15,7 @@ pub mod datasets;
 pub mod db;
 pub mod error;
 pub mod health;
+pub mod hierarchy;
 pub mod http;
 pub mod identity;
 pub mod ids;

@@ -88,3 +88,6 @@ pub const SAS_QUERY_BYTES_MAX: usize = 4096;
 /// Largest file sent directly to the API: small files only (the request timeout applies);
 /// larger ones go through an upload URL.
 pub const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;
+/// Actions in one bulk hierarchy request: a large folder upload in one go, while one request
+/// (one transaction) stays short.
+pub const HIERARCHY_ACTIONS_MAX: usize = 1000;

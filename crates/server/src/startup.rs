@@ -29,6 +29,7 @@ use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
 use crate::datasets::service::DatasetService;
 use crate::db::Db;
+use crate::hierarchy::service::HierarchyService;
 use crate::http::extract::JsonBodyLimit;
 use crate::http::paging::PageLimits;
 use crate::http::{api_version, problem};
@@ -49,6 +50,8 @@ pub struct AppState {
     pub projects: ProjectService,
     /// Dataset operations.
     pub datasets: DatasetService,
+    /// Bulk hierarchy operations.
+    pub hierarchy: HierarchyService,
     /// Authentication.
     pub auth: Arc<Authenticator>,
     /// Page sizes.
@@ -102,10 +105,17 @@ impl Services {
             chrono::TimeDelta::seconds(config.blob.upload_url_ttl_seconds),
             chrono::TimeDelta::seconds(config.blob.read_url_ttl_seconds),
         );
+        let datasets = DatasetService::new(db.clone(), clock.clone(), projects.clone());
         let state = AppState {
             identity: IdentityService::new(db.clone(), clock.clone()),
             transfers: TransferService::new(blobs.clone(), blob_urls.clone(), clock.clone()),
-            datasets: DatasetService::new(db.clone(), clock.clone(), projects.clone()),
+            datasets: datasets.clone(),
+            hierarchy: HierarchyService::new(
+                projects.clone(),
+                datasets,
+                blob_urls.clone(),
+                clock.clone(),
+            ),
             projects,
             db,
             auth: Arc::new(auth),
@@ -214,6 +224,7 @@ pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::identity::router())
         .merge(crate::projects::router())
         .merge(crate::datasets::router())
+        .merge(crate::hierarchy::router())
         .merge(crate::transfers::router())
         .merge(crate::health::router())
         .split_for_parts();

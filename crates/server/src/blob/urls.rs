@@ -132,6 +132,11 @@ impl BlobUrls {
         }
     }
 
+    /// How long upload URLs stay valid by default.
+    pub fn upload_ttl(&self) -> TimeDelta {
+        self.upload_ttl
+    }
+
     /// The signer, for the blob endpoint.
     pub fn signer(&self) -> &BlobSigner {
         &self.signer

@@ -132,34 +132,10 @@ impl DatasetService {
         input: NewDataset,
     ) -> DatasetResult<DatasetRow> {
         let tenant_id = self.creatable(caller, project).await?;
-        let now = self.clock.now();
-        let format = format_of(&input.name);
-        let row = DatasetRow {
-            id: input.id,
-            tenant_id,
-            project_id: project,
-            dataset_type: Some(type_of(&format).wire()),
-            dataset_format: format,
-            name: input.name,
-            description: input.description,
-            data_path: input.data_path,
-            metadata: input.metadata,
-            properties: input.properties,
-            tags: "[]".into(),
-            temporal_information: None,
-            spatial_information: None,
-            storage_size: input.storage_size,
-            checksum: input.checksum,
-            row_version: 1,
-            created_at: now,
-            created_by: Some(caller.id),
-            updated_at: now,
-            updated_by: Some(caller.id),
-            deleted_at: None,
-            deleted_by: None,
-        };
         let mut tx = self.db.begin().await?;
-        store::insert(&mut tx, &row).await?;
+        let row = self
+            .create_in(&mut tx, caller, tenant_id, project, input)
+            .await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -334,4 +310,66 @@ impl DatasetService {
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl DatasetService {
+    /// A live dataset of `project` named `name`, read inside `tx`.
+    pub async fn find_by_name_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        project: ProjectId,
+        name: &str,
+    ) -> DatasetResult<Option<DatasetRow>> {
+        Ok(store::find_by_name_in(tx, project, name).await?)
+    }
+
+    /// Creates a dataset record inside `tx`; the caller has checked `canCreateContent`.
+    pub async fn create_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        tenant_id: crate::ids::TenantId,
+        project: ProjectId,
+        input: NewDataset,
+    ) -> DatasetResult<DatasetRow> {
+        let now = self.clock.now();
+        let format = format_of(&input.name);
+        let row = DatasetRow {
+            id: input.id,
+            tenant_id,
+            project_id: project,
+            dataset_type: Some(type_of(&format).wire()),
+            dataset_format: format,
+            name: input.name,
+            description: input.description,
+            data_path: input.data_path,
+            metadata: input.metadata,
+            properties: input.properties,
+            tags: "[]".into(),
+            temporal_information: None,
+            spatial_information: None,
+            storage_size: input.storage_size,
+            checksum: input.checksum,
+            row_version: 1,
+            created_at: now,
+            created_by: Some(caller.id),
+            updated_at: now,
+            updated_by: Some(caller.id),
+            deleted_at: None,
+            deleted_by: None,
+        };
+        store::insert(tx, &row).await?;
+        Ok(row)
+    }
+
+    /// Moves a dataset to the recycle bin inside `tx`; the caller has checked permissions.
+    pub async fn delete_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> DatasetResult<()> {
+        store::soft_delete_in(tx, id, self.clock.now(), caller.id).await?;
+        Ok(())
+    }
 }

@@ -134,3 +134,42 @@ pub async fn set_content(
     tx.commit().await?;
     Ok(changed)
 }
+
+/// A live dataset of `project` with this name (the oldest, if several share it).
+pub async fn find_by_name_in(
+    tx: &mut Tx,
+    project: ProjectId,
+    name: &str,
+) -> StoreResult<Option<DatasetRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM datasets WHERE project_id = $1 AND name = $2 AND deleted_at IS NULL \
+         ORDER BY created_at, id LIMIT 1"
+    );
+    Ok(on_tx!(tx, |conn| sqlx::query_as::<_, DatasetRow>(
+        sqlx::AssertSqlSafe(sql)
+    )
+    .bind(project)
+    .bind(name)
+    .fetch_optional(conn)
+    .await)?)
+}
+
+/// Moves a dataset to the recycle bin inside `tx`.
+pub async fn soft_delete_in(
+    tx: &mut Tx,
+    id: DatasetId,
+    at: chrono::DateTime<chrono::Utc>,
+    by: uuid::Uuid,
+) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "UPDATE datasets SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3, \
+         row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NULL"
+    )
+    .bind(id)
+    .bind(at)
+    .bind(by)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}

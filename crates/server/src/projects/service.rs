@@ -868,6 +868,89 @@ impl ProjectService {
         Ok(())
     }
 
+    // ---- inside a caller's transaction (bulk hierarchy) ----
+
+    /// The database, for operations that span areas in one transaction.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// A live subproject of `parent` named `name`, read inside `tx`.
+    pub async fn find_child_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        parent: ProjectId,
+        name: &str,
+    ) -> ProjectResult<Option<ProjectRow>> {
+        Ok(store::find_child_in(tx, parent, name).await?)
+    }
+
+    /// Creates a subproject of `parent` that inherits its members, inside `tx`. The caller has
+    /// checked `canCreateContent` on the parent.
+    pub async fn create_folder_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        parent: &ProjectRow,
+        name: String,
+        access_level: AccessLevel,
+    ) -> ProjectResult<ProjectRow> {
+        let depth = parent.depth.saturating_add(1);
+        if depth > self.limits.depth_max {
+            return Err(ProjectError::Rejected {
+                kind: "depth-limit",
+                detail: format!(
+                    "subprojects nest at most {} levels deep (limits.project_depth_max)",
+                    self.limits.depth_max
+                ),
+            });
+        }
+        let now = self.now();
+        let row = ProjectRow {
+            id: ProjectId::new_random(),
+            tenant_id: parent.tenant_id,
+            parent_id: Some(parent.id),
+            root_id: parent.root_id,
+            depth,
+            name,
+            description: String::new(),
+            metadata: "{}".into(),
+            settings: "{}".into(),
+            access_level: access_level.as_str().to_owned(),
+            inherits_members: true,
+            has_thumbnail: false,
+            billing_information: None,
+            row_version: 1,
+            created_at: now,
+            created_by: Some(caller.id),
+            updated_at: now,
+            updated_by: Some(caller.id),
+            deleted_at: None,
+            deleted_by: None,
+        };
+        store::insert_project(tx, &row).await?;
+        Ok(row)
+    }
+
+    /// Moves a project to the recycle bin inside `tx`; the caller has checked rule 4.
+    pub async fn delete_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        row: &ProjectRow,
+    ) -> ProjectResult<()> {
+        let mut row = row.clone();
+        let now = self.now();
+        row.deleted_at = Some(now);
+        row.deleted_by = Some(caller.id);
+        row.updated_at = now;
+        row.updated_by = Some(caller.id);
+        store::update_project(tx, &row, None)
+            .await?
+            .ok_or_else(stale)?;
+        Ok(())
+    }
+
     // ---- lists ----
 
     /// Top-level projects (`parent = None`) or direct subprojects of `parent` that the caller

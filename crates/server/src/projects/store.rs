@@ -268,3 +268,22 @@ pub struct DescendantRow {
 pub async fn descendants(db: &Db, sql: Sql) -> StoreResult<Vec<DescendantRow>> {
     sql.fetch_all(db).await
 }
+
+/// A live subproject of `parent` with this name (the oldest, if several share it).
+pub async fn find_child_in(
+    tx: &mut Tx,
+    parent: ProjectId,
+    name: &str,
+) -> StoreResult<Option<ProjectRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM projects p WHERE p.parent_id = $1 AND p.name = $2 AND p.deleted_at IS NULL \
+         ORDER BY p.created_at, p.id LIMIT 1"
+    );
+    Ok(on_tx!(tx, |conn| sqlx::query_as::<_, ProjectRow>(
+        sqlx::AssertSqlSafe(sql)
+    )
+    .bind(parent)
+    .bind(name)
+    .fetch_optional(conn)
+    .await)?)
+}

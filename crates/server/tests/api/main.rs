@@ -16,6 +16,7 @@ mod auth;
 mod blobs;
 mod conventions;
 mod datasets;
+mod hierarchy;
 mod identity;
 mod lifecycle;
 mod paging;

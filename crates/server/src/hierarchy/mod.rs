@@ -1,0 +1,8 @@
+//! The bulk hierarchy endpoint (spec 2.5 and 4.7 rule 7, wire-contract 3): one request maps
+//! paths to subprojects (folders) and datasets (files) below a project and creates or deletes
+//! them, all or nothing. Files come back with a signed URL to upload their content.
+
+pub mod routes;
+pub mod service;
+
+pub use routes::router;

@@ -1,0 +1,234 @@
+//! `POST /api/hierarchy/project/{id}` (also with a trailing slash). HTTP only.
+
+use axum::extract::State;
+use axum::middleware::from_fn_with_state;
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Principal;
+use crate::blob::PublicBase;
+use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::hierarchy::service::{
+    ActionError, HierarchyError, PathAction, PathActionType, parse_time_span,
+};
+use crate::http::api_version::{self, METADATA};
+use crate::http::extract::{Json, Path};
+use crate::ids::{DatasetId, ProjectId};
+use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN, HIERARCHY_ACTIONS_MAX};
+use crate::projects::hierarchy_path::HierarchyPath;
+use crate::projects::model::AccessLevel;
+use crate::projects::service::Caller;
+use crate::startup::AppState;
+
+/// Hierarchy routes.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(apply_hierarchy))
+        .routes(routes!(apply_hierarchy_slash))
+        .layer(from_fn_with_state(METADATA, api_version::enforce))
+}
+
+/// One action as sent.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PathActionDto {
+    /// `PathActionCreate`, `PathActionCreateIfNotExists` or `PathActionDelete`.
+    #[serde(rename = "type")]
+    #[schema(value_type = String)]
+    pub kind: PathActionType,
+    /// Path below the project, `/` separated.
+    pub path: String,
+    /// A folder (subproject) rather than a file (dataset).
+    #[serde(default)]
+    pub is_folder: bool,
+}
+
+/// The request.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HierarchyRequest {
+    /// The actions, applied in order, all or nothing.
+    pub actions: Vec<PathActionDto>,
+    /// Access level of created folders (default `Private`).
+    pub default_access_level: Option<AccessLevel>,
+    /// Lifetime of the returned upload URLs, as a .NET TimeSpan (`1:00:00`).
+    pub sas_token_expiration: Option<String>,
+}
+
+/// A created path.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedPathDto {
+    /// The folder, or the folder holding the file.
+    pub project_id: ProjectId,
+    /// The dataset, for files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset_id: Option<DatasetId>,
+    /// The path as given.
+    pub path: String,
+    /// For files: a signed URL to upload the content to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sas_token: Option<String>,
+}
+
+/// The answer.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct HierarchyResponse {
+    /// Only the paths this request created.
+    pub results: Vec<CreatedPathDto>,
+}
+
+impl From<HierarchyError> for ApiError {
+    fn from(HierarchyError { index, error }: HierarchyError) -> Self {
+        let at = |detail: String| match index {
+            Some(index) => format!("actions[{index}]: {detail}"),
+            None => detail,
+        };
+        match error {
+            ActionError::NotFound(path) if index.is_some() => ApiError::NotFound(at(format!(
+                "{path} does not exist or is not visible to you"
+            ))),
+            ActionError::NotFound(_) => {
+                ApiError::NotFound("The project does not exist or is not visible to you.".into())
+            }
+            ActionError::Exists(path) => ApiError::Conflict {
+                kind: "path-exists",
+                detail: at(format!("{path} exists already")),
+            },
+            ActionError::InvalidName(detail) => field_error(index, at(detail)),
+            ActionError::Project(crate::projects::service::ProjectError::Invalid {
+                message,
+                ..
+            })
+            | ActionError::Dataset(crate::datasets::service::DatasetError::Invalid {
+                message,
+                ..
+            }) => field_error(index, at(message)),
+            ActionError::Project(crate::projects::service::ProjectError::Forbidden(detail)) => {
+                ApiError::Forbidden(at(detail))
+            }
+            ActionError::Project(crate::projects::service::ProjectError::Rejected {
+                kind,
+                detail,
+            }) => ApiError::Rejected {
+                kind,
+                detail: at(detail),
+            },
+            ActionError::Project(error) => error.into(),
+            ActionError::Dataset(error) => error.into(),
+        }
+    }
+}
+
+fn field_error(index: Option<usize>, message: String) -> ApiError {
+    let field = index.map_or_else(
+        || "actions".to_owned(),
+        |index| format!("actions[{index}].path"),
+    );
+    let mut errors = FieldErrors::new();
+    errors.insert(field, vec![message.clone()]);
+    ApiError::Validation {
+        detail: message,
+        errors,
+    }
+}
+
+async fn apply(
+    state: &AppState,
+    principal: &Principal,
+    base: &PublicBase,
+    project: ProjectId,
+    request: HierarchyRequest,
+) -> ApiResult<Json<HierarchyResponse>> {
+    if request.actions.len() > HIERARCHY_ACTIONS_MAX {
+        return Err(ApiError::field(
+            "actions",
+            format!("a request holds at most {HIERARCHY_ACTIONS_MAX} actions"),
+        ));
+    }
+    let limits = state.projects.limits();
+    let segments_max = usize::try_from(limits.depth_max).unwrap_or(usize::MAX);
+    let mut errors = FieldErrors::new();
+    let mut actions = Vec::with_capacity(request.actions.len());
+    for (index, action) in request.actions.into_iter().enumerate() {
+        match HierarchyPath::parse(&action.path, limits.name_chars_max, segments_max) {
+            Ok(path) => actions.push(PathAction {
+                kind: action.kind,
+                path,
+                is_folder: action.is_folder,
+            }),
+            Err(message) => {
+                errors.insert(format!("actions[{index}].path"), vec![message]);
+            }
+        }
+    }
+    if let Some((field, messages)) = errors.iter().next() {
+        return Err(ApiError::Validation {
+            detail: format!("{field}: {}", messages.join("; ")),
+            errors,
+        });
+    }
+    let ttl = match request.sas_token_expiration.as_deref().filter(|raw| !raw.trim().is_empty()) {
+        None => state.blob_urls.upload_ttl(),
+        Some(raw) => parse_time_span(raw)
+            .filter(|ttl| (BLOB_URL_TTL_SECONDS_MIN..=BLOB_URL_TTL_SECONDS_MAX).contains(&ttl.num_seconds()))
+            .ok_or_else(|| {
+                ApiError::field(
+                    "sasTokenExpiration",
+                    format!("sasTokenExpiration must be a TimeSpan such as 1:00:00, between {BLOB_URL_TTL_SECONDS_MIN} s and {BLOB_URL_TTL_SECONDS_MAX} s"),
+                )
+            })?,
+    };
+    let created = state
+        .hierarchy
+        .apply(
+            &Caller::from(principal),
+            project,
+            &actions,
+            request.default_access_level.unwrap_or(AccessLevel::Private),
+            ttl,
+            base,
+        )
+        .await?;
+    Ok(Json(HierarchyResponse {
+        results: created
+            .into_iter()
+            .map(|created| CreatedPathDto {
+                project_id: created.project_id,
+                dataset_id: created.dataset_id,
+                path: created.path,
+                sas_token: created.sas_token,
+            })
+            .collect(),
+    }))
+}
+
+/// Create, create-if-missing or delete paths below a project in one atomic request; folders
+/// become subprojects, files datasets with an upload URL (`sasToken`) for their content.
+#[utoipa::path(post, path = "/api/hierarchy/project/{id}", tag = "projects",
+    params(("id" = uuid::Uuid, Path)), request_body = HierarchyRequest,
+    responses((status = 200, body = HierarchyResponse), (status = 400), (status = 403), (status = 404), (status = 409)))]
+async fn apply_hierarchy(
+    State(state): State<AppState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(project): Path<ProjectId>,
+    Json(request): Json<HierarchyRequest>,
+) -> ApiResult<Json<HierarchyResponse>> {
+    apply(&state, &principal, &base, project, request).await
+}
+
+/// The same, with the trailing slash the interface writes.
+#[utoipa::path(post, path = "/api/hierarchy/project/{id}/", tag = "projects",
+    params(("id" = uuid::Uuid, Path)), request_body = HierarchyRequest,
+    responses((status = 200, body = HierarchyResponse)))]
+async fn apply_hierarchy_slash(
+    State(state): State<AppState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(project): Path<ProjectId>,
+    Json(request): Json<HierarchyRequest>,
+) -> ApiResult<Json<HierarchyResponse>> {
+    apply(&state, &principal, &base, project, request).await
+}

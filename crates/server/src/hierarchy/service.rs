@@ -1,0 +1,439 @@
+//! Bulk hierarchy rules. Every action runs in one transaction: the first failure rolls all of
+//! them back and names the action. Folders created here inherit their parent's members, so
+//! the caller's capabilities in them are those of the parent (and of their access level).
+
+use std::collections::HashMap;
+
+use chrono::TimeDelta;
+
+use crate::blob::{BlobPath, BlobUrls, PublicBase};
+use crate::clock::Clock;
+use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
+use crate::ids::{DatasetId, ProjectId};
+use crate::projects::access::{Capabilities, effective_role};
+use crate::projects::hierarchy_path::HierarchyPath;
+use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
+use crate::projects::service::{Caller, ProjectError, ProjectService};
+use crate::transfers::service::DATASETS_CONTAINER;
+
+crate::wire_enum! {
+    /// What an action does.
+    pub enum PathActionType {
+        /// Create the path; an existing one is an error.
+        PathActionCreate,
+        /// Create the path unless it exists.
+        PathActionCreateIfNotExists,
+        /// Delete the path (to the recycle bin).
+        PathActionDelete,
+    }
+}
+
+/// One checked action.
+#[derive(Debug, Clone)]
+pub struct PathAction {
+    /// What to do.
+    pub kind: PathActionType,
+    /// Where, relative to the project.
+    pub path: HierarchyPath,
+    /// A folder (subproject) rather than a file (dataset).
+    pub is_folder: bool,
+}
+
+/// A path the request created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreatedPath {
+    /// The folder, or the folder holding the file.
+    pub project_id: ProjectId,
+    /// The dataset, for files.
+    pub dataset_id: Option<DatasetId>,
+    /// The path as given.
+    pub path: String,
+    /// Signed URL to upload the file's content.
+    pub sas_token: Option<String>,
+}
+
+/// Why a bulk request failed; `index` names the action.
+#[derive(Debug, thiserror::Error)]
+#[error("action {index:?}: {error}")]
+pub struct HierarchyError {
+    /// The failing action, or `None` for the request as a whole.
+    pub index: Option<usize>,
+    /// What failed.
+    pub error: ActionError,
+}
+
+/// What failed in one action.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActionError {
+    /// The path (or a folder on it) does not exist or is not visible.
+    #[error("{0} does not exist")]
+    NotFound(String),
+    /// The path exists already (`PathActionCreate`).
+    #[error("{0} exists already")]
+    Exists(String),
+    /// A project rule refused.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// A dataset rule refused.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// A name cannot be a blob name.
+    #[error("{0}")]
+    InvalidName(String),
+}
+
+/// What the caller may do in one folder, and what its subfolders inherit.
+#[derive(Debug, Clone)]
+struct Folder {
+    row: ProjectRow,
+    member_role: Option<ProjectRole>,
+    capabilities: Capabilities,
+}
+
+/// Bulk hierarchy operations.
+#[derive(Debug, Clone)]
+pub struct HierarchyService {
+    projects: ProjectService,
+    datasets: DatasetService,
+    urls: BlobUrls,
+    clock: std::sync::Arc<dyn Clock>,
+}
+
+impl HierarchyService {
+    /// The service.
+    pub fn new(
+        projects: ProjectService,
+        datasets: DatasetService,
+        urls: BlobUrls,
+        clock: std::sync::Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            projects,
+            datasets,
+            urls,
+            clock,
+        }
+    }
+
+    async fn existing(&self, caller: &Caller, row: ProjectRow) -> Result<Folder, ActionError> {
+        match self.projects.visible(caller, row.id).await {
+            Ok(chain) => Ok(Folder {
+                capabilities: chain.capabilities(),
+                member_role: chain.target().member_role,
+                row,
+            }),
+            Err(ProjectError::NotFound) => Err(ActionError::NotFound(row.name)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    fn created(caller: &Caller, parent: &Folder, row: ProjectRow) -> Folder {
+        let role = effective_role(
+            parent.member_role,
+            caller.standing(row.tenant_id),
+            row.access_level(),
+        );
+        Folder {
+            capabilities: Capabilities::of(role),
+            member_role: parent.member_role,
+            row,
+        }
+    }
+
+    /// Applies `actions` below `root`, all or nothing.
+    pub async fn apply(
+        &self,
+        caller: &Caller,
+        root: ProjectId,
+        actions: &[PathAction],
+        access_level: AccessLevel,
+        sas_ttl: TimeDelta,
+        base: &PublicBase,
+    ) -> Result<Vec<CreatedPath>, HierarchyError> {
+        let whole = |error: ActionError| HierarchyError { index: None, error };
+        let chain = match self.projects.visible(caller, root).await {
+            Ok(chain) => chain,
+            Err(error) => return Err(whole(error.into())),
+        };
+        let root = Folder {
+            capabilities: chain.capabilities(),
+            member_role: chain.target().member_role,
+            row: chain.target().row.clone(),
+        };
+        let mut tx = self
+            .projects
+            .db()
+            .begin()
+            .await
+            .map_err(|error| whole(ProjectError::Store(error).into()))?;
+        let mut state = Run {
+            caller,
+            access_level,
+            expiry: self.clock.now() + sas_ttl,
+            base,
+            folders: HashMap::new(),
+            results: Vec::new(),
+        };
+        for (index, action) in actions.iter().enumerate() {
+            self.run(&mut tx, &mut state, &root, action)
+                .await
+                .map_err(|error| HierarchyError {
+                    index: Some(index),
+                    error,
+                })?;
+        }
+        tx.commit()
+            .await
+            .map_err(|error| whole(ProjectError::Store(error).into()))?;
+        Ok(state.results)
+    }
+
+    async fn run(
+        &self,
+        tx: &mut crate::db::Tx,
+        run: &mut Run<'_>,
+        root: &Folder,
+        action: &PathAction,
+    ) -> Result<(), ActionError> {
+        let create = action.kind != PathActionType::PathActionDelete;
+        let mut folder = root.clone();
+        let mut walked = Vec::new();
+        for segment in action.path.parent_segments() {
+            walked.push(segment.clone());
+            folder = self
+                .step(tx, run, folder, segment, create, &walked.join("/"))
+                .await?;
+        }
+        let name = action.path.name().to_owned();
+        let display = action.path.display();
+        match (action.kind, action.is_folder) {
+            (PathActionType::PathActionDelete, true) => {
+                let row = self
+                    .projects
+                    .find_child_in(tx, folder.row.id, &name)
+                    .await?
+                    .ok_or_else(|| ActionError::NotFound(display.clone()))?;
+                let target = match run.folders.get(&row.id) {
+                    Some(known) => known.clone(),
+                    None => self.existing(run.caller, row).await?,
+                };
+                if !(target.capabilities.can_delete || folder.capabilities.can_delete_content) {
+                    return Err(
+                        ProjectError::Forbidden(format!("you may not delete {display}")).into(),
+                    );
+                }
+                self.projects.delete_in(tx, run.caller, &target.row).await?;
+            }
+            (PathActionType::PathActionDelete, false) => {
+                let dataset = self
+                    .datasets
+                    .find_by_name_in(tx, folder.row.id, &name)
+                    .await?
+                    .ok_or_else(|| ActionError::NotFound(display.clone()))?;
+                if !folder.capabilities.can_delete_content {
+                    return Err(
+                        ProjectError::Forbidden(format!("you may not delete {display}")).into(),
+                    );
+                }
+                self.datasets.delete_in(tx, run.caller, dataset.id).await?;
+            }
+            (kind, true) => {
+                if self
+                    .projects
+                    .find_child_in(tx, folder.row.id, &name)
+                    .await?
+                    .is_some()
+                {
+                    return match kind {
+                        PathActionType::PathActionCreateIfNotExists => Ok(()),
+                        _ => Err(ActionError::Exists(display)),
+                    };
+                }
+                self.create_folder(tx, run, &folder, name, display).await?;
+            }
+            (kind, false) => {
+                if self
+                    .datasets
+                    .find_by_name_in(tx, folder.row.id, &name)
+                    .await?
+                    .is_some()
+                {
+                    return match kind {
+                        PathActionType::PathActionCreateIfNotExists => Ok(()),
+                        _ => Err(ActionError::Exists(display)),
+                    };
+                }
+                self.create_file(tx, run, &folder, name, display).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The folder `segment` below `folder`, created when missing and `create` is set.
+    async fn step(
+        &self,
+        tx: &mut crate::db::Tx,
+        run: &mut Run<'_>,
+        folder: Folder,
+        segment: &str,
+        create: bool,
+        display: &str,
+    ) -> Result<Folder, ActionError> {
+        match self
+            .projects
+            .find_child_in(tx, folder.row.id, segment)
+            .await?
+        {
+            Some(row) => match run.folders.get(&row.id) {
+                Some(known) => Ok(known.clone()),
+                None => {
+                    let known = self.existing(run.caller, row).await?;
+                    run.folders.insert(known.row.id, known.clone());
+                    Ok(known)
+                }
+            },
+            None if create => {
+                self.create_folder(tx, run, &folder, segment.to_owned(), display.to_owned())
+                    .await
+            }
+            None => Err(ActionError::NotFound(display.to_owned())),
+        }
+    }
+
+    async fn create_folder(
+        &self,
+        tx: &mut crate::db::Tx,
+        run: &mut Run<'_>,
+        parent: &Folder,
+        name: String,
+        display: String,
+    ) -> Result<Folder, ActionError> {
+        if !parent.capabilities.can_create_content {
+            return Err(ProjectError::Forbidden(format!("you may not create {display}")).into());
+        }
+        let name = self.projects.parse_name(&name)?;
+        let row = self
+            .projects
+            .create_folder_in(tx, run.caller, &parent.row, name, run.access_level)
+            .await?;
+        let folder = Self::created(run.caller, parent, row);
+        run.folders.insert(folder.row.id, folder.clone());
+        run.results.push(CreatedPath {
+            project_id: folder.row.id,
+            dataset_id: None,
+            path: display,
+            sas_token: None,
+        });
+        Ok(folder)
+    }
+
+    async fn create_file(
+        &self,
+        tx: &mut crate::db::Tx,
+        run: &mut Run<'_>,
+        folder: &Folder,
+        name: String,
+        display: String,
+    ) -> Result<(), ActionError> {
+        if !folder.capabilities.can_create_content {
+            return Err(ProjectError::Forbidden(format!("you may not create {display}")).into());
+        }
+        let name = DatasetService::parse_name(&name)?;
+        let id = DatasetId::new_random();
+        let blob = BlobPath::parse(
+            DATASETS_CONTAINER,
+            &format!("{}/{id}/{name}", folder.row.tenant_id),
+        )
+        .map_err(|error| ActionError::InvalidName(format!("{display}: {error}")))?;
+        let input = NewDataset {
+            id,
+            name,
+            description: String::new(),
+            data_path: blob.key(),
+            storage_size: 0,
+            checksum: None,
+            metadata: "{}".into(),
+            properties: "{}".into(),
+        };
+        self.datasets
+            .create_in(tx, run.caller, folder.row.tenant_id, folder.row.id, input)
+            .await?;
+        let sas_token = self.urls.signed_url(
+            run.base,
+            &blob,
+            crate::blob::urls::UPLOAD_PERMISSIONS,
+            run.expiry,
+        );
+        run.results.push(CreatedPath {
+            project_id: folder.row.id,
+            dataset_id: Some(id),
+            path: display,
+            sas_token: Some(sas_token),
+        });
+        Ok(())
+    }
+}
+
+/// The state of one request.
+struct Run<'a> {
+    caller: &'a Caller,
+    access_level: AccessLevel,
+    expiry: chrono::DateTime<chrono::Utc>,
+    base: &'a PublicBase,
+    folders: HashMap<ProjectId, Folder>,
+    results: Vec<CreatedPath>,
+}
+
+/// Parses a .NET `TimeSpan` as clients send `sasTokenExpiration`: `[d.]hh:mm:ss[.fffffff]`.
+pub fn parse_time_span(raw: &str) -> Option<TimeDelta> {
+    let raw = raw.trim();
+    let (days, rest) = match raw.split_once('.') {
+        Some((days, rest)) if !days.contains(':') => (days.parse::<i64>().ok()?, rest),
+        _ => (0, raw),
+    };
+    let rest = rest.split('.').next()?;
+    let mut parts = rest.split(':');
+    let hours: i64 = parts.next()?.parse().ok()?;
+    let minutes: i64 = parts.next()?.parse().ok()?;
+    let seconds: i64 = parts.next()?.parse().ok()?;
+    if parts.next().is_some()
+        || !(0..24).contains(&hours)
+        || !(0..60).contains(&minutes)
+        || !(0..60).contains(&seconds)
+        || days < 0
+    {
+        return None;
+    }
+    let total = days
+        .checked_mul(86_400)?
+        .checked_add(hours * 3600 + minutes * 60 + seconds)?;
+    TimeDelta::try_seconds(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotnet_time_spans_parse() {
+        assert_eq!(parse_time_span("1:00:00"), Some(TimeDelta::hours(1)));
+        assert_eq!(parse_time_span("01:30:15"), Some(TimeDelta::seconds(5415)));
+        assert_eq!(parse_time_span("2.00:00:00"), Some(TimeDelta::days(2)));
+        assert_eq!(
+            parse_time_span("00:10:00.5000000"),
+            Some(TimeDelta::minutes(10))
+        );
+        for bad in [
+            "",
+            "1h",
+            "25:00:00",
+            "1:60:00",
+            "-1.00:00:00",
+            "1:2",
+            "a:b:c",
+        ] {
+            assert_eq!(parse_time_span(bad), None, "{bad}");
+        }
+    }
+}
