@@ -962,16 +962,21 @@ impl ProjectService {
         filter: &ListFilter,
         window: &Window,
     ) -> ProjectResult<(Vec<ProjectRow>, Option<u64>)> {
-        let (tenant, parent_role) = match parent {
+        let (tenant, parent_role, parent_visible) = match parent {
             Some(parent) => {
                 let chain = self.load_chain(caller, parent).await?;
                 if chain.target().deleted {
                     return Err(ProjectError::NotFound);
                 }
-                (chain.target().row.tenant_id, chain.target().member_role)
+                let target = chain.target();
+                (
+                    target.row.tenant_id,
+                    target.member_role,
+                    target.role.is_some(),
+                )
             }
             None => match caller.tenant_id {
-                Some(tenant) => (tenant, None),
+                Some(tenant) => (tenant, None, true),
                 None => return Ok((Vec::new(), Some(0))),
             },
         };
@@ -1045,10 +1050,13 @@ impl ProjectService {
                 sql.push(&format!(
                     " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"
                 ));
-                Ok((store::list(&self.db, sql).await?, None))
+                let rows = store::list(&self.db, sql).await?;
+                hide_invisible_parent(parent_visible, after.is_none() && rows.is_empty())?;
+                Ok((rows, None))
             }
             Window::Offset { offset, limit } => {
                 let total = store::count(&self.db, build("SELECT COUNT(*)")).await?;
+                hide_invisible_parent(parent_visible, total == 0)?;
                 let mut sql = build(&format!("SELECT {}", store::columns()));
                 let limit = sql.arg(Arg::I64(i64::from(*limit)));
                 let offset = sql.arg(Arg::I64(i64::from(*offset)));
@@ -1075,6 +1083,7 @@ impl ProjectService {
         }
         let standing = caller.standing(chain.target().row.tenant_id);
         let parent_role = chain.target().member_role;
+        let parent_visible = chain.target().role.is_some();
         let build = |select: &str| {
             let mut sql = Sql::new(
                 "WITH RECURSIVE tree(id, parent_id, name, access_level, relative_path, member_role, level) AS (SELECT p.id, p.parent_id, p.name, p.access_level, '' || p.name, CASE WHEN p.inherits_members THEN ",
@@ -1106,6 +1115,7 @@ impl ProjectService {
             sql
         };
         let total = store::count(&self.db, build("SELECT COUNT(*)")).await?;
+        hide_invisible_parent(parent_visible, total == 0)?;
         let mut sql = build("SELECT p.id, p.parent_id, p.name, p.relative_path");
         let limit = sql.arg(Arg::I64(i64::from(limit)));
         let offset = sql.arg(Arg::I64(i64::from(offset)));
@@ -1113,6 +1123,17 @@ impl ProjectService {
             " ORDER BY p.relative_path, p.id LIMIT {limit} OFFSET {offset}"
         ));
         Ok((store::descendants(&self.db, sql).await?, total))
+    }
+}
+
+/// Listing below a project the caller cannot see is allowed (rule 2: a member of a subproject
+/// reaches it without access to its parents), but when nothing below is visible either, the
+/// parent answers "not found" as it would for any other call, so its existence does not leak.
+fn hide_invisible_parent(parent_visible: bool, nothing_visible: bool) -> ProjectResult<()> {
+    if !parent_visible && nothing_visible {
+        Err(ProjectError::NotFound)
+    } else {
+        Ok(())
     }
 }
 

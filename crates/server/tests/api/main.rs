@@ -20,4 +20,5 @@ mod hierarchy;
 mod identity;
 mod lifecycle;
 mod paging;
+mod permissions;
 mod projects;
