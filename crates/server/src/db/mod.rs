@@ -315,6 +315,12 @@ impl Sql {
         self
     }
 
+    /// Puts trusted fragments around the statement (to use it as a subquery).
+    pub fn wrap(&mut self, before: &str, after: &str) -> &mut Self {
+        self.text = format!("{before}{}{after}", self.text);
+        self
+    }
+
     /// Binds a value and returns its placeholder (`$3`).
     pub fn arg(&mut self, value: Arg) -> String {
         self.args.push(value);
@@ -350,6 +356,27 @@ impl Sql {
                 };
             }
             query.fetch_all(pool).await
+        })?)
+    }
+
+    /// Fetches one text value (an aggregate such as a JSON array).
+    pub async fn fetch_text(self, db: &Db) -> StoreResult<String> {
+        let Sql { text, args } = self;
+        Ok(on_db!(db, |pool| {
+            let mut query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(text));
+            for arg in args {
+                query = match arg {
+                    Arg::Uuid(value) => query.bind(value),
+                    Arg::OptUuid(value) => query.bind(value),
+                    Arg::Text(value) => query.bind(value),
+                    Arg::OptText(value) => query.bind(value),
+                    Arg::Bool(value) => query.bind(value),
+                    Arg::I64(value) => query.bind(value),
+                    Arg::Time(value) => query.bind(value),
+                    Arg::OptTime(value) => query.bind(value),
+                };
+            }
+            query.fetch_one(pool).await
         })?)
     }
 

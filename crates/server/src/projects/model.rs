@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use crate::auth::PrincipalType;
@@ -155,10 +156,10 @@ pub struct ProjectListDto {
     pub description: String,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub metadata: serde_json::Value,
+    pub metadata: Box<RawValue>,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub settings: serde_json::Value,
+    pub settings: Box<RawValue>,
     /// Access level.
     pub access_level: AccessLevel,
     /// Whether a thumbnail exists.
@@ -173,7 +174,7 @@ pub struct ProjectListDto {
     /// Billing data, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub billing_information: Option<serde_json::Value>,
+    pub billing_information: Option<Box<RawValue>>,
     /// Opaque; send back to update.
     pub row_version: String,
     /// Creation time.
@@ -192,8 +193,16 @@ pub struct ProjectListDto {
     pub deleted_by: Option<Uuid>,
 }
 
-fn json_object(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|_| serde_json::json!({}))
+/// Stored JSON objects go out as they are, without being parsed into a tree and written
+/// again; text that is somehow not JSON goes out as `{}`.
+fn json_object(text: &str) -> Box<RawValue> {
+    RawValue::from_string(text.to_owned())
+        .or_else(|_| RawValue::from_string("{}".to_owned()))
+        .unwrap_or_else(|_| empty_object())
+}
+
+fn empty_object() -> Box<RawValue> {
+    serde_json::value::to_raw_value(&serde_json::Map::new()).unwrap_or_default()
 }
 
 impl From<&ProjectRow> for ProjectListDto {

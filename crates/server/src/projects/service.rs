@@ -1050,7 +1050,12 @@ impl ProjectService {
                 sql.push(&format!(
                     " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"
                 ));
-                let rows = store::list(&self.db, sql).await?;
+                let rows = store::list(
+                    &self.db,
+                    sql,
+                    &format!("{column} {direction}, id {direction}"),
+                )
+                .await?;
                 hide_invisible_parent(parent_visible, after.is_none() && rows.is_empty())?;
                 Ok((rows, None))
             }
@@ -1063,7 +1068,13 @@ impl ProjectService {
                 sql.push(&format!(
                     " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit} OFFSET {offset}"
                 ));
-                Ok((store::list(&self.db, sql).await?, Some(total)))
+                let rows = store::list(
+                    &self.db,
+                    sql,
+                    &format!("{column} {direction}, id {direction}"),
+                )
+                .await?;
+                Ok((rows, Some(total)))
             }
         }
     }
