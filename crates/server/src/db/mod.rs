@@ -270,6 +270,26 @@ pub fn keyset_sql(
     }
 }
 
+/// Binds every [`Arg`] to a sqlx query of either backend.
+macro_rules! bind_args {
+    ($query:expr, $args:expr) => {{
+        let mut query = $query;
+        for arg in $args {
+            query = match arg {
+                Arg::Uuid(value) => query.bind(value),
+                Arg::OptUuid(value) => query.bind(value),
+                Arg::Text(value) => query.bind(value),
+                Arg::OptText(value) => query.bind(value),
+                Arg::Bool(value) => query.bind(value),
+                Arg::I64(value) => query.bind(value),
+                Arg::Time(value) => query.bind(value),
+                Arg::OptTime(value) => query.bind(value),
+            };
+        }
+        query
+    }};
+}
+
 /// A value bound to a [`Sql`] statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arg {
@@ -342,19 +362,8 @@ impl Sql {
     {
         let Sql { text, args } = self;
         Ok(on_db!(db, |pool| {
-            let mut query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
-            for arg in args {
-                query = match arg {
-                    Arg::Uuid(value) => query.bind(value),
-                    Arg::OptUuid(value) => query.bind(value),
-                    Arg::Text(value) => query.bind(value),
-                    Arg::OptText(value) => query.bind(value),
-                    Arg::Bool(value) => query.bind(value),
-                    Arg::I64(value) => query.bind(value),
-                    Arg::Time(value) => query.bind(value),
-                    Arg::OptTime(value) => query.bind(value),
-                };
-            }
+            let query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
             query.fetch_all(pool).await
         })?)
     }
@@ -363,19 +372,8 @@ impl Sql {
     pub async fn fetch_text(self, db: &Db) -> StoreResult<String> {
         let Sql { text, args } = self;
         Ok(on_db!(db, |pool| {
-            let mut query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(text));
-            for arg in args {
-                query = match arg {
-                    Arg::Uuid(value) => query.bind(value),
-                    Arg::OptUuid(value) => query.bind(value),
-                    Arg::Text(value) => query.bind(value),
-                    Arg::OptText(value) => query.bind(value),
-                    Arg::Bool(value) => query.bind(value),
-                    Arg::I64(value) => query.bind(value),
-                    Arg::Time(value) => query.bind(value),
-                    Arg::OptTime(value) => query.bind(value),
-                };
-            }
+            let query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
             query.fetch_one(pool).await
         })?)
     }
@@ -384,19 +382,8 @@ impl Sql {
     pub async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
         let Sql { text, args } = self;
         Ok(on_db!(db, |pool| {
-            let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));
-            for arg in args {
-                query = match arg {
-                    Arg::Uuid(value) => query.bind(value),
-                    Arg::OptUuid(value) => query.bind(value),
-                    Arg::Text(value) => query.bind(value),
-                    Arg::OptText(value) => query.bind(value),
-                    Arg::Bool(value) => query.bind(value),
-                    Arg::I64(value) => query.bind(value),
-                    Arg::Time(value) => query.bind(value),
-                    Arg::OptTime(value) => query.bind(value),
-                };
-            }
+            let query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
             query.fetch_one(pool).await
         })?)
     }
