@@ -368,6 +368,22 @@ impl Sql {
         })?)
     }
 
+    /// Fetches every row as `T` inside a transaction, seeing its own writes.
+    pub async fn fetch_all_in<T>(self, tx: &mut Tx) -> StoreResult<Vec<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        let Sql { text, args } = self;
+        Ok(on_tx!(tx, |conn| {
+            let query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
+            query.fetch_all(conn).await
+        })?)
+    }
+
     /// Fetches one text value (an aggregate such as a JSON array).
     pub async fn fetch_text(self, db: &Db) -> StoreResult<String> {
         let Sql { text, args } = self;

@@ -116,8 +116,13 @@ impl HierarchyService {
         }
     }
 
-    async fn existing(&self, caller: &Caller, row: ProjectRow) -> Result<Folder, ActionError> {
-        match self.projects.visible(caller, row.id).await {
+    async fn existing(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        row: ProjectRow,
+    ) -> Result<Folder, ActionError> {
+        match self.projects.visible_in(tx, caller, row.id).await {
             Ok(chain) => Ok(Folder {
                 capabilities: chain.capabilities(),
                 member_role: chain.target().member_role,
@@ -216,7 +221,7 @@ impl HierarchyService {
                     .ok_or_else(|| ActionError::NotFound(display.clone()))?;
                 let target = match run.folders.get(&row.id) {
                     Some(known) => known.clone(),
-                    None => self.existing(run.caller, row).await?,
+                    None => self.existing(tx, run.caller, row).await?,
                 };
                 if !(target.capabilities.can_delete || folder.capabilities.can_delete_content) {
                     return Err(
@@ -288,7 +293,7 @@ impl HierarchyService {
             Some(row) => match run.folders.get(&row.id) {
                 Some(known) => Ok(known.clone()),
                 None => {
-                    let known = self.existing(run.caller, row).await?;
+                    let known = self.existing(tx, run.caller, row).await?;
                     run.folders.insert(known.row.id, known.clone());
                     Ok(known)
                 }

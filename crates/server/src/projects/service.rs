@@ -875,6 +875,25 @@ impl ProjectService {
         &self.db
     }
 
+    /// [`Self::visible`] inside `tx`: a caller holding a write transaction must not wait for a
+    /// second pooled connection (on SQLite, every other writer may be holding one, waiting for
+    /// this transaction's lock).
+    pub async fn visible_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        caller: &Caller,
+        id: ProjectId,
+    ) -> ProjectResult<Chain> {
+        let rows =
+            store::chain_in(tx, id, caller.id, self.limits.depth_max.saturating_add(1)).await?;
+        let chain = Chain::build(rows, caller).ok_or(ProjectError::NotFound)?;
+        let target = chain.target();
+        if target.deleted || target.role.is_none() {
+            return Err(ProjectError::NotFound);
+        }
+        Ok(chain)
+    }
+
     /// A live subproject of `parent` named `name`, read inside `tx`.
     pub async fn find_child_in(
         &self,

@@ -32,6 +32,20 @@ pub async fn chain(
     caller: Uuid,
     depth_max: i64,
 ) -> StoreResult<Vec<ChainRow>> {
+    chain_sql(id, caller, depth_max).fetch_all(db).await
+}
+
+/// [`chain`] inside a transaction, seeing its own writes.
+pub async fn chain_in(
+    tx: &mut Tx,
+    id: ProjectId,
+    caller: Uuid,
+    depth_max: i64,
+) -> StoreResult<Vec<ChainRow>> {
+    chain_sql(id, caller, depth_max).fetch_all_in(tx).await
+}
+
+fn chain_sql(id: ProjectId, caller: Uuid, depth_max: i64) -> Sql {
     let mut sql = Sql::new(
         "WITH RECURSIVE chain(id, parent_id, level) AS (SELECT id, parent_id, 0 FROM projects WHERE id = ",
     );
@@ -47,7 +61,7 @@ pub async fn chain(
     let caller_param = sql.arg(Arg::Uuid(caller));
     sql.push(&caller_param);
     sql.push(" ORDER BY chain.level DESC");
-    sql.fetch_all(db).await
+    sql
 }
 
 pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
