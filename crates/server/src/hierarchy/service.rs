@@ -172,6 +172,10 @@ impl HierarchyService {
             .begin()
             .await
             .map_err(|error| whole(ProjectError::Store(error).into()))?;
+        self.projects
+            .lock_tree_in(&mut tx, root.row.root_id)
+            .await
+            .map_err(|error| whole(error.into()))?;
         let mut state = Run {
             caller,
             access_level,

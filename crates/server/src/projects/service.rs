@@ -894,6 +894,12 @@ impl ProjectService {
         Ok(chain)
     }
 
+    /// Makes `tx` the only writer of the tree under the top-level project `root` until it ends,
+    /// so that two bulk requests cannot both create the same missing folder.
+    pub async fn lock_tree_in(&self, tx: &mut crate::db::Tx, root: ProjectId) -> ProjectResult<()> {
+        Ok(store::lock_tree_in(tx, root).await?)
+    }
+
     /// A live subproject of `parent` named `name`, read inside `tx`.
     pub async fn find_child_in(
         &self,

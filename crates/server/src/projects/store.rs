@@ -412,3 +412,15 @@ pub async fn find_child_in(
     .fetch_optional(conn)
     .await)?)
 }
+
+/// Serialises writers of one project tree: PostgreSQL locks the top-level project's row;
+/// SQLite write transactions are exclusive already.
+pub async fn lock_tree_in(tx: &mut Tx, root: ProjectId) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        sqlx::query("SELECT id FROM projects WHERE id = $1 FOR UPDATE")
+            .bind(root)
+            .execute(&mut **transaction)
+            .await?;
+    }
+    Ok(())
+}

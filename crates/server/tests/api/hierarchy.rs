@@ -368,3 +368,36 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
         Vec::<String>::new()
     );
 });
+
+fn small_pool(config: &mut basin::config::Config) {
+    config.database.max_connections = 2;
+}
+
+api_test_with!(
+    concurrent_bulk_requests_on_a_small_pool_all_succeed,
+    small_pool,
+    |app| {
+        let project = root(&app).await;
+        let mut tasks = Vec::new();
+        for index in 0..8 {
+            let request = app
+                .with_key(Method::POST, &format!("/api/hierarchy/project/{project}"))
+                .json(&json!({"actions": [
+                    {"type": "PathActionCreateIfNotExists", "path": "shared", "isFolder": true},
+                    {"type": "PathActionCreate", "path": format!("shared/own {index}/file.txt")},
+                ]}));
+            tasks.push(tokio::spawn(async move {
+                request.send().await.unwrap().status()
+            }));
+        }
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), StatusCode::OK);
+        }
+        let shared = names(
+            &app,
+            &format!("/api/metadata/project/{project}/subproject/list"),
+        )
+        .await;
+        assert_eq!(shared, vec!["shared"], "one folder, created once");
+    }
+);
