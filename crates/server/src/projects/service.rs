@@ -745,7 +745,11 @@ impl ProjectService {
         self.check_members(&members)?;
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
-        self.write_with_members(caller, row, None, &members).await
+        // The member list was read before this write: if another change landed in between,
+        // answer 409 rather than overwrite it.
+        let read_version = Some(row.row_version);
+        self.write_with_members(caller, row, read_version, &members)
+            .await
     }
 
     /// Removes one member; the last Owner stays.
@@ -777,7 +781,11 @@ impl ProjectService {
         }
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
-        self.write_with_members(caller, row, None, &members).await
+        // The member list was read before this write: if another change landed in between,
+        // answer 409 rather than overwrite it.
+        let read_version = Some(row.row_version);
+        self.write_with_members(caller, row, read_version, &members)
+            .await
     }
 
     /// Moves a subproject under another subproject or the root of the same tree (rule 5).
