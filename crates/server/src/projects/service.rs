@@ -593,12 +593,7 @@ impl ProjectService {
         id: ProjectId,
     ) -> ProjectResult<Vec<ProjectMember>> {
         let chain = self.visible(caller, id).await?;
-        let source = chain
-            .nodes()
-            .rev()
-            .find(|node| !node.row.inherits_members)
-            .map_or(id, |node| node.row.id);
-        Ok(store::members(&self.db, source).await?)
+        Ok(store::members(&self.db, member_source(&chain)).await?)
     }
 
     // ---- update ----
@@ -729,27 +724,20 @@ impl ProjectService {
         id: ProjectId,
         member: ProjectMember,
     ) -> ProjectResult<ProjectRow> {
-        let chain = self.visible(caller, id).await?;
-        require(chain.capabilities().can_grant_access, "change members")?;
-        let mut members = self.effective_members(caller, id).await?;
-        if members
-            .iter()
-            .any(|existing| existing.principal_id == member.principal_id)
-        {
-            return Err(ProjectError::Conflict {
-                kind: "already-member",
-                detail: "the principal is already a member of this project".into(),
-            });
-        }
-        members.push(member);
-        self.check_members(&members)?;
-        let mut row = chain.target().row.clone();
-        row.inherits_members = false;
-        // The member list was read before this write: if another change landed in between,
-        // answer 409 rather than overwrite it.
-        let read_version = Some(row.row_version);
-        self.write_with_members(caller, row, read_version, &members)
-            .await
+        self.edit_members(caller, id, |members| {
+            if members
+                .iter()
+                .any(|existing| existing.principal_id == member.principal_id)
+            {
+                return Err(ProjectError::Conflict {
+                    kind: "already-member",
+                    detail: "the principal is already a member of this project".into(),
+                });
+            }
+            members.push(member);
+            Ok(())
+        })
+        .await
     }
 
     /// Removes one member; the last Owner stays.
@@ -759,26 +747,42 @@ impl ProjectService {
         id: ProjectId,
         principal: Uuid,
     ) -> ProjectResult<ProjectRow> {
+        self.edit_members(caller, id, |members| {
+            let before = members.len();
+            members.retain(|member| member.principal_id != principal);
+            if members.len() == before {
+                return Err(ProjectError::Conflict {
+                    kind: "not-a-member",
+                    detail: "the principal is not a member of this project".into(),
+                });
+            }
+            if !members
+                .iter()
+                .any(|member| member.role == ProjectRole::Owner)
+            {
+                return Err(ProjectError::Conflict {
+                    kind: "last-owner",
+                    detail: "a project must keep at least one Owner".into(),
+                });
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Applies `change` to the members that apply to the project and stores the result as its
+    /// own members (ending inheritance).
+    async fn edit_members(
+        &self,
+        caller: &Caller,
+        id: ProjectId,
+        change: impl FnOnce(&mut Vec<ProjectMember>) -> ProjectResult<()>,
+    ) -> ProjectResult<ProjectRow> {
         let chain = self.visible(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
-        let mut members = self.effective_members(caller, id).await?;
-        let before = members.len();
-        members.retain(|member| member.principal_id != principal);
-        if members.len() == before {
-            return Err(ProjectError::Conflict {
-                kind: "not-a-member",
-                detail: "the principal is not a member of this project".into(),
-            });
-        }
-        if !members
-            .iter()
-            .any(|member| member.role == ProjectRole::Owner)
-        {
-            return Err(ProjectError::Conflict {
-                kind: "last-owner",
-                detail: "a project must keep at least one Owner".into(),
-            });
-        }
+        let mut members = store::members(&self.db, member_source(&chain)).await?;
+        change(&mut members)?;
+        self.check_members(&members)?;
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
         // The member list was read before this write: if another change landed in between,
@@ -1179,6 +1183,16 @@ fn hide_invisible_parent(parent_visible: bool, nothing_visible: bool) -> Project
     } else {
         Ok(())
     }
+}
+
+/// The project whose own members apply to the chain's target (rule 3): the nearest level,
+/// from the target up, that does not inherit.
+fn member_source(chain: &Chain) -> ProjectId {
+    chain
+        .nodes()
+        .rev()
+        .find(|node| !node.row.inherits_members)
+        .map_or(chain.target().row.id, |node| node.row.id)
 }
 
 fn require(allowed: bool, what: &str) -> ProjectResult<()> {
