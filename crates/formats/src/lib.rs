@@ -1,3 +1,31 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
+pub mod adapt;
+pub mod catalogue;
+pub mod crs;
+pub mod error;
+pub mod limits;
+pub mod model;
+pub mod parameters;
+pub mod progress;
+pub mod registry;
+pub mod transform;
+
+pub mod ascii_grid;
+pub mod file_copy;
+pub mod geo_json;
+pub mod geotiff;
+pub mod mesh_file;
+pub mod shp;
+pub mod vtu;
+pub mod xyz;
+
+pub use catalogue::{Catalogue, Conversion, ReadContext, Reader, Writer, WriterSink, Written};
+pub use error::{FormatError, FormatResult};
+pub use limits::ReadLimits;
+pub use parameters::{ParameterSpec, ParameterType, Parameters};
+pub use progress::{NoProgress, Progress};
+pub use transform::Transformation;

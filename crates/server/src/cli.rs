@@ -1,4 +1,4 @@
-//! The `basin` command line: `serve`, `migrate`, `config` and `admin ...`.
+//! The `basin` command line: `serve`, `migrate`, `config`, `convert`, `formats` and `admin ...`.
 //!
 //! Admin commands act on the store directly, as the operator: whoever can reach the database
 //! and the signing secret already controls the deployment. `--json` prints machine-readable
@@ -53,6 +53,10 @@ enum Command {
     Migrate,
     /// Print the effective configuration, secrets masked.
     Config,
+    /// Convert a file offline with the readers and writers of the conversion service.
+    Convert(crate::convert_command::ConvertArgs),
+    /// List the readers and writers with their parameters.
+    Formats(crate::convert_command::FormatsArgs),
     /// Administration of tenants, users, API keys and tokens.
     Admin {
         #[command(subcommand)]
@@ -190,6 +194,13 @@ fn fail(error: &anyhow::Error) -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    // Conversions are offline and need no configuration: a broken basin.toml must not stop
+    // them, and they must not create a data folder.
+    match &cli.command {
+        Command::Convert(args) => return crate::convert_command::convert(args),
+        Command::Formats(args) => return crate::convert_command::formats(args),
+        _ => {}
+    }
     let listen = match &cli.command {
         Command::Serve { listen } => *listen,
         _ => None,
@@ -210,6 +221,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Config => print_json(&config.to_masked_json()),
+        Command::Convert(_) | Command::Formats(_) => Ok(()),
         Command::Admin { command } => {
             let services = Services::connect(config, clock).await?;
             admin(&services, command).await

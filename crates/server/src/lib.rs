@@ -11,6 +11,7 @@ pub mod blob;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod convert_command;
 pub mod datasets;
 pub mod db;
 pub mod error;

@@ -15,6 +15,7 @@ mod admin;
 mod auth;
 mod blobs;
 mod conventions;
+mod convert_cli;
 mod datasets;
 mod hierarchy;
 mod identity;

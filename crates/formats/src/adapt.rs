@@ -1,0 +1,569 @@
+//! Adapters between kinds of data, so that each writer handles only its native kind (the
+//! first of [`crate::catalogue::WriterSpec::accepts`]) and the conversions between kinds live
+//! in one place:
+//!
+//! - points to a mesh (XYZ to VTU): each point a vertex cell, z both the node z and a node
+//!   item (so that ParaView can colour by it), the other columns node items;
+//! - a mesh to features (mesh or VTU to Shapefile): each element a polygon (vertex cells
+//!   points, line cells lines) whose vertices carry the node z, with the element id and its
+//!   values as attributes; see [`MESH_FIELDS_MAX`] for how time steps become fields;
+//! - features to a mesh (Shapefile to .mesh): each polygon a triangle or quadrilateral, shared
+//!   vertices (same x and y exactly) merged, z from the vertex z, numeric attributes element
+//!   items, nodes on the outline coded 1 (land).
+//!
+//! Each adapter needs the whole dataset before it can announce the other kind's header (a
+//! mesh header holds the geometry; features need every step of their element), so it collects
+//! it: memory is the geometry plus the values it passes on.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{FormatError, FormatResult};
+use crate::model::{
+    Coord, DataKind, DataType, DatasetSink, ElementKind, Elements, Feature, FeatureSchema, Field,
+    FieldType, Frame, Geometry, GeometryKind, Header, Item, ItemLocation, Line, MeshGeometry,
+    MeshHeader, Nodes, PointChunk, PointHeader, Quantity, TimeAxis, Value, Values,
+};
+
+/// The most attribute fields a mesh becomes, besides the element id: dBASE allows 255 fields
+/// per file. When items x steps fit, every step of every item is a field (`<item>_<step>` for
+/// several steps); otherwise only the last step of each item, named after the item.
+pub const MESH_FIELDS_MAX: usize = 254;
+
+/// Wraps a writer's sink: data of kind `native` passes through unchanged; other kinds are
+/// converted to `native` where an adapter exists.
+pub fn for_writer<'a>(
+    native: DataKind,
+    sink: &'a mut dyn DatasetSink,
+) -> Box<dyn DatasetSink + 'a> {
+    Box::new(Adapter {
+        native,
+        sink,
+        state: State::Pass,
+    })
+}
+
+/// What the adapter is collecting.
+enum State {
+    /// Passing data through (or not yet begun).
+    Pass,
+    /// Points to become a mesh.
+    Points(PointHeader, PointChunk),
+    /// A mesh to become features.
+    Mesh(MeshToFeatures),
+    /// Features to become a mesh.
+    Features(FeatureSchema, Vec<Feature>),
+}
+
+struct Adapter<'a> {
+    native: DataKind,
+    sink: &'a mut dyn DatasetSink,
+    state: State,
+}
+
+impl DatasetSink for Adapter<'_> {
+    fn begin(&mut self, header: &Header) -> FormatResult<()> {
+        self.state = match (header, self.native) {
+            (header, native) if header.kind() == native => return self.sink.begin(header),
+            (Header::Points(points), DataKind::Mesh) => State::Points(
+                points.clone(),
+                PointChunk {
+                    items: vec![Vec::new(); points.items.len()],
+                    ..PointChunk::default()
+                },
+            ),
+            (Header::Mesh(mesh), DataKind::Features) => State::Mesh(MeshToFeatures::new(mesh)),
+            (Header::Features(schema), DataKind::Mesh) => {
+                State::Features(schema.clone(), Vec::new())
+            }
+            (header, native) => {
+                return Err(FormatError::Incompatible {
+                    data: header.kind().name(),
+                    format: native.name(),
+                    message: format!(
+                        "no conversion from a {} to a {}",
+                        header.kind().name(),
+                        native.name()
+                    ),
+                });
+            }
+        };
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        match &mut self.state {
+            State::Mesh(mesh) => mesh.frame(frame),
+            _ => self.sink.frame(frame),
+        }
+    }
+
+    fn feature(&mut self, feature: &Feature) -> FormatResult<()> {
+        match &mut self.state {
+            State::Features(_, features) => {
+                features.push(feature.clone());
+                Ok(())
+            }
+            _ => self.sink.feature(feature),
+        }
+    }
+
+    fn points(&mut self, chunk: &PointChunk) -> FormatResult<()> {
+        match &mut self.state {
+            State::Points(_, all) => {
+                all.x.extend_from_slice(&chunk.x);
+                all.y.extend_from_slice(&chunk.y);
+                all.z.extend_from_slice(&chunk.z);
+                for (values, more) in all.items.iter_mut().zip(&chunk.items) {
+                    values.extend_from_slice(more);
+                }
+                Ok(())
+            }
+            _ => self.sink.points(chunk),
+        }
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        match std::mem::replace(&mut self.state, State::Pass) {
+            State::Pass => {}
+            State::Points(header, chunk) => points_to_mesh(&header, chunk, self.sink)?,
+            State::Mesh(mesh) => mesh.emit(self.sink)?,
+            State::Features(schema, features) => features_to_mesh(&schema, &features, self.sink)?,
+        }
+        self.sink.end()
+    }
+}
+
+/// Emits a point set as a mesh of vertex cells.
+fn points_to_mesh(
+    header: &PointHeader,
+    chunk: PointChunk,
+    sink: &mut dyn DatasetSink,
+) -> FormatResult<()> {
+    let count = chunk.len();
+    let mut elements = Elements::default();
+    for index in 0..count {
+        let node = u32::try_from(index).map_err(|_| FormatError::Incompatible {
+            data: "point set",
+            format: "mesh",
+            message: "more than 4294967295 points".into(),
+        })?;
+        elements.push(index as i64 + 1, ElementKind::Vertex, &[node]);
+    }
+    let z_item = Item {
+        location: ItemLocation::Node,
+        ..Item::new(header.z_item.name.clone(), DataType::F64)
+    };
+    let mut items = vec![z_item];
+    items.extend(header.items.iter().map(|item| Item {
+        location: ItemLocation::Node,
+        data_type: DataType::F64,
+        ..item.clone()
+    }));
+    let mut values = vec![Values::F64(chunk.z.clone())];
+    values.extend(chunk.items.into_iter().map(Values::F64));
+    let geometry = MeshGeometry {
+        nodes: Nodes {
+            ids: (1..=count as i64).collect(),
+            x: chunk.x,
+            y: chunk.y,
+            z: chunk.z,
+            codes: vec![0; count],
+        },
+        elements,
+        crs: header.crs.clone(),
+        z_quantity: header.z_item.quantity.clone(),
+        layers: None,
+    };
+    sink.begin(&Header::Mesh(MeshHeader {
+        geometry: Arc::new(geometry),
+        items,
+        time: TimeAxis::None,
+    }))?;
+    for (item, values) in values.iter().enumerate() {
+        sink.frame(Frame {
+            step: 0,
+            item,
+            offset: 0,
+            values,
+        })?;
+    }
+    Ok(())
+}
+
+/// Collects the values of a mesh that become attributes.
+struct MeshToFeatures {
+    header: MeshHeader,
+    /// The steps kept: all of them, or only the last.
+    all_steps: bool,
+    /// `kept[item]`: the values of the kept steps, one buffer per kept step.
+    kept: Vec<Vec<Values>>,
+}
+
+impl MeshToFeatures {
+    fn new(header: &MeshHeader) -> Self {
+        let steps = header.time.steps().max(1);
+        let all_steps = header.items.len().saturating_mul(steps) <= MESH_FIELDS_MAX;
+        Self {
+            header: header.clone(),
+            all_steps,
+            kept: vec![Vec::new(); header.items.len()],
+        }
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        let Some(kept) = self.kept.get_mut(frame.item) else {
+            return Err(FormatError::Catalogue(format!("no item {}", frame.item)));
+        };
+        let slot = if self.all_steps { frame.step } else { 0 };
+        if kept.len() <= slot {
+            kept.resize(slot + 1, Values::with_capacity(frame.values.data_type(), 0));
+        }
+        let Some(buffer) = kept.get_mut(slot) else {
+            return Err(FormatError::Catalogue("frame out of order".into()));
+        };
+        if frame.offset == 0 {
+            buffer.clear();
+        }
+        if buffer.len() != frame.offset || !buffer.extend_from(frame.values) {
+            return Err(FormatError::Catalogue("frame out of order".into()));
+        }
+        Ok(())
+    }
+
+    fn schema(&self) -> FeatureSchema {
+        let mut fields = vec![Field::new("id", FieldType::Integer)];
+        let steps = if self.all_steps {
+            self.header.time.steps()
+        } else {
+            1
+        };
+        for step in 0..steps {
+            for item in &self.header.items {
+                let name = if steps > 1 {
+                    format!("{}_{step}", item.name)
+                } else {
+                    item.name.clone()
+                };
+                let field_type = if item.data_type.is_float() {
+                    FieldType::Float
+                } else {
+                    FieldType::Integer
+                };
+                fields.push(Field::new(name, field_type));
+            }
+        }
+        let kinds = &self.header.geometry.elements.kinds;
+        let geometry_kind =
+            if kinds.iter().all(|kind| *kind == ElementKind::Vertex) && !kinds.is_empty() {
+                GeometryKind::Point
+            } else if kinds.iter().all(|kind| *kind == ElementKind::Line) && !kinds.is_empty() {
+                GeometryKind::Line
+            } else {
+                GeometryKind::Polygon
+            };
+        FeatureSchema {
+            fields,
+            geometry_kind,
+            has_z: true,
+            has_m: false,
+            crs: self.header.geometry.crs.clone(),
+        }
+    }
+
+    fn emit(self, sink: &mut dyn DatasetSink) -> FormatResult<()> {
+        let schema = self.schema();
+        sink.begin(&Header::Features(schema))?;
+        let geometry = &self.header.geometry;
+        let steps = if self.all_steps {
+            self.header.time.steps()
+        } else {
+            1
+        };
+        for element in 0..geometry.elements.len() {
+            let nodes = geometry.elements.nodes(element).unwrap_or_default();
+            let id = geometry
+                .elements
+                .ids
+                .get(element)
+                .copied()
+                .unwrap_or(element as i64 + 1);
+            let mut values = vec![Value::Integer(id)];
+            for step in 0..steps {
+                for (item, kept) in self.header.items.iter().zip(&self.kept) {
+                    values.push(attribute(item, kept.get(step), element, nodes));
+                }
+            }
+            let geometry = element_geometry(geometry, element, nodes)?;
+            sink.feature(&Feature {
+                geometry: Some(geometry),
+                values,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The value of `item` for `element`: its own value, or the mean of its nodes' values for a
+/// node item; `Null` for nodata.
+fn attribute(item: &Item, values: Option<&Values>, element: usize, nodes: &[u32]) -> Value {
+    let Some(values) = values else {
+        return Value::Null;
+    };
+    let value = match item.location {
+        ItemLocation::Cell => values.get_f64(element),
+        ItemLocation::Node => {
+            let node_values: Option<Vec<f64>> = nodes
+                .iter()
+                .map(|&node| values.get_f64(node as usize))
+                .collect();
+            node_values
+                .filter(|all| !all.is_empty() && !all.iter().any(|value| item.is_nodata(*value)))
+                .map(|all| all.iter().sum::<f64>() / all.len() as f64)
+        }
+    };
+    match value {
+        Some(value) if !item.is_nodata(value) => {
+            if item.data_type.is_float() || item.location == ItemLocation::Node {
+                Value::Float(value)
+            } else {
+                Value::Integer(value as i64)
+            }
+        }
+        _ => Value::Null,
+    }
+}
+
+fn element_geometry(
+    geometry: &MeshGeometry,
+    element: usize,
+    nodes: &[u32],
+) -> FormatResult<Geometry> {
+    let coord = |node: &u32| {
+        let index = *node as usize;
+        let nodes = &geometry.nodes;
+        Coord::xyz(
+            nodes.x.get(index).copied().unwrap_or(f64::NAN),
+            nodes.y.get(index).copied().unwrap_or(f64::NAN),
+            nodes.z.get(index).copied().unwrap_or(0.0),
+        )
+    };
+    let kind = geometry.elements.kinds.get(element).copied();
+    match kind {
+        Some(ElementKind::Vertex) => Ok(Geometry::Point(
+            nodes
+                .first()
+                .map(coord)
+                .unwrap_or(Coord::xy(f64::NAN, f64::NAN)),
+        )),
+        Some(ElementKind::Line) => Ok(Geometry::LineString(nodes.iter().map(coord).collect())),
+        Some(ElementKind::Triangle | ElementKind::Quad) => {
+            let mut ring: Line = nodes.iter().map(coord).collect();
+            if let Some(first) = ring.first().copied() {
+                ring.push(first);
+            }
+            Ok(Geometry::Polygon(vec![ring]))
+        }
+        other => Err(FormatError::Incompatible {
+            data: "mesh",
+            format: "feature collection",
+            message: format!(
+                "element {} is a {other:?}; only 2D elements (triangles, quadrilaterals), lines and vertices become features (extract a layer of a 3D mesh first)",
+                element + 1
+            ),
+        }),
+    }
+}
+
+/// Builds a mesh from polygon features and emits it.
+fn features_to_mesh(
+    schema: &FeatureSchema,
+    features: &[Feature],
+    sink: &mut dyn DatasetSink,
+) -> FormatResult<()> {
+    let mut builder = MeshBuilder::default();
+    let numeric: Vec<(usize, &Field)> = schema
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| matches!(field.field_type, FieldType::Integer | FieldType::Float))
+        .collect();
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); numeric.len()];
+    for (index, feature) in features.iter().enumerate() {
+        let polygons = polygons_of(feature, index)?;
+        for polygon in polygons {
+            builder.add_polygon(polygon, index)?;
+            for ((field_index, _), column) in numeric.iter().zip(&mut columns) {
+                column.push(number_of(feature.values.get(*field_index)));
+            }
+        }
+    }
+    let items: Vec<Item> = numeric
+        .iter()
+        .map(|(_, field)| Item {
+            nodata: None,
+            ..Item::new(field.name.clone(), DataType::F64)
+        })
+        .collect();
+    let geometry = builder.finish(schema);
+    sink.begin(&Header::Mesh(MeshHeader {
+        geometry: Arc::new(geometry),
+        items,
+        time: TimeAxis::None,
+    }))?;
+    for (item, column) in columns.into_iter().enumerate() {
+        let values = Values::F64(column);
+        sink.frame(Frame {
+            step: 0,
+            item,
+            offset: 0,
+            values: &values,
+        })?;
+    }
+    Ok(())
+}
+
+fn number_of(value: Option<&Value>) -> f64 {
+    match value {
+        Some(Value::Integer(value)) => *value as f64,
+        Some(Value::Float(value)) => *value,
+        Some(Value::Boolean(value)) => f64::from(u8::from(*value)),
+        _ => f64::NAN,
+    }
+}
+
+/// The polygons of a feature: one for a Polygon, each part of a MultiPolygon.
+fn polygons_of(feature: &Feature, index: usize) -> FormatResult<Vec<&Vec<Line>>> {
+    match &feature.geometry {
+        Some(Geometry::Polygon(rings)) => Ok(vec![rings]),
+        Some(Geometry::MultiPolygon(polygons)) => Ok(polygons.iter().collect()),
+        other => Err(not_an_element(
+            index,
+            &format!(
+                "its geometry is {}; only polygons become elements",
+                match other {
+                    None => "empty",
+                    Some(Geometry::Point(_) | Geometry::MultiPoint(_)) => "a point",
+                    Some(Geometry::LineString(_) | Geometry::MultiLineString(_)) => "a line",
+                    Some(_) => "not a polygon",
+                }
+            ),
+        )),
+    }
+}
+
+fn not_an_element(feature: usize, message: &str) -> FormatError {
+    FormatError::Incompatible {
+        data: "feature collection",
+        format: "mesh",
+        message: format!("feature {} cannot be an element: {message}", feature + 1),
+    }
+}
+
+/// Merges vertices and collects elements.
+#[derive(Default)]
+struct MeshBuilder {
+    index: HashMap<(u64, u64), u32>,
+    nodes: Nodes,
+    elements: Elements,
+    edges: HashMap<(u32, u32), u32>,
+}
+
+impl MeshBuilder {
+    fn add_polygon(&mut self, rings: &[Line], feature: usize) -> FormatResult<()> {
+        let [exterior] = rings else {
+            return Err(not_an_element(
+                feature,
+                &format!(
+                    "a polygon with {} holes; elements have none",
+                    rings.len().saturating_sub(1)
+                ),
+            ));
+        };
+        let mut vertices: Vec<Coord> = exterior.clone();
+        if vertices.len() > 1
+            && vertices.first().map(|c| (c.x, c.y)) == vertices.last().map(|c| (c.x, c.y))
+        {
+            vertices.pop();
+        }
+        if !(vertices.len() == 3 || vertices.len() == 4) {
+            return Err(not_an_element(
+                feature,
+                &format!(
+                    "a polygon with {} corners; only triangles and quadrilaterals are elements (triangulate it first)",
+                    vertices.len()
+                ),
+            ));
+        }
+        if signed_area(&vertices) < 0.0 {
+            vertices.reverse();
+        }
+        let mut refs = Vec::with_capacity(4);
+        for vertex in &vertices {
+            refs.push(self.node(vertex)?);
+        }
+        let kind = if refs.len() == 3 {
+            ElementKind::Triangle
+        } else {
+            ElementKind::Quad
+        };
+        for (position, &from) in refs.iter().enumerate() {
+            let to = refs
+                .get((position + 1) % refs.len())
+                .copied()
+                .unwrap_or(from);
+            *self.edges.entry((from.min(to), from.max(to))).or_default() += 1;
+        }
+        let id = self.elements.len() as i64 + 1;
+        self.elements.push(id, kind, &refs);
+        Ok(())
+    }
+
+    fn node(&mut self, vertex: &Coord) -> FormatResult<u32> {
+        let key = (vertex.x.to_bits(), vertex.y.to_bits());
+        if let Some(&index) = self.index.get(&key) {
+            return Ok(index);
+        }
+        let index = u32::try_from(self.nodes.len()).map_err(|_| FormatError::Incompatible {
+            data: "feature collection",
+            format: "mesh",
+            message: "more than 4294967295 vertices".into(),
+        })?;
+        self.index.insert(key, index);
+        self.nodes.ids.push(i64::from(index) + 1);
+        self.nodes.x.push(vertex.x);
+        self.nodes.y.push(vertex.y);
+        self.nodes.z.push(vertex.z.unwrap_or(0.0));
+        self.nodes.codes.push(0);
+        Ok(index)
+    }
+
+    fn finish(mut self, schema: &FeatureSchema) -> MeshGeometry {
+        for ((from, to), count) in &self.edges {
+            if *count == 1 {
+                for node in [from, to] {
+                    if let Some(code) = self.nodes.codes.get_mut(*node as usize) {
+                        *code = 1;
+                    }
+                }
+            }
+        }
+        MeshGeometry {
+            nodes: self.nodes,
+            elements: self.elements,
+            crs: schema.crs.clone(),
+            z_quantity: Quantity::bathymetry(),
+            layers: None,
+        }
+    }
+}
+
+/// Twice the signed area (positive for counter-clockwise rings).
+fn signed_area(vertices: &[Coord]) -> f64 {
+    let next = vertices.iter().cycle().skip(1);
+    vertices
+        .iter()
+        .zip(next)
+        .map(|(a, b)| a.x * b.y - b.x * a.y)
+        .sum()
+}

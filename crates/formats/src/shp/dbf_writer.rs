@@ -1,0 +1,357 @@
+//! Writing the .dbf attribute table: field names cut to dBASE's 10 bytes and made unique the
+//! way OGR does it (`temperatur`, `temperat_1`), types and widths from the model (OGR's
+//! defaults where the source declared none), values in UTF-8 (a .cpg says so).
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::Datelike;
+
+use crate::error::{FormatError, FormatResult};
+use crate::model::{Field, FieldType, Value};
+
+use super::FORMAT;
+
+/// Most bytes of a dBASE field name.
+const NAME_BYTES_MAX: usize = 10;
+/// Most bytes of a character field.
+const TEXT_WIDTH_MAX: usize = 254;
+/// Width of a text field whose source declared none (OGR's default).
+const TEXT_WIDTH_DEFAULT: usize = 80;
+
+/// One output field.
+struct OutField {
+    name: String,
+    original: String,
+    field_type: FieldType,
+    letter: u8,
+    width: usize,
+    decimals: usize,
+    truncated_values: u64,
+}
+
+/// The .dbf being written.
+pub(crate) struct DbfWriter {
+    path: PathBuf,
+    file: BufWriter<File>,
+    fields: Vec<OutField>,
+    /// A layer without fields gets an `FID` field (a .dbf needs one), as OGR does.
+    fid_only: bool,
+    record: Vec<u8>,
+    number_text: String,
+    records: u32,
+}
+
+/// Cuts `name` to at most `bytes` bytes on a character boundary.
+fn cut(name: &str, bytes: usize) -> &str {
+    let mut end = name.len().min(bytes);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name.get(..end).unwrap_or_default()
+}
+
+/// dBASE names for `fields`: at most 10 bytes, unique ignoring case; notes for every change.
+fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = Vec::with_capacity(fields.len());
+    let mut notes = Vec::new();
+    for (index, field) in fields.iter().enumerate() {
+        let base = if field.name.trim().is_empty() {
+            format!("FIELD_{}", index + 1)
+        } else {
+            field.name.clone()
+        };
+        let taken = |candidate: &str| {
+            names
+                .iter()
+                .any(|name| name.eq_ignore_ascii_case(candidate))
+        };
+        let mut name = cut(&base, NAME_BYTES_MAX).to_owned();
+        let mut suffix = 1u32;
+        while taken(&name) {
+            let tail = format!("_{suffix}");
+            name = format!("{}{tail}", cut(&base, NAME_BYTES_MAX - tail.len()));
+            suffix += 1;
+        }
+        if name != field.name {
+            notes.push(format!(
+                "field name {:?} truncated to {:?}",
+                field.name, name
+            ));
+        }
+        names.push(name);
+    }
+    (names, notes)
+}
+
+fn out_field(field: &Field, name: String) -> OutField {
+    let declared = field.width.map(usize::from).filter(|width| *width > 0);
+    let (letter, width, decimals) = match field.field_type {
+        FieldType::Boolean => (b'L', 1, 0),
+        FieldType::Integer => (b'N', declared.unwrap_or(18).min(20), 0),
+        FieldType::Float => match (declared, field.decimals) {
+            (Some(width), Some(decimals)) => (b'N', width.min(40), usize::from(decimals)),
+            _ => (b'N', 24, 15),
+        },
+        FieldType::Date => (b'D', 8, 0),
+        FieldType::DateTime => (b'C', 24, 0),
+        FieldType::Text => (
+            b'C',
+            declared.unwrap_or(TEXT_WIDTH_DEFAULT).min(TEXT_WIDTH_MAX),
+            0,
+        ),
+    };
+    OutField {
+        name,
+        original: field.name.clone(),
+        field_type: field.field_type,
+        letter,
+        width,
+        decimals: decimals.min(width.saturating_sub(2)),
+        truncated_values: 0,
+    }
+}
+
+impl DbfWriter {
+    /// Creates the .dbf at `path` with a header for `fields`; returns the notes on renamed
+    /// fields.
+    pub(crate) fn create(path: &Path, fields: &[Field]) -> FormatResult<(Self, Vec<String>)> {
+        let (names, notes) = unique_names(fields);
+        let mut out: Vec<OutField> = fields
+            .iter()
+            .zip(names)
+            .map(|(f, n)| out_field(f, n))
+            .collect();
+        let fid_only = out.is_empty();
+        if fid_only {
+            out.push(out_field(
+                &Field::new("FID", FieldType::Integer),
+                "FID".to_owned(),
+            ));
+            if let Some(fid) = out.first_mut() {
+                fid.width = 11;
+            }
+        }
+        let record_bytes = out.iter().map(|field| field.width).sum::<usize>() + 1;
+        let header_bytes = 32 * out.len() + 33;
+        if record_bytes > usize::from(u16::MAX) || header_bytes > usize::from(u16::MAX) {
+            return Err(FormatError::Incompatible {
+                data: "feature collection",
+                format: FORMAT,
+                message: format!(
+                    "{} fields needing {record_bytes} bytes per record exceed what a .dbf can hold",
+                    out.len()
+                ),
+            });
+        }
+        let file = File::create(path).map_err(|error| FormatError::write(path, error))?;
+        let mut writer = Self {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(256 * 1024, file),
+            fields: out,
+            fid_only,
+            record: Vec::with_capacity(record_bytes),
+            number_text: String::new(),
+            records: 0,
+        };
+        writer.write_header(header_bytes as u16, record_bytes as u16)?;
+        Ok((writer, notes))
+    }
+
+    fn write_header(&mut self, header_bytes: u16, record_bytes: u16) -> FormatResult<()> {
+        let today = chrono::Local::now().date_naive();
+        let mut header = vec![0x03u8];
+        header.push(u8::try_from(today.year().saturating_sub(1900)).unwrap_or(u8::MAX));
+        header.push(u8::try_from(today.month()).unwrap_or(1));
+        header.push(u8::try_from(today.day()).unwrap_or(1));
+        header.extend_from_slice(&self.records.to_le_bytes());
+        header.extend_from_slice(&header_bytes.to_le_bytes());
+        header.extend_from_slice(&record_bytes.to_le_bytes());
+        header.extend_from_slice(&[0u8; 20]);
+        for field in &self.fields {
+            let mut name = [0u8; 11];
+            for (slot, byte) in name.iter_mut().zip(field.name.bytes()) {
+                *slot = byte;
+            }
+            header.extend_from_slice(&name);
+            header.push(field.letter);
+            header.extend_from_slice(&[0u8; 4]);
+            header.push(u8::try_from(field.width).unwrap_or(u8::MAX));
+            header.push(u8::try_from(field.decimals).unwrap_or(0));
+            header.extend_from_slice(&[0u8; 14]);
+        }
+        header.push(0x0D);
+        self.file
+            .write_all(&header)
+            .map_err(|error| FormatError::write(&self.path, error))
+    }
+
+    /// Writes one record; `number` (1-based) is for messages and the `FID` field.
+    pub(crate) fn write_record(&mut self, values: &[Value], number: u64) -> FormatResult<()> {
+        self.record.clear();
+        self.record.push(b' ');
+        if self.fid_only {
+            let fid = Value::Integer(i64::try_from(number).unwrap_or(i64::MAX) - 1);
+            self.push_value(0, &fid, number)?;
+        } else {
+            for index in 0..self.fields.len() {
+                let value = values.get(index).unwrap_or(&Value::Null);
+                self.push_value(index, value, number)?;
+            }
+        }
+        self.file
+            .write_all(&self.record)
+            .map_err(|error| FormatError::write(&self.path, error))?;
+        self.records = self.records.saturating_add(1);
+        Ok(())
+    }
+
+    fn push_value(&mut self, index: usize, value: &Value, number: u64) -> FormatResult<()> {
+        let Some(field) = self.fields.get_mut(index) else {
+            return Ok(());
+        };
+        let start = self.record.len();
+        let text = &mut self.number_text;
+        text.clear();
+        let fits = match field.field_type {
+            FieldType::Integer | FieldType::Float => {
+                format_number(value, field, text);
+                if text.is_empty() {
+                    self.record.resize(start + field.width, b'*');
+                    return Ok(());
+                }
+                text.len() <= field.width
+            }
+            FieldType::Boolean => {
+                let letter = match value {
+                    Value::Boolean(true) => b'T',
+                    Value::Boolean(false) => b'F',
+                    _ => b'?',
+                };
+                self.record.push(letter);
+                return Ok(());
+            }
+            FieldType::Date => {
+                if let Value::Date(date) = value {
+                    text.push_str(&date.format("%Y%m%d").to_string());
+                } else if let Value::DateTime(time) = value {
+                    text.push_str(&time.format("%Y%m%d").to_string());
+                }
+                true
+            }
+            FieldType::Text | FieldType::DateTime => {
+                text_of(value, text);
+                if text.len() > field.width {
+                    field.truncated_values += 1;
+                    let kept = cut(text, field.width).len();
+                    text.truncate(kept);
+                }
+                true
+            }
+        };
+        if !fits {
+            return Err(FormatError::Incompatible {
+                data: "feature collection",
+                format: FORMAT,
+                message: format!(
+                    "feature {number}: value {text} of field {:?} is wider than its {} characters",
+                    field.original, field.width
+                ),
+            });
+        }
+        let padding = field.width.saturating_sub(text.len());
+        if field.letter == b'N' {
+            self.record.resize(start + padding, b' ');
+            self.record.extend_from_slice(text.as_bytes());
+        } else {
+            self.record.extend_from_slice(text.as_bytes());
+            self.record.resize(start + field.width, b' ');
+        }
+        Ok(())
+    }
+
+    /// Notes on text values cut to their field's width.
+    pub(crate) fn notes(&self) -> Vec<String> {
+        self.fields
+            .iter()
+            .filter(|field| field.truncated_values > 0)
+            .map(|field| {
+                format!(
+                    "{} value(s) of field {:?} cut to its width of {} bytes",
+                    field.truncated_values, field.original, field.width
+                )
+            })
+            .collect()
+    }
+
+    /// Writes the end marker and the record count.
+    pub(crate) fn finish(&mut self) -> FormatResult<()> {
+        let records = self.records.to_le_bytes();
+        let file = &mut self.file;
+        let result = file
+            .write_all(&[0x1A])
+            .and_then(|()| file.flush())
+            .and_then(|()| file.seek(SeekFrom::Start(4)).map(|_| ()))
+            .and_then(|()| file.write_all(&records))
+            .and_then(|()| file.flush());
+        result.map_err(|error| FormatError::write(&self.path, error))
+    }
+}
+
+/// Formats a number for a numeric field; leaves `text` empty for null.
+fn format_number(value: &Value, field: &OutField, text: &mut String) {
+    use std::fmt::Write as _;
+    let number = match value {
+        Value::Integer(integer) if field.field_type == FieldType::Integer => {
+            text.push_str(itoa::Buffer::new().format(*integer));
+            return;
+        }
+        Value::Integer(integer) => *integer as f64,
+        Value::Float(float) if float.is_finite() => *float,
+        Value::Boolean(flag) => f64::from(u8::from(*flag)),
+        Value::Text(number) => match number.trim().parse::<f64>() {
+            Ok(parsed) if parsed.is_finite() => parsed,
+            _ => return,
+        },
+        _ => return,
+    };
+    if field.field_type == FieldType::Integer && number.fract() == 0.0 && number.abs() < 1e18 {
+        text.push_str(itoa::Buffer::new().format(number as i64));
+        return;
+    }
+    let _ = write!(text, "{number:.*}", field.decimals);
+    if text.len() > field.width {
+        text.clear();
+        text.push_str(ryu::Buffer::new().format_finite(number));
+    }
+}
+
+fn text_of(value: &Value, text: &mut String) {
+    match value {
+        Value::Null => {}
+        Value::Boolean(flag) => text.push_str(if *flag { "true" } else { "false" }),
+        Value::Integer(integer) => text.push_str(itoa::Buffer::new().format(*integer)),
+        Value::Float(float) => text.push_str(ryu::Buffer::new().format(*float)),
+        Value::Text(value) => text.push_str(value),
+        Value::Date(date) => text.push_str(&date.format("%Y-%m-%d").to_string()),
+        Value::DateTime(time) => text.push_str(&time.format("%Y-%m-%dT%H:%M:%S%.3f").to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_cut_and_made_unique_like_ogr() {
+        let fields = [
+            Field::new("temperature_max", FieldType::Float),
+            Field::new("temperature_min", FieldType::Float),
+            Field::new("short", FieldType::Text),
+        ];
+        let (names, notes) = unique_names(&fields);
+        assert_eq!(names, ["temperatur", "temperat_1", "short"]);
+        assert_eq!(notes.len(), 2);
+    }
+}

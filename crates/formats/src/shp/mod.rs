@@ -1,0 +1,86 @@
+//! ESRI Shapefile: .shp/.shx/.dbf/.prj/.cpg, or a .zip holding them.
+//!
+//! The reader streams the .shp and .dbf side by side (one record each at a time); the writer
+//! writes records as they come and fixes the headers at the end. Both the binary geometry
+//! records and the dBASE table are decoded here rather than with the `shapefile`/`dbase`
+//! crates, because those convert counts from the file to sizes before checking them and have
+//! no place for our limits; the formats are small enough that owning them costs little.
+
+mod dbf;
+mod dbf_writer;
+mod reader;
+mod rings;
+mod shape;
+mod writer;
+mod zip_input;
+
+use std::path::Path;
+
+use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
+use crate::error::FormatResult;
+use crate::model::{DataKind, DatasetSink};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+
+const FORMAT: &str = "Shapefile";
+
+/// The published description of [`ShpReader`].
+pub const READER: ReaderSpec = ReaderSpec {
+    name: "ShpReader",
+    description: "Reads an ESRI Shapefile (or a .zip holding one)",
+    dataset_format: ".shp",
+    extensions: &[".shp", ".zip"],
+    produces: &[DataKind::Features],
+    parameters: &[ParameterSpec {
+        name: "SRID",
+        description: "EPSG code of the input's coordinate system, used when the file does not state one",
+        data_type: ParameterType::Integer,
+        required: false,
+        default_value: None,
+        allowed_values: &[],
+    }],
+};
+
+/// Reads an ESRI Shapefile (or a .zip holding one).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShpReader;
+
+impl Reader for ShpReader {
+    fn spec(&self) -> &'static ReaderSpec {
+        &READER
+    }
+
+    fn read(
+        &self,
+        input: &Path,
+        parameters: &Parameters,
+        context: &ReadContext<'_>,
+        sink: &mut dyn DatasetSink,
+    ) -> FormatResult<()> {
+        let srid = parameters.srid("SRID")?;
+        reader::read(input, srid, context, sink)
+    }
+}
+
+/// The published description of [`ShpWriter`].
+pub const WRITER: WriterSpec = WriterSpec {
+    name: "ShpWriter",
+    description: "Writes an ESRI Shapefile (.shp, .shx, .dbf, .prj, .cpg; zipped when the output is .zip)",
+    dataset_format: ".shp",
+    extensions: &[".shp", ".zip"],
+    accepts: &[DataKind::Features, DataKind::Mesh],
+    parameters: &[],
+};
+
+/// Writes an ESRI Shapefile (.shp, .shx, .dbf, .prj, .cpg; zipped when the output is .zip).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShpWriter;
+
+impl Writer for ShpWriter {
+    fn spec(&self) -> &'static WriterSpec {
+        &WRITER
+    }
+
+    fn create(&self, output: &Path, _parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        Ok(Box::new(writer::ShpSink::create(output)?))
+    }
+}

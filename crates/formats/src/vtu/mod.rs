@@ -1,0 +1,352 @@
+//! VTK XML UnstructuredGrid (.vtu), with .pvd collections for time series.
+//!
+//! VTU is how meshes reach ParaView and meshio. The writer is written by hand (the format is
+//! small, and a crate would buffer whole documents); the reader parses the XML as a stream and
+//! decodes ascii, base64 binary (UInt32 or UInt64 headers, zlib-compressed or not) and
+//! appended data (raw or base64), which covers what VTK, ParaView and meshio write. A VTU file
+//! holds no time and no coordinate system: a time series becomes one .vtu per step plus a
+//! .pvd, and the reader takes the CRS from its `SRID` parameter.
+
+mod encoding;
+mod reader;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
+use crate::crs::Crs;
+use crate::error::{FormatError, FormatResult};
+use crate::limits::{ReadLimits, check_limit};
+use crate::model::{
+    DataKind, DatasetSink, ElementKind, Elements, Frame, Header, Item, ItemLocation, MeshGeometry,
+    MeshHeader, Nodes, Quantity, TimeAxis, Values,
+};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+
+use reader::{Array, Piece, Section};
+
+const FORMAT: &str = "VTU";
+
+/// The point data array that carries MIKE boundary codes of the nodes through VTU.
+pub const BOUNDARY_CODE_ARRAY: &str = "boundary_code";
+
+/// The published description of [`VtuReader`].
+pub const READER: ReaderSpec = ReaderSpec {
+    name: "VtuReader",
+    description: "Reads a VTK XML UnstructuredGrid (.vtu)",
+    dataset_format: ".vtu",
+    extensions: &[".vtu"],
+    produces: &[DataKind::Mesh],
+    parameters: &[ParameterSpec {
+        name: "SRID",
+        description: "EPSG code of the coordinates (a VTU file does not state one)",
+        data_type: ParameterType::Integer,
+        required: false,
+        default_value: None,
+        allowed_values: &[],
+    }],
+};
+
+/// Reads a VTK XML UnstructuredGrid (.vtu).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VtuReader;
+
+impl Reader for VtuReader {
+    fn spec(&self) -> &'static ReaderSpec {
+        &READER
+    }
+
+    fn read(
+        &self,
+        input: &Path,
+        parameters: &Parameters,
+        context: &ReadContext<'_>,
+        sink: &mut dyn DatasetSink,
+    ) -> FormatResult<()> {
+        let crs = parameters.srid("SRID")?.map(Crs::Epsg);
+        if let Ok(metadata) = std::fs::metadata(input) {
+            context.progress.set_total(metadata.len());
+        }
+        let piece = reader::read_piece(input, &context.limits)?;
+        if let Ok(metadata) = std::fs::metadata(input) {
+            context.progress.advance(metadata.len());
+        }
+        let (header, values) = mesh_of(piece, crs, &context.limits)?;
+        sink.begin(&Header::Mesh(header))?;
+        for (item, values) in values.iter().enumerate() {
+            sink.frame(Frame {
+                step: 0,
+                item,
+                offset: 0,
+                values,
+            })?;
+        }
+        sink.end()
+    }
+}
+
+/// The published description of [`VtuWriter`].
+pub const WRITER: WriterSpec = WriterSpec {
+    name: "VtuWriter",
+    description: "Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several",
+    dataset_format: ".vtu",
+    extensions: &[".vtu", ".pvd"],
+    accepts: &[DataKind::Mesh, DataKind::Points],
+    parameters: &[ParameterSpec {
+        name: "Format",
+        description: "Encoding of the data arrays: binary (base64, smaller and faster) or ascii (readable)",
+        data_type: ParameterType::String,
+        required: false,
+        default_value: Some("binary"),
+        allowed_values: &["binary", "ascii"],
+    }],
+};
+
+/// Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VtuWriter;
+
+impl Writer for VtuWriter {
+    fn spec(&self) -> &'static WriterSpec {
+        &WRITER
+    }
+
+    fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        let binary = parameters.string("Format") != Some("ascii");
+        Ok(Box::new(writer::VtuSink::new(output, binary)))
+    }
+}
+
+/// The mesh header and the step-0 values of each item of a piece.
+fn mesh_of(
+    piece: Piece,
+    crs: Option<Crs>,
+    limits: &ReadLimits,
+) -> FormatResult<(MeshHeader, Vec<Values>)> {
+    let point_count = usize::try_from(piece.points).map_err(|_| {
+        FormatError::unsupported(FORMAT, "more points than this machine can address")
+    })?;
+    let cell_count = usize::try_from(piece.cells).map_err(|_| {
+        FormatError::unsupported(FORMAT, "more cells than this machine can address")
+    })?;
+    let mut nodes = nodes_of(&piece, point_count)?;
+    let elements = elements_of(&piece, point_count, cell_count)?;
+    let mut items = Vec::new();
+    let mut values = Vec::new();
+    for array in piece.arrays {
+        let (location, count) = match array.section {
+            Section::PointData => (ItemLocation::Node, point_count),
+            Section::CellData => (ItemLocation::Cell, cell_count),
+            _ => continue,
+        };
+        if array.data.len() != count.saturating_mul(array.components) {
+            return Err(FormatError::invalid(
+                FORMAT,
+                format!("DataArray {:?}", array.name),
+                format!(
+                    "{} values where {count} x {} were expected",
+                    array.data.len(),
+                    array.components
+                ),
+            ));
+        }
+        if is_boundary_codes(&array, location)
+            && let Some(codes) = array.data.to_i64()
+        {
+            nodes.codes = codes.into_iter().map(|code| code as i32).collect();
+            continue;
+        }
+        push_items(array, location, &mut items, &mut values);
+        check_limit("VTU data array count", items.len() as u64, limits.items_max)?;
+    }
+    let geometry = MeshGeometry {
+        nodes,
+        elements,
+        crs,
+        z_quantity: Quantity::default(),
+        layers: None,
+    };
+    let header = MeshHeader {
+        geometry: Arc::new(geometry),
+        items,
+        time: TimeAxis::None,
+    };
+    Ok((header, values))
+}
+
+fn is_boundary_codes(array: &Array, location: ItemLocation) -> bool {
+    location == ItemLocation::Node
+        && array.components == 1
+        && array.name == BOUNDARY_CODE_ARRAY
+        && array.data.vtk_type == encoding::VtkType::Int32
+}
+
+fn push_items(
+    array: Array,
+    location: ItemLocation,
+    items: &mut Vec<Item>,
+    values: &mut Vec<Values>,
+) {
+    let make = |name: String, data: &Values| Item {
+        location,
+        ..Item::new(name, data.data_type())
+    };
+    if array.components == 1 {
+        let data = array.data.to_values();
+        items.push(make(array.name, &data));
+        values.push(data);
+        return;
+    }
+    let all = array.data.to_f64();
+    for component in 0..array.components {
+        let suffix = match (array.components, component) {
+            (2 | 3, 0) => "x".to_owned(),
+            (2 | 3, 1) => "y".to_owned(),
+            (3, 2) => "z".to_owned(),
+            _ => component.to_string(),
+        };
+        let data = Values::F64(
+            all.iter()
+                .skip(component)
+                .step_by(array.components)
+                .copied()
+                .collect(),
+        );
+        items.push(make(format!("{}_{suffix}", array.name), &data));
+        values.push(data);
+    }
+}
+
+fn nodes_of(piece: &Piece, point_count: usize) -> FormatResult<Nodes> {
+    let points = piece
+        .arrays
+        .iter()
+        .find(|array| array.section == Section::Points);
+    let coordinates = match points {
+        Some(array) if array.components == 3 => array.data.to_f64(),
+        Some(array) => {
+            return Err(FormatError::invalid(
+                FORMAT,
+                "Points",
+                format!("{} components; points have 3", array.components),
+            ));
+        }
+        None if point_count == 0 => Vec::new(),
+        None => {
+            return Err(FormatError::invalid(
+                FORMAT,
+                "Points",
+                "the piece has no points array",
+            ));
+        }
+    };
+    if coordinates.len() != point_count.saturating_mul(3) {
+        return Err(FormatError::invalid(
+            FORMAT,
+            "Points",
+            format!(
+                "{} coordinates for NumberOfPoints {point_count}",
+                coordinates.len()
+            ),
+        ));
+    }
+    let component = |offset: usize| -> Vec<f64> {
+        coordinates
+            .iter()
+            .skip(offset)
+            .step_by(3)
+            .copied()
+            .collect()
+    };
+    Ok(Nodes {
+        ids: (1..=point_count as i64).collect(),
+        x: component(0),
+        y: component(1),
+        z: component(2),
+        codes: vec![0; point_count],
+    })
+}
+
+fn cells_array<'a>(piece: &'a Piece, name: &str) -> Option<&'a Array> {
+    piece
+        .arrays
+        .iter()
+        .find(|array| array.section == Section::Cells && array.name == name)
+}
+
+fn elements_of(piece: &Piece, point_count: usize, cell_count: usize) -> FormatResult<Elements> {
+    let mut elements = Elements::default();
+    if cell_count == 0 {
+        return Ok(elements);
+    }
+    let integers = |name: &str| -> FormatResult<Vec<i64>> {
+        cells_array(piece, name)
+            .and_then(|array| array.data.to_i64())
+            .ok_or_else(|| {
+                FormatError::invalid(FORMAT, "Cells", format!("no integer {name:?} array"))
+            })
+    };
+    let connectivity = integers("connectivity")?;
+    let offsets = integers("offsets")?;
+    let types = integers("types")?;
+    if offsets.len() != cell_count || types.len() != cell_count {
+        return Err(FormatError::invalid(
+            FORMAT,
+            "Cells",
+            format!(
+                "{} offsets and {} types for NumberOfCells {cell_count}",
+                offsets.len(),
+                types.len()
+            ),
+        ));
+    }
+    let mut start = 0usize;
+    for (index, (&end, &code)) in offsets.iter().zip(&types).enumerate() {
+        let kind = cell_kind(code, index)?;
+        let invalid =
+            |message: String| FormatError::invalid(FORMAT, format!("cell {index}"), message);
+        let end = usize::try_from(end).map_err(|_| invalid(format!("offset {end}")))?;
+        let Some(refs) = connectivity.get(start..end) else {
+            return Err(invalid(format!(
+                "offsets {start}..{end} outside the connectivity"
+            )));
+        };
+        if refs.len() != kind.node_count() {
+            return Err(invalid(format!(
+                "a {kind:?} with {} nodes; a {kind:?} has {}",
+                refs.len(),
+                kind.node_count()
+            )));
+        }
+        let mut nodes = [0u32; 8];
+        for (slot, &node) in nodes.iter_mut().zip(refs) {
+            *slot = usize::try_from(node)
+                .ok()
+                .filter(|&node| node < point_count)
+                .and_then(|node| u32::try_from(node).ok())
+                .ok_or_else(|| invalid(format!("point index {node} outside 0..{point_count}")))?;
+        }
+        elements.push(
+            index as i64 + 1,
+            kind,
+            nodes.get(..refs.len()).unwrap_or_default(),
+        );
+        start = end;
+    }
+    Ok(elements)
+}
+
+fn cell_kind(code: i64, index: usize) -> FormatResult<ElementKind> {
+    u8::try_from(code)
+        .ok()
+        .and_then(ElementKind::from_vtk_type)
+        .ok_or_else(|| {
+            FormatError::unsupported(
+                FORMAT,
+                format!(
+                    "cell {index} has VTK cell type {code}; supported: 1 vertex, 3 line, 5 triangle, 9 quad, 12 hexahedron, 13 wedge"
+                ),
+            )
+        })
+}

@@ -1,0 +1,313 @@
+//! GeoJSON reader and writer: round trips, single Feature and bare Geometry documents, the
+//! legacy `crs` member, property type widening, and hostile documents.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed assumption should abort the test loudly"
+)]
+
+use std::path::Path;
+
+use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
+use basin_formats::crs::Crs;
+use basin_formats::geo_json::{GeoJsonReader, GeoJsonWriter};
+use basin_formats::model::{
+    Coord, Data, Dataset, Feature, FeatureSchema, Field, FieldType, Geometry, GeometryKind, Header,
+    Value,
+};
+use basin_formats::{FormatError, Parameters, ReadLimits};
+use chrono::NaiveDate;
+
+fn read_with(input: &Path, limits: ReadLimits) -> Result<Dataset, FormatError> {
+    let context = ReadContext {
+        limits,
+        ..ReadContext::default()
+    };
+    Dataset::collect(|sink| GeoJsonReader.read(input, &Parameters::default(), &context, sink))
+}
+
+fn read_text(text: &str) -> Result<Dataset, FormatError> {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("in.geojson");
+    std::fs::write(&path, text).unwrap();
+    read_with(&path, ReadLimits::default())
+}
+
+fn write(dataset: &Dataset, output: &Path) -> Written {
+    let mut sink = GeoJsonWriter
+        .create(output, &Parameters::default())
+        .unwrap();
+    dataset.replay(sink.as_mut()).unwrap();
+    sink.finish().unwrap()
+}
+
+fn parts(dataset: &Dataset) -> (&FeatureSchema, &[Feature]) {
+    match (&dataset.header, &dataset.data) {
+        (Header::Features(schema), Data::Features(features)) => (schema, features),
+        other => panic!("features expected, got {other:?}"),
+    }
+}
+
+fn all_geometries() -> Vec<Geometry> {
+    let line = vec![
+        Coord::xy(0.5, 1.0),
+        Coord::xy(2.0, 3.0),
+        Coord::xy(1e-7, 123456.789),
+    ];
+    let ring = vec![
+        Coord::xy(0.0, 0.0),
+        Coord::xy(4.0, 0.0),
+        Coord::xy(4.0, 4.0),
+        Coord::xy(0.0, 0.0),
+    ];
+    vec![
+        Geometry::Point(Coord::xy(0.1, 0.2)),
+        Geometry::MultiPoint(line.clone()),
+        Geometry::LineString(line.clone()),
+        Geometry::MultiLineString(vec![line.clone(), line]),
+        Geometry::Polygon(vec![ring.clone(), ring.clone()]),
+        Geometry::MultiPolygon(vec![vec![ring.clone()], vec![ring.clone()]]),
+        Geometry::GeometryCollection(vec![
+            Geometry::Point(Coord::xy(1.0, 2.0)),
+            Geometry::Polygon(vec![ring]),
+        ]),
+    ]
+}
+
+#[test]
+fn every_geometry_and_attribute_type_round_trips() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("out.geojson");
+    let fields = vec![
+        Field::new("name", FieldType::Text),
+        Field::new("count", FieldType::Integer),
+        Field::new("level", FieldType::Float),
+        Field::new("wet", FieldType::Boolean),
+        Field::new("day", FieldType::Date),
+        Field::new("at", FieldType::DateTime),
+    ];
+    let day = NaiveDate::from_ymd_opt(2021, 3, 4).unwrap();
+    let features: Vec<Feature> = all_geometries()
+        .into_iter()
+        .map(Some)
+        .chain([None])
+        .enumerate()
+        .map(|(index, geometry)| Feature {
+            geometry,
+            values: vec![
+                Value::Text(format!("quote \" backslash \\ tab \t é {index}")),
+                Value::Integer(-(index as i64) * 1_000_000_007),
+                Value::Float(0.1 + index as f64),
+                Value::Boolean(index % 2 == 0),
+                Value::Date(day),
+                Value::DateTime(day.and_hms_milli_opt(5, 6, 7, 250).unwrap()),
+            ],
+        })
+        .collect();
+    let schema = FeatureSchema {
+        fields,
+        geometry_kind: GeometryKind::Any,
+        has_z: false,
+        has_m: false,
+        crs: Some(Crs::Epsg(4326)),
+    };
+    let original = Dataset {
+        header: Header::Features(schema.clone()),
+        data: Data::Features(features.clone()),
+    };
+    let written = write(&original, &output);
+    assert!(written.notes.is_empty(), "{:?}", written.notes);
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert!(!text.contains("\"crs\""), "WGS 84 needs no crs member");
+    let back = read_with(&output, ReadLimits::default()).unwrap();
+    let (back_schema, back_features) = parts(&back);
+    assert_eq!(back_schema, &schema);
+    assert_eq!(back_features, features.as_slice());
+}
+
+#[test]
+fn z_is_kept_m_dropped_and_a_projected_crs_declared() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("z.geojson");
+    let coord = Coord {
+        x: 500000.0,
+        y: 6000000.0,
+        z: Some(-3.5),
+        m: Some(9.0),
+    };
+    let data = Dataset {
+        header: Header::Features(FeatureSchema {
+            fields: vec![],
+            geometry_kind: GeometryKind::Point,
+            has_z: true,
+            has_m: true,
+            crs: Some(Crs::Epsg(25832)),
+        }),
+        data: Data::Features(vec![Feature {
+            geometry: Some(Geometry::Point(coord)),
+            values: vec![],
+        }]),
+    };
+    let written = write(&data, &output);
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("m (measure)"))
+    );
+    let back = read_with(&output, ReadLimits::default()).unwrap();
+    let (schema, features) = parts(&back);
+    assert_eq!(schema.crs, Some(Crs::Epsg(25832)));
+    assert!(schema.has_z);
+    assert_eq!(
+        features[0].geometry,
+        Some(Geometry::Point(Coord::xyz(500000.0, 6000000.0, -3.5)))
+    );
+}
+
+#[test]
+fn a_single_feature_or_bare_geometry_is_a_collection_of_one() {
+    let feature = read_text(
+        r#"{"properties": {"b": 1, "a": "x"}, "type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2, 3]}}"#,
+    )
+    .unwrap();
+    let (schema, features) = parts(&feature);
+    let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["b", "a"], "document order, not sorted");
+    assert_eq!(
+        features[0].values,
+        vec![Value::Integer(1), Value::Text("x".into())]
+    );
+    let geometry = read_text(r#"{"type": "LineString", "coordinates": [[1, 2], [3, 4]]}"#).unwrap();
+    let (schema, features) = parts(&geometry);
+    assert_eq!(schema.geometry_kind, GeometryKind::Line);
+    assert_eq!(features.len(), 1);
+}
+
+#[test]
+fn mixed_property_types_widen() {
+    let dataset = read_text(
+        r#"{"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::3857"}},
+        "features": [
+          {"type": "Feature", "geometry": null, "properties": {"i": 1, "f": 1, "t": 1, "b": true, "n": null, "d": "2020-01-02", "o": {"k": [1]}}},
+          {"type": "Feature", "geometry": null, "properties": {"i": 2, "f": 2.5, "t": "x", "b": 3, "n": null, "d": "2020-01-02T03:04:05Z"}}
+        ]}"#,
+    )
+    .unwrap();
+    let (schema, features) = parts(&dataset);
+    let types: Vec<FieldType> = schema.fields.iter().map(|f| f.field_type).collect();
+    use FieldType::*;
+    assert_eq!(types, [Integer, Float, Text, Integer, Text, DateTime, Text]);
+    assert_eq!(schema.crs, Some(Crs::Epsg(3857)));
+    assert_eq!(features[0].values[1], Value::Float(1.0));
+    assert_eq!(features[0].values[2], Value::Text("1".into()));
+    assert_eq!(features[1].values[3], Value::Integer(3));
+    assert_eq!(features[0].values[6], Value::Text("{\"k\":[1]}".into()));
+    assert_eq!(features[1].values[6], Value::Null);
+}
+
+#[test]
+fn hostile_documents_give_errors() {
+    let cases = [
+        ("", "file ends"),
+        ("[1, 2]", "expected '{'"),
+        (
+            r#"{"type": "FeatureCollection", "features": [{"type": "Feature""#,
+            "ends inside",
+        ),
+        (
+            r#"{"type": "FeatureCollection", "features": [1]}"#,
+            "feature 1",
+        ),
+        (
+            r#"{"type": "FeatureCollection", "features": [{"geometry": {"type": "Point", "coordinates": [1]}}]}"#,
+            "two numbers",
+        ),
+        (
+            r#"{"type": "FeatureCollection", "features": [{"geometry": {"type": "Circle", "coordinates": [1, 2]}}]}"#,
+            "unknown geometry",
+        ),
+        (r#"{"type": "Topology"}"#, "not a FeatureCollection"),
+        (
+            r#"{"type": "FeatureCollection", "features": []} trailing"#,
+            "after the end",
+        ),
+        (
+            r#"{"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "local"}}, "features": []}"#,
+            "EPSG",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = read_text(text).unwrap_err();
+        assert!(
+            error.to_string().contains(expected),
+            "{text}: {error} should say {expected}"
+        );
+    }
+}
+
+#[test]
+fn nesting_and_size_limits_are_enforced_while_scanning() {
+    let deep = format!(
+        r#"{{"type": "FeatureCollection", "features": [{{"properties": {{"a": {}1{}}}}}]}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let error = read_text(&deep).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("big.geojson");
+    let big = format!(
+        r#"{{"type": "FeatureCollection", "features": [{{"properties": {{"a": "{}"}}}}]}}"#,
+        "x".repeat(10_000)
+    );
+    std::fs::write(&path, big).unwrap();
+    let limits = ReadLimits {
+        line_bytes_max: 1000,
+        ..ReadLimits::default()
+    };
+    let error = read_with(&path, limits).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+    let many = r#"{"type": "FeatureCollection", "features": [{"geometry": {"type": "LineString", "coordinates": [[1, 2], [3, 4], [5, 6]]}}]}"#;
+    std::fs::write(&path, many).unwrap();
+    let limits = ReadLimits {
+        vertices_per_geometry_max: 2,
+        ..ReadLimits::default()
+    };
+    let error = read_with(&path, limits).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_large_collection_streams_through() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("many.geojson");
+    let mut text = String::from(r#"{"type":"FeatureCollection","features":["#);
+    for index in 0..20_000 {
+        if index > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            r#"{{"type":"Feature","properties":{{"i":{index}}},"geometry":{{"type":"Point","coordinates":[{index},1]}}}}"#
+        ));
+    }
+    text.push_str("]}");
+    std::fs::write(&path, text).unwrap();
+    let dataset = read_with(&path, ReadLimits::default()).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(schema.geometry_kind, GeometryKind::Point);
+    assert_eq!(features.len(), 20_000);
+    assert_eq!(features[19_999].values, vec![Value::Integer(19_999)]);
+}

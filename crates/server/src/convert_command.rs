@@ -1,0 +1,315 @@
+//! `basin convert` and `basin formats`: the conversion pipeline of the formats crate, offline,
+//! on local files. The same catalogue and pipeline run the server's conversion jobs, so what
+//! works here works there.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use basin_formats::{Catalogue, Conversion, Progress, ReadContext, Transformation};
+use clap::Args;
+use serde::Serialize;
+
+/// Arguments of `basin convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The file to read.
+    input: PathBuf,
+    /// The file to write (its extension picks the writer unless --writer is given).
+    output: PathBuf,
+    /// Reader name (see `basin formats`); inferred from the input's extension when omitted.
+    #[arg(long)]
+    reader: Option<String>,
+    /// Writer name; inferred from the output's extension when omitted.
+    #[arg(long)]
+    writer: Option<String>,
+    /// A reader parameter, NAME=VALUE (repeatable).
+    #[arg(short = 'p', long = "parameter", value_name = "NAME=VALUE")]
+    parameters: Vec<String>,
+    /// A writer parameter, NAME=VALUE (repeatable).
+    #[arg(short = 'w', long = "writer-parameter", value_name = "NAME=VALUE")]
+    writer_parameters: Vec<String>,
+    /// Reproject to this EPSG code.
+    #[arg(long)]
+    output_srid: Option<u32>,
+    /// EPSG code of the input, when the file does not state it (used with --output-srid).
+    #[arg(long, requires = "output_srid")]
+    input_srid: Option<u32>,
+    /// Replace the output if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Arguments of `basin formats`.
+#[derive(Debug, Args)]
+pub struct FormatsArgs {
+    /// Print JSON in the shape of the interface's reader and writer lists.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Inputs smaller than this convert without a progress bar: they finish before one helps.
+const PROGRESS_BAR_BYTES_MIN: u64 = 16 * 1024 * 1024;
+
+/// Runs `basin convert`.
+pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    if !args.input.exists() {
+        anyhow::bail!("the input {} does not exist", args.input.display());
+    }
+    if args.output.exists() && !args.force {
+        anyhow::bail!(
+            "{} exists; pass --force to replace it",
+            args.output.display()
+        );
+    }
+    let reader_parameters = parse_pairs(&args.parameters)?;
+    let writer_parameters = parse_pairs(&args.writer_parameters)?;
+    let transformations: Vec<Transformation> = args
+        .output_srid
+        .map(|output_srid| Transformation::Crs {
+            input_srid: args.input_srid,
+            output_srid,
+        })
+        .into_iter()
+        .collect();
+    let conversion = Conversion {
+        reader: args.reader.as_deref(),
+        writer: args.writer.as_deref(),
+        reader_parameters: &reader_parameters,
+        writer_parameters: &writer_parameters,
+        transformations: &transformations,
+    };
+    let catalogue = Catalogue::standard();
+    let prepared = catalogue.prepare(&args.input, &args.output, &conversion)?;
+    let started = std::time::Instant::now();
+    let bar = ProgressBar::new(std::io::stderr().is_terminal());
+    let context = ReadContext {
+        progress: &bar,
+        ..ReadContext::default()
+    };
+    let result = prepared.run(&args.input, &args.output, &transformations, &context);
+    // Cleared on failure too, so that the error message is not drawn over a half bar.
+    bar.finish();
+    let written = result.with_context(|| {
+        format!(
+            "{} -> {}",
+            prepared.reader.spec().name,
+            prepared.writer.spec().name
+        )
+    })?;
+    let mut err = std::io::stderr().lock();
+    for note in &written.notes {
+        writeln!(err, "note: {note}")?;
+    }
+    for file in &written.files {
+        writeln!(err, "wrote {}", file.display())?;
+    }
+    writeln!(
+        err,
+        "{} -> {} in {:.2} s",
+        prepared.reader.spec().name,
+        prepared.writer.spec().name,
+        started.elapsed().as_secs_f64()
+    )?;
+    Ok(())
+}
+
+/// Runs `basin formats`.
+pub fn formats(args: &FormatsArgs) -> anyhow::Result<()> {
+    let catalogue = Catalogue::standard();
+    let listing = Listing::of(&catalogue);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &listing)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "Readers")?;
+    for reader in &listing.readers {
+        writeln!(
+            out,
+            "  {:<16} {:<10} {}",
+            reader.name, reader.dataset_format, reader.description
+        )?;
+        write_parameters(&mut out, &reader.parameters)?;
+        writeln!(out, "      writers: {}", reader.writers.join(", "))?;
+    }
+    writeln!(out, "Writers")?;
+    for writer in &listing.writers {
+        writeln!(
+            out,
+            "  {:<16} {:<10} {}",
+            writer.name, writer.dataset_format, writer.description
+        )?;
+        write_parameters(&mut out, &writer.parameters)?;
+    }
+    Ok(())
+}
+
+fn write_parameters(out: &mut impl Write, parameters: &[ParameterDto]) -> std::io::Result<()> {
+    for parameter in parameters {
+        let required = if parameter.required {
+            "required"
+        } else {
+            "optional"
+        };
+        let default = parameter
+            .default_value
+            .map(|value| format!(", default {value}"))
+            .unwrap_or_default();
+        let allowed = if parameter.allowed_values.is_empty() {
+            String::new()
+        } else {
+            format!(", one of {}", parameter.allowed_values.join("|"))
+        };
+        writeln!(
+            out,
+            "      -p {}=<{}> ({required}{default}{allowed}) {}",
+            parameter.name, parameter.data_type, parameter.description
+        )?;
+    }
+    Ok(())
+}
+
+fn parse_pairs(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (name, value) = pair
+                .split_once('=')
+                .with_context(|| format!("parameter {pair:?} is not NAME=VALUE"))?;
+            Ok((name.trim().to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// The reader and writer lists, shaped as wire-contract 5 publishes them.
+#[derive(Debug, Serialize)]
+struct Listing {
+    readers: Vec<ReaderDto>,
+    writers: Vec<WriterDto>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReaderDto {
+    name: &'static str,
+    description: &'static str,
+    dataset_format: &'static str,
+    parameters: Vec<ParameterDto>,
+    writers: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WriterDto {
+    name: &'static str,
+    description: &'static str,
+    dataset_format: &'static str,
+    parameters: Vec<ParameterDto>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ParameterDto {
+    name: &'static str,
+    description: &'static str,
+    data_type: &'static str,
+    required: bool,
+    default_value: Option<&'static str>,
+    allowed_values: &'static [&'static str],
+}
+
+impl ParameterDto {
+    fn list(specs: &'static [basin_formats::ParameterSpec]) -> Vec<Self> {
+        specs
+            .iter()
+            .map(|spec| Self {
+                name: spec.name,
+                description: spec.description,
+                data_type: spec.data_type.wire_name(),
+                required: spec.required,
+                default_value: spec.default_value,
+                allowed_values: spec.allowed_values,
+            })
+            .collect()
+    }
+}
+
+impl Listing {
+    fn of(catalogue: &Catalogue) -> Self {
+        let readers = catalogue
+            .readers()
+            .map(|reader| {
+                let spec = reader.spec();
+                ReaderDto {
+                    name: spec.name,
+                    description: spec.description,
+                    dataset_format: spec.dataset_format,
+                    parameters: ParameterDto::list(spec.parameters),
+                    writers: catalogue.writers_for(spec),
+                }
+            })
+            .collect();
+        let writers = catalogue
+            .writers()
+            .map(|writer| {
+                let spec = writer.spec();
+                WriterDto {
+                    name: spec.name,
+                    description: spec.description,
+                    dataset_format: spec.dataset_format,
+                    parameters: ParameterDto::list(spec.parameters),
+                }
+            })
+            .collect();
+        Self { readers, writers }
+    }
+}
+
+/// A progress bar on stderr when it is a terminal and the input is large (see
+/// [`PROGRESS_BAR_BYTES_MIN`]); silent otherwise, so that scripts and logs get no control
+/// characters. Redraws at most ten times a second so that readers may report as often as
+/// they like.
+struct ProgressBar {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressBar {
+    fn new(terminal: bool) -> Self {
+        let bar = terminal.then(|| {
+            // Hidden until the reader announces a large total.
+            let bar = indicatif::ProgressBar::hidden();
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Self { bar }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for ProgressBar {
+    fn set_total(&self, units: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(units);
+            if units >= PROGRESS_BAR_BYTES_MIN && bar.is_hidden() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(10));
+            }
+        }
+    }
+
+    fn advance(&self, units: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(units);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    basin_formats_fuzz::read(
+        &basin_formats::ascii_grid::AsciiGridReader,
+        "asc",
+        &[("SRID", "4326")],
+        data,
+    );
+});

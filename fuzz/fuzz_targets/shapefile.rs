@@ -1,0 +1,7 @@
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    basin_formats_fuzz::read(&basin_formats::shp::ShpReader, "zip", &[], data);
+});

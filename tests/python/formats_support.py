@@ -1,0 +1,45 @@
+"""Shared helpers for the format tests: run `basin convert`, and require the independent
+implementations (GDAL's command-line tools from Debian's gdal-bin, meshio from PyPI) that the
+tests compare Basin against.
+
+Outside CI a missing tool skips the test with a message saying what to install; in CI (CI set
+and not "false") it fails, so that a comparison is never silently dropped.
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
+IN_CI = os.environ.get("CI", "") not in ("", "false")
+
+
+def require_tool(name, install="apt-get install gdal-bin"):
+    """The path of command-line tool `name`; skips (locally) or fails (CI) when missing."""
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} not found ({install})"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def convert(source, target, *args, check=True):
+    """Runs `basin convert source target --force *args`; returns the CompletedProcess."""
+    command = [BINARY, "convert", str(source), str(target), "--force", *map(str, args)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed:\n{result.stderr}")
+    return result
+
+
+def run(*command):
+    """Runs a tool, failing the test with its stderr when it fails; returns stdout."""
+    result = subprocess.run([str(part) for part in command], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, command))} failed:\n{result.stderr}")
+    return result.stdout
