@@ -94,7 +94,7 @@ def test_grid_warp_matches_gdalwarp(tmp_path, name, srid, columns, rows, xll, yl
         source, columns, rows, xll, yll, cell, -9999,
         lambda column, row: (row * columns + column) % 9973 + 1,
     )
-    (tmp_path / f"{name}.prj").write_text(run("gdalsrsinfo", "-o", "wkt1_esri", f"EPSG:{srid}").strip())
+    (tmp_path / f"{name}.prj").write_text(run("gdalsrsinfo", "-o", "wkt_esri", f"EPSG:{srid}").strip())
     ours = tmp_path / f"{name}_basin.tif"
     # The input's CRS comes from the ESRI .prj (no EPSG code in it: Basin matches its name).
     basin_convert(source, ours, "--output-srid", target)

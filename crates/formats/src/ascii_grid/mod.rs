@@ -1,15 +1,55 @@
 //! ESRI ASCII Grid (.asc) with header, NODATA_value and optional .prj.
 //!
-//! Not implemented yet: the reader and writer fail with an "unsupported" error.
+//! An ASCII Grid is a short header of `key value` lines (`ncols`, `nrows`, `xllcorner` or
+//! `xllcenter`, `yllcorner` or `yllcenter`, `cellsize` or `dx`/`dy`, optional `NODATA_value`)
+//! followed by `ncols x nrows` numbers, top row first, separated by any whitespace. The CRS, if
+//! any, is an ESRI WKT in a `.prj` beside the file. GDAL's AAIGrid driver is what users compare
+//! against, so the header is read the way GDAL reads it (keys in any order and case, the
+//! geotransform computed with GDAL's expressions) and the writer writes what GDAL reads back
+//! to the same values.
+//!
+//! The file carries no data type, so the reader reads the data twice: a fast first pass
+//! (`scan.rs`) validates the values and finds the narrowest type that keeps every value as
+//! written (Int32, else Float32, else Float64); the second pass parses the values in that type
+//! and streams them to the sink in frames of whole rows. Neither pass holds more than one
+//! buffer of text and one frame of values, so a file of any size reads in bounded memory;
+//! the price is reading the file twice, which the first pass keeps cheap by deciding the type
+//! from the digits wherever it can. Holding the values instead (or spooling them to disk)
+//! would cost memory or a temporary file of the grid's size; the second read mostly comes from
+//! the page cache.
+
+mod header;
+mod number;
+mod reader;
+mod scan;
+mod tokens;
+mod writer;
 
 use std::path::Path;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
-use crate::error::{FormatError, FormatResult};
+use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
 use crate::parameters::{ParameterSpec, ParameterType, Parameters};
 
 const FORMAT: &str = "ASCII Grid";
+
+/// Most bytes of one header line: a key and one number need a few dozen; a longer line is not
+/// a header line, and the bound keeps a file without line breaks from being buffered whole.
+pub const HEADER_LINE_BYTES_MAX: u64 = 1024;
+
+/// Most lines before the data: eight keys plus blank lines between them. A bound, so that a
+/// file of blank lines is refused instead of scanned forever for a header.
+pub const HEADER_LINES_MAX: u64 = 100;
+
+/// Most bytes of one value: `%.20g` of a double with sign and exponent takes 27; a longer run
+/// of non-blank bytes is not a number. This also bounds what the tokenizer carries from one
+/// buffer to the next.
+pub const TOKEN_BYTES_MAX: usize = 256;
+
+/// Values handed to the sink at once: whole rows up to this many values (a single row longer
+/// than this is split). 65,536 values are at most 512 KiB of Float64.
+pub const FRAME_VALUES: usize = 65_536;
 
 /// The published description of [`AsciiGridReader`].
 pub const READER: ReaderSpec = ReaderSpec {
@@ -39,15 +79,13 @@ impl Reader for AsciiGridReader {
 
     fn read(
         &self,
-        _input: &Path,
-        _parameters: &Parameters,
-        _context: &ReadContext<'_>,
-        _sink: &mut dyn DatasetSink,
+        input: &Path,
+        parameters: &Parameters,
+        context: &ReadContext<'_>,
+        sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        Err(FormatError::unsupported(
-            FORMAT,
-            "reading is not implemented yet",
-        ))
+        let srid = parameters.srid("SRID")?;
+        reader::read(input, srid, context, sink)
     }
 }
 
@@ -70,14 +108,7 @@ impl Writer for AsciiGridWriter {
         &WRITER
     }
 
-    fn create(
-        &self,
-        _output: &Path,
-        _parameters: &Parameters,
-    ) -> FormatResult<Box<dyn WriterSink>> {
-        Err(FormatError::unsupported(
-            FORMAT,
-            "writing is not implemented yet",
-        ))
+    fn create(&self, output: &Path, _parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        Ok(Box::new(writer::AsciiGridSink::new(output)))
     }
 }

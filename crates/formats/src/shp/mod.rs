@@ -14,6 +14,8 @@ mod shape;
 mod writer;
 mod zip_input;
 
+pub(crate) use reader::{read_small, sibling};
+
 use std::path::Path;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};

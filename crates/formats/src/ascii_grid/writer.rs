@@ -1,0 +1,470 @@
+//! Writing an ASCII Grid: the header as GDAL writes it (`xllcorner`/`yllcorner`, `cellsize`
+//! or `dx`/`dy`, `NODATA_value`), the values row by row as frames arrive, and a `.prj`.
+//!
+//! Values are written in their shortest round-trip form (`itoa` for integers, `ryu` for
+//! floats, a Float32 item in float32's shortest form), so that GDAL and this reader read back
+//! exactly the values written. Cells equal to the nodata value are written as the header's
+//! `NODATA_value` text, as ArcGIS does, and each row starts with a space, as GDAL writes it. The writer refuses, before writing anything, what the
+//! format cannot hold: more than one item or time step (GDAL's AAIGrid driver refuses more
+//! than one band too), 3D grids, rotated grids and grids stored bottom row first.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::FORMAT;
+use crate::catalogue::{WriterSink, Written};
+use crate::error::{FormatError, FormatResult};
+use crate::model::{DataType, DatasetSink, Frame, GridHeader, Header, Item, Values};
+
+/// Bytes of text collected before they go to the file.
+const FLUSH_BYTES: usize = 256 * 1024;
+
+/// Receives one grid item and writes it as an ASCII Grid.
+pub(crate) struct AsciiGridSink {
+    output: PathBuf,
+    open: Option<OpenGrid>,
+    files: Vec<PathBuf>,
+    notes: Vec<String>,
+    finished: bool,
+}
+
+/// The output while values arrive.
+struct OpenGrid {
+    out: BufWriter<File>,
+    columns: usize,
+    cells: usize,
+    /// Values written so far.
+    written: usize,
+    /// Column of the next value.
+    column: usize,
+    /// For Float32 items: cells equal to this are written as `nodata_text`.
+    nodata_f32: Option<f32>,
+    nodata_text: Vec<u8>,
+    text: Vec<u8>,
+}
+
+impl AsciiGridSink {
+    /// A sink writing to `output` (and a `.prj` beside it).
+    pub(crate) fn new(output: &Path) -> Self {
+        Self {
+            output: output.to_owned(),
+            open: None,
+            files: Vec::new(),
+            notes: Vec::new(),
+            finished: false,
+        }
+    }
+
+    fn write_error(&self, source: std::io::Error) -> FormatError {
+        FormatError::write(&self.output, source)
+    }
+
+    /// Writes the `.prj` for the grid's CRS, or notes why there is none.
+    fn write_prj(&mut self, grid: &GridHeader) -> FormatResult<()> {
+        let prj = self.output.with_extension("prj");
+        let Some(crs) = &grid.geometry.crs else {
+            if prj.exists() {
+                self.notes.push(format!(
+                    "{} was there before and is left as it was, but the grid has no coordinate system",
+                    prj.display()
+                ));
+            }
+            return Ok(());
+        };
+        let Some(wkt) = crate::crs::wkt_of(crs) else {
+            self.notes
+                .push(format!("no .prj written: no WKT is known for {crs:?}"));
+            return Ok(());
+        };
+        std::fs::write(&prj, wkt).map_err(|source| FormatError::write(&prj, source))?;
+        self.files.push(prj);
+        Ok(())
+    }
+}
+
+impl DatasetSink for AsciiGridSink {
+    fn begin(&mut self, header: &Header) -> FormatResult<()> {
+        let Header::Grid(grid) = header else {
+            return Err(incompatible(
+                header.kind().name(),
+                "an ASCII Grid holds a grid".to_owned(),
+            ));
+        };
+        let (item, cells) = check_grid(grid)?;
+        let nodata_text = item
+            .nodata
+            .map(|nodata| nodata_text(nodata, item.data_type));
+        let file = File::create(&self.output).map_err(|source| self.write_error(source))?;
+        self.files.push(self.output.clone());
+        let mut out = BufWriter::with_capacity(FLUSH_BYTES, file);
+        out.write_all(header_text(grid, nodata_text.as_deref()).as_bytes())
+            .map_err(|source| self.write_error(source))?;
+        self.write_prj(grid)?;
+        let nodata_f32 = item
+            .nodata
+            .filter(|nodata| item.data_type == DataType::F32 && !nodata.is_nan())
+            .map(|nodata| nodata as f32);
+        self.open = Some(OpenGrid {
+            out,
+            columns: grid.geometry.columns,
+            cells,
+            written: 0,
+            column: 0,
+            nodata_f32,
+            nodata_text: nodata_text.unwrap_or_default().into_bytes(),
+            text: Vec::with_capacity(FLUSH_BYTES.saturating_add(64)),
+        });
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        let Some(open) = self.open.as_mut() else {
+            return Err(FormatError::Catalogue(
+                "values arrived before the grid".into(),
+            ));
+        };
+        if frame.step != 0 || frame.item != 0 || frame.offset != open.written {
+            return Err(FormatError::Catalogue(format!(
+                "frame out of order: step {}, item {}, offset {} after {} values",
+                frame.step, frame.item, frame.offset, open.written
+            )));
+        }
+        if frame.values.len() > open.cells.saturating_sub(open.written) {
+            return Err(FormatError::Catalogue(format!(
+                "more values than the grid's {} cells",
+                open.cells
+            )));
+        }
+        let result = open.write_values(frame.values);
+        result.map_err(|source| FormatError::write(&self.output, source))
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        let Some(mut open) = self.open.take() else {
+            return Err(FormatError::Catalogue(
+                "the grid ended before it began".into(),
+            ));
+        };
+        if open.written != open.cells {
+            return Err(FormatError::Catalogue(format!(
+                "the grid ended after {} of its {} values",
+                open.written, open.cells
+            )));
+        }
+        let out = &mut open.out;
+        out.write_all(&open.text)
+            .and_then(|()| out.flush())
+            .map_err(|source| self.write_error(source))?;
+        self.finished = true;
+        Ok(())
+    }
+}
+
+impl WriterSink for AsciiGridSink {
+    fn finish(self: Box<Self>) -> FormatResult<Written> {
+        if !self.finished {
+            return Err(FormatError::Catalogue("the grid was not completed".into()));
+        }
+        Ok(Written {
+            files: self.files,
+            notes: self.notes,
+        })
+    }
+}
+
+fn incompatible(data: &'static str, message: String) -> FormatError {
+    FormatError::Incompatible {
+        data,
+        format: FORMAT,
+        message,
+    }
+}
+
+/// The one item of a grid the format can hold, and the number of cells; an error for
+/// anything else.
+fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
+    let error = |message: String| incompatible("grid", message);
+    let geometry = &grid.geometry;
+    let [item] = grid.items.as_slice() else {
+        let names: Vec<&str> = grid.items.iter().map(|item| item.name.as_str()).collect();
+        return Err(error(format!(
+            "an ASCII Grid holds one item; this grid has {} ({})",
+            names.len(),
+            names.join(", ")
+        )));
+    };
+    if grid.time.steps() != 1 {
+        return Err(error(format!(
+            "an ASCII Grid holds one time step; this grid has {}",
+            grid.time.steps()
+        )));
+    }
+    if geometry.layers() != 1 {
+        return Err(error(format!(
+            "an ASCII Grid is 2D; this grid has {} layers",
+            geometry.layers()
+        )));
+    }
+    let transform = geometry.transform;
+    if !transform.is_north_up() {
+        return Err(error(
+            "the grid is rotated; an ASCII Grid is north-up (warp it first)".to_owned(),
+        ));
+    }
+    let finite = transform.to_gdal().iter().all(|value| value.is_finite());
+    if !(finite && transform.pixel_width > 0.0 && transform.pixel_height < 0.0) {
+        return Err(error(format!(
+            "an ASCII Grid stores rows from north to south with cells of positive size; this \
+             grid's cell size is {} x {}",
+            transform.pixel_width, transform.pixel_height
+        )));
+    }
+    match geometry.cells() {
+        Some(cells) if cells > 0 => Ok((item, cells)),
+        _ => Err(error(format!(
+            "a grid of {} x {} cells cannot be written",
+            geometry.columns, geometry.rows
+        ))),
+    }
+}
+
+/// The header lines.
+fn header_text(grid: &GridHeader, nodata: Option<&str>) -> String {
+    let geometry = &grid.geometry;
+    let transform = geometry.transform;
+    let (dx, dy) = (transform.pixel_width, -transform.pixel_height);
+    let mut lines = vec![
+        ("ncols", geometry.columns.to_string()),
+        ("nrows", geometry.rows.to_string()),
+        ("xllcorner", shortest(transform.origin_x)),
+        (
+            "yllcorner",
+            shortest(lower_left_y(transform.origin_y, geometry.rows, dy)),
+        ),
+    ];
+    if dx == dy {
+        lines.push(("cellsize", shortest(dx)));
+    } else {
+        lines.push(("dx", shortest(dx)));
+        lines.push(("dy", shortest(dy)));
+    }
+    if let Some(nodata) = nodata {
+        lines.push(("NODATA_value", nodata.to_owned()));
+    }
+    lines
+        .into_iter()
+        .map(|(key, value)| format!("{key:<13} {value}\n"))
+        .collect()
+}
+
+/// The y of the lower left corner that a reader (GDAL's or ours: `y + rows * dy`) turns back
+/// into `origin_y` exactly, and of those the one with the shortest decimal, so that
+/// `yllcorner 0.1` survives a round trip as `0.1`. The plain `origin_y - rows * dy` can be off
+/// by several ulps, which would move a round-tripped grid.
+fn lower_left_y(origin_y: f64, rows: usize, dy: f64) -> f64 {
+    let height = rows as f64 * dy;
+    let first = origin_y - height;
+    let reads_back = |y: f64| y + height == origin_y;
+    // The y that read back form one interval (y + height rounds monotonically), within a few
+    // ulps of the larger of the two magnitudes around `first`.
+    let span = (origin_y.abs().max(first.abs()) * f64::EPSILON * 4.0).max(f64::MIN_POSITIVE);
+    let (below, above) = (first - span, first + span);
+    if below + height >= origin_y || above + height <= origin_y {
+        return first;
+    }
+    let low = first_true(below, above, |y| y + height >= origin_y);
+    if !reads_back(low) {
+        return first;
+    }
+    let high = first_true(low, above, |y| y + height > origin_y).next_down();
+    for digits in 1..=17 {
+        for candidate in [low, high, first, low + (high - low) / 2.0] {
+            let rounded = format!("{candidate:.*e}", digits - 1).parse::<f64>();
+            if let Ok(rounded) = rounded
+                && (low..=high).contains(&rounded)
+                && reads_back(rounded)
+            {
+                return rounded;
+            }
+        }
+    }
+    low
+}
+
+/// The smallest f64 in `(low, high]` for which the monotone `predicate` holds, given that it
+/// fails at `low` and holds at `high`: a bisection over the ordered bit patterns, so at most
+/// 64 steps.
+fn first_true(low: f64, high: f64, predicate: impl Fn(f64) -> bool) -> f64 {
+    let (mut low, mut high) = (i128::from(ordered_key(low)), i128::from(ordered_key(high)));
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        let value = from_ordered_key(i64::try_from(middle).unwrap_or_default());
+        if predicate(value) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    from_ordered_key(i64::try_from(high).unwrap_or_default())
+}
+
+/// A key whose integer order is the order of the f64 values (as in `f64::total_cmp`).
+fn ordered_key(value: f64) -> i64 {
+    let bits = value.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+/// The inverse of [`ordered_key`].
+fn from_ordered_key(key: i64) -> f64 {
+    f64::from_bits((key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64)
+}
+
+/// The shortest decimal that reads back as `value`.
+fn shortest(value: f64) -> String {
+    if !value.is_finite() {
+        return non_finite(value).to_owned();
+    }
+    ryu::Buffer::new().format_finite(value).to_owned()
+}
+
+/// `nan`, `inf` or `-inf`, as GDAL writes and reads them.
+fn non_finite(value: f64) -> &'static str {
+    if value.is_nan() {
+        "nan"
+    } else if value > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
+/// The text of a nodata value: an integer when it is one (`-9999`, as users expect), else the
+/// shortest decimal in the item's type when the value is exact in it, else in f64.
+fn nodata_text(nodata: f64, data_type: DataType) -> String {
+    if nodata.is_finite() && nodata.fract() == 0.0 && nodata.abs() < 9.007_199_254_740_992e15 {
+        return itoa::Buffer::new().format(nodata as i64).to_owned();
+    }
+    let narrow = nodata as f32;
+    if data_type == DataType::F32 && nodata.is_finite() && f64::from(narrow) == nodata {
+        return ryu::Buffer::new().format_finite(narrow).to_owned();
+    }
+    shortest(nodata)
+}
+
+impl OpenGrid {
+    fn write_values(&mut self, values: &Values) -> std::io::Result<()> {
+        match values {
+            Values::U8(values) => self.write_each(values, integer),
+            Values::I16(values) => self.write_each(values, integer),
+            Values::U16(values) => self.write_each(values, integer),
+            Values::I32(values) => self.write_each(values, integer),
+            Values::U32(values) => self.write_each(values, integer),
+            Values::F32(values) => {
+                let nodata = self.nodata_f32;
+                let nodata_text = std::mem::take(&mut self.nodata_text);
+                let result = self.write_each(values, |value, text| {
+                    if Some(value) == nodata {
+                        text.extend_from_slice(&nodata_text);
+                    } else if value.is_finite() {
+                        let mut buffer = ryu::Buffer::new();
+                        text.extend_from_slice(buffer.format_finite(value).as_bytes());
+                    } else {
+                        text.extend_from_slice(non_finite(f64::from(value)).as_bytes());
+                    }
+                });
+                self.nodata_text = nodata_text;
+                result
+            }
+            Values::F64(values) => self.write_each(values, |value, text| {
+                if value.is_finite() {
+                    let mut buffer = ryu::Buffer::new();
+                    text.extend_from_slice(buffer.format_finite(value).as_bytes());
+                } else {
+                    text.extend_from_slice(non_finite(value).as_bytes());
+                }
+            }),
+        }
+    }
+
+    /// Appends each value with `format`, a space between values and a line break after each
+    /// row, and passes the text on whenever [`FLUSH_BYTES`] have collected.
+    fn write_each<T: Copy>(
+        &mut self,
+        values: &[T],
+        mut format: impl FnMut(T, &mut Vec<u8>),
+    ) -> std::io::Result<()> {
+        for &value in values {
+            if self.column == 0 {
+                // Every row starts with a space, as GDAL writes it: GDAL (before 3.8) takes a
+                // line starting with a letter for a header line, so a first row starting with
+                // `nan` or `inf` would be lost to it.
+                self.text.push(b' ');
+            }
+            format(value, &mut self.text);
+            self.column = self.column.saturating_add(1);
+            if self.column >= self.columns {
+                self.text.push(b'\n');
+                self.column = 0;
+            } else {
+                self.text.push(b' ');
+            }
+            if self.text.len() >= FLUSH_BYTES {
+                self.out.write_all(&self.text)?;
+                self.text.clear();
+            }
+        }
+        self.written = self.written.saturating_add(values.len());
+        Ok(())
+    }
+}
+
+fn integer(value: impl itoa::Integer, text: &mut Vec<u8>) {
+    text.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lower_left_y_reads_back_as_the_origin() {
+        let mut state = 0x1234_5678_u64;
+        for _ in 0..10_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let y = (state >> 11) as f64 / (1u64 << 53) as f64 * 1e7 - 5e6;
+            let dy = ((state >> 40) % 1000 + 1) as f64 * 0.037;
+            let rows = usize::try_from((state >> 20) % 5000 + 1).unwrap();
+            let origin = y + rows as f64 * dy;
+            let back = lower_left_y(origin, rows, dy);
+            assert_eq!(back + rows as f64 * dy, origin, "{y} {dy} {rows}");
+            let nice = (y * 100.0).round() / 100.0;
+            let origin = nice + rows as f64 * dy;
+            let back = lower_left_y(origin, rows, dy);
+            assert_eq!(back + rows as f64 * dy, origin, "{nice} {dy} {rows}");
+            assert!(
+                shortest(back).len() <= shortest(nice).len(),
+                "{nice} {back}"
+            );
+        }
+        assert_eq!(lower_left_y(0.1 + 7.0 * 0.3, 7, 0.3), 0.1);
+    }
+
+    #[test]
+    fn nodata_is_an_integer_when_it_is_one() {
+        assert_eq!(nodata_text(-9999.0, DataType::F32), "-9999");
+        assert_eq!(nodata_text(-9999.5, DataType::F64), "-9999.5");
+        assert_eq!(
+            nodata_text(f64::from(-3.402_823_5e38_f32), DataType::F32),
+            "-3.4028235e38"
+        );
+        assert_eq!(
+            nodata_text(-3.402_823_466e38, DataType::F32),
+            "-3.402823466e38"
+        );
+        assert_eq!(nodata_text(f64::NAN, DataType::F32), "nan");
+        assert_eq!(nodata_text(1e300, DataType::F64), "1e300");
+    }
+}
