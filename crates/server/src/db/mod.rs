@@ -6,7 +6,10 @@
 //! [`on_tx!`]. `$1` placeholders work on both. Where the dialects differ, a store fn matches
 //! on the enum with both arms side by side.
 
+mod sqlite_read;
+
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::migrate::MigrateDatabase;
@@ -16,13 +19,14 @@ use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
 
 use crate::config::DatabaseConfig;
 use crate::limits;
+pub use sqlite_read::{SqliteReader, opt_time_at, opt_uuid_at, time_at, uuid_at};
 
 /// Runs `$body` with `$conn` bound to whichever pool `$db` holds.
 #[macro_export]
 macro_rules! on_db {
     ($db:expr, |$conn:ident| $body:expr) => {
         match $db {
-            $crate::db::Db::Sqlite($conn) => $body,
+            $crate::db::Db::Sqlite($conn, _) => $body,
             $crate::db::Db::Postgres($conn) => $body,
         }
     };
@@ -57,8 +61,9 @@ pub enum Backend {
 /// A pool on one of the two supported databases.
 #[derive(Debug, Clone)]
 pub enum Db {
-    /// SQLite (WAL, foreign keys on).
-    Sqlite(SqlitePool),
+    /// SQLite (WAL, foreign keys on): the sqlx pool for writes and transactions, and the
+    /// synchronous read path for the hot reads.
+    Sqlite(SqlitePool, Arc<SqliteReader>),
     /// PostgreSQL.
     Postgres(PgPool),
 }
@@ -76,6 +81,9 @@ pub enum Tx {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// SQLite in memory would be a separate empty database on every connection.
+    #[error("an in-memory SQLite database is not supported: name a file (sqlite://path/basin.db)")]
+    InMemorySqlite,
     /// The URL names no supported database.
     #[error("unsupported database URL scheme in '{0}': use sqlite:// or postgres://")]
     UnsupportedUrl(String),
@@ -91,6 +99,9 @@ pub enum StoreError {
     /// Any other database error.
     #[error("database error")]
     Database(#[source] sqlx::Error),
+    /// A database error on the synchronous SQLite read path.
+    #[error("database error")]
+    Read(#[source] rusqlite::Error),
     /// Migrations failed.
     #[error("migration failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -127,7 +138,12 @@ impl Db {
                 // A page of rows crosses from the SQLite worker thread in one go instead of
                 // stalling on back-pressure every 50 rows.
                 .row_buffer_size(1024);
-            if let Some(parent) = options.get_filename().parent()
+            let path = options.get_filename().to_path_buf();
+            let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+            if path.as_os_str().is_empty() || in_memory {
+                return Err(StoreError::InMemorySqlite);
+            }
+            if let Some(parent) = path.parent()
                 && !parent.as_os_str().is_empty()
             {
                 std::fs::create_dir_all(parent)
@@ -138,7 +154,11 @@ impl Db {
                 .acquire_timeout(acquire_timeout)
                 .connect_with(options)
                 .await?;
-            Ok(Self::Sqlite(pool))
+            let idle_max = usize::try_from(config.max_connections).unwrap_or(usize::MAX);
+            Ok(Self::Sqlite(
+                pool,
+                Arc::new(SqliteReader::new(path, idle_max)),
+            ))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             if !Postgres::database_exists(url).await? {
                 Postgres::create_database(url).await?;
@@ -160,7 +180,7 @@ impl Db {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self {
-            Self::Sqlite(_) => Backend::Sqlite,
+            Self::Sqlite(..) => Backend::Sqlite,
             Self::Postgres(_) => Backend::Postgres,
         }
     }
@@ -169,7 +189,7 @@ impl Db {
     /// advisory lock on PostgreSQL, and SQLite serialises writers.
     pub async fn migrate(&self) -> StoreResult<()> {
         match self {
-            Self::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
+            Self::Sqlite(pool, _) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
             Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
         }
         Ok(())
@@ -190,13 +210,16 @@ impl Db {
             // A deferred SQLite transaction that reads first and writes later fails with
             // SQLITE_BUSY when another writer got in between, bypassing busy_timeout;
             // IMMEDIATE takes the write lock up front so writers wait their turn instead.
-            Self::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Self::Sqlite(pool, _) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
             Self::Postgres(pool) => Tx::Postgres(pool.begin().await?),
         })
     }
 
     /// Closes the pool, waiting for connections to be returned.
     pub async fn close(&self) {
+        if let Self::Sqlite(_, reader) = self {
+            reader.close();
+        }
         on_db!(self, |pool| pool.close().await);
     }
 }
@@ -279,6 +302,7 @@ macro_rules! bind_args {
                 Arg::Uuid(value) => query.bind(value),
                 Arg::OptUuid(value) => query.bind(value),
                 Arg::Text(value) => query.bind(value),
+                Arg::Bytes(value) => query.bind(value),
                 Arg::OptText(value) => query.bind(value),
                 Arg::Bool(value) => query.bind(value),
                 Arg::I64(value) => query.bind(value),
@@ -301,6 +325,8 @@ pub enum Arg {
     Text(String),
     /// Possibly-null text.
     OptText(Option<String>),
+    /// Bytes (hashes).
+    Bytes(Vec<u8>),
     /// Boolean.
     Bool(bool),
     /// Integer.

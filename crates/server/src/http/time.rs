@@ -12,21 +12,42 @@ pub struct WireTime(pub DateTime<Utc>);
 impl WireTime {
     /// Formats in the wire format.
     pub fn format(&self) -> String {
+        let bytes = self.wire_bytes();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// The 27 ASCII bytes of the wire format, `YYYY-MM-DDTHH:MM:SS.fffffff`.
+    ///
+    /// Written digit by digit: `format!` (and chrono's strftime, which also parses its
+    /// format string on every call) were several percent of the CPU of a 100-row list page.
+    /// Years outside 0..=9999 are clamped to four digits; none can be stored.
+    fn wire_bytes(&self) -> [u8; 27] {
         use chrono::{Datelike, Timelike};
-        // Written field by field: chrono's strftime parses its format string on every call,
-        // which showed up in profiles of large list pages.
         let time = &self.0;
         // A leap second reports more than 10^9 nanoseconds; keep to seven digits.
         let ticks = (time.timestamp_subsec_nanos() / 100).min(9_999_999);
-        format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ticks:07}",
-            time.year(),
-            time.month(),
-            time.day(),
-            time.hour(),
-            time.minute(),
-            time.second()
-        )
+        let year = u32::try_from(time.year().clamp(0, 9999)).unwrap_or(0);
+        let mut out = *b"0000-00-00T00:00:00.0000000";
+        let fields: [(usize, usize, u32); 7] = [
+            (0, 4, year),
+            (5, 2, time.month()),
+            (8, 2, time.day()),
+            (11, 2, time.hour()),
+            (14, 2, time.minute()),
+            (17, 2, time.second()),
+            (20, 7, ticks),
+        ];
+        for (start, width, value) in fields {
+            let mut rest = value;
+            for position in (start..start + width).rev() {
+                if let Some(slot) = out.get_mut(position) {
+                    // `rest % 10` is below 10, so the cast cannot truncate.
+                    *slot = b'0' + (rest % 10) as u8;
+                }
+                rest /= 10;
+            }
+        }
+        out
     }
 
     /// Parses a timestamp with or without zone; no zone means UTC.
@@ -49,7 +70,8 @@ impl From<DateTime<Utc>> for WireTime {
 
 impl Serialize for WireTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.format())
+        let bytes = self.wire_bytes();
+        serializer.serialize_str(std::str::from_utf8(&bytes).map_err(serde::ser::Error::custom)?)
     }
 }
 

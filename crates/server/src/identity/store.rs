@@ -6,7 +6,10 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
 use uuid::Uuid;
 
-use crate::db::{Db, StoreError, StoreResult, Tx, keyset_sql};
+use crate::db::{
+    Arg, Db, Sql, StoreError, StoreResult, Tx, keyset_sql, opt_time_at, opt_uuid_at, time_at,
+    uuid_at,
+};
 use crate::identity::model::{ApiKey, Member, Tenant, TenantRole, User};
 use crate::ids::{ApiKeyId, TenantId, UserId};
 use crate::{on_db, on_tx};
@@ -407,6 +410,25 @@ pub async fn memberships_of(db: &Db, user: UserId) -> StoreResult<Vec<(TenantId,
 
 const API_KEY_COLUMNS: &str = "id, tenant_id, name, role, created_at, created_by, revoked_at";
 
+fn api_key_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
+    let role: String = row.get(3)?;
+    Ok(ApiKey {
+        id: ApiKeyId::from_uuid(uuid_at(row, 0)?),
+        tenant_id: TenantId::from_uuid(uuid_at(row, 1)?),
+        name: row.get(2)?,
+        role: role.parse().map_err(|error| {
+            rusqlite::Error::FromSqlConversionFailure(
+                3,
+                rusqlite::types::Type::Text,
+                Box::new(error),
+            )
+        })?,
+        created_at: time_at(row, 4)?,
+        created_by: opt_uuid_at(row, 5)?,
+        revoked_at: opt_time_at(row, 6)?,
+    })
+}
+
 fn api_key_from_row<R: Row>(row: &R) -> Result<ApiKey, sqlx::Error>
 where
     for<'r> &'r str: sqlx::ColumnIndex<R>,
@@ -447,8 +469,16 @@ pub async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> StoreResu
     Ok(())
 }
 
+/// The key with this hash. Every request made with an API key asks this, so on SQLite it
+/// takes the synchronous read path.
 pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<ApiKey>> {
     let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1");
+    if let Db::Sqlite(_, reader) = db {
+        let mut statement = Sql::new(&sql);
+        statement.arg(Arg::Bytes(hash.to_vec()));
+        let keys = reader.fetch_all(statement, api_key_from_sqlite)?;
+        return Ok(keys.into_iter().next());
+    }
     Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
         .bind(hash.to_vec())
         .fetch_optional(pool)

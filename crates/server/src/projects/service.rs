@@ -1087,12 +1087,7 @@ impl ProjectService {
                 sql.push(&format!(
                     " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"
                 ));
-                let rows = store::list(
-                    &self.db,
-                    sql,
-                    &format!("{column} {direction}, id {direction}"),
-                )
-                .await?;
+                let rows = store::list(&self.db, sql).await?;
                 hide_invisible_parent(parent_visible, after.is_none() && rows.is_empty())?;
                 Ok((rows, None))
             }
@@ -1105,12 +1100,7 @@ impl ProjectService {
                 sql.push(&format!(
                     " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit} OFFSET {offset}"
                 ));
-                let rows = store::list(
-                    &self.db,
-                    sql,
-                    &format!("{column} {direction}, id {direction}"),
-                )
-                .await?;
+                let rows = store::list(&self.db, sql).await?;
                 Ok((rows, Some(total)))
             }
         }

@@ -4,7 +4,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::auth::PrincipalType;
-use crate::db::{Arg, Db, Sql, StoreError, StoreResult, Tx};
+use crate::db::{
+    Arg, Db, Sql, StoreError, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at, uuid_at,
+};
 use crate::ids::ProjectId;
 use crate::on_tx;
 use crate::projects::model::{ProjectMember, ProjectRole, ProjectRow};
@@ -32,7 +34,11 @@ pub async fn chain(
     caller: Uuid,
     depth_max: i64,
 ) -> StoreResult<Vec<ChainRow>> {
-    chain_sql(id, caller, depth_max).fetch_all(db).await
+    let sql = chain_sql(id, caller, depth_max);
+    match db {
+        Db::Sqlite(_, reader) => reader.fetch_all(sql, chain_row_from_sqlite),
+        Db::Postgres(_) => sql.fetch_all(db).await,
+    }
 }
 
 /// [`chain`] inside a transaction, seeing its own writes.
@@ -238,133 +244,54 @@ pub async fn replace_members(
 // ---- lists ----
 
 /// Runs a list statement built by the service (selecting [`columns`] from `projects p`,
-/// ordered and limited) and returns its rows in `order_by` order (`name ASC, id ASC`).
-///
-/// The rows come back aggregated into one JSON array instead of one result row each: sqlx's
-/// SQLite driver hands every row across a thread boundary, which cost about 10 µs a row and
-/// capped a 100-row page at under 1,000 requests/s on two cores.
-pub async fn list(db: &Db, inner: Sql, order_by: &str) -> StoreResult<Vec<ProjectRow>> {
-    let (object, wrapped) = match db {
-        Db::Sqlite(_) => (
-            "json_object('id', lower(hex(q.id)), 'tenant_id', lower(hex(q.tenant_id)), \
-             'parent_id', lower(hex(q.parent_id)), 'root_id', lower(hex(q.root_id)), 'depth', q.depth, \
-             'name', q.name, 'description', q.description, 'metadata', q.metadata, 'settings', q.settings, \
-             'access_level', q.access_level, 'inherits_members', q.inherits_members, \
-             'has_thumbnail', q.has_thumbnail, 'billing_information', q.billing_information, \
-             'row_version', q.row_version, 'created_at', q.created_at, 'created_by', lower(hex(q.created_by)), \
-             'updated_at', q.updated_at, 'updated_by', lower(hex(q.updated_by)), 'deleted_at', q.deleted_at, \
-             'deleted_by', lower(hex(q.deleted_by)))",
-            "json_group_array({object} ORDER BY {order})",
-        ),
-        Db::Postgres(_) => (
-            "json_build_object('id', q.id, 'tenant_id', q.tenant_id, 'parent_id', q.parent_id, \
-             'root_id', q.root_id, 'depth', q.depth, 'name', q.name, 'description', q.description, \
-             'metadata', q.metadata, 'settings', q.settings, 'access_level', q.access_level, \
-             'inherits_members', q.inherits_members, 'has_thumbnail', q.has_thumbnail, \
-             'billing_information', q.billing_information, 'row_version', q.row_version, \
-             'created_at', q.created_at, 'created_by', q.created_by, 'updated_at', q.updated_at, \
-             'updated_by', q.updated_by, 'deleted_at', q.deleted_at, 'deleted_by', q.deleted_by)",
-            "COALESCE(json_agg({object} ORDER BY {order}), '[]'::json)::text",
-        ),
-    };
-    let order: String = order_by
-        .split(',')
-        .map(|part| format!("q.{}", part.trim()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let aggregate = wrapped
-        .replace("{object}", object)
-        .replace("{order}", &order);
-    let mut sql = inner;
-    sql.wrap(&format!("SELECT {aggregate} FROM ("), ") q");
-    let text = sql.fetch_text(db).await?;
-    let rows: Vec<JsonProjectRow> = serde_json::from_str(&text)
-        .map_err(|error| StoreError::Database(sqlx::Error::Decode(Box::new(error))))?;
-    rows.into_iter()
-        .map(ProjectRow::try_from)
-        .collect::<Result<_, _>>()
-        .map_err(|error| StoreError::Database(sqlx::Error::Decode(error.into())))
-}
-
-/// A project row as the list aggregate writes it: ids as hex or hyphenated text (empty or
-/// null for none), booleans as 0/1 or true/false, times as RFC 3339 text.
-#[derive(serde::Deserialize)]
-struct JsonProjectRow {
-    id: String,
-    tenant_id: String,
-    parent_id: Option<String>,
-    root_id: String,
-    depth: i64,
-    name: String,
-    description: String,
-    metadata: String,
-    settings: String,
-    access_level: String,
-    inherits_members: serde_json::Value,
-    has_thumbnail: serde_json::Value,
-    billing_information: Option<String>,
-    row_version: i64,
-    created_at: String,
-    created_by: Option<String>,
-    updated_at: String,
-    updated_by: Option<String>,
-    deleted_at: Option<String>,
-    deleted_by: Option<String>,
-}
-
-fn json_uuid(raw: &str) -> Result<Uuid, String> {
-    Uuid::parse_str(raw).map_err(|error| format!("bad id {raw:?}: {error}"))
-}
-
-fn json_opt_uuid(raw: Option<String>) -> Result<Option<Uuid>, String> {
-    raw.filter(|raw| !raw.is_empty())
-        .map(|raw| json_uuid(&raw))
-        .transpose()
-}
-
-fn json_time(raw: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(raw)
-        .or_else(|_| DateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S%.f%:z"))
-        .map(|time| time.with_timezone(&Utc))
-        .map_err(|error| format!("bad time {raw:?}: {error}"))
-}
-
-fn json_bool(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Bool(flag) => *flag,
-        serde_json::Value::Number(number) => number.as_i64().is_some_and(|n| n != 0),
-        _ => false,
+/// ordered and limited) and returns its rows in order.
+pub async fn list(db: &Db, sql: Sql) -> StoreResult<Vec<ProjectRow>> {
+    match db {
+        Db::Sqlite(_, reader) => reader.fetch_all(sql, project_from_sqlite),
+        Db::Postgres(_) => sql.fetch_all(db).await,
     }
 }
 
-impl TryFrom<JsonProjectRow> for ProjectRow {
-    type Error = String;
-
-    fn try_from(row: JsonProjectRow) -> Result<Self, String> {
-        Ok(Self {
-            id: ProjectId::from_uuid(json_uuid(&row.id)?),
-            tenant_id: crate::ids::TenantId::from_uuid(json_uuid(&row.tenant_id)?),
-            parent_id: json_opt_uuid(row.parent_id)?.map(ProjectId::from_uuid),
-            root_id: ProjectId::from_uuid(json_uuid(&row.root_id)?),
-            depth: row.depth,
-            name: row.name,
-            description: row.description,
-            metadata: row.metadata,
-            settings: row.settings,
-            access_level: row.access_level,
-            inherits_members: json_bool(&row.inherits_members),
-            has_thumbnail: json_bool(&row.has_thumbnail),
-            billing_information: row.billing_information,
-            row_version: row.row_version,
-            created_at: json_time(&row.created_at)?,
-            created_by: json_opt_uuid(row.created_by)?,
-            updated_at: json_time(&row.updated_at)?,
-            updated_by: json_opt_uuid(row.updated_by)?,
-            deleted_at: row.deleted_at.as_deref().map(json_time).transpose()?,
-            deleted_by: json_opt_uuid(row.deleted_by)?,
-        })
-    }
+/// A project row of [`COLUMNS`] (from column `first`) on the synchronous SQLite read path.
+fn project_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ProjectRow> {
+    let at = |offset: usize| first + offset;
+    Ok(ProjectRow {
+        id: ProjectId::from_uuid(uuid_at(row, at(0))?),
+        tenant_id: crate::ids::TenantId::from_uuid(uuid_at(row, at(1))?),
+        parent_id: opt_uuid_at(row, at(2))?.map(ProjectId::from_uuid),
+        root_id: ProjectId::from_uuid(uuid_at(row, at(3))?),
+        depth: row.get(at(4))?,
+        name: row.get(at(5))?,
+        description: row.get(at(6))?,
+        metadata: row.get(at(7))?,
+        settings: row.get(at(8))?,
+        access_level: row.get(at(9))?,
+        inherits_members: row.get(at(10))?,
+        has_thumbnail: row.get(at(11))?,
+        billing_information: row.get(at(12))?,
+        row_version: row.get(at(13))?,
+        created_at: time_at(row, at(14))?,
+        created_by: opt_uuid_at(row, at(15))?,
+        updated_at: time_at(row, at(16))?,
+        updated_by: opt_uuid_at(row, at(17))?,
+        deleted_at: opt_time_at(row, at(18))?,
+        deleted_by: opt_uuid_at(row, at(19))?,
+    })
 }
+
+fn project_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectRow> {
+    project_at(row, 0)
+}
+
+fn chain_row_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRow> {
+    Ok(ChainRow {
+        project: project_at(row, 0)?,
+        caller_role: row.get(COLUMN_COUNT)?,
+    })
+}
+
+/// Number of columns in [`COLUMNS`].
+const COLUMN_COUNT: usize = 20;
 
 /// Runs a count statement built by the service.
 pub async fn count(db: &Db, sql: Sql) -> StoreResult<u64> {
@@ -423,4 +350,14 @@ pub async fn lock_tree_in(tx: &mut Tx, root: ProjectId) -> StoreResult<()> {
             .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_column_count_matches_the_column_list() {
+        assert_eq!(COLUMNS.split(',').count(), COLUMN_COUNT);
+    }
 }
