@@ -246,6 +246,18 @@ mod tests {
             .collect()
     }
 
+    #[tokio::test]
+    async fn an_in_memory_sqlite_database_is_refused_with_a_reason() {
+        let config = crate::config::DatabaseConfig::default();
+        for url in ["sqlite::memory:", "sqlite://basin.db?mode=memory"] {
+            let error = super::Db::connect(url, &config).await.unwrap_err();
+            assert!(
+                matches!(error, super::StoreError::InMemorySqlite),
+                "{url}: {error:?}"
+            );
+        }
+    }
+
     #[test]
     fn both_migration_trees_hold_the_same_file_names() {
         let root = env!("CARGO_MANIFEST_DIR");
