@@ -376,6 +376,32 @@ fn the_writer_parameters_round_trip_and_big_tiff_can_be_forced() {
 }
 
 #[test]
+fn the_default_deflate_level_is_gdals_6_for_every_type() {
+    let spec = GeoTiffWriter.spec().parameters;
+    let zlevel = spec.iter().find(|spec| spec.name == "ZLevel").unwrap();
+    assert_eq!(zlevel.default_value, Some("6"));
+    let folder = tempfile::tempdir().unwrap();
+    for data_type in [DataType::F32, DataType::I16] {
+        let dataset = grid_dataset(
+            513,
+            300,
+            vec![Item::new("value", data_type)],
+            vec![sample_values(data_type, 513 * 300)],
+            utm_transform(),
+            Some(Crs::Epsg(32632)),
+        );
+        let bytes = |raw: &[(&str, &str)]| {
+            let path = folder.path().join("level.tif");
+            write_with(&dataset, &path, raw).unwrap();
+            std::fs::read(&path).unwrap()
+        };
+        let default = bytes(&[]);
+        assert_eq!(default, bytes(&[("ZLevel", "6")]), "{data_type:?}");
+        assert_ne!(default, bytes(&[("ZLevel", "1")]), "{data_type:?}");
+    }
+}
+
+#[test]
 fn invalid_writer_parameters_are_refused() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("x.tif");

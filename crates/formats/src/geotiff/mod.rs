@@ -141,10 +141,10 @@ pub const WRITER: WriterSpec = WriterSpec {
         },
         ParameterSpec {
             name: "ZLevel",
-            description: "Deflate level 1 (fastest) to 9 (smallest); default 1 for float bands, 3 for integer bands",
+            description: "Deflate level 1 (fastest) to 9 (smallest); default 6, as GDAL's ZLEVEL",
             data_type: ParameterType::Integer,
             required: false,
-            default_value: None,
+            default_value: Some("6"),
             allowed_values: &[],
         },
         ParameterSpec {

@@ -202,7 +202,13 @@ pub(crate) fn decode_ascii(
     max_values: u64,
     name: &str,
 ) -> FormatResult<RawArray> {
-    let mut bytes = Vec::with_capacity(prealloc_capacity(max_values, vtk_type.size()));
+    // The array is kept with its capacity, so reserve for the values the text can hold (a
+    // value takes a character and a separator), not for the piece's counts: otherwise each
+    // empty array of a piece claiming many points would reserve up to PREALLOC_BYTES_MAX.
+    let values_in_text = ((text.len() / 2) as u64).saturating_add(1);
+    let values_max = max_values.min(values_in_text);
+    let size = vtk_type.size();
+    let mut bytes = Vec::with_capacity(prealloc_capacity(values_max, size).saturating_mul(size));
     let mut count: u64 = 0;
     for token in text.split_whitespace() {
         count = count.saturating_add(1);
@@ -381,4 +387,23 @@ fn too_many(name: &str, max_values: u64) -> FormatError {
         format!("DataArray {name:?}"),
         format!("more than the {max_values} values the piece allows"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_ascii_array_of_a_huge_piece_reserves_almost_nothing() {
+        let array = decode_ascii(" \n ", VtkType::Float64, 100_000_000, "a").unwrap();
+        assert!(array.bytes.is_empty());
+        assert!(array.bytes.capacity() <= 3 * 8, "{}", array.bytes.capacity());
+    }
+
+    #[test]
+    fn an_ascii_array_reserves_for_at_most_the_values_its_text_can_hold() {
+        let array = decode_ascii("1 2 3", VtkType::Float64, 100_000_000, "a").unwrap();
+        assert_eq!(array.len(), 3);
+        assert!(array.bytes.capacity() <= 3 * 8, "{}", array.bytes.capacity());
+    }
 }
