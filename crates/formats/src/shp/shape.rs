@@ -326,7 +326,11 @@ fn decode_parts(
     Ok(Some(match shape_type {
         ShapeType::PolyLine | ShapeType::PolyLineZ | ShapeType::PolyLineM => lines(parts),
         ShapeType::MultiPatch => multipatch(parts, &part_types, place)?,
-        _ => super::rings::organize(parts),
+        _ => super::rings::organize(parts).map_err(|work| FormatError::LimitExceeded {
+            what: "vertices visited placing the holes of one polygon",
+            actual: work,
+            limit: super::rings::RING_TEST_VERTICES_MAX,
+        })?,
     }))
 }
 

@@ -397,13 +397,21 @@ mod tests {
     fn an_empty_ascii_array_of_a_huge_piece_reserves_almost_nothing() {
         let array = decode_ascii(" \n ", VtkType::Float64, 100_000_000, "a").unwrap();
         assert!(array.bytes.is_empty());
-        assert!(array.bytes.capacity() <= 3 * 8, "{}", array.bytes.capacity());
+        assert!(
+            array.bytes.capacity() <= 3 * 8,
+            "{}",
+            array.bytes.capacity()
+        );
     }
 
     #[test]
     fn an_ascii_array_reserves_for_at_most_the_values_its_text_can_hold() {
         let array = decode_ascii("1 2 3", VtkType::Float64, 100_000_000, "a").unwrap();
         assert_eq!(array.len(), 3);
-        assert!(array.bytes.capacity() <= 3 * 8, "{}", array.bytes.capacity());
+        assert!(
+            array.bytes.capacity() <= 3 * 8,
+            "{}",
+            array.bytes.capacity()
+        );
     }
 }
