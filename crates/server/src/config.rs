@@ -174,8 +174,12 @@ pub struct LimitsConfig {
     pub page_size_max: u32,
     /// Largest JSON body, in bytes; larger is 413.
     pub json_body_bytes_max: usize,
-    /// Requests running longer are cancelled with 408.
+    /// Requests running longer are cancelled with 408 (not uploads: see
+    /// `upload_idle_timeout_ms`).
     pub request_timeout_ms: u64,
+    /// Uploads (blob requests and direct file uploads) whose body sends nothing for this long
+    /// are abandoned: 408, nothing stored.
+    pub upload_idle_timeout_ms: u64,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_grace_ms: u64,
     /// Longest project name, in characters.
@@ -197,6 +201,7 @@ impl Default for LimitsConfig {
             page_size_max: limits::PAGE_SIZE_MAX,
             json_body_bytes_max: limits::JSON_BODY_BYTES_MAX,
             request_timeout_ms: limits::REQUEST_TIMEOUT_MS,
+            upload_idle_timeout_ms: limits::UPLOAD_IDLE_TIMEOUT_MS,
             shutdown_grace_ms: limits::SHUTDOWN_GRACE_MS,
             project_name_chars_max: limits::PROJECT_NAME_CHARS_MAX,
             project_depth_max: limits::PROJECT_DEPTH_MAX,
@@ -306,6 +311,12 @@ impl Config {
         {
             return Err(ConfigError::Inconsistent(
                 "auth.oidc needs jwks_url or jwks_file".into(),
+            ));
+        }
+        if limits.request_timeout_ms == 0 || limits.upload_idle_timeout_ms == 0 {
+            return Err(ConfigError::Inconsistent(
+                "limits.request_timeout_ms and limits.upload_idle_timeout_ms must be at least 1"
+                    .into(),
             ));
         }
         self.check_blob()?;
@@ -526,6 +537,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(error, ConfigError::Inconsistent(_)));
+    }
+
+    #[test]
+    fn timeouts_of_zero_are_rejected() {
+        for key in [
+            "BASIN_LIMITS__REQUEST_TIMEOUT_MS",
+            "BASIN_LIMITS__UPLOAD_IDLE_TIMEOUT_MS",
+        ] {
+            let error =
+                Config::load(None, env(&[(key, "0")]), &ConfigOverrides::default()).unwrap_err();
+            assert!(matches!(error, ConfigError::Inconsistent(_)), "{key}");
+        }
+        let config = Config::load(
+            None,
+            env(&[("BASIN_LIMITS__UPLOAD_IDLE_TIMEOUT_MS", "120000")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        assert_eq!(config.limits.upload_idle_timeout_ms, 120_000);
     }
 
     #[test]

@@ -167,6 +167,9 @@ pub enum ApiError {
         /// The limit that was exceeded.
         limit_bytes: usize,
     },
+    /// An upload body sent nothing for `limits.upload_idle_timeout_ms`.
+    #[error("the upload stalled")]
+    BodyStalled,
     /// A dependency (the database) is unavailable for now.
     #[error("service unavailable")]
     Unavailable(#[source] anyhow::Error),
@@ -269,6 +272,11 @@ impl ApiError {
             Self::PayloadTooLarge { limit_bytes } => {
                 Problem::new(S::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large")
                     .detail(format!("The request body exceeds the limit of {limit_bytes} bytes."))
+            }
+            Self::BodyStalled => {
+                Problem::new(S::REQUEST_TIMEOUT, "request-timeout", "Request timeout").detail(
+                    "The upload sent no data for too long and was abandoned; nothing was stored.",
+                )
             }
             Self::Unavailable(_) => Problem::new(
                 S::SERVICE_UNAVAILABLE,

@@ -65,8 +65,9 @@ pub const BLOCK_ID_BYTES_MAX: usize = 64;
 /// Largest `comp=blocklist` body: 50,000 entries of `<Uncommitted>` plus an 88-character
 /// base64 id fit in 8 MiB with room for whitespace.
 pub const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
-/// A blob upload whose body sends nothing for this long is abandoned. Blob requests are exempt
-/// from `request_timeout_ms` (a 5 GiB upload takes minutes), so this bounds a stalled client.
+/// An upload whose body sends nothing for this long is abandoned. Uploads (blob requests and
+/// direct file uploads) are exempt from `request_timeout_ms`, as a large file over a slow line
+/// takes minutes, so this bounds a stalled client instead.
 pub const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
 /// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
 pub const BLOB_NAME_BYTES_MAX: usize = 1024;

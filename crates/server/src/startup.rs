@@ -126,6 +126,7 @@ impl Services {
             blob_limits: BlobLimits {
                 upload_bytes_max: config.limits.upload_bytes_max,
                 direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
+                upload_idle_timeout: Duration::from_millis(config.limits.upload_idle_timeout_ms),
             },
         };
         Ok(Self {
@@ -217,8 +218,8 @@ impl App {
 }
 
 /// The complete router: every area, the OpenAPI document and UI, the blob endpoint, and the
-/// middleware stack. The request timeout applies to everything but the blob endpoint, whose
-/// uploads may take minutes and which bounds stalled bodies itself.
+/// middleware stack. The request timeout applies to everything but uploads (the blob endpoint
+/// and the direct file upload), which may take minutes and bound stalled bodies themselves.
 pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
@@ -228,6 +229,8 @@ pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::transfers::router())
         .merge(crate::health::router())
         .split_for_parts();
+    let (uploads, uploads_openapi) = crate::transfers::upload_router().split_for_parts();
+    openapi.merge(uploads_openapi);
     crate::openapi::add_api_version_header(&mut openapi);
     let middleware = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
@@ -247,6 +250,7 @@ pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(limits.request_timeout_ms),
         ))
+        .merge(uploads)
         .merge(crate::blob::router())
         .fallback(problem::route_not_found)
         .with_state(state)

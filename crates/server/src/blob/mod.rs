@@ -49,13 +49,38 @@ pub const ACCOUNT: &str = "basin";
 /// Folder of the default local backend inside `data_dir`.
 pub const LOCAL_BLOBS_DIR: &str = "blobs";
 
-/// Limits of the blob endpoint.
+/// Limits of the blob endpoint and of direct uploads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlobLimits {
     /// Largest blob, whether sent whole or as blocks.
     pub upload_bytes_max: u64,
     /// Largest file sent directly to the API (`.../file/upload`).
     pub direct_upload_bytes_max: u64,
+    /// An upload body that sends nothing for this long is abandoned.
+    pub upload_idle_timeout: std::time::Duration,
+}
+
+/// `body` with a deadline on every chunk: a body that sends nothing for `idle` ends with an
+/// [`std::io::ErrorKind::TimedOut`] error, which abandons the write that reads it.
+pub fn idle_limited<S, E>(body: S, idle: std::time::Duration) -> ByteStream
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use futures::StreamExt;
+    futures::stream::unfold(Some(body), move |state| async move {
+        let mut body = state?;
+        match tokio::time::timeout(idle, body.next()).await {
+            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(body))),
+            Ok(Some(Err(error))) => Some((Err(std::io::Error::other(error)), None)),
+            Ok(None) => None,
+            Err(_) => {
+                let error = std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled");
+                Some((Err(error), None))
+            }
+        }
+    })
+    .boxed()
 }
 
 /// Opens the store `blob.url` names: `file:///path` or none (a folder, by default

@@ -10,10 +10,9 @@
 //! The signature in the query is the credential, so these routes take no API key. They stream
 //! bodies with their own limits (`limits.upload_bytes_max`, 4000 MiB per block) instead of the
 //! JSON body limit, and are exempt from the request timeout: a stalled body is cut off after
-//! [`UPLOAD_IDLE_TIMEOUT_MS`] without data instead. Every request is checked in the same
+//! `limits.upload_idle_timeout_ms` without data instead. Every request is checked in the same
 //! order (name, signature, expiry, permission, then limits) before anything is read or written.
 
-use std::io;
 use std::time::Duration;
 
 use axum::Router;
@@ -38,7 +37,7 @@ use crate::blob::signing::Permissions;
 use crate::blob::store::{BlobMeta, ByteStream, WriteOptions, Written};
 use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
-use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX, UPLOAD_IDLE_TIMEOUT_MS};
+use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX};
 use crate::startup::AppState;
 
 /// The blob routes (not in the OpenAPI document: the protocol is Azure's, documented in
@@ -141,7 +140,11 @@ async fn put_whole_blob(
     let options = write_options(request.headers(), granted, size_max)?;
     let written = state
         .blobs
-        .put(&target.path, body_stream(request), options)
+        .put(
+            &target.path,
+            body_stream(request, state.blob_limits.upload_idle_timeout),
+            options,
+        )
         .await?;
     record_content(state, &target, &written).await?;
     let mut response = StatusCode::CREATED.into_response();
@@ -167,7 +170,12 @@ async fn put_block(
     let options = write_options(request.headers(), granted, size_max)?;
     let staged = state
         .blobs
-        .stage_block(&target.path, &block, body_stream(request), options)
+        .stage_block(
+            &target.path,
+            &block,
+            body_stream(request, state.blob_limits.upload_idle_timeout),
+            options,
+        )
         .await?;
     let mut response = StatusCode::CREATED.into_response();
     let headers = response.headers_mut();
@@ -193,7 +201,11 @@ async fn put_block_list(
     };
     let limit = u64::try_from(BLOCK_LIST_BYTES_MAX).unwrap_or(u64::MAX);
     check_content_length(request.headers(), limit)?;
-    let body = read_bounded(body_stream(request), BLOCK_LIST_BYTES_MAX).await?;
+    let body = read_bounded(
+        body_stream(request, state.blob_limits.upload_idle_timeout),
+        BLOCK_LIST_BYTES_MAX,
+    )
+    .await?;
     let blocks = parse_block_list(&body)?;
     let written = state
         .blobs
@@ -379,24 +391,10 @@ fn insert_not_encrypted(headers: &mut HeaderMap) {
     );
 }
 
-/// The request body as a stream that fails if the client sends nothing for
-/// [`UPLOAD_IDLE_TIMEOUT_MS`].
-fn body_stream(request: Request) -> ByteStream {
-    let idle = Duration::from_millis(UPLOAD_IDLE_TIMEOUT_MS);
-    let stream = request.into_body().into_data_stream();
-    futures::stream::unfold(Some(stream), move |state| async move {
-        let mut stream = state?;
-        match tokio::time::timeout(idle, stream.next()).await {
-            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(stream))),
-            Ok(Some(Err(error))) => Some((Err(io::Error::other(error)), None)),
-            Ok(None) => None,
-            Err(_) => {
-                let error = io::Error::new(io::ErrorKind::TimedOut, "the body stalled");
-                Some((Err(error), None))
-            }
-        }
-    })
-    .boxed()
+/// The request body as a stream that fails if the client sends nothing for `idle`
+/// (`limits.upload_idle_timeout_ms`).
+fn body_stream(request: Request, idle: Duration) -> ByteStream {
+    crate::blob::idle_limited(request.into_body().into_data_stream(), idle)
 }
 
 /// Reads a small body whole, failing past `limit` bytes.

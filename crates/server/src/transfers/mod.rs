@@ -5,4 +5,4 @@
 pub mod routes;
 pub mod service;
 
-pub use routes::router;
+pub use routes::{router, upload_router};

@@ -15,17 +15,22 @@ use crate::http::extract::{Json, Path, Query};
 use crate::startup::AppState;
 use crate::transfers::service::{TransferError, UploadFileName};
 
-/// Transfer routes with their OpenAPI description.
+/// Transfer routes with their OpenAPI description, but for the direct upload
+/// ([`upload_router`]).
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_upload_url))
-        // The direct upload streams to storage and stops at its own limit
-        // (limits.direct_upload_bytes_max), so the JSON body limit must not cut it first.
-        .merge(
-            OpenApiRouter::new()
-                .routes(routes!(upload_file))
-                .layer(axum::extract::DefaultBodyLimit::disable()),
-        )
+        .layer(from_fn_with_state(CONVERSION, api_version::enforce))
+}
+
+/// The direct upload, kept apart so that the request timeout does not apply to it: a 64 MiB
+/// file over a slow line takes minutes, so a body that stalls for
+/// `limits.upload_idle_timeout_ms` is cut off instead. It streams to storage and stops at its
+/// own limit (`limits.direct_upload_bytes_max`), so the JSON body limit must not cut it first.
+pub fn upload_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(upload_file))
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .layer(from_fn_with_state(CONVERSION, api_version::enforce))
 }
 
@@ -51,6 +56,7 @@ impl From<TransferError> for ApiError {
             TransferError::Incomplete => {
                 ApiError::InvalidBody("The file could not be read completely.".into())
             }
+            TransferError::Stalled => ApiError::BodyStalled,
             TransferError::Dataset(error) => error.into(),
         }
     }
@@ -150,22 +156,22 @@ async fn upload_file(
     let name = UploadFileName::parse(&raw_name)?;
     let (mut sender, receiver) =
         futures::channel::mpsc::channel::<std::io::Result<axum::body::Bytes>>(4);
+    let idle = state.blob_limits.upload_idle_timeout;
     let feed = async move {
         loop {
-            match field.chunk().await {
-                Ok(Some(chunk)) => {
+            let failure = match tokio::time::timeout(idle, field.chunk()).await {
+                Ok(Ok(Some(chunk))) => {
                     if sender.send(Ok(chunk)).await.is_err() {
                         return;
                     }
+                    continue;
                 }
-                Ok(None) => return,
-                Err(error) => {
-                    let _ = sender
-                        .send(Err(std::io::Error::other(error.body_text())))
-                        .await;
-                    return;
-                }
-            }
+                Ok(Ok(None)) => return,
+                Ok(Err(error)) => std::io::Error::other(error.body_text()),
+                Err(_) => std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled"),
+            };
+            let _ = sender.send(Err(failure)).await;
+            return;
         }
     };
     let caller = crate::projects::service::Caller::from(&principal);

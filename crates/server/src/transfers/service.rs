@@ -46,6 +46,9 @@ pub enum TransferError {
     /// The upload stopped before the file was complete.
     #[error("the file could not be read completely")]
     Incomplete,
+    /// The client sent nothing for `limits.upload_idle_timeout_ms`.
+    #[error("the upload stalled")]
+    Stalled,
     /// The dataset could not be created.
     #[error(transparent)]
     Dataset(#[from] crate::datasets::service::DatasetError),
@@ -167,6 +170,9 @@ impl TransferService {
             .await
             .map_err(|error| match error {
                 BlobError::TooLarge { limit_bytes } => TransferError::TooLarge { limit_bytes },
+                BlobError::Body(cause) if cause.kind() == std::io::ErrorKind::TimedOut => {
+                    TransferError::Stalled
+                }
                 BlobError::Body(_) => TransferError::Incomplete,
                 other => TransferError::Blob(other),
             })?;

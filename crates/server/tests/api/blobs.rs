@@ -754,3 +754,44 @@ api_test_with!(
         );
     }
 );
+
+api_test_with!(
+    a_stalled_blob_upload_is_408_and_leaves_no_blob,
+    short_idle_timeout,
+    |app| {
+        let url = upload_url(&app, None).await;
+        let address = app.address.trim_start_matches("http://");
+        let head = format!(
+            "PUT {} HTTP/1.1\r\nHost: {address}\r\nx-ms-blob-type: BlockBlob\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n",
+            request_target(&url)
+        );
+        let mut request = head.into_bytes();
+        request.extend_from_slice(&data(1000));
+        // The connection stays open and silent: the idle limit, not the client, ends it.
+        let response = raw_http(&app, &request, false).await;
+        assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+        assert!(response.contains("OperationTimedOut"), "{response}");
+        assert_no_temporary_files(&app).await;
+        assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+    }
+);
+
+api_test_with!(
+    a_slow_but_steady_blob_upload_outlasts_the_request_timeout,
+    short_idle_timeout,
+    |app| {
+        let url = upload_url(&app, None).await;
+        let bytes = data(5000);
+        let response = app
+            .client
+            .put(&url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .body(slow_body(&bytes))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let read = get_blob(&app, &url, None).await;
+        assert_eq!(read.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    }
+);

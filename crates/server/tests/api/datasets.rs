@@ -450,3 +450,78 @@ api_test!(
         }
     }
 );
+
+api_test_with!(
+    a_slow_direct_upload_outlasts_the_request_timeout_and_a_stalled_one_is_408,
+    short_idle_timeout,
+    |app| {
+        let project = project(&app, "P", None).await;
+        // Five chunks 200 ms apart: a second in all, over the 300 ms request timeout, but
+        // never silent for the 600 ms idle limit.
+        let bytes = sample(5000);
+        let part = Part::stream(slow_body(&bytes)).file_name("slow.bin");
+        let response = app
+            .with_key(
+                Method::POST,
+                &format!("/api/conversion/project/{project}/file/upload"),
+            )
+            .multipart(Form::new().part("file", part))
+            .send()
+            .await
+            .unwrap();
+        let dataset = expect_status(response, StatusCode::CREATED).await;
+        assert_eq!(dataset["storageSize"], json!(5000), "{dataset}");
+
+        // A body that stops sending is cut off after the idle limit: 408, nothing stored.
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let address = app.address.trim_start_matches("http://").to_owned();
+        let boundary = "basin-test-boundary";
+        let part_head = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"stalled.bin\"\r\n\r\n"
+        );
+        let head = format!(
+            "POST /api/conversion/project/{project}/file/upload HTTP/1.1\r\nHost: {address}\r\nsvc-open-api-key: {}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n{part_head}",
+            app.bootstrap.api_key
+        );
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&sample(1000)).await.unwrap();
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response).await;
+        let response = String::from_utf8_lossy(&response);
+        assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+        assert!(
+            response.contains("urn:basin:problem:request-timeout"),
+            "{response}"
+        );
+        assert_eq!(listing(&app, &project).await, vec!["slow.bin"]);
+        let blobs = app.config.data_dir.join("blobs");
+        let count_files = |folder: std::path::PathBuf| {
+            let mut files = 0;
+            let mut pending = vec![folder];
+            while let Some(folder) = pending.pop() {
+                for entry in std::fs::read_dir(folder).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        pending.push(path);
+                    } else {
+                        files += 1;
+                    }
+                }
+            }
+            files
+        };
+        for _ in 0..50 {
+            if count_files(blobs.join(".tmp")) == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(count_files(blobs.join(".tmp")), 0, "a write is left over");
+        assert_eq!(
+            count_files(blobs.join("datasets")),
+            1,
+            "only slow.bin is stored"
+        );
+    }
+);

@@ -382,3 +382,21 @@ pub async fn expect_problem(response: Response, status: StatusCode, kind: &str) 
     }
     body
 }
+
+/// Request timeout 300 ms, upload idle limit 600 ms: uploads sent by [`slow_body`] outlast
+/// the first and stay within the second.
+pub fn short_idle_timeout(config: &mut basin::config::Config) {
+    config.limits.request_timeout_ms = 300;
+    config.limits.upload_idle_timeout_ms = 600;
+}
+
+/// `bytes` as a body sent 1000 bytes at a time, 200 ms apart.
+pub fn slow_body(bytes: &[u8]) -> reqwest::Body {
+    let chunks: Vec<Vec<u8>> = bytes.chunks(1000).map(<[u8]>::to_vec).collect();
+    let body = futures::stream::unfold(chunks.into_iter(), |mut chunks| async move {
+        let chunk = chunks.next()?;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        Some((Ok::<_, std::io::Error>(chunk), chunks))
+    });
+    reqwest::Body::wrap_stream(body)
+}
