@@ -69,6 +69,11 @@ pub const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// direct file uploads) are exempt from `request_timeout_ms`, as a large file over a slow line
 /// takes minutes, so this bounds a stalled client instead.
 pub const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// Age at which staged blocks never committed, and writes a crashed process left, are removed:
+/// a week, as Azure Blob Storage keeps uncommitted blocks.
+pub const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
+/// How often the blob store is swept for such leftovers.
+pub const BLOB_SWEEP_INTERVAL_SECONDS: u64 = 3600;
 /// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
 pub const BLOB_NAME_BYTES_MAX: usize = 1024;
 /// Segments of a blob name (Azure's limit is 254).

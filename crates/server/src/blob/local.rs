@@ -272,6 +272,12 @@ impl BlobStore for LocalBlobStore {
         Ok(StagedBlock { size, md5 })
     }
 
+    async fn sweep(&self, age: Duration) -> Result<usize, BlobError> {
+        LocalBlobStore::sweep(self, age)
+            .await
+            .map_err(BlobError::storage)
+    }
+
     async fn commit_blocks(
         &self,
         path: &BlobPath,

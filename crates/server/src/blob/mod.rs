@@ -85,8 +85,14 @@ where
 
 /// Opens the store `blob.url` names: `file:///path` or none (a folder, by default
 /// `data_dir/blobs`), or `s3://`, `az://`/`azure://`, `gs://`, `memory://` through
-/// `object_store`, configured with `blob.options`.
+/// `object_store`, configured with `blob.options`. Starts sweeping it for stale leftovers.
 pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
+    let store = open_backend(config).await?;
+    tokio::spawn(sweep_periodically(Arc::downgrade(&store)));
+    Ok(store)
+}
+
+async fn open_backend(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
     let Some(raw) = config.blob.url.as_deref() else {
         let root = config.data_dir.join(LOCAL_BLOBS_DIR);
         return open_local(root).await;
@@ -113,16 +119,29 @@ async fn open_local(root: std::path::PathBuf) -> anyhow::Result<Arc<dyn BlobStor
     let store = LocalBlobStore::open(&root)
         .await
         .with_context(|| format!("cannot create the blob folder {}", root.display()))?;
-    // Leftovers of crashed writes and never-committed blocks; Azure keeps uncommitted blocks
-    // for a week, so do we.
-    let sweeper = store.clone();
-    tokio::spawn(async move {
-        let week = std::time::Duration::from_secs(7 * 24 * 3600);
-        match sweeper.sweep(week).await {
+    Ok(Arc::new(store))
+}
+
+/// Removes staged blocks never committed and writes of crashed processes once they are
+/// [`crate::limits::BLOB_LEFTOVER_AGE_SECONDS`] old (Azure keeps uncommitted blocks for a week,
+/// so do we): at start, then every [`crate::limits::BLOB_SWEEP_INTERVAL_SECONDS`], for as long
+/// as the store is in use. Every replica sweeps; removing what another already removed is
+/// harmless.
+async fn sweep_periodically(store: std::sync::Weak<dyn BlobStore>) {
+    let age = std::time::Duration::from_secs(crate::limits::BLOB_LEFTOVER_AGE_SECONDS);
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(
+        crate::limits::BLOB_SWEEP_INTERVAL_SECONDS,
+    ));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(store) = store.upgrade() else {
+            return;
+        };
+        match store.sweep(age).await {
             Ok(0) => {}
             Ok(removed) => tracing::info!(removed, "removed stale blob uploads"),
             Err(error) => tracing::warn!(error = %error, "cannot sweep stale blob uploads"),
         }
-    });
-    Ok(Arc::new(store))
+    }
 }

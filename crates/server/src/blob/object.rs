@@ -5,7 +5,10 @@
 //! protocol for every deployment, and Basin checks signatures and limits itself. Bytes stream
 //! through in multipart uploads, which object stores make visible only on completion, so an
 //! abandoned upload leaves no object (it is aborted). Blocks are staged as objects under
-//! `.blocks/<sha256 of path>/` and composed into one multipart upload on commit.
+//! `.blocks/<sha256 of path>/` and composed into one multipart upload on commit; blocks never
+//! committed are swept after a week, as Azure forgets them. A multipart upload that a crashed
+//! process never aborted is the store's to expire: on S3 and GCS a lifecycle rule
+//! `AbortIncompleteMultipartUpload` does it; Azure drops uncommitted blocks after a week.
 //!
 //! Create-only writes (`If-None-Match: *`) check for the blob before writing and again before
 //! completing: object stores offer no atomic create-if-absent for multipart uploads, so two
@@ -246,6 +249,27 @@ impl BlobStore for ObjectBlobStore {
         Ok(StagedBlock { size, md5 })
     }
 
+    async fn sweep(&self, age: std::time::Duration) -> Result<usize, BlobError> {
+        let age = chrono::TimeDelta::from_std(age).unwrap_or(chrono::TimeDelta::MAX);
+        let cutoff = chrono::Utc::now()
+            .checked_sub_signed(age)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+        let blocks = self.under_prefix(std::iter::once(BLOCKS_PREFIX));
+        let stale = self
+            .store
+            .list(Some(&blocks))
+            .try_filter(move |meta| std::future::ready(meta.last_modified < cutoff))
+            .map_ok(|meta| meta.location)
+            .boxed();
+        let removed = self
+            .store
+            .delete_stream(stale)
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(BlobError::storage)?;
+        Ok(removed.len())
+    }
+
     async fn commit_blocks(
         &self,
         path: &BlobPath,
@@ -356,6 +380,40 @@ mod tests {
             ["basin/uploads/tenant/blocks", "basin/uploads/tenant/empty"]
         );
         assert_eq!(keys.len(), 3, "{keys:?}");
+    }
+
+    #[tokio::test]
+    async fn sweeping_removes_only_old_uncommitted_blocks() {
+        let store = ObjectBlobStore::new(Arc::new(InMemory::new()), ObjectPath::from("p"));
+        let committed = BlobPath::parse("uploads", "t/done").unwrap();
+        let pending = BlobPath::parse("uploads", "t/pending").unwrap();
+        let first = BlockId::parse("YWJj").unwrap();
+        let second = BlockId::parse("ZGVm").unwrap();
+        for block in [&first, &second] {
+            store
+                .stage_block(&pending, block, body(b"abc"), options(10))
+                .await
+                .unwrap();
+        }
+        store
+            .stage_block(&committed, &first, body(b"xyz"), options(10))
+            .await
+            .unwrap();
+        store
+            .commit_blocks(&committed, std::slice::from_ref(&first), options(10))
+            .await
+            .unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        assert_eq!(store.sweep(hour).await.unwrap(), 0);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        assert_eq!(store.sweep(std::time::Duration::ZERO).await.unwrap(), 2);
+        let error = store
+            .commit_blocks(&pending, &[first, second], options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::BlockNotFound(_)), "{error:?}");
+        assert_eq!(read(&store, &committed, None).await, b"xyz");
+        assert_eq!(store.sweep(std::time::Duration::ZERO).await.unwrap(), 0);
     }
 
     #[tokio::test]

@@ -172,6 +172,11 @@ pub trait BlobStore: Send + Sync + Debug {
         blocks: &[BlockId],
         options: WriteOptions,
     ) -> Result<Written, BlobError>;
+
+    /// Removes leftovers older than `age`: blocks staged and never committed, and writes that a
+    /// crashed process left behind. Returns how many entries it removed. Committed blobs are
+    /// never touched.
+    async fn sweep(&self, age: std::time::Duration) -> Result<usize, BlobError>;
 }
 
 /// Counts and hashes bytes on their way to storage and enforces the size limit, so each
