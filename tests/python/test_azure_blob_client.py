@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
-from azure.storage.blob import BlobClient
+from azure.storage.blob import BlobClient, ContentSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
@@ -166,6 +166,33 @@ def test_a_file_over_64_mib_goes_as_staged_blocks_and_downloads_by_range(basin):
     # A whole download comes in chunks tied to the first chunk's ETag (If-Match).
     whole = client.download_blob(max_concurrency=2).readall()
     assert hashlib.sha256(whole).digest() == hashlib.sha256(payload).digest()
+
+
+@pytest.mark.parametrize("size", [1000, 3 * MIB], ids=["one put", "staged blocks"])
+def test_content_settings_and_metadata_come_back_with_the_blob(basin, size):
+    client = BlobClient.from_blob_url(basin.upload_url("grid.tif"), max_single_put_size=2 * MIB,
+                                      max_block_size=MIB)
+    settings = ContentSettings(
+        content_type="image/tiff", content_encoding="identity", content_language="en",
+        content_disposition='attachment; filename="grid.tif"', cache_control="no-cache",
+    )
+    payload = data(size, seed=5)
+    client.upload_blob(payload, content_settings=settings, metadata={"source": "model run 7"})
+    properties = client.get_blob_properties()
+    assert properties.content_settings.content_type == "image/tiff"
+    assert properties.content_settings.content_encoding == "identity"
+    assert properties.content_settings.content_language == "en"
+    assert properties.content_settings.content_disposition == 'attachment; filename="grid.tif"'
+    assert properties.content_settings.cache_control == "no-cache"
+    assert properties.metadata == {"source": "model run 7"}
+    download = client.download_blob()
+    assert download.properties.content_settings.content_type == "image/tiff"
+    assert download.readall() == payload
+    # Replacing the blob replaces its properties.
+    client.upload_blob(b"plain", overwrite=True)
+    properties = client.get_blob_properties()
+    assert properties.content_settings.content_type == "application/octet-stream"
+    assert properties.metadata == {}
 
 
 def test_an_existing_blob_is_not_overwritten_without_overwrite(basin):

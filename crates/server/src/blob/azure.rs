@@ -64,6 +64,12 @@ pub enum AzureError {
     /// The body ended early or broke off.
     #[error("the request body ended before it was complete")]
     IncompleteBody,
+    /// A metadata header has a bad name or value.
+    #[error("{0}")]
+    InvalidMetadata(String),
+    /// Metadata names and values exceed 8 KiB together.
+    #[error("the metadata exceeds 8 KiB")]
+    MetadataTooLarge,
     /// The body stalled for longer than the idle limit.
     #[error("the request body stalled")]
     BodyTimeout,
@@ -112,6 +118,8 @@ impl AzureError {
             Self::InvalidXml(_) => (S::BAD_REQUEST, "InvalidXmlDocument"),
             Self::Md5Mismatch => (S::BAD_REQUEST, "Md5Mismatch"),
             Self::IncompleteBody => (S::BAD_REQUEST, "IncompleteBody"),
+            Self::InvalidMetadata(_) => (S::BAD_REQUEST, "InvalidMetadata"),
+            Self::MetadataTooLarge => (S::BAD_REQUEST, "MetadataTooLarge"),
             Self::BodyTimeout => (S::REQUEST_TIMEOUT, "OperationTimedOut"),
             Self::BlobNotFound => (S::NOT_FOUND, "BlobNotFound"),
             Self::BlobAlreadyExists => (S::CONFLICT, "BlobAlreadyExists"),

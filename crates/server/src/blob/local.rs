@@ -1,14 +1,16 @@
 //! The default backend: blobs as files in a folder (`data_dir/blobs`).
 //!
 //! Layout under the root: `<container>/<name segments>` for blobs, `.tmp/<uuid>` for writes in
-//! progress and `.blocks/<sha256 of path>/<sha256 of block id>` for staged blocks. Container
-//! names cannot start with a dot, so the two staging folders never collide with blobs, and
-//! hashed names keep client input out of the staging paths.
+//! progress, `.blocks/<sha256 of path>/<sha256 of block id>` for staged blocks and
+//! `.props/<sha256 of path>` for the properties a client stored with a blob (JSON; none when
+//! it stored none). Container names cannot start with a dot, so these folders never collide
+//! with blobs, and hashed names keep client input out of their paths.
 //!
 //! A write streams into a file under `.tmp`, is synced, and only then renamed (or, for
 //! create-only writes, hard-linked, which fails atomically if the blob exists) into place, so
 //! readers never see a partial blob and a failed write leaves nothing. `.tmp` lives under the
-//! same root so the rename never crosses file systems.
+//! same root so the rename never crosses file systems. Properties are replaced right after the
+//! blob, the same way; a reader in between sees the new bytes with the old properties.
 
 use std::io::{self, ErrorKind, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -25,14 +27,16 @@ use crate::blob::blocks::BlockId;
 use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
-    BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, StagedBlock, Tally, WriteOptions,
-    Written, hashed_name,
+    BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, StagedBlock, Tally,
+    WriteOptions, Written, hashed_name,
 };
 
 /// Folder of writes in progress.
 const TMP_DIR: &str = ".tmp";
 /// Folder of staged blocks.
 const BLOCKS_DIR: &str = ".blocks";
+/// Folder of blob properties.
+const PROPS_DIR: &str = ".props";
 /// Buffer between the network and the disk, and chunk size of reads.
 const IO_BUFFER_BYTES: usize = 256 * 1024;
 
@@ -69,6 +73,7 @@ impl LocalBlobStore {
         let root = root.into();
         fs::create_dir_all(root.join(TMP_DIR)).await?;
         fs::create_dir_all(root.join(BLOCKS_DIR)).await?;
+        fs::create_dir_all(root.join(PROPS_DIR)).await?;
         Ok(Self { root })
     }
 
@@ -121,6 +126,51 @@ impl LocalBlobStore {
         self.blocks_dir(path).join(hashed_name(block.as_str()))
     }
 
+    fn props_file(&self, path: &BlobPath) -> PathBuf {
+        self.root.join(PROPS_DIR).join(hashed_name(&path.key()))
+    }
+
+    /// Replaces the properties of the blob at `path` (just published).
+    async fn store_properties(
+        &self,
+        path: &BlobPath,
+        properties: &BlobProperties,
+    ) -> Result<(), BlobError> {
+        let target = self.props_file(path);
+        if properties.is_empty() {
+            return match fs::remove_file(&target).await {
+                Err(error) if error.kind() != ErrorKind::NotFound => Err(BlobError::storage(error)),
+                _ => Ok(()),
+            };
+        }
+        let json = serde_json::to_vec(properties).map_err(BlobError::storage)?;
+        let (temp, mut writer) = self.temp_file().await?;
+        writer.write_all(&json).await.map_err(BlobError::storage)?;
+        finish_file(writer).await?;
+        fs::rename(&temp.path, &target)
+            .await
+            .map_err(BlobError::storage)?;
+        temp.disarm();
+        Ok(())
+    }
+
+    /// The properties stored with the blob at `path`; none when there is no record, or when it
+    /// cannot be read (the bytes matter more than their labels).
+    async fn load_properties(&self, path: &BlobPath) -> BlobProperties {
+        let file = self.props_file(path);
+        match fs::read(&file).await {
+            Ok(json) => serde_json::from_slice(&json).unwrap_or_else(|error| {
+                tracing::warn!(file = %file.display(), %error, "unreadable blob properties");
+                BlobProperties::default()
+            }),
+            Err(error) if error.kind() == ErrorKind::NotFound => BlobProperties::default(),
+            Err(error) => {
+                tracing::warn!(file = %file.display(), %error, "unreadable blob properties");
+                BlobProperties::default()
+            }
+        }
+    }
+
     async fn temp_file(&self) -> Result<(TempFile, BufWriter<File>), BlobError> {
         let path = self
             .root
@@ -135,7 +185,7 @@ impl LocalBlobStore {
     async fn write_temp(
         &self,
         mut body: ByteStream,
-        options: WriteOptions,
+        options: &WriteOptions,
     ) -> Result<(TempFile, std::fs::Metadata, u64, [u8; 16]), BlobError> {
         let (temp, mut writer) = self.temp_file().await?;
         let mut tally = Tally::new(options.size_max);
@@ -199,10 +249,11 @@ impl BlobStore for LocalBlobStore {
         if options.create_only {
             self.fail_if_exists(path).await?;
         }
-        let (temp, metadata, _, md5) = self.write_temp(body, options).await?;
+        let (temp, metadata, _, md5) = self.write_temp(body, &options).await?;
         self.publish(temp, path, options.create_only).await?;
+        self.store_properties(path, &options.properties).await?;
         Ok(Written {
-            meta: meta_of(&metadata),
+            meta: meta_of(&metadata, options.properties),
             md5,
         })
     }
@@ -216,7 +267,7 @@ impl BlobStore for LocalBlobStore {
         if !metadata.is_file() {
             return Err(BlobError::NotFound(path.key()));
         }
-        let meta = meta_of(&metadata);
+        let meta = meta_of(&metadata, self.load_properties(path).await);
         let selected = match range {
             None => None,
             Some(spec) => Some(
@@ -241,7 +292,9 @@ impl BlobStore for LocalBlobStore {
 
     async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError> {
         match fs::metadata(self.blob_file(path)).await {
-            Ok(metadata) if metadata.is_file() => Ok(meta_of(&metadata)),
+            Ok(metadata) if metadata.is_file() => {
+                Ok(meta_of(&metadata, self.load_properties(path).await))
+            }
             Ok(_) => Err(BlobError::NotFound(path.key())),
             Err(error) => Err(not_found_or_storage(error, path)),
         }
@@ -251,7 +304,9 @@ impl BlobStore for LocalBlobStore {
         self.head(path).await?;
         fs::remove_file(self.blob_file(path))
             .await
-            .map_err(|error| not_found_or_storage(error, path))
+            .map_err(|error| not_found_or_storage(error, path))?;
+        self.store_properties(path, &BlobProperties::default())
+            .await
     }
 
     async fn stage_block(
@@ -261,7 +316,7 @@ impl BlobStore for LocalBlobStore {
         body: ByteStream,
         options: WriteOptions,
     ) -> Result<StagedBlock, BlobError> {
-        let (temp, _, size, md5) = self.write_temp(body, options).await?;
+        let (temp, _, size, md5) = self.write_temp(body, &options).await?;
         fs::create_dir_all(self.blocks_dir(path))
             .await
             .map_err(BlobError::storage)?;
@@ -319,9 +374,10 @@ impl BlobStore for LocalBlobStore {
         let (_, md5) = tally.finish(None)?;
         let metadata = finish_file(writer).await?;
         self.publish(temp, path, options.create_only).await?;
+        self.store_properties(path, &options.properties).await?;
         let _ = fs::remove_dir_all(self.blocks_dir(path)).await;
         Ok(Written {
-            meta: meta_of(&metadata),
+            meta: meta_of(&metadata, options.properties),
             md5,
         })
     }
@@ -335,7 +391,7 @@ async fn finish_file(mut writer: BufWriter<File>) -> Result<std::fs::Metadata, B
     file.metadata().await.map_err(BlobError::storage)
 }
 
-fn meta_of(metadata: &std::fs::Metadata) -> BlobMeta {
+fn meta_of(metadata: &std::fs::Metadata, properties: BlobProperties) -> BlobMeta {
     let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     let last_modified = DateTime::<Utc>::from(modified);
     let nanos = last_modified.timestamp_nanos_opt().unwrap_or_default();
@@ -351,6 +407,7 @@ fn meta_of(metadata: &std::fs::Metadata) -> BlobMeta {
             tag.get(..16).unwrap_or(&tag).to_ascii_uppercase()
         ),
         last_modified,
+        properties,
     }
 }
 

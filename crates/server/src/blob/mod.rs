@@ -20,6 +20,7 @@ pub mod blocks;
 pub mod local;
 pub mod object;
 pub mod path;
+pub mod properties;
 pub mod range;
 pub mod routes;
 pub mod signing;
@@ -37,7 +38,9 @@ pub use object::ObjectBlobStore;
 pub use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
 pub use routes::router;
 pub use signing::{BlobSigner, Permissions};
-pub use store::{BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, WriteOptions, Written};
+pub use store::{
+    BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, WriteOptions, Written,
+};
 pub use urls::{BlobUrlError, BlobUrls, PublicBase};
 
 use crate::config::Config;

@@ -21,14 +21,17 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::{Path as ObjectPath, PathPart};
-use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt, WriteMultipart};
+use object_store::{
+    Attribute, AttributeValue, Attributes, GetOptions, GetRange, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, WriteMultipart,
+};
 
 use crate::blob::blocks::BlockId;
 use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
-    BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, StagedBlock, Tally, WriteOptions,
-    Written, hashed_name,
+    BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, StagedBlock, Tally,
+    WriteOptions, Written, hashed_name,
 };
 
 /// Prefix of staged blocks inside the store's prefix.
@@ -84,13 +87,23 @@ impl ObjectBlobStore {
         })
     }
 
-    async fn meta(&self, location: &ObjectPath, path: &BlobPath) -> Result<BlobMeta, BlobError> {
-        let meta = self
+    /// What is stored at `location`, with its properties (a plain `head` leaves those out).
+    async fn meta(
+        &self,
+        location: &ObjectPath,
+        path: &BlobPath,
+    ) -> Result<(ObjectMeta, BlobMeta), BlobError> {
+        let options = GetOptions {
+            head: true,
+            ..GetOptions::default()
+        };
+        let result = self
             .store
-            .head(location)
+            .get_opts(location, options)
             .await
             .map_err(|error| not_found_or_storage(error, path))?;
-        Ok(meta_of(&meta))
+        let meta = meta_of(&result.meta, properties_of(&result.attributes));
+        Ok((result.meta, meta))
     }
 
     async fn fail_if_exists(&self, path: &BlobPath) -> Result<(), BlobError> {
@@ -111,7 +124,13 @@ impl ObjectBlobStore {
     ) -> Result<(u64, [u8; 16]), BlobError> {
         let upload = self
             .store
-            .put_multipart(location)
+            .put_multipart_opts(
+                location,
+                PutMultipartOptions {
+                    attributes: attributes_of(&options.properties),
+                    ..PutMultipartOptions::default()
+                },
+            )
             .await
             .map_err(BlobError::storage)?;
         let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
@@ -186,18 +205,13 @@ impl BlobStore for ObjectBlobStore {
         let location = self.location(path);
         let check = options.create_only.then_some(path);
         let (_, md5) = self.write(&location, body, options, check).await?;
-        let meta = self.meta(&location, path).await?;
+        let (_, meta) = self.meta(&location, path).await?;
         Ok(Written { meta, md5 })
     }
 
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {
         let location = self.location(path);
-        let head = self
-            .store
-            .head(&location)
-            .await
-            .map_err(|error| not_found_or_storage(error, path))?;
-        let meta = meta_of(&head);
+        let (head, meta) = self.meta(&location, path).await?;
         let selected = match range {
             None => None,
             Some(spec) => Some(
@@ -225,7 +239,8 @@ impl BlobStore for ObjectBlobStore {
     }
 
     async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError> {
-        self.meta(&self.location(path), path).await
+        let (_, meta) = self.meta(&self.location(path), path).await?;
+        Ok(meta)
     }
 
     async fn delete(&self, path: &BlobPath) -> Result<(), BlobError> {
@@ -245,6 +260,10 @@ impl BlobStore for ObjectBlobStore {
         options: WriteOptions,
     ) -> Result<StagedBlock, BlobError> {
         let location = self.block_location(path, block);
+        let options = WriteOptions {
+            properties: BlobProperties::default(),
+            ..options
+        };
         let (size, md5) = self.write(&location, body, options, None).await?;
         Ok(StagedBlock { size, md5 })
     }
@@ -322,12 +341,12 @@ impl BlobStore for ObjectBlobStore {
                 other => other,
             })?;
         self.forget_blocks(path).await?;
-        let meta = self.meta(&location, path).await?;
+        let (_, meta) = self.meta(&location, path).await?;
         Ok(Written { meta, md5 })
     }
 }
 
-fn meta_of(meta: &ObjectMeta) -> BlobMeta {
+fn meta_of(meta: &ObjectMeta, properties: BlobProperties) -> BlobMeta {
     let etag = match &meta.e_tag {
         Some(tag) if tag.starts_with('"') || tag.starts_with("W/") => tag.clone(),
         Some(tag) => format!("\"{tag}\""),
@@ -341,7 +360,52 @@ fn meta_of(meta: &ObjectMeta) -> BlobMeta {
         size: meta.size,
         etag,
         last_modified: meta.last_modified,
+        properties,
     }
+}
+
+/// Blob properties as object attributes, which S3, Azure and GCS store as the object's own
+/// headers and user metadata.
+fn attributes_of(properties: &BlobProperties) -> Attributes {
+    let headers = [
+        (Attribute::ContentType, &properties.content_type),
+        (Attribute::ContentEncoding, &properties.content_encoding),
+        (Attribute::ContentLanguage, &properties.content_language),
+        (
+            Attribute::ContentDisposition,
+            &properties.content_disposition,
+        ),
+        (Attribute::CacheControl, &properties.cache_control),
+    ];
+    let headers = headers
+        .into_iter()
+        .filter_map(|(attribute, value)| Some((attribute, AttributeValue::from(value.clone()?))));
+    let metadata = properties.metadata.iter().map(|(name, value)| {
+        (
+            Attribute::Metadata(name.clone().into()),
+            AttributeValue::from(value.clone()),
+        )
+    });
+    headers.chain(metadata).collect()
+}
+
+fn properties_of(attributes: &Attributes) -> BlobProperties {
+    let mut properties = BlobProperties::default();
+    for (attribute, value) in attributes.iter() {
+        let value = value.to_string();
+        match attribute {
+            Attribute::ContentType => properties.content_type = Some(value),
+            Attribute::ContentEncoding => properties.content_encoding = Some(value),
+            Attribute::ContentLanguage => properties.content_language = Some(value),
+            Attribute::ContentDisposition => properties.content_disposition = Some(value),
+            Attribute::CacheControl => properties.cache_control = Some(value),
+            Attribute::Metadata(name) => {
+                properties.metadata.insert(name.to_ascii_lowercase(), value);
+            }
+            _ => {}
+        }
+    }
+    properties
 }
 
 fn not_found_or_storage(error: object_store::Error, path: &BlobPath) -> BlobError {

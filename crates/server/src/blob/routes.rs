@@ -32,9 +32,10 @@ use crate::blob::azure::{
 };
 use crate::blob::blocks::{BlockId, parse_block_list};
 use crate::blob::path::BlobPath;
+use crate::blob::properties;
 use crate::blob::range::RangeSpec;
 use crate::blob::signing::Permissions;
-use crate::blob::store::{BlobMeta, ByteStream, WriteOptions, Written};
+use crate::blob::store::{BlobMeta, BlobProperties, ByteStream, WriteOptions, Written};
 use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
 use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX};
@@ -137,7 +138,10 @@ async fn put_whole_blob(
         Some(_) => return Err(AzureError::InvalidHeader("x-ms-blob-type")),
     }
     let size_max = state.blob_limits.upload_bytes_max;
-    let options = write_options(request.headers(), granted, size_max)?;
+    let options = WriteOptions {
+        properties: properties::from_headers(request.headers(), properties::Request::PutBlob)?,
+        ..write_options(request.headers(), granted, size_max)?
+    };
     let written = state
         .blobs
         .put(
@@ -193,6 +197,7 @@ async fn put_block_list(
     require_create(granted)?;
     let options = WriteOptions {
         expected_md5: None,
+        properties: properties::from_headers(request.headers(), properties::Request::PutBlockList)?,
         ..write_options(
             request.headers(),
             granted,
@@ -309,6 +314,7 @@ fn write_options(
         create_only: if_none_match.is_some_and(|value| value.trim() == "*")
             || !granted.contains(Permissions::WRITE),
         expected_md5,
+        properties: BlobProperties::default(),
     })
 }
 
@@ -369,10 +375,7 @@ fn header_str<'a>(
 fn insert_read_headers(headers: &mut HeaderMap, meta: &BlobMeta, length: u64) {
     insert_meta(headers, meta);
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/octet-stream"),
-    );
+    properties::insert_into(headers, &meta.properties);
     headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     headers.insert("x-ms-blob-type", HeaderValue::from_static("BlockBlob"));
     headers.insert("x-ms-server-encrypted", HeaderValue::from_static("false"));

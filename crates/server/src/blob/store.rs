@@ -32,10 +32,39 @@ pub struct BlobMeta {
     pub etag: String,
     /// When the blob was last written.
     pub last_modified: DateTime<Utc>,
+    /// What the client stored with the blob.
+    pub properties: BlobProperties,
 }
 
-/// Conditions and limits of a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a client stores with a blob and gets back with every read: Azure's blob HTTP headers
+/// (`x-ms-blob-content-type` and the like) and metadata (`x-ms-meta-<name>`). Values are
+/// visible ASCII, as HTTP headers carry them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct BlobProperties {
+    /// `Content-Type` of reads; `application/octet-stream` when not set.
+    pub content_type: Option<String>,
+    /// `Content-Encoding` of reads.
+    pub content_encoding: Option<String>,
+    /// `Content-Language` of reads.
+    pub content_language: Option<String>,
+    /// `Content-Disposition` of reads.
+    pub content_disposition: Option<String>,
+    /// `Cache-Control` of reads.
+    pub cache_control: Option<String>,
+    /// Metadata, by name (lower case: HTTP/1.1 header names are case-insensitive).
+    pub metadata: std::collections::BTreeMap<String, String>,
+}
+
+impl BlobProperties {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Conditions and limits of a write, and what to store with the blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteOptions {
     /// The write fails with [`BlobError::TooLarge`] past this many bytes.
     pub size_max: u64,
@@ -43,6 +72,9 @@ pub struct WriteOptions {
     pub create_only: bool,
     /// The MD5 the client says the body has (`Content-MD5`); a mismatch fails the write.
     pub expected_md5: Option<[u8; 16]>,
+    /// Stored with the blob, replacing what an earlier version had (ignored by
+    /// [`BlobStore::stage_block`]).
+    pub properties: BlobProperties,
 }
 
 /// The result of a write.
@@ -290,6 +322,7 @@ pub(crate) mod tests_support {
             size_max,
             create_only: false,
             expected_md5: None,
+            properties: BlobProperties::default(),
         }
     }
 
@@ -385,6 +418,7 @@ pub(crate) mod tests_support {
         ));
 
         check_blocks(store).await;
+        check_properties(store).await;
         store.delete(&path).await.unwrap();
         assert!(matches!(
             store.head(&path).await,
@@ -398,6 +432,60 @@ pub(crate) mod tests_support {
             store.get(&path, None).await,
             Err(BlobError::NotFound(_))
         ));
+    }
+
+    pub(crate) fn labelled() -> BlobProperties {
+        BlobProperties {
+            content_type: Some("image/tiff".into()),
+            content_encoding: Some("identity".into()),
+            content_language: Some("en".into()),
+            content_disposition: Some("attachment; filename=\"grid.tif\"".into()),
+            cache_control: Some("no-cache".into()),
+            metadata: [("source".to_owned(), "model run 7".to_owned())].into(),
+        }
+    }
+
+    /// Properties come back with the blob, are replaced by every write and go with it.
+    async fn check_properties(store: &dyn BlobStore) {
+        let path = BlobPath::parse("uploads", "tenant/labelled").unwrap();
+        let with_labels = WriteOptions {
+            properties: labelled(),
+            ..options(10)
+        };
+        let written = store
+            .put(&path, body(b"abc"), with_labels.clone())
+            .await
+            .unwrap();
+        assert_eq!(written.meta.properties, labelled());
+        assert_eq!(store.head(&path).await.unwrap().properties, labelled());
+        assert_eq!(
+            store.get(&path, None).await.unwrap().meta.properties,
+            labelled()
+        );
+        // A failed write leaves the properties as they were.
+        let error = store
+            .put(&path, body(&[0; 11]), options(10))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, BlobError::TooLarge { .. }), "{error:?}");
+        assert_eq!(store.head(&path).await.unwrap().properties, labelled());
+        store.put(&path, body(b"abc"), options(10)).await.unwrap();
+        assert!(store.head(&path).await.unwrap().properties.is_empty());
+        let block = BlockId::parse("AAAA").unwrap();
+        store
+            .stage_block(&path, &block, body(b"xyz"), with_labels.clone())
+            .await
+            .unwrap();
+        let committed = store
+            .commit_blocks(&path, std::slice::from_ref(&block), with_labels.clone())
+            .await
+            .unwrap();
+        assert_eq!(committed.meta.properties, labelled());
+        assert_eq!(store.head(&path).await.unwrap().properties, labelled());
+        store.delete(&path).await.unwrap();
+        store.put(&path, body(b"new"), options(10)).await.unwrap();
+        assert!(store.head(&path).await.unwrap().properties.is_empty());
+        store.delete(&path).await.unwrap();
     }
 
     async fn check_blocks(store: &dyn BlobStore) {
@@ -465,7 +553,7 @@ pub(crate) mod tests_support {
             .await
             .unwrap();
         let error = store
-            .commit_blocks(&path, &ids[..1], create_only)
+            .commit_blocks(&path, &ids[..1], create_only.clone())
             .await
             .unwrap_err();
         assert!(matches!(error, BlobError::AlreadyExists(_)));

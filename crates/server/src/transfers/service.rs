@@ -163,6 +163,7 @@ impl TransferService {
             size_max,
             create_only: true,
             expected_md5: None,
+            properties: crate::blob::BlobProperties::default(),
         };
         let written = self
             .blobs
@@ -249,6 +250,7 @@ mod tests {
             size_max: 10,
             create_only: true,
             expected_md5: None,
+            properties: crate::blob::BlobProperties::default(),
         };
         blobs.put(&path, body, options).await.unwrap();
         let (found, meta) = service.uploaded_blob(&caller, unsigned).await.unwrap();

@@ -795,3 +795,82 @@ api_test_with!(
         assert_eq!(read.bytes().await.unwrap().as_ref(), bytes.as_slice());
     }
 );
+
+api_test!(
+    content_headers_and_metadata_are_stored_with_the_blob_and_returned,
+    |app| {
+        let url = upload_url(&app, Some("grid.tif")).await;
+        let response = app
+            .client
+            .put(&url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("content-type", "application/octet-stream")
+            .header("x-ms-blob-content-type", "image/tiff")
+            .header("cache-control", "no-cache")
+            .header("x-ms-meta-Source", "model run 7")
+            .body(data(100))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        for response in [
+            get_blob(&app, &url, None).await,
+            get_blob(&app, &url, Some(("x-ms-range", "bytes=0-9"))).await,
+            app.client.head(&url).send().await.unwrap(),
+        ] {
+            let headers = response.headers();
+            assert_eq!(headers["content-type"], "image/tiff");
+            assert_eq!(headers["cache-control"], "no-cache");
+            assert_eq!(headers["x-ms-meta-source"], "model run 7");
+        }
+
+        // A block list takes only the x-ms-blob-* headers: its Content-Type is the XML's.
+        let url = upload_url(&app, Some("mesh.vtu")).await;
+        let id = block_id(1);
+        assert_eq!(
+            stage(&app, &url, &id, data(10)).await.status(),
+            StatusCode::CREATED
+        );
+        let response = app
+            .client
+            .put(with_query(&url, "comp=blocklist"))
+            .header("content-type", "application/xml")
+            .header("x-ms-blob-content-disposition", "attachment")
+            .body(format!("<BlockList><Latest>{id}</Latest></BlockList>"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let response = app.client.head(&url).send().await.unwrap();
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/octet-stream"
+        );
+        assert_eq!(response.headers()["content-disposition"], "attachment");
+    }
+);
+
+api_test!(bad_metadata_is_400_and_stores_nothing, |app| {
+    let url = upload_url(&app, None).await;
+    let put = |name: &'static str, value: String| {
+        app.client
+            .put(&url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header(name, value)
+            .body(data(10))
+            .send()
+    };
+    expect_azure_error(
+        put("x-ms-meta-1st", "v".into()).await.unwrap(),
+        StatusCode::BAD_REQUEST,
+        "InvalidMetadata",
+    )
+    .await;
+    expect_azure_error(
+        put("x-ms-meta-big", "v".repeat(8 * 1024)).await.unwrap(),
+        StatusCode::BAD_REQUEST,
+        "MetadataTooLarge",
+    )
+    .await;
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+});
