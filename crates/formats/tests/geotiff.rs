@@ -204,6 +204,8 @@ fn gdal_files_of_every_layout_and_codec_read_exactly() {
         ("tiled_deflate_predictor3_float32.tif", DataType::F32, 4.0),
         ("bigtiff_bigendian_packbits_int32.tif", DataType::I32, 1.0),
         ("pixel_is_point_float64.tif", DataType::F64, 4.0),
+        ("tiled_zstd_predictor3_float32.tif", DataType::F32, 4.0),
+        ("strip_zstd_predictor2_int16.tif", DataType::I16, 1.0),
     ] {
         let dataset = read(&fixture(name)).unwrap();
         let grid = grid_of(&dataset);

@@ -1,5 +1,5 @@
 //! Turning the stored bytes of a strip or tile into values: decompression (deflate, LZW,
-//! PackBits) as streaming readers, so that a strip of any height is decoded one row at a
+//! PackBits, Zstandard) as streaming readers, so that a strip of any height is decoded one row at a
 //! time; the horizontal and floating-point predictors; and the conversion of samples in the
 //! file's byte order into the model's typed buffers.
 
@@ -21,6 +21,8 @@ pub(crate) enum Compression {
     Lzw,
     /// PackBits run-length coding (code 32773).
     PackBits,
+    /// Zstandard, one frame per strip or tile (code 50000, GDAL's `COMPRESS=ZSTD`).
+    Zstd,
 }
 
 impl Compression {
@@ -31,6 +33,7 @@ impl Compression {
             5 => Self::Lzw,
             8 | 32946 => Self::Deflate,
             32773 => Self::PackBits,
+            50000 => Self::Zstd,
             other => {
                 let name = match other {
                     2..=4 => "CCITT fax",
@@ -38,14 +41,13 @@ impl Compression {
                     34712 => "JPEG 2000",
                     34887 => "LERC",
                     34925 => "LZMA",
-                    50000 => "ZSTD",
                     50001 => "WebP",
                     _ => "an unknown method",
                 };
                 return Err(FormatError::unsupported(
                     FORMAT,
                     format!(
-                        "compression {other} ({name}); supported are none, deflate, LZW and PackBits (convert with gdal_translate -co COMPRESS=DEFLATE)"
+                        "compression {other} ({name}); supported are none, deflate, LZW, PackBits and ZSTD (convert with gdal_translate -co COMPRESS=DEFLATE)"
                     ),
                 ));
             }
@@ -210,6 +212,29 @@ pub(crate) fn decompressor<'a, R: BufRead + 'a>(
             inner: raw,
             state: PackBits::Header,
         }),
+        // The frame header is read here; its window size is checked against ruzstd's default
+        // limit (128 MiB) and the window buffer grows only as data is decoded, so a header
+        // claiming a huge window costs nothing.
+        Compression::Zstd => match ruzstd::decoding::StreamingDecoder::new(raw) {
+            Ok(decoder) => Box::new(decoder),
+            Err(error) => Box::new(FailingReader(Some(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("not a Zstandard frame: {error}"),
+            )))),
+        },
+    }
+}
+
+/// A reader whose first read fails with a stored error, for decoders that fail on their
+/// header.
+struct FailingReader(Option<io::Error>);
+
+impl Read for FailingReader {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        Err(self
+            .0
+            .take()
+            .unwrap_or_else(|| io::Error::from(io::ErrorKind::InvalidData)))
     }
 }
 
@@ -646,6 +671,23 @@ mod tests {
             data
         );
         assert!(read_all(Compression::Lzw, &encoded[..encoded.len() / 2], data.len()).is_err());
+    }
+
+    #[test]
+    fn zstd_decodes_what_ruzstd_encodes_and_refuses_garbage() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 13 + i / 700) as u8).collect();
+        let encoded = ruzstd::encoding::compress_to_vec(
+            data.as_slice(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(encoded.len() < data.len() / 4);
+        assert_eq!(
+            read_all(Compression::Zstd, &encoded, data.len()).unwrap(),
+            data
+        );
+        assert!(read_all(Compression::Zstd, &encoded[..encoded.len() / 2], data.len()).is_err());
+        assert!(read_all(Compression::Zstd, b"not zstd at all", 4).is_err());
+        assert!(read_all(Compression::Zstd, b"", 4).is_err());
     }
 
     #[test]

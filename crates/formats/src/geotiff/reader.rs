@@ -267,9 +267,9 @@ fn encoding(
     let kind = SampleKind::from_tiff(bits, format)?;
     let compression =
         Compression::from_code(optional(file, directory, tag::COMPRESSION)?.unwrap_or(1))?;
-    // libtiff applies a predictor only inside the LZW and deflate codecs.
+    // libtiff applies a predictor only inside the LZW, deflate and ZSTD codecs.
     let predictor = match compression {
-        Compression::Lzw | Compression::Deflate => {
+        Compression::Lzw | Compression::Deflate | Compression::Zstd => {
             Predictor::from_code(optional(file, directory, tag::PREDICTOR)?.unwrap_or(1))?
         }
         Compression::None | Compression::PackBits => Predictor::None,
