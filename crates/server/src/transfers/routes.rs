@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, CONVERSION};
 use crate::http::extract::{Json, Path, Query};
 use crate::startup::AppState;
-use crate::transfers::service::{TransferError, UploadFileName};
+use crate::transfers::service::{DirectFile, TransferError, UploadFileName};
 
 /// Transfer routes with their OpenAPI description, but for the direct upload
 /// ([`upload_router`]).
@@ -154,6 +154,11 @@ async fn upload_file(
             )
         })?;
     let name = UploadFileName::parse(&raw_name)?;
+    // Reads answer with the part's media type; one that is not a valid header value is dropped.
+    let content_type = field
+        .content_type()
+        .filter(|value| axum::http::HeaderValue::from_str(value).is_ok())
+        .map(str::to_owned);
     let (mut sender, receiver) =
         futures::channel::mpsc::channel::<std::io::Result<axum::body::Bytes>>(4);
     let idle = state.blob_limits.upload_idle_timeout;
@@ -179,8 +184,11 @@ async fn upload_file(
         &state.datasets,
         &caller,
         project,
-        &name,
-        receiver.boxed(),
+        DirectFile {
+            name: &name,
+            content_type,
+            body: receiver.boxed(),
+        },
         limit,
     );
     let ((), stored) = tokio::join!(feed, store);

@@ -141,6 +141,16 @@ fn acting_tenant(principal: &Principal) -> Result<TenantId, TransferError> {
 /// Container of dataset content.
 pub const DATASETS_CONTAINER: &str = "datasets";
 
+/// A file sent directly to the API.
+pub struct DirectFile<'a> {
+    /// Its name, which becomes the dataset's.
+    pub name: &'a UploadFileName,
+    /// The media type its form part names, kept as the blob's content type.
+    pub content_type: Option<String>,
+    /// Its bytes.
+    pub body: crate::blob::ByteStream,
+}
+
 impl TransferService {
     /// Stores a file sent directly to the API and creates its dataset in `project`. Permission
     /// is checked before a byte is stored; a failed or partial upload leaves no blob and no
@@ -150,10 +160,14 @@ impl TransferService {
         datasets: &crate::datasets::service::DatasetService,
         caller: &crate::projects::service::Caller,
         project: crate::ids::ProjectId,
-        name: &UploadFileName,
-        body: crate::blob::ByteStream,
+        file: DirectFile<'_>,
         size_max: u64,
     ) -> Result<crate::datasets::model::DatasetRow, TransferError> {
+        let DirectFile {
+            name,
+            content_type,
+            body,
+        } = file;
         use crate::datasets::service::NewDataset;
         let tenant = datasets.creatable(caller, project).await?;
         let id = crate::ids::DatasetId::new_random();
@@ -163,7 +177,10 @@ impl TransferService {
             size_max,
             create_only: true,
             expected_md5: None,
-            properties: crate::blob::BlobProperties::default(),
+            properties: crate::blob::BlobProperties {
+                content_type,
+                ..crate::blob::BlobProperties::default()
+            },
         };
         let written = self
             .blobs

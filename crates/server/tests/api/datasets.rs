@@ -36,11 +36,24 @@ async fn upload(
     file_name: &str,
     bytes: Vec<u8>,
 ) -> reqwest::Response {
+    upload_part(
+        app,
+        project,
+        Part::bytes(bytes).file_name(file_name.to_owned()),
+    )
+    .await
+}
+
+async fn upload_part(app: &TestApp, project: &str, part: Part) -> reqwest::Response {
     app.with_key(
         Method::POST,
         &format!("/api/conversion/project/{project}/file/upload"),
     )
-    .multipart(form(file_name, bytes))
+    .multipart(
+        Form::new()
+            .text("description", "ignored field")
+            .part("file", part),
+    )
     .send()
     .await
     .unwrap()
@@ -131,6 +144,8 @@ api_test!(
         let url = raw["data"].as_str().unwrap();
         let whole = app.client.get(url).send().await.unwrap();
         assert_eq!(whole.status(), StatusCode::OK);
+        // The part named no media type.
+        assert_eq!(whole.headers()["content-type"], "application/octet-stream");
         assert_eq!(whole.bytes().await.unwrap().to_vec(), bytes);
         let part = app
             .client
@@ -460,15 +475,7 @@ api_test_with!(
         // never silent for the 600 ms idle limit.
         let bytes = sample(5000);
         let part = Part::stream(slow_body(&bytes)).file_name("slow.bin");
-        let response = app
-            .with_key(
-                Method::POST,
-                &format!("/api/conversion/project/{project}/file/upload"),
-            )
-            .multipart(Form::new().part("file", part))
-            .send()
-            .await
-            .unwrap();
+        let response = upload_part(&app, &project, part).await;
         let dataset = expect_status(response, StatusCode::CREATED).await;
         assert_eq!(dataset["storageSize"], json!(5000), "{dataset}");
 
@@ -525,3 +532,24 @@ api_test_with!(
         );
     }
 );
+
+api_test!(a_direct_upload_keeps_the_media_type_of_its_part, |app| {
+    let project = project(&app, "P", None).await;
+    let part = Part::bytes(sample(100))
+        .file_name("grid.tif")
+        .mime_str("image/tiff")
+        .unwrap();
+    let response = upload_part(&app, &project, part).await;
+    let id = expect_status(response, StatusCode::CREATED).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = app
+        .client
+        .head(read_url(&app, &id).await)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), StatusCode::OK);
+    assert_eq!(read.headers()["content-type"], "image/tiff");
+});

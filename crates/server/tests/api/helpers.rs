@@ -400,3 +400,16 @@ pub fn slow_body(bytes: &[u8]) -> reqwest::Body {
     });
     reqwest::Body::wrap_stream(body)
 }
+
+/// The read URL `GET /api/raw/dataset/{id}` hands out for a dataset's content.
+pub async fn read_url(app: &TestApp, dataset: &str) -> String {
+    let raw = expect_status(
+        app.with_key(Method::GET, &format!("/api/raw/dataset/{dataset}"))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    raw["data"].as_str().unwrap().to_owned()
+}

@@ -106,17 +106,9 @@ api_test!(files_and_folders_are_created_with_upload_urls, |app| {
     assert_eq!(dataset["storageSize"], 5000);
     assert_eq!(dataset["datasetFormat"], ".dfsu");
     assert!(dataset["checksum"].as_str().unwrap().starts_with("md5:"));
-    let raw = expect_status(
-        app.with_key(Method::GET, &format!("/api/raw/dataset/{id}"))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
     let downloaded = app
         .client
-        .get(raw["data"].as_str().unwrap())
+        .get(read_url(&app, id).await)
         .send()
         .await
         .unwrap()
