@@ -37,9 +37,11 @@ def convert(source, target, *args, check=True):
     return result
 
 
-def run(*command):
-    """Runs a tool, failing the test with its stderr when it fails; returns stdout."""
-    result = subprocess.run([str(part) for part in command], capture_output=True, text=True)
+def run(*command, input=None):
+    """Runs a tool (with `input` on its stdin), failing the test with its stderr when it fails;
+    returns stdout."""
+    result = subprocess.run([str(part) for part in command], capture_output=True, text=True,
+                            input=input)
     if result.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, command))} failed:\n{result.stderr}")
     return result.stdout

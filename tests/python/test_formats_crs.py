@@ -223,3 +223,66 @@ def test_mesh_nodes_are_reprojected_like_gdaltransform(tmp_path):
         assert abs(x - gx) <= 1e-9 and abs(y - gy) <= 1e-9, (node, line)
         # z and boundary codes are kept.
     assert [node[3:] for node in nodes] == [line.split()[3:] for line in MESH.splitlines()[1:10]]
+
+
+USER_DEFINED = [
+    # (name, proj4 GDAL stores as user-defined GeoKeys, xll, yll, cell)
+    ("tm_grs80", "+proj=tmerc +lat_0=0 +lon_0=10.5 +k=0.9996 +x_0=200000 +y_0=0 +ellps=GRS80 +units=m",
+     200000.0, 6000000.0, 1000.0),
+    ("lcc_2sp_towgs84", "+proj=lcc +lat_1=49 +lat_2=44 +lat_0=46.5 +lon_0=3 +x_0=700000 +y_0=6600000 "
+     "+ellps=GRS80 +towgs84=0,0,0,0,0,0,0 +units=m", 700000.0, 6600000.0, 1000.0),
+    ("tm_nad83_us_feet", "+proj=tmerc +lat_0=31 +lon_0=-81 +k=0.9999 +x_0=200000 +y_0=0 +datum=NAD83 "
+     "+units=us-ft", 656166.0, 300000.0, 3000.0),
+    ("albers", "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=37.5 +lon_0=-96 +x_0=0 +y_0=0 +ellps=GRS80 "
+     "+units=m", 0.0, 0.0, 10000.0),
+    ("oblique_stereographic_bessel", "+proj=sterea +lat_0=52.15616055555555 +lon_0=5.38763888888889 "
+     "+k=0.9999079 +x_0=155000 +y_0=463000 +ellps=bessel +units=m", 155000.0, 463000.0, 1000.0),
+    ("mercator_1sp", "+proj=merc +lon_0=5 +k=0.99 +x_0=100 +y_0=200 +datum=WGS84 +units=m",
+     100000.0, 5000000.0, 1000.0),
+    ("lcc_1sp_clarke", "+proj=lcc +lat_1=46.8 +lat_0=46.8 +lon_0=2.337229167 +k_0=0.99987742 "
+     "+x_0=600000 +y_0=2200000 +a=6378249.2 +b=6356515 +units=m", 600000.0, 2200000.0, 1000.0),
+]
+
+
+@pytest.mark.parametrize("name,proj4,xll,yll,cell", USER_DEFINED,
+                         ids=[case[0] for case in USER_DEFINED])
+def test_user_defined_geotiff_crs_is_kept_written_back_and_reprojects_like_gdal(tmp_path, name, proj4, xll, yll,
+                                                                     cell):
+    require_tool("gdalwarp")
+    grid = tmp_path / "grid.asc"
+    write_asc(grid, 12, 9, xll, yll, cell, -9999, lambda column, row: row * 12 + column + 1)
+    source = tmp_path / f"{name}.tif"
+    run("gdal_translate", "-q", "-a_srs", proj4, grid, source)
+    corners = f"{xll} {yll}\n{xll + 12 * cell} {yll + 9 * cell}\n"
+
+    def geographic_corners(path):
+        """The grid's corners in EPSG:4326 through GDAL, from the system `path` states."""
+        definition = run("gdalsrsinfo", "-o", "wkt1", path).strip()
+        text = run("gdaltransform", "-s_srs", definition, "-t_srs", "EPSG:4326", input=corners)
+        return [float(value) for line in text.splitlines() for value in line.split()[:2]]
+
+    expected = geographic_corners(source)
+
+    def assert_same_system(path):
+        for a, b in zip(geographic_corners(path), expected):
+            assert math.isclose(a, b, abs_tol=1e-9), f"{path}: {a} vs {b}"
+
+    # The .prj Basin writes describes the system GDAL reads from the GeoKeys; so do the
+    # user-defined GeoKeys Basin writes, from the GeoTIFF and from the ASCII Grid and its .prj.
+    out = tmp_path / f"{name}.asc"
+    basin_convert(source, out)
+    assert_same_system(tmp_path / f"{name}.prj")
+    round_trip = tmp_path / f"{name}_again.tif"
+    basin_convert(source, round_trip)
+    assert run("gdalsrsinfo", "-o", "proj4", round_trip) == run("gdalsrsinfo", "-o", "proj4", source)
+    assert "Warning" not in run("gdalinfo", round_trip)
+    from_asc = tmp_path / f"{name}_from_asc.tif"
+    basin_convert(out, from_asc)
+    assert_same_system(from_asc)
+    # Reprojection starts from that system, cell for cell as gdalwarp -et 0.
+    ours = tmp_path / f"{name}_4326.tif"
+    basin_convert(source, ours, "--output-srid", "4326")
+    exact = tmp_path / f"{name}_gdal.tif"
+    run("gdalwarp", "-q", "-overwrite", "-t_srs", "EPSG:4326", "-r", "near", "-et", "0", source,
+        exact)
+    assert compare_grids(ours, exact, f"{name} vs gdalwarp -et 0") == 100.0

@@ -530,6 +530,33 @@ fn crs_is_written_as_an_epsg_code_or_dropped_with_a_note() {
 }
 
 #[test]
+fn a_user_defined_crs_is_read_as_wkt_and_written_back_as_parameters() {
+    let expected = "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378137,298.257222101]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"latitude_of_origin\",0],PARAMETER[\"central_meridian\",10.5],PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",200000],PARAMETER[\"false_northing\",0],UNIT[\"metre\",1]]";
+    let dataset = read(&fixture("user_defined_tm_int16.tif")).unwrap();
+    assert_eq!(
+        grid_of(&dataset).geometry.crs,
+        Some(Crs::Wkt(expected.to_owned()))
+    );
+    // The SRID parameter still overrides a system that has no code.
+    let with_srid = read_with(
+        &fixture("user_defined_tm_int16.tif"),
+        &[("SRID", "25832")],
+        ReadLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(grid_of(&with_srid).geometry.crs, Some(Crs::Epsg(25832)));
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("again.tif");
+    let written = write_with(&dataset, &path, &[]).unwrap();
+    assert!(written.notes.is_empty(), "{:?}", written.notes);
+    let back = read(&path).unwrap();
+    assert_eq!(
+        grid_of(&back).geometry.crs,
+        Some(Crs::Wkt(expected.to_owned()))
+    );
+}
+
+#[test]
 fn a_file_crs_wins_over_the_srid_parameter() {
     let dataset = read_with(
         &fixture("strip_lzw_predictor2_int16.tif"),

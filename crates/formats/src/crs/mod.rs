@@ -34,7 +34,7 @@ mod names;
 mod project;
 mod sink;
 mod warp;
-mod wkt;
+pub(crate) mod wkt;
 
 pub use project::{CrsTransform, Projection, proj4_of};
 pub use warp::WARP_CELLS_MAX;

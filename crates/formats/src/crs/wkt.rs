@@ -200,8 +200,8 @@ pub(crate) fn to_proj4(node: &Node) -> Option<String> {
         "GEOGCS" => Some(format!("+proj=longlat {} +no_defs", datum_of(node)?)),
         "PROJCS" => {
             let geographic = node.child("GEOGCS")?;
-            let method = projection_of(node)?;
             let to_meter = node.child("UNIT").and_then(|unit| unit.number(1));
+            let method = projection_of(node, to_meter.unwrap_or(1.0))?;
             let units = match to_meter {
                 Some(factor) if (factor - 1.0).abs() > 1e-12 => format!(" +to_meter={factor}"),
                 _ => " +units=m".to_owned(),
@@ -215,8 +215,9 @@ pub(crate) fn to_proj4(node: &Node) -> Option<String> {
     }
 }
 
-/// The proj4 `+proj=...` part with parameters of a PROJCS.
-fn projection_of(node: &Node) -> Option<String> {
+/// The proj4 `+proj=...` part with parameters of a PROJCS whose linear unit is `to_meter`
+/// metres: WKT states false easting and northing in that unit, proj4 always in metres.
+fn projection_of(node: &Node, to_meter: f64) -> Option<String> {
     let name = normalise(node.child("PROJECTION")?.name()?);
     let p = |names: &[&str], default: f64| node.parameter(names).unwrap_or(default);
     let lat_0 = p(&["latitude_of_origin", "latitude_of_center"], 0.0);
@@ -229,12 +230,12 @@ fn projection_of(node: &Node) -> Option<String> {
         0.0,
     );
     let k = p(&["scale_factor"], 1.0);
-    let x_0 = p(&["false_easting"], 0.0);
-    let y_0 = p(&["false_northing"], 0.0);
+    let x_0 = p(&["false_easting"], 0.0) * to_meter;
+    let y_0 = p(&["false_northing"], 0.0) * to_meter;
     let common = format!("+lat_0={lat_0} +lon_0={lon_0} +x_0={x_0} +y_0={y_0}");
     Some(match name.as_str() {
         "transversemercator" | "gausskruger" => format!("+proj=tmerc {common} +k={k}"),
-        "mercator1sp" | "mercator" => {
+        "mercator1sp" | "mercator2sp" | "mercator" => {
             let lat_ts = p(&["standard_parallel_1"], 0.0);
             if lat_ts == 0.0 {
                 format!("+proj=merc +lon_0={lon_0} +x_0={x_0} +y_0={y_0} +k={k}")
@@ -343,6 +344,22 @@ mod tests {
             let text = String::from_utf8_lossy(&bytes);
             let _ = parse(&text).map(|node| (node.epsg(), to_proj4(&node)));
         }
+    }
+
+    #[test]
+    fn false_easting_in_feet_becomes_metres_in_proj4() {
+        let feet = r#"PROJCS["x",GEOGCS["NAD83",DATUM["North_American_Datum_1983",SPHEROID["GRS 1980",6378137,298.257222101]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Transverse_Mercator"],PARAMETER["latitude_of_origin",31],PARAMETER["central_meridian",-81],PARAMETER["scale_factor",0.9999],PARAMETER["false_easting",656166.6666666666],PARAMETER["false_northing",1000],UNIT["US survey foot",0.3048006096012192]]"#;
+        let proj4 = to_proj4(&parse(feet).unwrap()).unwrap();
+        let value = |name: &str| -> f64 {
+            let start = proj4.find(&format!("+{name}=")).unwrap() + name.len() + 2;
+            proj4[start..].split(' ').next().unwrap().parse().unwrap()
+        };
+        assert!((value("x_0") - 200_000.0).abs() < 1e-6, "{proj4}");
+        assert!(
+            (value("y_0") - 304.800_609_601_219_2).abs() < 1e-9,
+            "{proj4}"
+        );
+        assert!(proj4.contains("+to_meter=0.3048006096012192"), "{proj4}");
     }
 
     #[test]

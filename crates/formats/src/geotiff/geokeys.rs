@@ -29,6 +29,8 @@ pub(crate) mod key {
     pub const PROJECTED_TYPE: u16 = 3072;
 }
 
+/// The tag of GeoDoubleParams, where double-valued GeoKeys point.
+pub(crate) const GEO_DOUBLE_PARAMS: u16 = 34736;
 /// The tag of GeoAsciiParams, where ASCII GeoKeys point.
 pub(crate) const GEO_ASCII_PARAMS: u16 = 34737;
 
@@ -39,18 +41,20 @@ const MODEL_GEOGRAPHIC: u16 = 2;
 const RASTER_PIXEL_IS_AREA: u16 = 1;
 const RASTER_PIXEL_IS_POINT: u16 = 2;
 /// The GeoKey value meaning "user-defined": the CRS is described by further keys, not a code.
-const USER_DEFINED: u16 = 32767;
+pub(crate) const USER_DEFINED: u16 = 32767;
 
-/// The short-valued GeoKeys of a file (ASCII and double keys are not needed for reading).
+/// The short- and double-valued GeoKeys of a file (ASCII keys are not needed for reading).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct GeoKeys {
     shorts: Vec<(u16, u16)>,
+    doubles: Vec<(u16, Vec<f64>)>,
 }
 
 impl GeoKeys {
     /// Parses a `GeoKeyDirectoryTag` (SHORT values): a header of version, revision, minor
-    /// revision and key count, then four values per key.
-    pub fn parse(directory: &[u64]) -> FormatResult<Self> {
+    /// revision and key count, then four values per key. `double_params` are the values of
+    /// `GeoDoubleParamsTag`, where double keys point; a key pointing outside them is skipped.
+    pub fn parse(directory: &[u64], double_params: &[f64]) -> FormatResult<Self> {
         let invalid = |message: &str| {
             FormatError::invalid(FORMAT, "GeoKeyDirectoryTag (34735)", message.to_owned())
         };
@@ -65,22 +69,51 @@ impl GeoKeys {
                 keys.len() / 4
             )));
         }
-        let shorts = keys
-            .chunks_exact(4)
-            .take(count)
+        let entries = || keys.chunks_exact(4).take(count);
+        let shorts = entries()
             .filter_map(|entry| match *entry {
                 [id, 0, _, value] => Some((u16::try_from(id).ok()?, u16::try_from(value).ok()?)),
                 _ => None,
             })
             .collect();
-        Ok(Self { shorts })
+        let doubles = entries()
+            .filter_map(|entry| match *entry {
+                [id, location, length, offset] if location == u64::from(GEO_DOUBLE_PARAMS) => {
+                    let start = usize::try_from(offset).ok()?;
+                    let end = start.checked_add(usize::try_from(length).ok()?)?;
+                    Some((
+                        u16::try_from(id).ok()?,
+                        double_params.get(start..end)?.to_vec(),
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        Ok(Self { shorts, doubles })
     }
 
-    fn short(&self, id: u16) -> Option<u16> {
+    /// A SHORT key's value.
+    pub fn short(&self, id: u16) -> Option<u16> {
         self.shorts
             .iter()
             .find(|(key, _)| *key == id)
             .map(|(_, value)| *value)
+    }
+
+    /// A DOUBLE key's values.
+    pub fn doubles(&self, id: u16) -> Option<&[f64]> {
+        self.doubles
+            .iter()
+            .find(|(key, _)| *key == id)
+            .map(|(_, values)| values.as_slice())
+    }
+
+    /// A DOUBLE key's first value, when finite.
+    pub fn double(&self, id: u16) -> Option<f64> {
+        self.doubles(id)?
+            .first()
+            .copied()
+            .filter(|value| value.is_finite())
     }
 
     /// True for `RasterPixelIsPoint`.
@@ -102,7 +135,10 @@ impl GeoKeys {
         match code {
             Some(code) => FileCrs::Epsg(u32::from(code)),
             None if self.shorts.iter().any(|(id, _)| *id != key::RASTER_TYPE) => {
-                FileCrs::UserDefined
+                match super::user_crs::wkt(self) {
+                    Some(wkt) => FileCrs::Wkt(wkt),
+                    None => FileCrs::UserDefined,
+                }
             }
             None => FileCrs::None,
         }
@@ -110,13 +146,16 @@ impl GeoKeys {
 }
 
 /// What a file's GeoKeys say about its coordinate system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FileCrs {
     /// No GeoKeys about it.
     None,
     /// A projected or geographic system by EPSG code.
     Epsg(u32),
-    /// Described by parameters (user-defined) or geocentric: Basin needs the `SRID` parameter.
+    /// Described by parameters (user-defined) in a way Basin can state as a WKT.
+    Wkt(String),
+    /// Described by parameters Basin cannot state, or geocentric: Basin needs the `SRID`
+    /// parameter.
     UserDefined,
 }
 
@@ -336,16 +375,27 @@ pub(crate) fn band_text_xml(texts: &[BandText]) -> Option<String> {
     any.then_some(xml)
 }
 
-/// The GeoKey directory and GeoAsciiParams to write.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The GeoKey directory, GeoDoubleParams and GeoAsciiParams to write.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct GeoKeyTags {
     /// `GeoKeyDirectoryTag` values.
     pub directory: Vec<u16>,
+    /// `GeoDoubleParamsTag` values, empty when unused.
+    pub doubles: Vec<f64>,
     /// `GeoAsciiParamsTag` text (without the final NUL), empty when unused.
     pub ascii: String,
 }
 
-/// The CRS to state in GeoKeys.
+/// The CRS to state in GeoKeys: by code, or described by parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CrsKeys {
+    /// An EPSG code.
+    Code(KeyedCrs),
+    /// A system without one (see [`super::user_crs`]).
+    Described(super::user_crs::DescribedCrs),
+}
+
+/// A CRS stated by EPSG code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KeyedCrs {
     /// EPSG code, below 32767 or between 32768 and 65535.
@@ -357,11 +407,27 @@ pub(crate) struct KeyedCrs {
 }
 
 /// GeoKeys as GDAL writes them for an EPSG code: model type, `PixelIsArea`, the code and a
-/// citation; without a CRS only the raster type.
-pub(crate) fn geokey_tags(crs: Option<&KeyedCrs>) -> GeoKeyTags {
+/// citation; for a described system its keys, with the DOUBLE ones in GeoDoubleParams;
+/// without a CRS only the raster type.
+pub(crate) fn geokey_tags(crs: Option<&CrsKeys>) -> GeoKeyTags {
     let mut keys: Vec<[u16; 4]> = vec![[key::RASTER_TYPE, 0, 1, RASTER_PIXEL_IS_AREA]];
     let mut ascii = String::new();
-    if let Some(crs) = crs {
+    let mut doubles = Vec::new();
+    if let Some(CrsKeys::Described(described)) = crs {
+        keys.extend(
+            described
+                .shorts
+                .iter()
+                .map(|&(id, value)| [id, 0, 1, value]),
+        );
+        for (id, values) in &described.doubles {
+            let offset = u16::try_from(doubles.len()).unwrap_or(u16::MAX);
+            let count = u16::try_from(values.len()).unwrap_or(0);
+            keys.push([*id, GEO_DOUBLE_PARAMS, count, offset]);
+            doubles.extend_from_slice(values);
+        }
+    }
+    if let Some(CrsKeys::Code(crs)) = crs {
         let citation: String = crs
             .name
             .chars()
@@ -396,7 +462,11 @@ pub(crate) fn geokey_tags(crs: Option<&KeyedCrs>) -> GeoKeyTags {
     let count = u16::try_from(keys.len()).unwrap_or(0);
     let mut directory = vec![1, 1, 0, count];
     directory.extend(keys.into_iter().flatten());
-    GeoKeyTags { directory, ascii }
+    GeoKeyTags {
+        directory,
+        doubles,
+        ascii,
+    }
 }
 
 #[cfg(test)]
@@ -484,7 +554,7 @@ mod tests {
         let directory = |keys: &[[u64; 4]]| {
             let mut all = vec![1, 1, 0, keys.len() as u64];
             all.extend(keys.iter().flatten());
-            GeoKeys::parse(&all).unwrap()
+            GeoKeys::parse(&all, &[]).unwrap()
         };
         let utm = directory(&[
             [1024, 0, 1, 1],
@@ -500,8 +570,8 @@ mod tests {
         let none = directory(&[[1025, 0, 1, 2]]);
         assert_eq!(none.crs(), FileCrs::None);
         assert!(none.pixel_is_point());
-        assert!(GeoKeys::parse(&[1, 1, 0, 5, 1024, 0, 1, 1]).is_err());
-        assert!(GeoKeys::parse(&[1, 1]).is_err());
+        assert!(GeoKeys::parse(&[1, 1, 0, 5, 1024, 0, 1, 1], &[]).is_err());
+        assert!(GeoKeys::parse(&[1, 1], &[]).is_err());
     }
 
     #[test]
@@ -511,10 +581,10 @@ mod tests {
             geographic: false,
             name: "WGS 84 / UTM zone 32N".to_owned(),
         };
-        let tags = geokey_tags(Some(&crs));
+        let tags = geokey_tags(Some(&CrsKeys::Code(crs)));
         assert_eq!(tags.ascii, "WGS 84 / UTM zone 32N|");
         let directory: Vec<u64> = tags.directory.iter().map(|&v| u64::from(v)).collect();
-        let keys = GeoKeys::parse(&directory).unwrap();
+        let keys = GeoKeys::parse(&directory, &[]).unwrap();
         assert_eq!(keys.crs(), FileCrs::Epsg(32632));
         assert!(!keys.pixel_is_point());
         assert_eq!(geokey_tags(None).directory, vec![1, 1, 0, 1, 1025, 0, 1, 1]);

@@ -19,6 +19,7 @@ mod geokeys;
 mod ifd;
 mod pipeline;
 mod reader;
+mod user_crs;
 mod writer;
 
 use std::path::Path;
@@ -79,6 +80,7 @@ mod tag {
     pub const MODEL_TIEPOINT: u16 = 33922;
     pub const MODEL_TRANSFORMATION: u16 = 34264;
     pub const GEO_KEY_DIRECTORY: u16 = 34735;
+    pub const GEO_DOUBLE_PARAMS: u16 = super::geokeys::GEO_DOUBLE_PARAMS;
     pub const GEO_ASCII_PARAMS: u16 = super::geokeys::GEO_ASCII_PARAMS;
     pub const GDAL_METADATA: u16 = 42112;
     pub const GDAL_NODATA: u16 = 42113;

@@ -433,14 +433,6 @@ fn georeference(
     directory: &Directory,
     srid: Option<u32>,
 ) -> FormatResult<(GeoTransform, Crs)> {
-    let keys = match directory.get(tag::GEO_KEY_DIRECTORY) {
-        Some(entry) => GeoKeys::parse(&file.unsigned(
-            entry,
-            "GeoTIFF GeoKey directory values",
-            GEOKEY_VALUES_MAX,
-        )?)?,
-        None => GeoKeys::default(),
-    };
     let mut doubles = |tag: u16, what: &'static str| {
         directory
             .get(tag)
@@ -455,10 +447,20 @@ fn georeference(
             "GeoTIFF ModelTransformation values",
         )?,
     };
+    let double_params = doubles(tag::GEO_DOUBLE_PARAMS, "GeoTIFF GeoDoubleParams values")?;
+    let key_directory = directory
+        .get(tag::GEO_KEY_DIRECTORY)
+        .map(|entry| file.unsigned(entry, "GeoTIFF GeoKey directory values", GEOKEY_VALUES_MAX))
+        .transpose()?;
+    let keys = match key_directory {
+        Some(values) => GeoKeys::parse(&values, double_params.as_deref().unwrap_or_default())?,
+        None => GeoKeys::default(),
+    };
     let transform = geokeys::geotransform(&model, keys.pixel_is_point())?;
     let crs = match (keys.crs(), srid) {
         (FileCrs::Epsg(code), _) => Crs::Epsg(code),
         (_, Some(code)) => Crs::Epsg(code),
+        (FileCrs::Wkt(wkt), None) => Crs::Wkt(wkt),
         (FileCrs::UserDefined, None) => {
             return Err(FormatError::parameter(
                 "SRID",

@@ -13,7 +13,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::decode::Predictor;
-use super::geokeys::{self, BandText, KeyedCrs};
+use super::geokeys::{self, BandText, CrsKeys, KeyedCrs};
 use super::pipeline::{Output, Pipeline, TileFormat};
 use super::{FORMAT, TILE_SIDE, tag};
 use crate::catalogue::{WriterSink, Written};
@@ -112,7 +112,7 @@ struct Plan {
     level: Option<u32>,
     nodata: Option<f64>,
     transform: GeoTransform,
-    crs: Option<KeyedCrs>,
+    crs: Option<CrsKeys>,
     texts: Vec<BandText>,
 }
 
@@ -495,8 +495,9 @@ fn common_nodata(items: &[Item], notes: &mut Vec<String>) -> Option<f64> {
     nodata
 }
 
-/// The EPSG code to write in GeoKeys; a note when the CRS has none the registry knows.
-fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<KeyedCrs> {
+/// The EPSG code to write in GeoKeys, else the parameters of a WKT without one (as GDAL writes
+/// a system without a code); a note when neither can be written.
+fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<CrsKeys> {
     let crs = crs?;
     let definition = crs::resolve_epsg(crs).and_then(crs::definition);
     let keyed = definition.and_then(|definition| {
@@ -507,16 +508,20 @@ fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<KeyedCrs> {
         if proj4.contains("+proj=geocent") {
             return None;
         }
-        Some(KeyedCrs {
+        Some(CrsKeys::Code(KeyedCrs {
             code,
             geographic: proj4.contains("+proj=longlat") || proj4.contains("+proj=latlong"),
             name: definition.name.to_owned(),
-        })
+        }))
+    });
+    let keyed = keyed.or_else(|| {
+        let described = super::user_crs::describe(&crs::wkt_of(crs)?)?;
+        Some(CrsKeys::Described(described))
     });
     if keyed.is_none() {
         let description = crate::mesh_file::shorten(&format!("{crs:?}"));
         notes.push(format!(
-            "the coordinate system {description} has no projected or geographic EPSG code in the registry; the GeoTIFF was written without one"
+            "the coordinate system {description} has no projected or geographic EPSG code in the registry, and its parameters are not ones Basin can state in GeoKeys; the GeoTIFF was written without one"
         ));
     }
     keyed
@@ -683,6 +688,9 @@ fn fields(plan: &Plan, output: &Output, big: bool) -> Vec<Field> {
     fields.extend(model_fields(&plan.transform));
     let keys = geokeys::geokey_tags(plan.crs.as_ref());
     fields.push(shorts(tag::GEO_KEY_DIRECTORY, &keys.directory));
+    if !keys.doubles.is_empty() {
+        fields.push(doubles(tag::GEO_DOUBLE_PARAMS, &keys.doubles));
+    }
     if !keys.ascii.is_empty() {
         fields.push(ascii(tag::GEO_ASCII_PARAMS, &keys.ascii));
     }

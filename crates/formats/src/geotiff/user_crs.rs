@@ -1,0 +1,575 @@
+//! A user-defined coordinate system in GeoKeys (`ProjectedCSTypeGeoKey` or
+//! `GeographicTypeGeoKey` = 32767, described by projection parameters, an ellipsoid and
+//! units), both ways: read, it is stated as an OGC WKT 1, so that it travels with the data
+//! like a `.prj` (the ASCII Grid writer writes it, reprojection builds a proj4 definition
+//! from it); written, a WKT without an EPSG code (a custom `.prj`) becomes such keys.
+//!
+//! This is how GDAL stores any system without an EPSG code, which is common for the local
+//! grids of hydrodynamic models. The keys and their meaning follow the GeoTIFF 1.0
+//! specification; the methods covered are those GDAL writes for the projections Basin can
+//! reproject (transverse Mercator, Mercator, Lambert conformal conic with one or two
+//! parallels, Albers equal area, oblique stereographic). Anything else stays "user-defined"
+//! and needs the `SRID` reader parameter.
+
+use super::geokeys::{GeoKeys, USER_DEFINED};
+
+/// GeoKey ids of the geographic and projection parameters.
+mod key {
+    pub use super::super::geokeys::key::{GEOGRAPHIC_TYPE, MODEL_TYPE, PROJECTED_TYPE};
+    pub const GEODETIC_DATUM: u16 = 2050;
+    pub const ANGULAR_UNITS: u16 = 2054;
+    pub const ELLIPSOID: u16 = 2056;
+    pub const SEMI_MAJOR_AXIS: u16 = 2057;
+    pub const SEMI_MINOR_AXIS: u16 = 2058;
+    pub const INV_FLATTENING: u16 = 2059;
+    pub const PRIME_MERIDIAN_LONG: u16 = 2061;
+    pub const TO_WGS84: u16 = 2062;
+    pub const COORD_TRANS: u16 = 3075;
+    pub const LINEAR_UNITS: u16 = 3076;
+    pub const LINEAR_UNIT_SIZE: u16 = 3077;
+    pub const STD_PARALLEL_1: u16 = 3078;
+    pub const STD_PARALLEL_2: u16 = 3079;
+    pub const NAT_ORIGIN_LONG: u16 = 3080;
+    pub const NAT_ORIGIN_LAT: u16 = 3081;
+    pub const FALSE_EASTING: u16 = 3082;
+    pub const FALSE_NORTHING: u16 = 3083;
+    pub const FALSE_ORIGIN_LONG: u16 = 3084;
+    pub const FALSE_ORIGIN_LAT: u16 = 3085;
+    pub const FALSE_ORIGIN_EASTING: u16 = 3086;
+    pub const FALSE_ORIGIN_NORTHING: u16 = 3087;
+    pub const SCALE_AT_NAT_ORIGIN: u16 = 3092;
+}
+
+/// `GTModelTypeGeoKey`: geographic.
+const MODEL_GEOGRAPHIC: u16 = 2;
+/// `GeogAngularUnitsGeoKey`: degree (the only angular unit parameters are read in).
+const ANGULAR_DEGREE: u16 = 9102;
+/// `GeogGeodeticDatumGeoKey`: WGS 84.
+const DATUM_WGS84: u16 = 6326;
+
+/// `ProjCoordTransGeoKey` values covered.
+mod method {
+    pub const TRANSVERSE_MERCATOR: u16 = 1;
+    pub const MERCATOR: u16 = 7;
+    pub const LAMBERT_CONFORMAL_CONIC_2SP: u16 = 8;
+    pub const LAMBERT_CONFORMAL_CONIC_1SP: u16 = 9;
+    pub const ALBERS_EQUAL_AREA: u16 = 11;
+    pub const OBLIQUE_STEREOGRAPHIC: u16 = 16;
+}
+
+/// The WKT of the user-defined system the keys describe, when Basin can state it.
+pub(crate) fn wkt(keys: &GeoKeys) -> Option<String> {
+    let geographic = geographic_wkt(keys)?;
+    if keys.short(key::MODEL_TYPE) == Some(MODEL_GEOGRAPHIC) {
+        return Some(geographic);
+    }
+    if keys.short(key::PROJECTED_TYPE) != Some(USER_DEFINED) {
+        return None;
+    }
+    let (unit_name, unit_size) = linear_unit(keys)?;
+    let (projection, parameters) = projection(keys)?;
+    let parameters: String = parameters
+        .iter()
+        .map(|(name, value)| format!(",PARAMETER[\"{name}\",{}]", number(*value)))
+        .collect();
+    Some(format!(
+        "PROJCS[\"unnamed\",{geographic},PROJECTION[\"{projection}\"]{parameters},UNIT[\"{unit_name}\",{}]]",
+        number(unit_size)
+    ))
+}
+
+/// The GEOGCS: the registry's for an EPSG code, else one built from the datum, ellipsoid and
+/// prime meridian keys.
+fn geographic_wkt(keys: &GeoKeys) -> Option<String> {
+    match keys.short(key::GEOGRAPHIC_TYPE) {
+        Some(code) if code != USER_DEFINED && code != 0 => {
+            let wkt = crate::crs::definition(u32::from(code))?.wkt;
+            wkt.starts_with("GEOGCS[").then(|| wkt.to_owned())
+        }
+        _ => {
+            let angular = keys.short(key::ANGULAR_UNITS).unwrap_or(ANGULAR_DEGREE);
+            if angular != ANGULAR_DEGREE {
+                return None;
+            }
+            let (semi_major, inverse_flattening) = ellipsoid(keys)?;
+            let datum = if keys.short(key::GEODETIC_DATUM) == Some(DATUM_WGS84) {
+                "WGS_1984"
+            } else {
+                "unknown"
+            };
+            let to_wgs84 = match keys.doubles(key::TO_WGS84) {
+                Some(values)
+                    if matches!(values.len(), 3 | 7) && values.iter().all(|v| v.is_finite()) =>
+                {
+                    let mut all = values.to_vec();
+                    all.resize(7, 0.0);
+                    let listed: Vec<String> = all.into_iter().map(number).collect();
+                    format!(",TOWGS84[{}]", listed.join(","))
+                }
+                _ => String::new(),
+            };
+            let prime_meridian = keys.double(key::PRIME_MERIDIAN_LONG).unwrap_or(0.0);
+            Some(format!(
+                "GEOGCS[\"unknown\",DATUM[\"{datum}\",SPHEROID[\"unknown\",{},{}]{to_wgs84}],PRIMEM[\"Greenwich\",{}],UNIT[\"degree\",0.0174532925199433]]",
+                number(semi_major),
+                number(inverse_flattening),
+                number(prime_meridian)
+            ))
+        }
+    }
+}
+
+/// Semi-major axis and inverse flattening: from the axis keys, else from the ellipsoid code.
+fn ellipsoid(keys: &GeoKeys) -> Option<(f64, f64)> {
+    if let Some(semi_major) = keys.double(key::SEMI_MAJOR_AXIS).filter(|a| *a > 0.0) {
+        let inverse_flattening = match keys.double(key::INV_FLATTENING) {
+            Some(value) if value >= 0.0 => value,
+            Some(_) => return None,
+            None => match keys.double(key::SEMI_MINOR_AXIS) {
+                Some(b) if b == semi_major => 0.0,
+                Some(b) if b > 0.0 && b < semi_major => semi_major / (semi_major - b),
+                _ => return None,
+            },
+        };
+        return Some((semi_major, inverse_flattening));
+    }
+    // The ellipsoids of EPSG that GeoTIFF writers name by code without the axes.
+    Some(match keys.short(key::ELLIPSOID)? {
+        7001 => (6_377_563.396, 299.324_964_6),
+        7004 => (6_377_397.155, 299.152_812_8),
+        7008 => (6_378_206.4, 294.978_698_213_898),
+        7012 => (6_378_249.145, 293.465),
+        7019 => (6_378_137.0, 298.257_222_101),
+        7022 => (6_378_388.0, 297.0),
+        7030 => (6_378_137.0, 298.257_223_563),
+        _ => return None,
+    })
+}
+
+/// The linear unit's name and size in metres.
+fn linear_unit(keys: &GeoKeys) -> Option<(&'static str, f64)> {
+    match keys.short(key::LINEAR_UNITS).unwrap_or(9001) {
+        9001 => Some(("metre", 1.0)),
+        9002 => Some(("foot", 0.3048)),
+        9003 => Some(("US survey foot", 0.304_800_609_601_219_2)),
+        USER_DEFINED => keys
+            .double(key::LINEAR_UNIT_SIZE)
+            .filter(|size| *size > 0.0)
+            .map(|size| ("unknown", size)),
+        _ => None,
+    }
+}
+
+/// The WKT projection name and parameters (angles in degrees, false easting and northing in
+/// the linear unit, as both GeoKeys and WKT 1 state them).
+fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)> {
+    let value = |id: u16, default: f64| keys.double(id).unwrap_or(default);
+    let either = |first: u16, second: u16| keys.double(first).or(keys.double(second));
+    let false_easting = value(key::FALSE_EASTING, 0.0);
+    let false_northing = value(key::FALSE_NORTHING, 0.0);
+    let latitude = value(key::NAT_ORIGIN_LAT, 0.0);
+    let longitude = value(key::NAT_ORIGIN_LONG, 0.0);
+    let scale = value(key::SCALE_AT_NAT_ORIGIN, 1.0);
+    let natural_origin = |name| {
+        (
+            name,
+            vec![
+                ("latitude_of_origin", latitude),
+                ("central_meridian", longitude),
+                ("scale_factor", scale),
+                ("false_easting", false_easting),
+                ("false_northing", false_northing),
+            ],
+        )
+    };
+    // The conic projections: two standard parallels, and an origin with false coordinates
+    // stated at the false origin or the natural origin (GDAL writes the first for Lambert
+    // conformal conic, the second for Albers; either is read).
+    let conic = |(latitude_name, longitude_name), false_origin_first: bool, parallel: f64| {
+        let pick = |at_false_origin: u16, at_natural_origin: u16| {
+            let (first, second) = if false_origin_first {
+                (at_false_origin, at_natural_origin)
+            } else {
+                (at_natural_origin, at_false_origin)
+            };
+            either(first, second).unwrap_or(0.0)
+        };
+        vec![
+            ("standard_parallel_1", value(key::STD_PARALLEL_1, parallel)),
+            ("standard_parallel_2", value(key::STD_PARALLEL_2, parallel)),
+            (
+                latitude_name,
+                pick(key::FALSE_ORIGIN_LAT, key::NAT_ORIGIN_LAT),
+            ),
+            (
+                longitude_name,
+                pick(key::FALSE_ORIGIN_LONG, key::NAT_ORIGIN_LONG),
+            ),
+            (
+                "false_easting",
+                pick(key::FALSE_ORIGIN_EASTING, key::FALSE_EASTING),
+            ),
+            (
+                "false_northing",
+                pick(key::FALSE_ORIGIN_NORTHING, key::FALSE_NORTHING),
+            ),
+        ]
+    };
+    Some(match keys.short(key::COORD_TRANS)? {
+        method::TRANSVERSE_MERCATOR => natural_origin("Transverse_Mercator"),
+        method::LAMBERT_CONFORMAL_CONIC_1SP => natural_origin("Lambert_Conformal_Conic_1SP"),
+        method::OBLIQUE_STEREOGRAPHIC => natural_origin("Oblique_Stereographic"),
+        method::MERCATOR => match keys.double(key::STD_PARALLEL_1) {
+            Some(parallel) => (
+                "Mercator_2SP",
+                vec![
+                    ("standard_parallel_1", parallel),
+                    ("central_meridian", longitude),
+                    ("false_easting", false_easting),
+                    ("false_northing", false_northing),
+                ],
+            ),
+            None => (
+                "Mercator_1SP",
+                vec![
+                    ("central_meridian", longitude),
+                    ("scale_factor", scale),
+                    ("false_easting", false_easting),
+                    ("false_northing", false_northing),
+                ],
+            ),
+        },
+        method::LAMBERT_CONFORMAL_CONIC_2SP => (
+            "Lambert_Conformal_Conic_2SP",
+            conic(("latitude_of_origin", "central_meridian"), true, latitude),
+        ),
+        method::ALBERS_EQUAL_AREA => (
+            "Albers_Conic_Equal_Area",
+            conic(("latitude_of_center", "longitude_of_center"), false, 0.0),
+        ),
+        _ => return None,
+    })
+}
+
+/// GeoKeys that describe a system without an EPSG code, ready for the key directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct DescribedCrs {
+    /// SHORT keys.
+    pub shorts: Vec<(u16, u16)>,
+    /// DOUBLE keys.
+    pub doubles: Vec<(u16, Vec<f64>)>,
+}
+
+/// The GeoKeys of a WKT 1 definition without an EPSG code, for the methods [`wkt`] reads; the
+/// inverse of it. `None` for anything else.
+pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
+    use crate::crs::wkt::{self, normalise};
+    let node = wkt::parse(wkt_text)?;
+    let mut described = DescribedCrs::default();
+    let geographic = match node.keyword.as_str() {
+        "GEOGCS" => {
+            described.shorts.push((key::MODEL_TYPE, MODEL_GEOGRAPHIC));
+            &node
+        }
+        "PROJCS" => {
+            described.shorts.push((key::MODEL_TYPE, 1));
+            node.child("GEOGCS")?
+        }
+        _ => return None,
+    };
+    match geographic.epsg().and_then(|code| u16::try_from(code).ok()) {
+        Some(code) if code != USER_DEFINED => described.shorts.push((key::GEOGRAPHIC_TYPE, code)),
+        _ => {
+            let datum = geographic.child("DATUM")?;
+            let spheroid = datum.child("SPHEROID")?;
+            let semi_major = spheroid.number(1).filter(|a| *a > 0.0)?;
+            let inverse_flattening = spheroid.number(2).filter(|rf| *rf >= 0.0)?;
+            let angular = geographic.child("UNIT").and_then(|unit| unit.number(1));
+            if angular.is_some_and(|size| (size - 0.017_453_292_519_943_3).abs() > 1e-12) {
+                return None;
+            }
+            let wgs84 = matches!(
+                normalise(datum.name().unwrap_or_default()).as_str(),
+                "wgs1984" | "dwgs1984" | "wgs84"
+            );
+            described.shorts.extend([
+                (key::GEOGRAPHIC_TYPE, USER_DEFINED),
+                (
+                    key::GEODETIC_DATUM,
+                    if wgs84 { DATUM_WGS84 } else { USER_DEFINED },
+                ),
+                (key::ANGULAR_UNITS, ANGULAR_DEGREE),
+                (key::ELLIPSOID, USER_DEFINED),
+            ]);
+            described
+                .doubles
+                .push((key::SEMI_MAJOR_AXIS, vec![semi_major]));
+            described
+                .doubles
+                .push((key::INV_FLATTENING, vec![inverse_flattening]));
+            let prime_meridian = geographic
+                .child("PRIMEM")
+                .and_then(|primem| primem.number(1))
+                .unwrap_or(0.0);
+            if prime_meridian != 0.0 {
+                described
+                    .doubles
+                    .push((key::PRIME_MERIDIAN_LONG, vec![prime_meridian]));
+            }
+            if let Some(shift) = datum.child("TOWGS84") {
+                let values: Option<Vec<f64>> = (0..7).map(|index| shift.number(index)).collect();
+                described.doubles.push((key::TO_WGS84, values?));
+            }
+        }
+    }
+    if node.keyword == "GEOGCS" {
+        return Some(described);
+    }
+    let unit = node
+        .child("UNIT")
+        .and_then(|unit| unit.number(1))
+        .unwrap_or(1.0);
+    let unit_code = [(1.0, 9001), (0.3048, 9002), (0.304_800_609_601_219_2, 9003)]
+        .into_iter()
+        .find(|(size, _)| (unit - size).abs() < 1e-12)
+        .map_or(USER_DEFINED, |(_, code)| code);
+    described.shorts.extend([
+        (key::PROJECTED_TYPE, USER_DEFINED),
+        (PROJECTION_KEY, USER_DEFINED),
+        (key::LINEAR_UNITS, unit_code),
+    ]);
+    if unit_code == USER_DEFINED {
+        described.doubles.push((key::LINEAR_UNIT_SIZE, vec![unit]));
+    }
+    let p = |names: &[&str]| node.parameter(names);
+    let latitude = p(&["latitude_of_origin", "latitude_of_center"]).unwrap_or(0.0);
+    let longitude = p(&[
+        "central_meridian",
+        "longitude_of_origin",
+        "longitude_of_center",
+    ])
+    .unwrap_or(0.0);
+    let scale = p(&["scale_factor"]).unwrap_or(1.0);
+    let false_easting = p(&["false_easting"]).unwrap_or(0.0);
+    let false_northing = p(&["false_northing"]).unwrap_or(0.0);
+    let parallel_1 = p(&["standard_parallel_1"]);
+    let parallel_2 = p(&["standard_parallel_2"]);
+    let natural_origin = [
+        (key::NAT_ORIGIN_LAT, latitude),
+        (key::NAT_ORIGIN_LONG, longitude),
+        (key::SCALE_AT_NAT_ORIGIN, scale),
+        (key::FALSE_EASTING, false_easting),
+        (key::FALSE_NORTHING, false_northing),
+    ];
+    let (method, parameters): (u16, Vec<(u16, f64)>) =
+        match normalise(node.child("PROJECTION")?.name()?).as_str() {
+            "transversemercator" | "gausskruger" => {
+                (method::TRANSVERSE_MERCATOR, natural_origin.to_vec())
+            }
+            "obliquestereographic" | "doublestereographic" => {
+                (method::OBLIQUE_STEREOGRAPHIC, natural_origin.to_vec())
+            }
+            "lambertconformalconic1sp" => {
+                (method::LAMBERT_CONFORMAL_CONIC_1SP, natural_origin.to_vec())
+            }
+            "lambertconformalconic" if parallel_2.is_none() => {
+                (method::LAMBERT_CONFORMAL_CONIC_1SP, natural_origin.to_vec())
+            }
+            "lambertconformalconic2sp" | "lambertconformalconic" => (
+                method::LAMBERT_CONFORMAL_CONIC_2SP,
+                vec![
+                    (key::STD_PARALLEL_1, parallel_1.unwrap_or(latitude)),
+                    (
+                        key::STD_PARALLEL_2,
+                        parallel_2.or(parallel_1).unwrap_or(latitude),
+                    ),
+                    (key::FALSE_ORIGIN_LAT, latitude),
+                    (key::FALSE_ORIGIN_LONG, longitude),
+                    (key::FALSE_ORIGIN_EASTING, false_easting),
+                    (key::FALSE_ORIGIN_NORTHING, false_northing),
+                ],
+            ),
+            "mercator1sp" | "mercator2sp" | "mercator" => match parallel_1 {
+                Some(parallel) if parallel != 0.0 => (
+                    method::MERCATOR,
+                    vec![
+                        (key::STD_PARALLEL_1, parallel),
+                        (key::NAT_ORIGIN_LONG, longitude),
+                        (key::FALSE_EASTING, false_easting),
+                        (key::FALSE_NORTHING, false_northing),
+                    ],
+                ),
+                _ => (
+                    method::MERCATOR,
+                    vec![
+                        (key::NAT_ORIGIN_LAT, 0.0),
+                        (key::NAT_ORIGIN_LONG, longitude),
+                        (key::SCALE_AT_NAT_ORIGIN, scale),
+                        (key::FALSE_EASTING, false_easting),
+                        (key::FALSE_NORTHING, false_northing),
+                    ],
+                ),
+            },
+            "albersconicequalarea" | "albers" => (
+                method::ALBERS_EQUAL_AREA,
+                vec![
+                    (key::STD_PARALLEL_1, parallel_1.unwrap_or(0.0)),
+                    (
+                        key::STD_PARALLEL_2,
+                        parallel_2.or(parallel_1).unwrap_or(0.0),
+                    ),
+                    (key::NAT_ORIGIN_LAT, latitude),
+                    (key::NAT_ORIGIN_LONG, longitude),
+                    (key::FALSE_EASTING, false_easting),
+                    (key::FALSE_NORTHING, false_northing),
+                ],
+            ),
+            _ => return None,
+        };
+    described.shorts.push((key::COORD_TRANS, method));
+    described
+        .doubles
+        .extend(parameters.into_iter().map(|(id, value)| (id, vec![value])));
+    Some(described)
+}
+
+/// `ProjectionGeoKey`.
+const PROJECTION_KEY: u16 = 3074;
+
+/// A number in its shortest exact form (`0.9996`, `500000`).
+fn number(value: f64) -> String {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(value);
+    text.strip_suffix(".0").unwrap_or(text).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GeoKeys from (id, short) and (id, doubles) pairs.
+    fn keys(shorts: &[(u16, u16)], doubles: &[(u16, &[f64])]) -> GeoKeys {
+        let mut params = Vec::new();
+        let mut directory = vec![1, 1, 0, (shorts.len() + doubles.len()) as u64];
+        for (id, value) in shorts {
+            directory.extend([u64::from(*id), 0, 1, u64::from(*value)]);
+        }
+        for (id, values) in doubles {
+            directory.extend([
+                u64::from(*id),
+                34736,
+                values.len() as u64,
+                params.len() as u64,
+            ]);
+            params.extend_from_slice(values);
+        }
+        GeoKeys::parse(&directory, &params).unwrap()
+    }
+
+    #[test]
+    fn a_user_defined_transverse_mercator_on_grs80_becomes_a_wkt() {
+        let keys = keys(
+            &[
+                (1024, 1),
+                (2048, 32767),
+                (2050, 32767),
+                (2056, 7019),
+                (3072, 32767),
+                (3075, 1),
+            ],
+            &[
+                (2057, &[6_378_137.0]),
+                (2059, &[298.257_222_101]),
+                (3080, &[10.5]),
+                (3081, &[0.0]),
+                (3082, &[200_000.0]),
+                (3083, &[0.0]),
+                (3092, &[0.9996]),
+            ],
+        );
+        assert_eq!(
+            wkt(&keys).unwrap(),
+            "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378137,298.257222101]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"latitude_of_origin\",0],PARAMETER[\"central_meridian\",10.5],PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",200000],PARAMETER[\"false_northing\",0],UNIT[\"metre\",1]]"
+        );
+    }
+
+    #[test]
+    fn a_registry_geographic_system_and_us_feet_are_kept() {
+        let keys = keys(
+            &[
+                (1024, 1),
+                (2048, 4269),
+                (3072, 32767),
+                (3075, 1),
+                (3076, 9003),
+            ],
+            &[
+                (3080, &[-81.0]),
+                (3081, &[31.0]),
+                (3082, &[656_166.666_666_667]),
+            ],
+        );
+        let text = wkt(&keys).unwrap();
+        assert!(text.contains("GEOGCS[\"NAD83\""), "{text}");
+        assert!(
+            text.ends_with("UNIT[\"US survey foot\",0.3048006096012192]]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PARAMETER[\"false_easting\",656166.666666667]"),
+            "{text}"
+        );
+    }
+
+    /// Keys as the directory holds them, to read back.
+    fn directory_of(described: &DescribedCrs) -> GeoKeys {
+        let shorts: Vec<(u16, u16)> = described.shorts.clone();
+        let doubles: Vec<(u16, &[f64])> = described
+            .doubles
+            .iter()
+            .map(|(id, values)| (*id, values.as_slice()))
+            .collect();
+        keys(&shorts, &doubles)
+    }
+
+    #[test]
+    fn a_described_wkt_reads_back_as_the_same_wkt() {
+        for text in [
+            "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378137,298.257222101],TOWGS84[1,2,3,0,0,0,0]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Lambert_Conformal_Conic_2SP\"],PARAMETER[\"standard_parallel_1\",49],PARAMETER[\"standard_parallel_2\",44],PARAMETER[\"latitude_of_origin\",46.5],PARAMETER[\"central_meridian\",3],PARAMETER[\"false_easting\",700000],PARAMETER[\"false_northing\",6600000],UNIT[\"metre\",1]]",
+            "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"WGS_1984\",SPHEROID[\"unknown\",6378137,298.257223563]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"latitude_of_origin\",0],PARAMETER[\"central_meridian\",10.5],PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",200000],PARAMETER[\"false_northing\",0],UNIT[\"US survey foot\",0.3048006096012192]]",
+            "GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378388,297]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]]",
+        ] {
+            let described = describe(text).unwrap();
+            assert_eq!(wkt(&directory_of(&described)).unwrap(), text);
+        }
+        let esri_lcc = "PROJCS[\"x\",GEOGCS[\"GCS_ETRS_1989\",DATUM[\"D_ETRS_1989\",SPHEROID[\"GRS_1980\",6378137.0,298.257222101]],PRIMEM[\"Greenwich\",0.0],UNIT[\"Degree\",0.0174532925199433]],PROJECTION[\"Lambert_Conformal_Conic\"],PARAMETER[\"False_Easting\",700000.0],PARAMETER[\"False_Northing\",6600000.0],PARAMETER[\"Central_Meridian\",3.0],PARAMETER[\"Standard_Parallel_1\",49.0],PARAMETER[\"Standard_Parallel_2\",44.0],PARAMETER[\"Latitude_Of_Origin\",46.5],UNIT[\"Meter\",1.0]]";
+        let back = wkt(&directory_of(&describe(esri_lcc).unwrap())).unwrap();
+        assert!(back.contains("Lambert_Conformal_Conic_2SP"), "{back}");
+        assert!(describe("PROJCS[\"x\",GEOGCS[\"y\",DATUM[\"z\",SPHEROID[\"s\",6378137,298]],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Polyconic\"]]").is_none());
+        assert!(describe("UTM-32").is_none());
+    }
+
+    #[test]
+    fn methods_and_units_basin_cannot_state_stay_user_defined() {
+        let polar = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 15)], &[]);
+        assert_eq!(wkt(&polar), None);
+        let grads = keys(
+            &[
+                (1024, 1),
+                (2048, 32767),
+                (2054, 9105),
+                (2056, 7030),
+                (3072, 32767),
+                (3075, 1),
+            ],
+            &[],
+        );
+        assert_eq!(wkt(&grads), None);
+        let no_ellipsoid = keys(&[(1024, 2), (2048, 32767)], &[]);
+        assert_eq!(wkt(&no_ellipsoid), None);
+        let geographic = keys(&[(1024, 2), (2048, 32767), (2050, 6326), (2056, 7030)], &[]);
+        assert!(wkt(&geographic).unwrap().contains("DATUM[\"WGS_1984\""));
+        let pointing_outside = keys(&[(1024, 1), (3072, 32767), (3075, 1)], &[]);
+        assert_eq!(wkt(&pointing_outside), None);
+    }
+}
