@@ -199,6 +199,40 @@ def test_a_geotiff_without_crs_needs_the_srid_parameter(tmp_path):
     assert gdal_info(output)["geoTransform"] == gdal_info(source)["geoTransform"]
 
 
+@pytest.mark.parametrize("geotransform", ["500000, 25, 0, 6013250, 0, -25",
+                                          "500000, 25, 4, 6013250, 2.5, -25"],
+                         ids=["north_up", "rotated"])
+def test_a_world_file_places_a_baseline_tiff_as_in_gdal(tmp_path, geotransform):
+    require_tool("gdal_translate")
+    source = tmp_path / "baseline.tif"
+    # A plain TIFF (no GeoTIFF tags) with its placement in baseline.tfw, as scanners write.
+    run("gdal_translate", "-q", "-b", "1", "-co", "PROFILE=BASELINE", "-co", "TFW=YES",
+        bands_vrt(tmp_path, "Int16", geotransform), source)
+    assert (tmp_path / "baseline.tfw").exists()
+    # GDAL also notes the placement in an .aux.xml; without it only the world file places.
+    (tmp_path / "baseline.tif.aux.xml").unlink(missing_ok=True)
+    expected = [float(value) for value in geotransform.split(",")]
+    assert gdal_info(source)["geoTransform"] == expected
+    output = tmp_path / "placed.tif"
+    convert(source, output, "-p", "SRID=32632")
+    assert gdal_info(output)["geoTransform"] == gdal_info(source)["geoTransform"]
+    assert raw_bytes(output, tmp_path, "ours") == raw_bytes(source, tmp_path, "theirs")
+
+
+def test_gdal_side_file_gives_the_crs_and_placement_of_a_baseline_tiff(tmp_path):
+    require_tool("gdal_translate")
+    source = tmp_path / "baseline.tif"
+    # Without GeoTIFF tags GDAL keeps the system and the geotransform in baseline.tif.aux.xml.
+    run("gdal_translate", "-q", "-b", "1", "-a_srs", "EPSG:25832", "-co", "PROFILE=BASELINE",
+        bands_vrt(tmp_path, "Int16", "500000, 25, 4, 6013250, 2.5, -25"), source)
+    assert (tmp_path / "baseline.tif.aux.xml").exists() and not (tmp_path / "baseline.tfw").exists()
+    output = tmp_path / "placed.tif"
+    convert(source, output)
+    assert epsg_of(gdal_info(output)) == 25832
+    assert gdal_info(output)["geoTransform"] == gdal_info(source)["geoTransform"]
+    assert raw_bytes(output, tmp_path, "ours") == raw_bytes(source, tmp_path, "theirs")
+
+
 def test_writer_parameters_are_visible_to_gdal(tmp_path):
     require_tool("gdal_translate")
     source = tmp_path / "float.tif"

@@ -557,6 +557,75 @@ fn a_user_defined_crs_is_read_as_wkt_and_written_back_as_parameters() {
 }
 
 #[test]
+fn a_world_file_places_a_tiff_without_georeferencing() {
+    let folder = tempfile::tempdir().unwrap();
+    let unplaced = GeoTransform::from_gdal([0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+    let dataset = grid_dataset(
+        4,
+        3,
+        vec![Item::new("a", DataType::I16)],
+        vec![sample_values(DataType::I16, 12)],
+        unplaced,
+        None,
+    );
+    let path = folder.path().join("scan.tif");
+    write_with(&dataset, &path, &[]).unwrap();
+    let srid = [("SRID", "32632")];
+    let placed = |path: &Path| {
+        let dataset = read_with(path, &srid, ReadLimits::default()).unwrap();
+        grid_of(&dataset).geometry.transform
+    };
+    assert_eq!(placed(&path), unplaced);
+    // The centre of the upper-left cell, as world files state it.
+    std::fs::write(
+        folder.path().join("scan.TFW"),
+        "25.0\n0.0\n0.0\n-25.0\n500012.5\n6100087.5\n",
+    )
+    .unwrap();
+    assert_eq!(
+        placed(&path),
+        GeoTransform::north_up(500_000.0, 6_100_100.0, 25.0, 25.0)
+    );
+    std::fs::write(folder.path().join("scan.TFW"), "25.0\n0.0\n0.0\n").unwrap();
+    let error = read_with(&path, &srid, ReadLimits::default()).unwrap_err();
+    assert!(error.to_string().contains("scan.TFW"), "{error}");
+    // GDAL's .aux.xml gives the system, and its geotransform wins over the world file.
+    std::fs::write(
+        folder.path().join("scan.tfw"),
+        "25.0\n0.0\n0.0\n-25.0\n500012.5\n6100087.5\n",
+    )
+    .unwrap();
+    std::fs::remove_file(folder.path().join("scan.TFW")).ok();
+    let srs = r#"PROJCS["ETRS89 / UTM zone 32N",AUTHORITY["EPSG","25832"]]"#;
+    std::fs::write(
+        folder.path().join("scan.tif.aux.xml"),
+        format!("<PAMDataset><SRS>{srs}</SRS><GeoTransform>1, 2, 0, 3, 0, -2</GeoTransform></PAMDataset>"),
+    )
+    .unwrap();
+    let dataset = read(&path).unwrap();
+    assert_eq!(
+        grid_of(&dataset).geometry.crs,
+        Some(Crs::Wkt(srs.to_owned()))
+    );
+    assert_eq!(
+        grid_of(&dataset).geometry.transform,
+        GeoTransform::north_up(1.0, 3.0, 2.0, 2.0)
+    );
+    std::fs::write(
+        folder.path().join("scan.tif.aux.xml"),
+        "<PAMDataset><GeoTransform>1, 2",
+    )
+    .unwrap();
+    let error = read(&path).unwrap_err();
+    assert!(error.to_string().contains("scan.tif.aux.xml"), "{error}");
+    // A file's own georeferencing wins over a world file.
+    let own = folder.path().join("own.tif");
+    std::fs::copy(fixture("strip_lzw_predictor2_int16.tif"), &own).unwrap();
+    std::fs::write(folder.path().join("own.wld"), "1\n0\n0\n-1\n0.5\n-0.5\n").unwrap();
+    assert_eq!(placed(&own).origin_x, 500_000.0);
+}
+
+#[test]
 fn a_file_crs_wins_over_the_srid_parameter() {
     let dataset = read_with(
         &fixture("strip_lzw_predictor2_int16.tif"),

@@ -17,9 +17,11 @@
 mod decode;
 mod geokeys;
 mod ifd;
+mod pam;
 mod pipeline;
 mod reader;
 mod user_crs;
+mod world_file;
 mod writer;
 
 use std::path::Path;
@@ -121,7 +123,11 @@ impl Reader for GeoTiffReader {
     ) -> FormatResult<()> {
         let srid = parameters.srid("SRID")?;
         let mut file = ifd::TiffFile::open(input)?;
-        reader::read(&mut file, srid, context, sink)
+        let sides = reader::SideFiles {
+            pam: pam::find(input).map(|path| pam::read(&path)).transpose()?,
+            world_file: world_file::find(input),
+        };
+        reader::read(&mut file, srid, &sides, context, sink)
     }
 }
 

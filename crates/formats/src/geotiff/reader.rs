@@ -8,6 +8,8 @@
 //! decompression time for memory that stays at one row of tiles of one band (or one row of a
 //! strip) whatever the file size.
 
+use std::path::PathBuf;
+
 use super::decode::{
     Compression, Predictor, SampleKind, append_fill, append_range, append_samples, decompressor,
     read_chunk_bytes, undo_predictor,
@@ -27,17 +29,28 @@ use crate::model::{
 };
 use crate::progress::Progress;
 
+/// What files beside the TIFF say about its placement and coordinate system.
+#[derive(Debug, Default)]
+pub(crate) struct SideFiles {
+    /// GDAL's `.aux.xml`.
+    pub pam: Option<super::pam::Pam>,
+    /// A world file (`.tfw`...).
+    pub world_file: Option<PathBuf>,
+}
+
 /// Reads `file` into `sink`. `srid` supplies the CRS when the file states none or a
-/// user-defined one.
+/// user-defined one; `sides` the placement and CRS when the file has none (see
+/// [`georeference`]).
 pub(crate) fn read(
     file: &mut TiffFile,
     srid: Option<u32>,
+    sides: &SideFiles,
     context: &ReadContext<'_>,
     sink: &mut dyn DatasetSink,
 ) -> FormatResult<()> {
     let directory = file.first_directory()?;
     let image = Image::from_directory(file, &directory, &context.limits)?;
-    let header = grid_header(file, &directory, &image, srid)?;
+    let header = grid_header(file, &directory, &image, srid, sides)?;
     let fill = header
         .items
         .first()
@@ -386,8 +399,9 @@ fn grid_header(
     directory: &Directory,
     image: &Image,
     srid: Option<u32>,
+    sides: &SideFiles,
 ) -> FormatResult<GridHeader> {
-    let (transform, crs) = georeference(file, directory, srid)?;
+    let (transform, crs) = georeference(file, directory, srid, sides)?;
     let nodata = match directory.get(tag::GDAL_NODATA) {
         Some(entry) => {
             geokeys::parse_nodata(&file.text(entry, "GDAL_NODATA bytes", METADATA_BYTES_MAX)?)?
@@ -427,11 +441,16 @@ fn grid_header(
     })
 }
 
-/// The geotransform and the CRS (from the GeoKeys, else `srid`, else an error asking for it).
+/// The geotransform and the CRS. The transform comes from the model tags, else GDAL's
+/// `.aux.xml`, else a world file; the CRS from the GeoKeys' code, else `srid`, else the
+/// GeoKeys' parameters, else the `.aux.xml`, else an error asking for `SRID`. (GDAL would let
+/// an `.aux.xml` override the file; GDAL itself writes one only for what the file cannot
+/// hold, so the two orders agree on GDAL's files.)
 fn georeference(
     file: &mut TiffFile,
     directory: &Directory,
     srid: Option<u32>,
+    sides: &SideFiles,
 ) -> FormatResult<(GeoTransform, Crs)> {
     let mut doubles = |tag: u16, what: &'static str| {
         directory
@@ -456,18 +475,28 @@ fn georeference(
         Some(values) => GeoKeys::parse(&values, double_params.as_deref().unwrap_or_default())?,
         None => GeoKeys::default(),
     };
-    let transform = geokeys::geotransform(&model, keys.pixel_is_point())?;
-    let crs = match (keys.crs(), srid) {
-        (FileCrs::Epsg(code), _) => Crs::Epsg(code),
-        (_, Some(code)) => Crs::Epsg(code),
-        (FileCrs::Wkt(wkt), None) => Crs::Wkt(wkt),
-        (FileCrs::UserDefined, None) => {
+    let placed =
+        model.scale.is_some() || model.tiepoints.is_some() || model.transformation.is_some();
+    let pam = sides.pam.as_ref();
+    let transform = match (pam.and_then(|pam| pam.transform), &sides.world_file) {
+        _ if placed => geokeys::geotransform(&model, keys.pixel_is_point())?,
+        (Some(transform), _) => transform,
+        (None, Some(path)) => super::world_file::read(path)?,
+        (None, None) => geokeys::default_transform(),
+    };
+    let pam_srs = pam.and_then(|pam| pam.srs.clone());
+    let crs = match (keys.crs(), srid, pam_srs) {
+        (FileCrs::Epsg(code), _, _) => Crs::Epsg(code),
+        (_, Some(code), _) => Crs::Epsg(code),
+        (FileCrs::Wkt(wkt), None, _) => Crs::Wkt(wkt),
+        (FileCrs::None | FileCrs::UserDefined, None, Some(srs)) => Crs::Wkt(srs),
+        (FileCrs::UserDefined, None, None) => {
             return Err(FormatError::parameter(
                 "SRID",
                 "the GeoTIFF's coordinate system is user-defined (described by parameters, not an EPSG code); give its EPSG code with the SRID reader parameter",
             ));
         }
-        (FileCrs::None, None) => {
+        (FileCrs::None, None, None) => {
             return Err(FormatError::parameter(
                 "SRID",
                 "the GeoTIFF states no coordinate system; give its EPSG code with the SRID reader parameter",
