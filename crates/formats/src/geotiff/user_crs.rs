@@ -24,6 +24,7 @@ mod key {
     pub const INV_FLATTENING: u16 = 2059;
     pub const PRIME_MERIDIAN_LONG: u16 = 2061;
     pub const TO_WGS84: u16 = 2062;
+    pub const PROJECTION: u16 = 3074;
     pub const COORD_TRANS: u16 = 3075;
     pub const LINEAR_UNITS: u16 = 3076;
     pub const LINEAR_UNIT_SIZE: u16 = 3077;
@@ -335,7 +336,7 @@ pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
         .map_or(USER_DEFINED, |(_, code)| code);
     described.shorts.extend([
         (key::PROJECTED_TYPE, USER_DEFINED),
-        (PROJECTION_KEY, USER_DEFINED),
+        (key::PROJECTION, USER_DEFINED),
         (key::LINEAR_UNITS, unit_code),
     ]);
     if unit_code == USER_DEFINED {
@@ -432,9 +433,6 @@ pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
         .extend(parameters.into_iter().map(|(id, value)| (id, vec![value])));
     Some(described)
 }
-
-/// `ProjectionGeoKey`.
-const PROJECTION_KEY: u16 = 3074;
 
 /// A number in its shortest exact form (`0.9996`, `500000`).
 fn number(value: f64) -> String {

@@ -17,8 +17,11 @@ use crate::model::GeoTransform;
 /// extension, then `w`), `.tifw` (the extension and `w`), `.wld`; any case.
 pub(crate) fn find(tiff: &Path) -> Option<PathBuf> {
     let extension = tiff.extension()?.to_str()?.to_ascii_lowercase();
-    let mut letters = extension.chars();
-    let short = format!("{}{}w", letters.next()?, extension.chars().last()?);
+    let short = format!(
+        "{}{}w",
+        extension.chars().next()?,
+        extension.chars().last()?
+    );
     [short, format!("{extension}w"), "wld".to_owned()]
         .iter()
         .find_map(|candidate| crate::shp::sibling(tiff, candidate))

@@ -63,6 +63,12 @@ pub struct BlobLimits {
     pub upload_idle_timeout: std::time::Duration,
 }
 
+/// The error a body that sent nothing for the idle limit ends with; writes that read it fail
+/// as stalled (408), not as broken off.
+pub fn stalled() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled")
+}
+
 /// `body` with a deadline on every chunk: a body that sends nothing for `idle` ends with an
 /// [`std::io::ErrorKind::TimedOut`] error, which abandons the write that reads it.
 pub fn idle_limited<S, E>(body: S, idle: std::time::Duration) -> ByteStream
@@ -77,10 +83,7 @@ where
             Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(body))),
             Ok(Some(Err(error))) => Some((Err(std::io::Error::other(error)), None)),
             Ok(None) => None,
-            Err(_) => {
-                let error = std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled");
-                Some((Err(error), None))
-            }
+            Err(_) => Some((Err(stalled()), None)),
         }
     })
     .boxed()

@@ -173,7 +173,7 @@ async fn upload_file(
                 }
                 Ok(Ok(None)) => return,
                 Ok(Err(error)) => std::io::Error::other(error.body_text()),
-                Err(_) => std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled"),
+                Err(_) => crate::blob::stalled(),
             };
             let _ = sender.send(Err(failure)).await;
             return;
