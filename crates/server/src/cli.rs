@@ -182,7 +182,13 @@ pub fn run() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::from(error)),
     };
-    match runtime.block_on(dispatch(cli)) {
+    let result = runtime.block_on(dispatch(cli));
+    // Work left on the blocking pool (a file operation that hangs) must not keep the process
+    // from exiting once the server has stopped.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(
+        crate::limits::DB_CLOSE_TIMEOUT_MS,
+    ));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error),
     }

@@ -192,6 +192,14 @@ pub struct LimitsConfig {
     pub upload_bytes_max: u64,
     /// Largest file sent directly to `POST .../file/upload`, in bytes; larger is 413.
     pub direct_upload_bytes_max: u64,
+    /// Actions in one bulk hierarchy request; more is 400.
+    pub hierarchy_actions_max: usize,
+    /// Folders and files one bulk hierarchy request may create; more is 400, nothing created.
+    pub hierarchy_created_max: usize,
+    /// Tags on one dataset; more is 400.
+    pub dataset_tags_max: usize,
+    /// Length of one dataset tag, in characters; longer is 400.
+    pub dataset_tag_chars_max: usize,
 }
 
 impl Default for LimitsConfig {
@@ -208,6 +216,10 @@ impl Default for LimitsConfig {
             project_members_max: limits::PROJECT_MEMBERS_MAX,
             upload_bytes_max: limits::UPLOAD_BYTES_MAX,
             direct_upload_bytes_max: limits::DIRECT_UPLOAD_BYTES_MAX,
+            hierarchy_actions_max: limits::HIERARCHY_ACTIONS_MAX,
+            hierarchy_created_max: limits::HIERARCHY_CREATED_MAX,
+            dataset_tags_max: limits::DATASET_TAGS_MAX,
+            dataset_tag_chars_max: limits::DATASET_TAG_CHARS_MAX,
         }
     }
 }
@@ -316,6 +328,12 @@ impl Config {
         if limits.request_timeout_ms == 0 || limits.upload_idle_timeout_ms == 0 {
             return Err(ConfigError::Inconsistent(
                 "limits.request_timeout_ms and limits.upload_idle_timeout_ms must be at least 1"
+                    .into(),
+            ));
+        }
+        if limits.hierarchy_actions_max == 0 || limits.hierarchy_created_max == 0 {
+            return Err(ConfigError::Inconsistent(
+                "limits.hierarchy_actions_max and limits.hierarchy_created_max must be at least 1"
                     .into(),
             ));
         }

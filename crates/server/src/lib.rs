@@ -21,6 +21,7 @@ pub mod http;
 pub mod identity;
 pub mod ids;
 pub mod limits;
+pub mod names;
 pub mod openapi;
 pub mod projects;
 pub mod startup;

@@ -23,6 +23,12 @@ pub const BEARER_TOKEN_BYTES_MAX: usize = 16 * 1024;
 pub const TOKEN_TTL_SECONDS_MAX: i64 = 366 * 24 * 3600;
 /// Clock skew tolerated on `exp` and `nbf`.
 pub const TOKEN_LEEWAY_SECONDS: i64 = 30;
+/// The readiness probe fails when the database cannot take a write within this long: long
+/// enough for a busy but healthy writer queue, short enough for an orchestrator's probe.
+pub const HEALTH_PROBE_TIMEOUT_MS: u64 = 2_000;
+/// At shutdown, database connections still busy this long after the last request are
+/// abandoned, so that shutdown always ends.
+pub const DB_CLOSE_TIMEOUT_MS: u64 = 2_000;
 /// Database connections per server process.
 pub const DB_CONNECTIONS_MAX: u32 = 16;
 /// How long a request waits for a free database connection before failing with 503.
@@ -97,3 +103,12 @@ pub const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// Actions in one bulk hierarchy request: a large folder upload in one go, while one request
 /// (one transaction) stays short.
 pub const HIERARCHY_ACTIONS_MAX: usize = 1000;
+/// Folders and files one bulk hierarchy request may create. Each action's path may create
+/// every missing folder on it, so without this bound 1000 actions 50 levels deep would create
+/// 50,000 projects in one transaction.
+pub const HIERARCHY_CREATED_MAX: usize = 2000;
+/// Tags on one dataset: enough to classify, small enough that a 1,000-row page of datasets
+/// stays a few megabytes.
+pub const DATASET_TAGS_MAX: usize = 64;
+/// Length of one dataset tag, in characters.
+pub const DATASET_TAG_CHARS_MAX: usize = 128;

@@ -27,9 +27,9 @@ use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
 use crate::blob::{BlobLimits, BlobStore, BlobUrls, PublicBase};
 use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
-use crate::datasets::service::DatasetService;
+use crate::datasets::service::{DatasetLimits, DatasetService};
 use crate::db::Db;
-use crate::hierarchy::service::HierarchyService;
+use crate::hierarchy::service::{HierarchyLimits, HierarchyService};
 use crate::http::extract::JsonBodyLimit;
 use crate::http::paging::PageLimits;
 use crate::http::{api_version, problem};
@@ -93,10 +93,12 @@ impl Services {
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
         let auth =
             Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
+        let identity = IdentityService::new(db.clone(), clock.clone());
         let projects = ProjectService::new(
             db.clone(),
             clock.clone(),
             ProjectLimits::from(&config.limits),
+            identity.clone(),
         );
         let blobs = crate::blob::open_store(&config).await?;
         let blob_urls = BlobUrls::new(
@@ -105,9 +107,14 @@ impl Services {
             chrono::TimeDelta::seconds(config.blob.upload_url_ttl_seconds),
             chrono::TimeDelta::seconds(config.blob.read_url_ttl_seconds),
         );
-        let datasets = DatasetService::new(db.clone(), clock.clone(), projects.clone());
+        let datasets = DatasetService::new(
+            db.clone(),
+            clock.clone(),
+            projects.clone(),
+            DatasetLimits::from(&config.limits),
+        );
         let state = AppState {
-            identity: IdentityService::new(db.clone(), clock.clone()),
+            identity,
             transfers: TransferService::new(blobs.clone(), blob_urls.clone(), clock.clone()),
             datasets: datasets.clone(),
             hierarchy: HierarchyService::new(
@@ -115,6 +122,7 @@ impl Services {
                 datasets,
                 blob_urls.clone(),
                 clock.clone(),
+                HierarchyLimits::from(&config.limits),
             ),
             projects,
             db,
@@ -184,25 +192,33 @@ impl App {
         &self.services
     }
 
-    /// Serves until `shutdown` completes, then stops accepting connections and waits up to
-    /// the configured grace period for in-flight requests.
+    /// Serves until `shutdown` completes, then stops accepting connections and waits for
+    /// in-flight requests. The whole shutdown ends within the configured grace period,
+    /// whatever a request is doing: requests still running then are dropped, and database
+    /// connections still busy are abandoned.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let address = self.local_addr()?;
         let grace = Duration::from_millis(self.services.config.limits.shutdown_grace_ms);
-        let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);
+        let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(None);
         let signal = async move {
             shutdown.await;
             tracing::info!("shutting down: draining in-flight requests");
-            let _ = stopping_tx.send(true);
+            let _ = stopping_tx.send(Some(tokio::time::Instant::now() + grace));
         };
         tracing::info!("listening on http://{address}");
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
+        let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {
-            let _ = stopping_rx.wait_for(|stopping| *stopping).await;
-            tokio::time::sleep(grace).await;
+            let deadline = match deadline_rx.wait_for(Option::is_some).await {
+                Ok(deadline) => *deadline,
+                Err(_) => None,
+            };
+            if let Some(deadline) = deadline {
+                tokio::time::sleep_until(deadline).await;
+            }
         };
         let result = tokio::select! {
             result = server => result,
@@ -211,7 +227,15 @@ impl App {
                 Ok(())
             }
         };
-        self.services.state.db.close().await;
+        let deadline = *stopping_rx.borrow_and_update();
+        let remaining = deadline.map_or(
+            Duration::from_millis(crate::limits::DB_CLOSE_TIMEOUT_MS),
+            |deadline| deadline.saturating_duration_since(tokio::time::Instant::now()),
+        );
+        // Leave the database a moment even when the grace period is used up, so that idle
+        // connections close cleanly.
+        let close_within = remaining.max(Duration::from_millis(100));
+        self.services.state.db.close(close_within).await;
         tracing::info!("stopped");
         result
     }

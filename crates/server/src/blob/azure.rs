@@ -37,6 +37,9 @@ pub enum AzureError {
     /// The signature is valid but does not allow this operation.
     #[error("the signed URL does not allow this operation")]
     PermissionMismatch,
+    /// The URL writes to the content of a dataset in the recycle bin.
+    #[error("the dataset this URL writes to is in the recycle bin; its content cannot change")]
+    InRecycleBin,
     /// The container or blob name is invalid.
     #[error("{0}")]
     InvalidName(BlobUrlError),
@@ -109,6 +112,7 @@ impl AzureError {
         match self {
             Self::Authentication(_) => (S::FORBIDDEN, "AuthenticationFailed"),
             Self::PermissionMismatch => (S::FORBIDDEN, "AuthorizationPermissionMismatch"),
+            Self::InRecycleBin => (S::FORBIDDEN, "AuthorizationFailure"),
             Self::InvalidName(_) => (S::BAD_REQUEST, "InvalidResourceName"),
             Self::InvalidQueryParameter(_) => (S::BAD_REQUEST, "InvalidQueryParameterValue"),
             Self::MissingHeader(_) => (S::BAD_REQUEST, "MissingRequiredHeader"),
@@ -169,9 +173,9 @@ impl From<BlockListError> for AzureError {
                 limit_bytes: u64::try_from(crate::limits::BLOCK_LIST_BYTES_MAX).unwrap_or(u64::MAX),
             },
             BlockListError::Malformed => Self::InvalidXml(error),
-            BlockListError::InvalidBlockId | BlockListError::TooManyBlocks => {
-                Self::InvalidBlockList(error.to_string())
-            }
+            BlockListError::InvalidBlockId
+            | BlockListError::TooManyBlocks
+            | BlockListError::RepeatedBlock => Self::InvalidBlockList(error.to_string()),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! `PUT ?comp=block&blockid=<base64>` parts and then commit them with
 //! `<BlockList><Latest>id</Latest>...</BlockList>`. Basin keeps no committed block structure,
 //! so `<Latest>`, `<Uncommitted>` and `<Committed>` all name blocks staged since the last
-//! commit. The parser is bounded: body size, entry count and id length all have limits.
+//! commit. The parser is bounded: body size, entry count and id length all have limits, and
+//! a list names each block at most once, so a commit never writes more than was staged.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -30,6 +31,9 @@ pub enum BlockListError {
     /// More entries than a blob may have.
     #[error("a block list may name at most {BLOCKS_PER_BLOB_MAX} blocks")]
     TooManyBlocks,
+    /// The list names a block twice.
+    #[error("a block list may name each staged block once")]
+    RepeatedBlock,
     /// The body is larger than any valid list.
     #[error("the block list body exceeds {BLOCK_LIST_BYTES_MAX} bytes")]
     TooLarge,
@@ -63,6 +67,7 @@ pub fn parse_block_list(body: &[u8]) -> Result<Vec<BlockId>, BlockListError> {
     let text = text.trim_start_matches('\u{feff}');
     let mut reader = Reader::from_str(text);
     let mut blocks = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut depth = 0usize;
     let mut seen_root = false;
     let mut current: Option<String> = None;
@@ -89,7 +94,13 @@ pub fn parse_block_list(body: &[u8]) -> Result<Vec<BlockId>, BlockListError> {
                     if blocks.len() >= BLOCKS_PER_BLOB_MAX {
                         return Err(BlockListError::TooManyBlocks);
                     }
-                    blocks.push(BlockId::parse(&id)?);
+                    let block = BlockId::parse(&id)?;
+                    // Naming one small block 50,000 times would turn 100 KB of upload into
+                    // gigabytes of writes; every SDK names each block once.
+                    if !seen.insert(block.clone()) {
+                        return Err(BlockListError::RepeatedBlock);
+                    }
+                    blocks.push(block);
                 }
                 depth = depth.checked_sub(1).ok_or(BlockListError::Malformed)?;
             }

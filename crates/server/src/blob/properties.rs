@@ -103,6 +103,90 @@ pub fn insert_into(headers: &mut HeaderMap, properties: &BlobProperties) {
     }
 }
 
+/// Media types a browser runs as a document or script. Blobs are served from the API's origin,
+/// so one of these shown inline could run script there (stored XSS next to `/docs`).
+const ACTIVE_TYPES: &[&str] = &[
+    "text/html",
+    "application/xhtml+xml",
+    "image/svg+xml",
+    "text/xml",
+    "application/xml",
+    "text/xsl",
+    "application/xslt+xml",
+    "text/javascript",
+    "application/javascript",
+    "application/x-javascript",
+    "text/ecmascript",
+    "application/ecmascript",
+    "application/vnd.wap.xhtml+xml",
+    "multipart/x-mixed-replace",
+    "application/pdf",
+];
+
+/// Hardens the headers of a blob read: the browser must not sniff another type, must run no
+/// script and load nothing (`sandbox`), and must download active types instead of showing
+/// them, whatever disposition the uploader stored (its file name is kept).
+pub fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &str) {
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
+    let essence = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|value| value.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !ACTIVE_TYPES.contains(&essence.as_str()) {
+        return;
+    }
+    let stored = headers
+        .get(header::CONTENT_DISPOSITION)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if stored
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("attachment")
+    {
+        return;
+    }
+    let file_name = stored
+        .split(';')
+        .skip(1)
+        .map(str::trim)
+        .find(|parameter| parameter.to_ascii_lowercase().starts_with("filename"))
+        .map_or_else(
+            || format!("filename=\"{}\"", quoted_ascii(path_file_name)),
+            str::to_owned,
+        );
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; {file_name}")) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    } else {
+        headers.insert(
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_static("attachment"),
+        );
+    }
+}
+
+/// `name` as the content of a quoted-string: ASCII without quotes, backslashes or controls.
+fn quoted_ascii(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A C# identifier in ASCII: a letter or `_`, then letters, digits or `_`.
 fn is_identifier(name: &str) -> bool {
     let mut characters = name.chars();
@@ -155,6 +239,49 @@ mod tests {
         insert_into(&mut plain, &BlobProperties::default());
         assert_eq!(plain["content-type"], "application/octet-stream");
         assert_eq!(plain.len(), 1);
+    }
+
+    #[test]
+    fn active_types_are_downloaded_and_nothing_is_sniffed_or_run() {
+        for (content_type, disposition, expected) in [
+            (
+                "text/html",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "Text/HTML; charset=utf-8",
+                Some("inline; filename=\"x.htm\""),
+                Some("attachment; filename=\"x.htm\""),
+            ),
+            (
+                "image/svg+xml",
+                Some("attachment; filename=a.svg"),
+                Some("attachment; filename=a.svg"),
+            ),
+            ("image/tiff", None, None),
+            ("application/octet-stream", Some("inline"), Some("inline")),
+        ] {
+            let mut read = HeaderMap::new();
+            let properties = BlobProperties {
+                content_type: Some(content_type.to_owned()),
+                content_disposition: disposition.map(str::to_owned),
+                ..BlobProperties::default()
+            };
+            insert_into(&mut read, &properties);
+            insert_safety_headers(&mut read, "page.html");
+            assert_eq!(read["x-content-type-options"], "nosniff");
+            assert_eq!(
+                read["content-security-policy"],
+                "default-src 'none'; sandbox"
+            );
+            assert_eq!(
+                read.get("content-disposition").map(|v| v.to_str().unwrap()),
+                expected,
+                "{content_type}"
+            );
+        }
+        assert_eq!(quoted_ascii("a\"b\\c\u{e9}.html"), "a_b_c_.html");
     }
 
     #[test]

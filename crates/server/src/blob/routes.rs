@@ -117,6 +117,7 @@ const WRITE: Permissions = Permissions::CREATE
 async fn put_blob(State(state): State<AppState>, request: Request) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     let granted = target.authorize(&state, &request, WRITE)?;
+    check_writable(&state, &target).await?;
     match target.comp.as_deref() {
         None => put_whole_blob(&state, target, granted, request).await,
         Some("block") => put_block(&state, target, granted, request).await,
@@ -224,6 +225,20 @@ async fn put_block_list(
     Ok(response)
 }
 
+/// A signed URL stays valid after its dataset is deleted, but the recycle bin must keep
+/// content as it was deleted: writes (whole blobs, blocks and block lists) are refused.
+async fn check_writable(state: &AppState, target: &Target) -> Result<(), AzureError> {
+    match state
+        .datasets
+        .check_content_writable(&target.path.key())
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(crate::datasets::service::DatasetError::InRecycleBin) => Err(AzureError::InRecycleBin),
+        Err(error) => Err(AzureError::Internal(error.into())),
+    }
+}
+
 /// Tells the datasets stored at this blob their new size and checksum. Failing here fails the
 /// write request, so the client retries and the record never disagrees with the bytes.
 async fn record_content(
@@ -257,7 +272,7 @@ async fn get_blob(State(state): State<AppState>, request: Request) -> Result<Res
     let mut response = Response::new(Body::from_stream(read.body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
-    insert_read_headers(headers, &read.meta, length);
+    insert_read_headers(headers, &read.meta, length, &target.path);
     if let Some(range) = &read.range {
         let last = range.end.saturating_sub(1);
         let value = format!("bytes {}-{last}/{}", range.start, read.meta.size);
@@ -277,7 +292,7 @@ async fn head_blob(
     let meta = state.blobs.head(&target.path).await?;
     check_if_match(request.headers(), &meta)?;
     let mut response = StatusCode::OK.into_response();
-    insert_read_headers(response.headers_mut(), &meta, meta.size);
+    insert_read_headers(response.headers_mut(), &meta, meta.size, &target.path);
     Ok(response)
 }
 
@@ -372,10 +387,11 @@ fn header_str<'a>(
         .transpose()
 }
 
-fn insert_read_headers(headers: &mut HeaderMap, meta: &BlobMeta, length: u64) {
+fn insert_read_headers(headers: &mut HeaderMap, meta: &BlobMeta, length: u64, path: &BlobPath) {
     insert_meta(headers, meta);
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
     properties::insert_into(headers, &meta.properties);
+    properties::insert_safety_headers(headers, path.segments().last().unwrap_or("blob"));
     headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     headers.insert("x-ms-blob-type", HeaderValue::from_static("BlockBlob"));
     headers.insert("x-ms-server-encrypted", HeaderValue::from_static("false"));

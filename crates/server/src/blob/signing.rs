@@ -217,8 +217,9 @@ impl BlobSigner {
         ) else {
             return Err(SasError::Missing);
         };
+        // Exactly the form Basin issues: unpadded base64url, no padding or other variant.
         let sig = URL_SAFE_NO_PAD
-            .decode(sig.trim_end_matches('='))
+            .decode(sig)
             .map_err(|_| SasError::Signature)?;
         let signed = string_to_sign(sv, se, sr, sp, path);
         hmac::verify(&self.key, signed.as_bytes(), &sig).map_err(|_| SasError::Signature)?;

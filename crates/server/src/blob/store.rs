@@ -197,7 +197,8 @@ pub trait BlobStore: Send + Sync + Debug {
     ) -> Result<StagedBlock, BlobError>;
 
     /// Writes the blob as the concatenation of staged blocks, in order, then forgets every
-    /// block staged for `path`. A block may appear more than once.
+    /// block staged for `path`. Each block appears at most once (the block list parser refuses
+    /// repeats).
     async fn commit_blocks(
         &self,
         path: &BlobPath,

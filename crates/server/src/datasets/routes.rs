@@ -39,6 +39,9 @@ impl From<DatasetError> for ApiError {
                 ApiError::NotFound("The dataset does not exist or is not visible to you.".into())
             }
             DatasetError::Project(error) => error.into(),
+            DatasetError::InRecycleBin => {
+                ApiError::NotFound("The dataset does not exist or is not visible to you.".into())
+            }
             DatasetError::Stale => ApiError::Conflict {
                 kind: "row-version-conflict",
                 detail: "The dataset was changed since it was read (rowVersion is stale); read it again.".into(),
@@ -91,7 +94,9 @@ async fn update_dataset(
         .transpose()?;
     let tags = request
         .tags
-        .map(|tags| serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into()));
+        .as_deref()
+        .map(|tags| state.datasets.parse_tags(tags))
+        .transpose()?;
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let row = state
         .datasets

@@ -35,6 +35,9 @@ pub enum DatasetError {
     /// The dataset changed since it was read.
     #[error("stale row version")]
     Stale,
+    /// The dataset, or a project above it, is in the recycle bin: its content is frozen.
+    #[error("the dataset is in the recycle bin")]
+    InRecycleBin,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -64,12 +67,31 @@ pub struct NewDataset {
     pub properties: String,
 }
 
+/// The limits datasets obey.
+#[derive(Debug, Clone, Copy)]
+pub struct DatasetLimits {
+    /// Most tags on one dataset.
+    pub tags_max: usize,
+    /// Longest tag, in characters.
+    pub tag_chars_max: usize,
+}
+
+impl From<&crate::config::LimitsConfig> for DatasetLimits {
+    fn from(limits: &crate::config::LimitsConfig) -> Self {
+        Self {
+            tags_max: limits.dataset_tags_max,
+            tag_chars_max: limits.dataset_tag_chars_max,
+        }
+    }
+}
+
 /// Dataset operations.
 #[derive(Debug, Clone)]
 pub struct DatasetService {
     db: Db,
     clock: Arc<dyn Clock>,
     projects: ProjectService,
+    limits: DatasetLimits,
 }
 
 /// Longest dataset name.
@@ -77,35 +99,52 @@ pub const DATASET_NAME_CHARS_MAX: usize = 255;
 
 impl DatasetService {
     /// A service over `db`, using `projects` for permissions.
-    pub fn new(db: Db, clock: Arc<dyn Clock>, projects: ProjectService) -> Self {
+    pub fn new(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        projects: ProjectService,
+        limits: DatasetLimits,
+    ) -> Self {
         Self {
             db,
             clock,
             projects,
+            limits,
         }
     }
 
-    /// Checks a dataset name (a file name: no path separators or control characters).
-    pub fn parse_name(raw: &str) -> DatasetResult<String> {
-        let name = raw.trim();
+    /// Checks a tag list against `limits.dataset_tags_max` and `limits.dataset_tag_chars_max`
+    /// and returns it as stored (a JSON array).
+    pub fn parse_tags(&self, tags: &[String]) -> DatasetResult<String> {
         let invalid = |message: String| DatasetError::Invalid {
-            field: "name",
+            field: "tags",
             message,
         };
-        if name.is_empty() {
-            return Err(invalid("name must not be empty".into()));
-        }
-        if name.chars().count() > DATASET_NAME_CHARS_MAX {
+        if tags.len() > self.limits.tags_max {
             return Err(invalid(format!(
-                "name must be at most {DATASET_NAME_CHARS_MAX} characters"
+                "a dataset has at most {} tags (limits.dataset_tags_max)",
+                self.limits.tags_max
             )));
         }
-        if name.chars().any(char::is_control) || name.contains('/') || name.contains('\\') {
-            return Err(invalid(
-                "name must not contain control characters, / or \\".into(),
-            ));
+        for (index, tag) in tags.iter().enumerate() {
+            if tag.chars().count() > self.limits.tag_chars_max {
+                return Err(invalid(format!(
+                    "tags[{index}] is longer than {} characters (limits.dataset_tag_chars_max)",
+                    self.limits.tag_chars_max
+                )));
+            }
         }
-        Ok(name.to_owned())
+        serde_json::to_string(tags).map_err(|error| invalid(error.to_string()))
+    }
+
+    /// Checks a dataset name (a file name; see [`crate::names`]).
+    pub fn parse_name(raw: &str) -> DatasetResult<String> {
+        crate::names::check_name(raw, DATASET_NAME_CHARS_MAX).map_err(|message| {
+            DatasetError::Invalid {
+                field: "name",
+                message,
+            }
+        })
     }
 
     /// The tenant of `project`, if the caller may create content there.
@@ -292,6 +331,18 @@ impl DatasetService {
 }
 
 impl DatasetService {
+    /// Refuses writes to content of the recycle bin: when a dataset stored at `data_path` is
+    /// deleted, or lies in a deleted project, its blob must stay as it was deleted, whatever
+    /// upload URL was handed out before. Paths no dataset names (uploads) are writable.
+    pub async fn check_content_writable(&self, data_path: &str) -> DatasetResult<()> {
+        for row in store::find_by_data_path(&self.db, data_path).await? {
+            if row.deleted_at.is_some() || self.projects.in_recycle_bin(row.project_id).await? {
+                return Err(DatasetError::InRecycleBin);
+            }
+        }
+        Ok(())
+    }
+
     /// Records that content was written at `data_path` (a blob key): datasets stored there
     /// get its size and checksum. Content written elsewhere changes nothing.
     pub async fn content_written(

@@ -54,6 +54,16 @@ pub async fn find(db: &Db, id: DatasetId) -> StoreResult<Option<DatasetRow>> {
     Ok(sql.fetch_all(db).await?.into_iter().next())
 }
 
+/// Every dataset, deleted or not, whose content is at `data_path`.
+pub async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<Vec<DatasetRow>> {
+    let mut sql = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM datasets WHERE data_path = "
+    ));
+    let param = sql.arg(Arg::Text(data_path.to_owned()));
+    sql.push(&param);
+    sql.fetch_all(db).await
+}
+
 /// Live datasets placed directly in `project`, by name, after a keyset position.
 pub async fn list(
     db: &Db,

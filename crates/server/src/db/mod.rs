@@ -90,6 +90,9 @@ pub enum StoreError {
     /// No row where one was required.
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// Stored data breaks an invariant the code relies on (found, never followed).
+    #[error("corrupt data: {0}")]
+    Corrupt(&'static str),
     /// A unique constraint was violated.
     #[error("unique constraint violated: {0}")]
     Duplicate(String),
@@ -204,6 +207,44 @@ impl Db {
         Ok(())
     }
 
+    /// Checks that the database answers and can take a write, within
+    /// [`limits::HEALTH_PROBE_TIMEOUT_MS`]: one transaction updates the probe row and rolls
+    /// back. A database that answers reads but whose writers are stuck (a lock never released,
+    /// a read-only standby) fails.
+    pub async fn check_writable(&self) -> StoreResult<()> {
+        let timeout = Duration::from_millis(limits::HEALTH_PROBE_TIMEOUT_MS);
+        match self {
+            // On its own connection, not the pool's: a probe cut off by its timeout must not
+            // leave a pooled connection inside a transaction that holds the write lock.
+            Self::Sqlite(_, reader) => {
+                let reader = Arc::clone(reader);
+                tokio::task::spawn_blocking(move || reader.probe_write(timeout))
+                    .await
+                    .map_err(|error| {
+                        StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(error)))
+                    })?
+            }
+            Self::Postgres(pool) => {
+                let probe = async {
+                    let mut tx = pool.begin().await?;
+                    let statement_timeout =
+                        format!("SET LOCAL statement_timeout = {}", timeout.as_millis());
+                    sqlx::query(sqlx::AssertSqlSafe(statement_timeout))
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query("UPDATE health_probe SET checked_at = now() WHERE id = 1")
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.rollback().await
+                };
+                match tokio::time::timeout(timeout, probe).await {
+                    Ok(result) => Ok(result?),
+                    Err(_) => Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut)),
+                }
+            }
+        }
+    }
+
     /// Begins a write transaction.
     pub async fn begin(&self) -> StoreResult<Tx> {
         Ok(match self {
@@ -215,12 +256,18 @@ impl Db {
         })
     }
 
-    /// Closes the pool, waiting for connections to be returned.
-    pub async fn close(&self) {
+    /// Closes the pool, waiting up to `within` for connections to be returned; a connection
+    /// still busy then (a statement that will not end) is abandoned with the process.
+    pub async fn close(&self, within: Duration) {
         if let Self::Sqlite(_, reader) = self {
             reader.close();
         }
-        on_db!(self, |pool| pool.close().await);
+        if tokio::time::timeout(within, async { on_db!(self, |pool| pool.close().await) })
+            .await
+            .is_err()
+        {
+            tracing::warn!("database connections still busy at shutdown; abandoning them");
+        }
     }
 }
 

@@ -113,6 +113,28 @@ impl SqliteReader {
         result.map_err(StoreError::from)
     }
 
+    /// Takes the write lock within `timeout`, updates the health probe row and rolls back, on
+    /// a connection of its own (blocking: run it off the async workers).
+    pub fn probe_write(&self, timeout: Duration) -> StoreResult<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(unavailable(rusqlite::Error::InvalidQuery));
+        }
+        let probe = || -> rusqlite::Result<()> {
+            let connection = Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            connection.busy_timeout(timeout)?;
+            connection.execute_batch(
+                "BEGIN IMMEDIATE; UPDATE health_probe SET checked_at = checked_at WHERE id = 1; ROLLBACK;",
+            )
+        };
+        probe().map_err(|error| match StoreError::from(error) {
+            StoreError::Read(error) => unavailable(error),
+            other => other,
+        })
+    }
+
     fn open(&self) -> rusqlite::Result<Connection> {
         // Opened read-write (a WAL reader must be able to map the shared-memory index even
         // before the writer created it) but with query_only, so nothing here can write.

@@ -38,13 +38,13 @@ async fn live() -> Json<HealthDto> {
     })
 }
 
-/// The process can serve requests: the database answers.
+/// The process can serve requests: the database answers and can take a write.
 #[utoipa::path(get, path = "/health/ready", tag = "health", security(()),
-    responses((status = 200, body = HealthDto), (status = 503, description = "Database unavailable")))]
+    responses((status = 200, body = HealthDto), (status = 503, description = "The database cannot take a write")))]
 async fn ready(State(state): State<AppState>) -> ApiResult<Json<HealthDto>> {
     state
         .db
-        .ping()
+        .check_writable()
         .await
         .map_err(|error| ApiError::Unavailable(error.into()))?;
     Ok(Json(HealthDto {

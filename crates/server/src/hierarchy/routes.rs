@@ -15,7 +15,7 @@ use crate::hierarchy::service::{
 use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, Path};
 use crate::ids::{DatasetId, ProjectId};
-use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN, HIERARCHY_ACTIONS_MAX};
+use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::AccessLevel;
 use crate::projects::service::Caller;
@@ -97,6 +97,12 @@ impl From<HierarchyError> for ApiError {
                 detail: at(format!("{path} exists already")),
             },
             ActionError::InvalidName(detail) => field_error(index, at(detail)),
+            ActionError::TooManyCreated(limit) => ApiError::Rejected {
+                kind: "hierarchy-too-large",
+                detail: at(format!(
+                    "a request may create at most {limit} folders and files (limits.hierarchy_created_max); nothing was created"
+                )),
+            },
             ActionError::Project(crate::projects::service::ProjectError::Invalid {
                 message,
                 ..
@@ -141,10 +147,11 @@ async fn apply(
     project: ProjectId,
     request: HierarchyRequest,
 ) -> ApiResult<Json<HierarchyResponse>> {
-    if request.actions.len() > HIERARCHY_ACTIONS_MAX {
+    let actions_max = state.hierarchy.limits().actions_max;
+    if request.actions.len() > actions_max {
         return Err(ApiError::field(
             "actions",
-            format!("a request holds at most {HIERARCHY_ACTIONS_MAX} actions"),
+            format!("a request holds at most {actions_max} actions (limits.hierarchy_actions_max)"),
         ));
     }
     let limits = state.projects.limits();

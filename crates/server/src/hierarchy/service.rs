@@ -81,6 +81,9 @@ pub enum ActionError {
     /// A name cannot be a blob name.
     #[error("{0}")]
     InvalidName(String),
+    /// The request would create more than `limits.hierarchy_created_max` folders and files.
+    #[error("a request may create at most {0} folders and files")]
+    TooManyCreated(usize),
 }
 
 /// What the caller may do in one folder, and what its subfolders inherit.
@@ -91,6 +94,24 @@ struct Folder {
     capabilities: Capabilities,
 }
 
+/// The limits of bulk requests.
+#[derive(Debug, Clone, Copy)]
+pub struct HierarchyLimits {
+    /// Most actions in one request.
+    pub actions_max: usize,
+    /// Most folders and files one request may create.
+    pub created_max: usize,
+}
+
+impl From<&crate::config::LimitsConfig> for HierarchyLimits {
+    fn from(limits: &crate::config::LimitsConfig) -> Self {
+        Self {
+            actions_max: limits.hierarchy_actions_max,
+            created_max: limits.hierarchy_created_max,
+        }
+    }
+}
+
 /// Bulk hierarchy operations.
 #[derive(Debug, Clone)]
 pub struct HierarchyService {
@@ -98,6 +119,7 @@ pub struct HierarchyService {
     datasets: DatasetService,
     urls: BlobUrls,
     clock: std::sync::Arc<dyn Clock>,
+    limits: HierarchyLimits,
 }
 
 impl HierarchyService {
@@ -107,37 +129,54 @@ impl HierarchyService {
         datasets: DatasetService,
         urls: BlobUrls,
         clock: std::sync::Arc<dyn Clock>,
+        limits: HierarchyLimits,
     ) -> Self {
         Self {
             projects,
             datasets,
             urls,
             clock,
+            limits,
         }
     }
 
-    async fn existing(
+    /// The limits in force.
+    pub fn limits(&self) -> HierarchyLimits {
+        self.limits
+    }
+
+    /// The folder `name` below `parent` that the caller can see, if any (cached per request).
+    async fn visible_child(
         &self,
         tx: &mut crate::db::Tx,
-        caller: &Caller,
-        row: ProjectRow,
-    ) -> Result<Folder, ActionError> {
-        match self.projects.visible_in(tx, caller, row.id).await {
-            Ok(chain) => Ok(Folder {
-                capabilities: chain.capabilities(),
-                member_role: chain.target().member_role,
-                row,
-            }),
-            Err(ProjectError::NotFound) => Err(ActionError::NotFound(row.name)),
-            Err(error) => Err(error.into()),
+        run: &mut Run<'_>,
+        parent: &Folder,
+        name: &str,
+    ) -> Result<Option<Folder>, ActionError> {
+        let Some(chain) = self
+            .projects
+            .visible_child_in(tx, run.caller, parent.row.id, name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if let Some(known) = run.folders.get(&chain.target().row.id) {
+            return Ok(Some(known.clone()));
         }
+        let folder = Folder {
+            capabilities: chain.capabilities(),
+            member_role: chain.target().member_role,
+            row: chain.target().row.clone(),
+        };
+        run.folders.insert(folder.row.id, folder.clone());
+        Ok(Some(folder))
     }
 
     fn created(caller: &Caller, parent: &Folder, row: ProjectRow) -> Folder {
         let role = effective_role(
             parent.member_role,
             caller.standing(row.tenant_id),
-            row.access_level(),
+            row.access_level,
         );
         Folder {
             capabilities: Capabilities::of(role),
@@ -157,7 +196,19 @@ impl HierarchyService {
         base: &PublicBase,
     ) -> Result<Vec<CreatedPath>, HierarchyError> {
         let whole = |error: ActionError| HierarchyError { index: None, error };
-        let chain = match self.projects.visible(caller, root).await {
+        let mut tx = self
+            .projects
+            .db()
+            .begin()
+            .await
+            .map_err(|error| whole(ProjectError::Store(error).into()))?;
+        // The tree is locked before anything of it is read, so that every folder this request
+        // walks or creates is decided on what is committed when it writes.
+        self.projects
+            .lock_tree_in(&mut tx, root)
+            .await
+            .map_err(|error| whole(error.into()))?;
+        let chain = match self.projects.visible_in(&mut tx, caller, root).await {
             Ok(chain) => chain,
             Err(error) => return Err(whole(error.into())),
         };
@@ -166,16 +217,6 @@ impl HierarchyService {
             member_role: chain.target().member_role,
             row: chain.target().row.clone(),
         };
-        let mut tx = self
-            .projects
-            .db()
-            .begin()
-            .await
-            .map_err(|error| whole(ProjectError::Store(error).into()))?;
-        self.projects
-            .lock_tree_in(&mut tx, root.row.root_id)
-            .await
-            .map_err(|error| whole(error.into()))?;
         let mut state = Run {
             caller,
             access_level,
@@ -183,6 +224,7 @@ impl HierarchyService {
             base,
             folders: HashMap::new(),
             results: Vec::new(),
+            created: 0,
         };
         for (index, action) in actions.iter().enumerate() {
             self.run(&mut tx, &mut state, &root, action)
@@ -218,15 +260,10 @@ impl HierarchyService {
         let display = action.path.display();
         match (action.kind, action.is_folder) {
             (PathActionType::PathActionDelete, true) => {
-                let row = self
-                    .projects
-                    .find_child_in(tx, folder.row.id, &name)
+                let target = self
+                    .visible_child(tx, run, &folder, &name)
                     .await?
                     .ok_or_else(|| ActionError::NotFound(display.clone()))?;
-                let target = match run.folders.get(&row.id) {
-                    Some(known) => known.clone(),
-                    None => self.existing(tx, run.caller, row).await?,
-                };
                 if !(target.capabilities.can_delete || folder.capabilities.can_delete_content) {
                     return Err(
                         ProjectError::Forbidden(format!("you may not delete {display}")).into(),
@@ -248,12 +285,7 @@ impl HierarchyService {
                 self.datasets.delete_in(tx, run.caller, dataset.id).await?;
             }
             (kind, true) => {
-                if self
-                    .projects
-                    .find_child_in(tx, folder.row.id, &name)
-                    .await?
-                    .is_some()
-                {
+                if self.visible_child(tx, run, &folder, &name).await?.is_some() {
                     return match kind {
                         PathActionType::PathActionCreateIfNotExists => Ok(()),
                         _ => Err(ActionError::Exists(display)),
@@ -289,19 +321,8 @@ impl HierarchyService {
         create: bool,
         display: &str,
     ) -> Result<Folder, ActionError> {
-        match self
-            .projects
-            .find_child_in(tx, folder.row.id, segment)
-            .await?
-        {
-            Some(row) => match run.folders.get(&row.id) {
-                Some(known) => Ok(known.clone()),
-                None => {
-                    let known = self.existing(tx, run.caller, row).await?;
-                    run.folders.insert(known.row.id, known.clone());
-                    Ok(known)
-                }
-            },
+        match self.visible_child(tx, run, &folder, segment).await? {
+            Some(known) => Ok(known),
             None if create => {
                 self.create_folder(tx, run, &folder, segment.to_owned(), display.to_owned())
                     .await
@@ -327,6 +348,7 @@ impl HierarchyService {
             .create_folder_in(tx, run.caller, &parent.row, name, run.access_level)
             .await?;
         let folder = Self::created(run.caller, parent, row);
+        run.count_created(self.limits.created_max)?;
         run.folders.insert(folder.row.id, folder.clone());
         run.results.push(CreatedPath {
             project_id: folder.row.id,
@@ -368,6 +390,7 @@ impl HierarchyService {
         self.datasets
             .create_in(tx, run.caller, folder.row.tenant_id, folder.row.id, input)
             .await?;
+        run.count_created(self.limits.created_max)?;
         let sas_token = self.urls.signed_url(
             run.base,
             &blob,
@@ -384,8 +407,20 @@ impl HierarchyService {
     }
 }
 
+impl Run<'_> {
+    fn count_created(&mut self, created_max: usize) -> Result<(), ActionError> {
+        self.created = self.created.saturating_add(1);
+        if self.created > created_max {
+            return Err(ActionError::TooManyCreated(created_max));
+        }
+        Ok(())
+    }
+}
+
 /// The state of one request.
 struct Run<'a> {
+    /// Folders and files created so far.
+    created: usize,
     caller: &'a Caller,
     access_level: AccessLevel,
     expiry: chrono::DateTime<chrono::Utc>,

@@ -51,6 +51,9 @@ pub const ALL: ApiVersions = ApiVersions {
     default: 1,
 };
 
+/// What a non-text `api-version` header is reported as.
+const NOT_TEXT: &str = "(not text)";
+
 /// The version a request was served with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiVersion(pub u16);
@@ -99,11 +102,12 @@ pub async fn enforce(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let from_header = request
-        .headers()
-        .get(API_VERSION)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
+    // A header that is not text names no version we know: 400, never the default.
+    let from_header = request.headers().get(API_VERSION).map(|value| {
+        value
+            .to_str()
+            .map_or_else(|_| NOT_TEXT.to_owned(), str::to_owned)
+    });
     let requested = from_header.or_else(|| query_version(request.uri().query()));
     let mut response = match versions.select(requested.as_deref()) {
         Ok(version) => {

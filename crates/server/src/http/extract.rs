@@ -5,6 +5,11 @@
 //!   names case-insensitively.
 //! - [`Query`] binds parameter names case-insensitively, repeated keys as lists.
 //! - [`Path`] turns malformed ids into a 400 naming the segment.
+//!
+//! No text Basin accepts may hold a NUL character: PostgreSQL cannot store it in text, SQLite
+//! would keep it and hand it to every client, and no name or value needs it. [`Json`] and
+//! [`Query`] refuse it anywhere in their input with a 400 naming the field, on both
+//! databases alike.
 
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -53,6 +58,13 @@ where
                 ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
             })?
         };
+        if let Some(field) = nul_in_json(&value, String::new()) {
+            return Err(nul_error(if field.is_empty() {
+                "body".into()
+            } else {
+                field
+            }));
+        }
         from_json_value(value)
             .map(Json)
             .map_err(|error| bind_error("body", error))
@@ -77,9 +89,16 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let pairs = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
-            .into_owned()
-            .collect();
+        let pairs: Vec<(String, String)> =
+            form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+                .into_owned()
+                .collect();
+        if let Some((key, _)) = pairs
+            .iter()
+            .find(|(key, value)| key.contains('\0') || value.contains('\0'))
+        {
+            return Err(nul_error(key.replace('\0', "\\0")));
+        }
         from_query_pairs(pairs)
             .map(Query)
             .map_err(|error| bind_error("query", error))
@@ -103,6 +122,35 @@ where
             .map(|axum::extract::Path(value)| Path(value))
             .map_err(|rejection: PathRejection| ApiError::InvalidPath(rejection.body_text()))
     }
+}
+
+/// The path (`members[0].name`) of the first string or key holding a NUL, if any. JSON nests
+/// at most 128 levels (serde_json's limit), so the recursion is bounded.
+fn nul_in_json(value: &serde_json::Value, at: String) -> Option<String> {
+    match value {
+        serde_json::Value::String(text) if text.contains('\0') => Some(at),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| nul_in_json(item, format!("{at}[{index}]"))),
+        serde_json::Value::Object(members) => members.iter().find_map(|(key, member)| {
+            let path = if at.is_empty() {
+                key.replace('\0', "\\0")
+            } else {
+                format!("{at}.{}", key.replace('\0', "\\0"))
+            };
+            if key.contains('\0') {
+                Some(path)
+            } else {
+                nul_in_json(member, path)
+            }
+        }),
+        _ => None,
+    }
+}
+
+fn nul_error(field: String) -> ApiError {
+    ApiError::field(field, "text must not contain NUL characters (\\u0000)")
 }
 
 fn bind_error(source: &str, error: BindError) -> ApiError {

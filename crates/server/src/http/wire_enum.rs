@@ -63,6 +63,68 @@ macro_rules! wire_enum {
         }
 
         impl utoipa::ToSchema for $name {}
+
+        impl $name {
+            /// The value stored in a database column: the exact wire name, nothing else.
+            pub fn from_stored(raw: &str) -> Result<Self, $crate::http::wire_enum::UnknownVariant> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|value| value.as_str() == raw)
+                    .ok_or_else(|| $crate::http::wire_enum::UnknownVariant {
+                        value: raw.chars().take(64).collect(),
+                        allowed: &[$(stringify!($variant)),+],
+                    })
+            }
+        }
+
+        // Stored as its wire name in a text column, on both databases and on the synchronous
+        // SQLite read path; a stored value that is not a variant fails to decode.
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $name
+        where
+            str: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <str as sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <str as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $name
+        where
+            String: sqlx::Encode<'q, DB>,
+        {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <DB as sqlx::Database>::ArgumentBuffer,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <String as sqlx::Encode<'q, DB>>::encode(self.as_str().to_owned(), buf)
+            }
+        }
+
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $name
+        where
+            &'r str: sqlx::Decode<'r, DB>,
+        {
+            fn decode(
+                value: <DB as sqlx::Database>::ValueRef<'r>,
+            ) -> Result<Self, sqlx::error::BoxDynError> {
+                let raw = <&'r str as sqlx::Decode<'r, DB>>::decode(value)?;
+                Ok(Self::from_stored(raw)?)
+            }
+        }
+
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(
+                value: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                Self::from_stored(value.as_str()?)
+                    .map_err(|error| rusqlite::types::FromSqlError::Other(Box::new(error)))
+            }
+        }
     };
 }
 

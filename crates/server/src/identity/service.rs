@@ -7,6 +7,7 @@
 //! - Callers learn nothing about tenants they do not belong to: those are 404, while members
 //!   without a managing role get 403.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -602,6 +603,35 @@ impl IdentityService {
         }
         store::revoke_api_key(&self.db, id, self.now(), principal.id).await?;
         Ok(())
+    }
+
+    /// Which of `principals` belong to `tenant` as the type they name: users who are its
+    /// members, API keys issued in it. Basin has no member groups, so no group ever does.
+    pub async fn principals_in_tenant(
+        &self,
+        tenant: TenantId,
+        principals: &[(Uuid, PrincipalType)],
+    ) -> Result<BTreeSet<(Uuid, PrincipalType)>, StoreError> {
+        let of_type = |wanted: PrincipalType| -> Vec<Uuid> {
+            principals
+                .iter()
+                .filter(|(_, kind)| *kind == wanted)
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        let mut found = BTreeSet::new();
+        for user in
+            store::users_in_tenant(&self.db, tenant, &of_type(PrincipalType::UserIdentity)).await?
+        {
+            found.insert((user, PrincipalType::UserIdentity));
+        }
+        for key in
+            store::api_keys_in_tenant(&self.db, tenant, &of_type(PrincipalType::OpenAPIAccount))
+                .await?
+        {
+            found.insert((key, PrincipalType::OpenAPIAccount));
+        }
+        Ok(found)
     }
 
     /// Revokes any key by id, for the `basin admin api-key revoke` command.

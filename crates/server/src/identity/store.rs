@@ -406,6 +406,55 @@ pub async fn memberships_of(db: &Db, user: UserId) -> StoreResult<Vec<(TenantId,
         .map_err(StoreError::from)
 }
 
+/// Those of `users` who are members of `tenant`.
+pub async fn users_in_tenant(db: &Db, tenant: TenantId, users: &[Uuid]) -> StoreResult<Vec<Uuid>> {
+    ids_in_tenant(
+        db,
+        "SELECT user_id FROM tenant_members WHERE tenant_id = ",
+        " AND user_id IN (",
+        tenant,
+        users,
+    )
+    .await
+}
+
+/// Those of `keys` that were issued in `tenant` (revoked or not).
+pub async fn api_keys_in_tenant(
+    db: &Db,
+    tenant: TenantId,
+    keys: &[Uuid],
+) -> StoreResult<Vec<Uuid>> {
+    ids_in_tenant(
+        db,
+        "SELECT id FROM api_keys WHERE tenant_id = ",
+        " AND id IN (",
+        tenant,
+        keys,
+    )
+    .await
+}
+
+async fn ids_in_tenant(
+    db: &Db,
+    select: &str,
+    id_in: &str,
+    tenant: TenantId,
+    ids: &[Uuid],
+) -> StoreResult<Vec<Uuid>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(select);
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    sql.push(id_in);
+    let placeholders: Vec<String> = ids.iter().map(|id| sql.arg(Arg::Uuid(*id))).collect();
+    sql.push(&placeholders.join(", "));
+    sql.push(")");
+    let rows: Vec<(Uuid,)> = sql.fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
 // ---- API keys ----
 
 const API_KEY_COLUMNS: &str = "id, tenant_id, name, role, created_at, created_by, revoked_at";

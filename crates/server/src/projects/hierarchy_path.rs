@@ -33,12 +33,11 @@ impl HierarchyPath {
             match segment.trim() {
                 "" => return Err("path must not contain empty segments (//)".into()),
                 "." | ".." => return Err("path must not contain . or .. segments".into()),
-                name if name.chars().count() > segment_chars_max => {
-                    return Err(format!(
-                        "each name in the path must be at most {segment_chars_max} characters"
-                    ));
+                name => {
+                    let name = crate::names::check_name(name, segment_chars_max)
+                        .map_err(|message| format!("each {message} (in {segment:?})"))?;
+                    segments.push(name);
                 }
-                name => segments.push(name.to_owned()),
             }
             if segments.len() > segments_max {
                 return Err(format!("path must be at most {segments_max} levels deep"));
@@ -100,6 +99,9 @@ mod tests {
             "a/b\u{0}",
             "a/b/c/d",
             "abcdefghijk",
+            "a/\u{200B}/b",
+            "a/\u{3164}",
+            "x\u{202E}y/z",
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -55,8 +55,8 @@ pub struct ProjectRow {
     pub metadata: String,
     /// Free JSON object, as text.
     pub settings: String,
-    /// Access level, as text.
-    pub access_level: String,
+    /// Access level.
+    pub access_level: AccessLevel,
     /// Takes members from the parent chain.
     pub inherits_members: bool,
     /// Has a thumbnail.
@@ -77,15 +77,6 @@ pub struct ProjectRow {
     pub deleted_at: Option<DateTime<Utc>>,
     /// Deleted by.
     pub deleted_by: Option<Uuid>,
-}
-
-impl ProjectRow {
-    /// The access level; rows are written only with valid values.
-    pub fn access_level(&self) -> AccessLevel {
-        self.access_level
-            .parse()
-            .unwrap_or(AccessLevel::Confidential)
-    }
 }
 
 /// A project member as stored.
@@ -213,7 +204,7 @@ impl From<&ProjectRow> for ProjectListDto {
             description: row.description.clone(),
             metadata: json_object(&row.metadata),
             settings: json_object(&row.settings),
-            access_level: row.access_level(),
+            access_level: row.access_level,
             has_thumbnail: row.has_thumbnail,
             thumbnail_url: None,
             parent_project_id: row.parent_id,

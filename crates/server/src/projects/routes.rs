@@ -205,7 +205,7 @@ fn sort_value(column: SortColumn, key: &serde_json::Value) -> ApiResult<SortValu
 fn position(tag: &str, column: SortColumn, row: &ProjectRow) -> Cursor {
     let key = match column {
         SortColumn::Name => row.name.clone(),
-        SortColumn::AccessLevel => row.access_level.clone(),
+        SortColumn::AccessLevel => row.access_level.as_str().to_owned(),
         SortColumn::CreatedAt => row.created_at.to_rfc3339_opts(SecondsFormat::Micros, true),
         SortColumn::UpdatedAt => row.updated_at.to_rfc3339_opts(SecondsFormat::Micros, true),
     };
@@ -579,7 +579,7 @@ fn path_entries(chain: &Chain) -> DataList<PathEntryDto> {
                 parent_project_id: node.row.parent_id,
                 is_deleted: node.deleted,
                 capabilities: Capabilities::of(node.role),
-                access_level: node.row.access_level(),
+                access_level: node.row.access_level,
                 inherits_members: node.row.inherits_members,
                 effective_user_role: node.role,
             })

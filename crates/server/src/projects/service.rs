@@ -14,8 +14,9 @@ use uuid::Uuid;
 use crate::auth::{Principal, PrincipalType};
 use crate::clock::Clock;
 use crate::config::LimitsConfig;
-use crate::db::{Arg, Db, Sql, StoreError};
+use crate::db::{Arg, Db, Sql, StoreError, Tx};
 use crate::identity::model::TenantRole;
+use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
 use crate::projects::access::{
@@ -120,6 +121,22 @@ impl From<&Principal> for Caller {
 }
 
 impl Caller {
+    /// No one: a caller that is a member of nothing, for checks that do not depend on who asks.
+    pub fn nobody() -> Self {
+        Self {
+            id: Uuid::nil(),
+            principal_type: PrincipalType::UserIdentity,
+            tenant_id: None,
+            tenant_role: None,
+            platform_admin: false,
+        }
+    }
+
+    /// The id and type that project members are matched on.
+    pub fn key(&self) -> (Uuid, PrincipalType) {
+        (self.id, self.principal_type)
+    }
+
     /// How the caller stands in `tenant`.
     pub fn standing(&self, tenant: TenantId) -> TenantStanding {
         if self.tenant_id != Some(tenant) {
@@ -155,22 +172,38 @@ pub struct ChainNode {
 }
 
 impl Chain {
-    fn build(rows: Vec<ChainRow>, caller: &Caller) -> Option<Self> {
+    /// The chain from its rows, root first. Rows that do not end at a top-level project, or
+    /// name a project twice, can only come from a corrupt tree (a cycle): that is an error,
+    /// never a loop.
+    fn build(rows: Vec<ChainRow>, caller: &Caller) -> ProjectResult<Self> {
+        if rows
+            .first()
+            .is_some_and(|top| top.project.parent_id.is_some())
+            || rows
+                .iter()
+                .map(|row| row.project.id)
+                .collect::<BTreeSet<_>>()
+                .len()
+                != rows.len()
+        {
+            return Err(ProjectError::Store(StoreError::Corrupt(
+                "a project's chain of ancestors does not end at a top-level project",
+            )));
+        }
         let mut nodes: Vec<ChainNode> = Vec::with_capacity(rows.len());
         for ChainRow {
             project,
             caller_role,
         } in rows
         {
-            let own = caller_role.and_then(|role| role.parse::<ProjectRole>().ok());
             let member_role = match nodes.last() {
                 Some(parent) if project.inherits_members => parent.member_role,
-                _ => own,
+                _ => caller_role,
             };
             let role = effective_role(
                 member_role,
                 caller.standing(project.tenant_id),
-                project.access_level(),
+                project.access_level,
             );
             let deleted =
                 project.deleted_at.is_some() || nodes.last().is_some_and(|parent| parent.deleted);
@@ -181,8 +214,8 @@ impl Chain {
                 deleted,
             });
         }
-        let target = nodes.pop()?;
-        Some(Self {
+        let target = nodes.pop().ok_or(ProjectError::NotFound)?;
+        Ok(Self {
             ancestors: nodes,
             target,
         })
@@ -212,6 +245,10 @@ impl Chain {
         self.nodes().any(|node| node.row.id == id)
     }
 }
+
+/// How many same-named siblings a path lookup considers. Names need not be unique; among more
+/// than this many namesakes a caller might not find the one it can see, and would get a new one.
+const SAME_NAME_CANDIDATES_MAX: i64 = 100;
 
 /// A sort of project lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,6 +324,7 @@ pub struct ProjectService {
     db: Db,
     clock: Arc<dyn Clock>,
     limits: ProjectLimits,
+    directory: IdentityService,
 }
 
 /// Checked input for creating a project.
@@ -311,9 +349,19 @@ pub struct NewProject {
 }
 
 impl ProjectService {
-    /// A service over `db`.
-    pub fn new(db: Db, clock: Arc<dyn Clock>, limits: ProjectLimits) -> Self {
-        Self { db, clock, limits }
+    /// A service over `db`; `directory` tells which principals belong to a tenant.
+    pub fn new(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        limits: ProjectLimits,
+        directory: IdentityService,
+    ) -> Self {
+        Self {
+            db,
+            clock,
+            limits,
+            directory,
+        }
     }
 
     /// The limits in force.
@@ -323,28 +371,18 @@ impl ProjectService {
 
     // ---- parsing helpers used by routes ----
 
-    /// Checks a project name.
+    /// Checks a project name (see [`crate::names`]).
     pub fn parse_name(&self, raw: &str) -> ProjectResult<String> {
-        let name = raw.trim();
-        let invalid = |message: String| ProjectError::Invalid {
-            field: "name",
-            message,
-        };
-        if name.is_empty() {
-            return Err(invalid("name must not be empty".into()));
-        }
-        if name.chars().count() > self.limits.name_chars_max {
-            return Err(invalid(format!(
-                "name must be at most {} characters (limits.project_name_chars_max)",
-                self.limits.name_chars_max
-            )));
-        }
-        if name.chars().any(char::is_control) || name.contains('/') || name.contains('\\') {
-            return Err(invalid(
-                "name must not contain control characters, / or \\".into(),
-            ));
-        }
-        Ok(name.to_owned())
+        crate::names::check_name(raw, self.limits.name_chars_max).map_err(|message| {
+            ProjectError::Invalid {
+                field: "name",
+                message: if message.contains("at most") {
+                    format!("{message} (limits.project_name_chars_max)")
+                } else {
+                    message
+                },
+            }
+        })
     }
 
     /// Checks a description.
@@ -422,24 +460,55 @@ impl ProjectService {
 
     /// The chain of `id` as seen by `caller`, whatever its state.
     pub async fn load_chain(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
-        let rows = store::chain(
-            &self.db,
-            id,
-            caller.id,
-            self.limits.depth_max.saturating_add(1),
-        )
-        .await?;
-        Chain::build(rows, caller).ok_or(ProjectError::NotFound)
+        let rows = store::chain(&self.db, id, caller.key(), self.chain_levels_max()).await?;
+        Chain::build(rows, caller)
+    }
+
+    /// Whether the project is in the recycle bin, itself or below a deleted project (or gone),
+    /// whoever asks.
+    pub async fn in_recycle_bin(&self, id: ProjectId) -> ProjectResult<bool> {
+        let nobody = Caller::nobody();
+        match self.load_chain(&nobody, id).await {
+            Ok(chain) => Ok(chain.target().deleted),
+            Err(ProjectError::NotFound) => Ok(true),
+            Err(error) => Err(error),
+        }
     }
 
     /// The chain of a live project the caller can access.
     pub async fn visible(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
-        let chain = self.load_chain(caller, id).await?;
-        let target = chain.target();
-        if target.deleted || target.role.is_none() {
-            return Err(ProjectError::NotFound);
-        }
-        Ok(chain)
+        visible_only(self.load_chain(caller, id).await?)
+    }
+
+    /// [`Self::visible`] inside `tx`: a caller holding a write transaction must not wait for a
+    /// second pooled connection (on SQLite, every other writer may be holding one, waiting for
+    /// this transaction's lock).
+    pub async fn visible_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        id: ProjectId,
+    ) -> ProjectResult<Chain> {
+        let rows = store::chain_in(tx, id, caller.key(), self.chain_levels_max()).await?;
+        visible_only(Chain::build(rows, caller)?)
+    }
+
+    /// Chains are read one level further than a valid tree reaches, so that a chain cut off at
+    /// the bound is known to be corrupt rather than taken for a whole one.
+    fn chain_levels_max(&self) -> i64 {
+        self.limits.depth_max.saturating_add(1)
+    }
+
+    /// Begins the write transaction of a change to project `id`, takes the lock of its tree
+    /// and loads the caller's chain inside it. Every rule of the change is then checked on what
+    /// this transaction sees: a concurrent change of the same tree either committed before and
+    /// is seen, or waits until this one commits. (SQLite serialises every write transaction;
+    /// PostgreSQL locks the row of the tree's top-level project.)
+    async fn begin_change(&self, caller: &Caller, id: ProjectId) -> ProjectResult<(Tx, Chain)> {
+        let mut tx = self.db.begin().await?;
+        store::lock_tree_of_in(&mut tx, id).await?;
+        let chain = self.visible_in(&mut tx, caller, id).await?;
+        Ok((tx, chain))
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -471,8 +540,14 @@ impl ProjectService {
                 detail: "a top-level project has no parent to inherit members from".into(),
             });
         }
+        let members = self.initial_members(caller, tenant, &input).await?;
         let id = ProjectId::new_random();
-        self.insert(caller, tenant, None, id, 0, input).await
+        let row = self.new_row(caller, tenant, None, id, 0, input);
+        let mut tx = self.db.begin().await?;
+        store::insert_project(&mut tx, &row).await?;
+        store::replace_members(&mut tx, id, &members, row.created_at).await?;
+        tx.commit().await?;
+        Ok((row, members))
     }
 
     /// Creates a subproject under `parent`.
@@ -482,10 +557,29 @@ impl ProjectService {
         parent: ProjectId,
         input: NewProject,
     ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
-        let chain = self.visible(caller, parent).await?;
+        let tenant = self.visible(caller, parent).await?.target().row.tenant_id;
+        let members = self.initial_members(caller, tenant, &input).await?;
+        let (mut tx, chain) = self.begin_change(caller, parent).await?;
         require(chain.capabilities().can_create_content, "create content")?;
         let parent_row = &chain.target().row;
         let depth = parent_row.depth.saturating_add(1);
+        self.check_depth(depth)?;
+        let id = ProjectId::new_random();
+        let row = self.new_row(
+            caller,
+            tenant,
+            Some((parent, parent_row.root_id)),
+            id,
+            depth,
+            input,
+        );
+        store::insert_project(&mut tx, &row).await?;
+        store::replace_members(&mut tx, id, &members, row.created_at).await?;
+        tx.commit().await?;
+        Ok((row, members))
+    }
+
+    fn check_depth(&self, depth: i64) -> ProjectResult<()> {
         if depth > self.limits.depth_max {
             return Err(ProjectError::Rejected {
                 kind: "depth-limit",
@@ -495,20 +589,92 @@ impl ProjectService {
                 ),
             });
         }
-        let tenant = parent_row.tenant_id;
-        let root = parent_row.root_id;
-        self.insert(
-            caller,
-            tenant,
-            Some((parent, root)),
-            ProjectId::new_random(),
-            depth,
-            input,
-        )
-        .await
+        Ok(())
     }
 
-    async fn insert(
+    /// The own members of a new project: the caller as Owner and the listed members, each a
+    /// principal of the tenant; none for a subproject that inherits.
+    async fn initial_members(
+        &self,
+        caller: &Caller,
+        tenant: TenantId,
+        input: &NewProject,
+    ) -> ProjectResult<Vec<ProjectMember>> {
+        if input.inherits_members {
+            if !input.members.is_empty() {
+                return Err(ProjectError::Invalid {
+                    field: "members",
+                    message: "a subproject that inherits members cannot list its own".into(),
+                });
+            }
+            return Ok(Vec::new());
+        }
+        let mut members: Vec<ProjectMember> = input
+            .members
+            .iter()
+            .filter(|member| member.principal_id != caller.id)
+            .cloned()
+            .collect();
+        self.check_members(&members)?;
+        self.check_principals(tenant, &members, &[]).await?;
+        members.insert(
+            0,
+            ProjectMember {
+                principal_id: caller.id,
+                principal_type: caller.principal_type,
+                role: ProjectRole::Owner,
+            },
+        );
+        self.check_members(&members)?;
+        Ok(members)
+    }
+
+    /// Checks that every member is a principal of `tenant` of the type it names (a user in the
+    /// tenant, an API key issued in it). Members already among `current` may stay even if they
+    /// no longer are (a user who left the tenant, a revoked key), so that a member list read
+    /// and sent back is accepted.
+    async fn check_principals(
+        &self,
+        tenant: TenantId,
+        members: &[ProjectMember],
+        current: &[ProjectMember],
+    ) -> ProjectResult<()> {
+        let is_current = |member: &ProjectMember| {
+            current.iter().any(|known| {
+                known.principal_id == member.principal_id
+                    && known.principal_type == member.principal_type
+            })
+        };
+        let new: Vec<(Uuid, PrincipalType)> = members
+            .iter()
+            .filter(|member| !is_current(member))
+            .map(|member| (member.principal_id, member.principal_type))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let known = self.directory.principals_in_tenant(tenant, &new).await?;
+        for (index, member) in members.iter().enumerate() {
+            let key = (member.principal_id, member.principal_type);
+            if !is_current(member) && !known.contains(&key) {
+                return Err(ProjectError::Invalid {
+                    field: "members",
+                    message: format!(
+                        "members[{index}]: {} is not {} of this project's tenant",
+                        member.principal_id,
+                        match member.principal_type {
+                            PrincipalType::UserIdentity => "a user",
+                            PrincipalType::OpenAPIAccount => "an API key",
+                            PrincipalType::MemberGroup => "a member group",
+                        }
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn new_row(
         &self,
         caller: &Caller,
         tenant: TenantId,
@@ -516,34 +682,9 @@ impl ProjectService {
         id: ProjectId,
         depth: i64,
         input: NewProject,
-    ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
-        let members = if input.inherits_members {
-            if !input.members.is_empty() {
-                return Err(ProjectError::Invalid {
-                    field: "members",
-                    message: "a subproject that inherits members cannot list its own".into(),
-                });
-            }
-            Vec::new()
-        } else {
-            let mut members: Vec<ProjectMember> = input
-                .members
-                .into_iter()
-                .filter(|member| member.principal_id != caller.id)
-                .collect();
-            members.insert(
-                0,
-                ProjectMember {
-                    principal_id: caller.id,
-                    principal_type: caller.principal_type,
-                    role: ProjectRole::Owner,
-                },
-            );
-            self.check_members(&members)?;
-            members
-        };
+    ) -> ProjectRow {
         let now = self.now();
-        let row = ProjectRow {
+        ProjectRow {
             id,
             tenant_id: tenant,
             parent_id: parent.map(|(parent, _)| parent),
@@ -553,7 +694,7 @@ impl ProjectService {
             description: input.description,
             metadata: input.metadata,
             settings: input.settings,
-            access_level: input.access_level.as_str().to_owned(),
+            access_level: input.access_level,
             inherits_members: input.inherits_members,
             has_thumbnail: false,
             billing_information: input.billing_information,
@@ -564,12 +705,7 @@ impl ProjectService {
             updated_by: Some(caller.id),
             deleted_at: None,
             deleted_by: None,
-        };
-        let mut tx = self.db.begin().await?;
-        store::insert_project(&mut tx, &row).await?;
-        store::replace_members(&mut tx, id, &members, now).await?;
-        tx.commit().await?;
-        Ok((row, members))
+        }
     }
 
     // ---- read ----
@@ -598,19 +734,19 @@ impl ProjectService {
 
     // ---- update ----
 
-    async fn write(
+    /// Writes `row` in `tx` if it is still at `expected` (its own version when `None`).
+    async fn save(
         &self,
+        tx: &mut Tx,
         caller: &Caller,
         mut row: ProjectRow,
         expected: Option<i64>,
     ) -> ProjectResult<ProjectRow> {
         row.updated_at = self.now();
         row.updated_by = Some(caller.id);
-        let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &row, expected)
+        let version = store::update_project(tx, &row, expected)
             .await?
             .ok_or_else(stale)?;
-        tx.commit().await?;
         row.row_version = version;
         Ok(row)
     }
@@ -623,11 +759,12 @@ impl ProjectService {
         fields: (String, String, String, String),
         expected: Option<i64>,
     ) -> ProjectResult<(Chain, ProjectRow)> {
-        let chain = self.visible(caller, id).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
         require(chain.capabilities().can_edit, "edit the project")?;
         let mut row = chain.target().row.clone();
         (row.name, row.description, row.metadata, row.settings) = fields;
-        let row = self.write(caller, row, expected).await?;
+        let row = self.save(&mut tx, caller, row, expected).await?;
+        tx.commit().await?;
         Ok((chain, row))
     }
 
@@ -639,14 +776,15 @@ impl ProjectService {
         level: AccessLevel,
         expected: Option<i64>,
     ) -> ProjectResult<(Chain, ProjectRow)> {
-        let chain = self.visible(caller, id).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
         require(
             chain.capabilities().can_edit_access_level,
             "change the access level",
         )?;
         let mut row = chain.target().row.clone();
-        row.access_level = level.as_str().to_owned();
-        let row = self.write(caller, row, expected).await?;
+        row.access_level = level;
+        let row = self.save(&mut tx, caller, row, expected).await?;
+        tx.commit().await?;
         Ok((chain, row))
     }
 
@@ -658,8 +796,6 @@ impl ProjectService {
         members: Vec<ProjectMember>,
         expected: Option<i64>,
     ) -> ProjectResult<ProjectRow> {
-        let chain = self.visible(caller, id).await?;
-        require(chain.capabilities().can_grant_access, "change members")?;
         self.check_members(&members)?;
         if !members
             .iter()
@@ -670,29 +806,18 @@ impl ProjectService {
                 message: "members must include at least one Owner".into(),
             });
         }
+        let before = self.visible(caller, id).await?;
+        require(before.capabilities().can_grant_access, "change members")?;
+        let current = store::members(&self.db, member_source(&before)).await?;
+        self.check_principals(before.target().row.tenant_id, &members, &current)
+            .await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
+        require(chain.capabilities().can_grant_access, "change members")?;
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
-        self.write_with_members(caller, row, expected, &members)
-            .await
-    }
-
-    async fn write_with_members(
-        &self,
-        caller: &Caller,
-        mut row: ProjectRow,
-        expected: Option<i64>,
-        members: &[ProjectMember],
-    ) -> ProjectResult<ProjectRow> {
-        let now = self.now();
-        row.updated_at = now;
-        row.updated_by = Some(caller.id);
-        let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &row, expected)
-            .await?
-            .ok_or_else(stale)?;
-        store::replace_members(&mut tx, row.id, members, now).await?;
+        let row = self.save(&mut tx, caller, row, expected).await?;
+        store::replace_members(&mut tx, id, &members, row.updated_at).await?;
         tx.commit().await?;
-        row.row_version = version;
         Ok(row)
     }
 
@@ -703,7 +828,7 @@ impl ProjectService {
         id: ProjectId,
         expected: Option<i64>,
     ) -> ProjectResult<ProjectRow> {
-        let chain = self.visible(caller, id).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
         if chain.parent().is_none() {
             return Err(ProjectError::Rejected {
@@ -713,7 +838,10 @@ impl ProjectService {
         }
         let mut row = chain.target().row.clone();
         row.inherits_members = true;
-        self.write_with_members(caller, row, expected, &[]).await
+        let row = self.save(&mut tx, caller, row, expected).await?;
+        store::replace_members(&mut tx, id, &[], row.updated_at).await?;
+        tx.commit().await?;
+        Ok(row)
     }
 
     /// Adds one member. On a subproject that inherits, the inherited members become its own
@@ -724,6 +852,15 @@ impl ProjectService {
         id: ProjectId,
         member: ProjectMember,
     ) -> ProjectResult<ProjectRow> {
+        let before = self.visible(caller, id).await?;
+        require(before.capabilities().can_grant_access, "change members")?;
+        let current = store::members(&self.db, member_source(&before)).await?;
+        self.check_principals(
+            before.target().row.tenant_id,
+            std::slice::from_ref(&member),
+            &current,
+        )
+        .await?;
         self.edit_members(caller, id, |members| {
             if members
                 .iter()
@@ -770,71 +907,48 @@ impl ProjectService {
         .await
     }
 
-    /// Applies `change` to the members that apply to the project and stores the result as its
-    /// own members (ending inheritance).
+    /// Applies `change` to the members that apply to the project, read inside the write
+    /// transaction, and stores the result as its own members (ending inheritance).
     async fn edit_members(
         &self,
         caller: &Caller,
         id: ProjectId,
         change: impl FnOnce(&mut Vec<ProjectMember>) -> ProjectResult<()>,
     ) -> ProjectResult<ProjectRow> {
-        let chain = self.visible(caller, id).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
         require(chain.capabilities().can_grant_access, "change members")?;
-        let mut members = store::members(&self.db, member_source(&chain)).await?;
+        let mut members = store::members_in(&mut tx, member_source(&chain)).await?;
         change(&mut members)?;
         self.check_members(&members)?;
         let mut row = chain.target().row.clone();
         row.inherits_members = false;
-        // The member list was read before this write: if another change landed in between,
-        // answer 409 rather than overwrite it.
-        let read_version = Some(row.row_version);
-        self.write_with_members(caller, row, read_version, &members)
-            .await
+        let row = self.save(&mut tx, caller, row, None).await?;
+        store::replace_members(&mut tx, id, &members, row.updated_at).await?;
+        tx.commit().await?;
+        Ok(row)
     }
 
     /// Moves a subproject under another subproject or the root of the same tree (rule 5).
+    /// Every rule is checked inside the write transaction, which holds the tree's lock: two
+    /// moves sent at the same moment (A under B, B under A) are decided one after the other,
+    /// and the second sees the first.
     pub async fn move_project(
         &self,
         caller: &Caller,
         id: ProjectId,
         target: ProjectId,
     ) -> ProjectResult<ProjectRow> {
-        let chain = self.visible(caller, id).await?;
-        let Some(parent) = chain.parent() else {
-            return Err(ProjectError::Rejected {
-                kind: "cannot-move-root",
-                detail: "top-level projects cannot be moved".into(),
-            });
-        };
-        let destination = self.visible(caller, target).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
+        let destination = self.visible_in(&mut tx, caller, target).await?;
         let row = chain.target().row.clone();
-        if destination.target().row.root_id != row.root_id {
-            return Err(ProjectError::Rejected {
-                kind: "move-across-roots",
-                detail: "a subproject can only move within its own top-level project".into(),
-            });
-        }
-        if destination.contains(id) {
-            return Err(ProjectError::Conflict {
-                kind: "move-loop",
-                detail: "a project cannot move into itself or below itself".into(),
-            });
-        }
-        if !Capabilities::of(parent.role).can_delete_content {
-            return Err(ProjectError::Forbidden(
-                "moving needs delete-content permission on the current parent".into(),
-            ));
-        }
-        require(
-            destination.capabilities().can_create_content,
-            "create content",
-        )?;
-        if parent.row.id == target {
+        check_move(&chain, &destination)?;
+        if chain.parent().is_some_and(|parent| parent.row.id == target) {
             return Ok(row);
         }
         let new_depth = destination.target().row.depth.saturating_add(1);
         let delta = new_depth.saturating_sub(row.depth);
-        let deepest = store::subtree_depth_max(&self.db, id).await?;
+        let levels = self.chain_levels_max();
+        let deepest = store::subtree_depth_max_in(&mut tx, id, levels).await?;
         if deepest.saturating_add(delta) > self.limits.depth_max {
             return Err(ProjectError::Rejected {
                 kind: "depth-limit",
@@ -847,21 +961,15 @@ impl ProjectService {
         let mut moved = row;
         moved.parent_id = Some(target);
         moved.depth = new_depth;
-        moved.updated_at = self.now();
-        moved.updated_by = Some(caller.id);
-        let mut tx = self.db.begin().await?;
-        let version = store::update_project(&mut tx, &moved, None)
-            .await?
-            .ok_or_else(stale)?;
-        store::shift_subtree_depth(&mut tx, id, delta).await?;
+        let moved = self.save(&mut tx, caller, moved, None).await?;
+        store::shift_subtree_depth_in(&mut tx, id, delta, levels).await?;
         tx.commit().await?;
-        moved.row_version = version;
         Ok(moved)
     }
 
     /// Moves a project to the recycle bin (rule 4).
     pub async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
-        let chain = self.visible(caller, id).await?;
+        let (mut tx, chain) = self.begin_change(caller, id).await?;
         let allowed = chain.capabilities().can_delete
             || chain
                 .parent()
@@ -873,10 +981,10 @@ impl ProjectService {
             ));
         }
         let mut row = chain.target().row.clone();
-        let now = self.now();
-        row.deleted_at = Some(now);
+        row.deleted_at = Some(self.now());
         row.deleted_by = Some(caller.id);
-        self.write(caller, row, None).await?;
+        self.save(&mut tx, caller, row, None).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -887,84 +995,64 @@ impl ProjectService {
         &self.db
     }
 
-    /// [`Self::visible`] inside `tx`: a caller holding a write transaction must not wait for a
-    /// second pooled connection (on SQLite, every other writer may be holding one, waiting for
-    /// this transaction's lock).
-    pub async fn visible_in(
+    /// Makes `tx` the only writer of the tree holding `id` until it ends, so that two bulk
+    /// requests cannot both create the same missing folder.
+    pub async fn lock_tree_in(&self, tx: &mut Tx, id: ProjectId) -> ProjectResult<()> {
+        Ok(store::lock_tree_of_in(tx, id).await?)
+    }
+
+    /// The first live subproject of `parent` named `name` that the caller can see, read inside
+    /// `tx`, with its chain. Siblings it cannot see are passed over as if they were not there,
+    /// so that a name clash never reveals them.
+    pub async fn visible_child_in(
         &self,
-        tx: &mut crate::db::Tx,
+        tx: &mut Tx,
         caller: &Caller,
-        id: ProjectId,
-    ) -> ProjectResult<Chain> {
-        let rows =
-            store::chain_in(tx, id, caller.id, self.limits.depth_max.saturating_add(1)).await?;
-        let chain = Chain::build(rows, caller).ok_or(ProjectError::NotFound)?;
-        let target = chain.target();
-        if target.deleted || target.role.is_none() {
-            return Err(ProjectError::NotFound);
-        }
-        Ok(chain)
-    }
-
-    /// Makes `tx` the only writer of the tree under the top-level project `root` until it ends,
-    /// so that two bulk requests cannot both create the same missing folder.
-    pub async fn lock_tree_in(&self, tx: &mut crate::db::Tx, root: ProjectId) -> ProjectResult<()> {
-        Ok(store::lock_tree_in(tx, root).await?)
-    }
-
-    /// A live subproject of `parent` named `name`, read inside `tx`.
-    pub async fn find_child_in(
-        &self,
-        tx: &mut crate::db::Tx,
         parent: ProjectId,
         name: &str,
-    ) -> ProjectResult<Option<ProjectRow>> {
-        Ok(store::find_child_in(tx, parent, name).await?)
+    ) -> ProjectResult<Option<Chain>> {
+        let candidates =
+            store::children_named_in(tx, parent, name, SAME_NAME_CANDIDATES_MAX).await?;
+        for row in candidates {
+            match self.visible_in(tx, caller, row.id).await {
+                Ok(chain) => return Ok(Some(chain)),
+                Err(ProjectError::NotFound) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(None)
     }
 
     /// Creates a subproject of `parent` that inherits its members, inside `tx`. The caller has
     /// checked `canCreateContent` on the parent.
     pub async fn create_folder_in(
         &self,
-        tx: &mut crate::db::Tx,
+        tx: &mut Tx,
         caller: &Caller,
         parent: &ProjectRow,
         name: String,
         access_level: AccessLevel,
     ) -> ProjectResult<ProjectRow> {
         let depth = parent.depth.saturating_add(1);
-        if depth > self.limits.depth_max {
-            return Err(ProjectError::Rejected {
-                kind: "depth-limit",
-                detail: format!(
-                    "subprojects nest at most {} levels deep (limits.project_depth_max)",
-                    self.limits.depth_max
-                ),
-            });
-        }
-        let now = self.now();
-        let row = ProjectRow {
-            id: ProjectId::new_random(),
-            tenant_id: parent.tenant_id,
-            parent_id: Some(parent.id),
-            root_id: parent.root_id,
-            depth,
+        self.check_depth(depth)?;
+        let input = NewProject {
             name,
             description: String::new(),
+            access_level,
             metadata: "{}".into(),
             settings: "{}".into(),
-            access_level: access_level.as_str().to_owned(),
-            inherits_members: true,
-            has_thumbnail: false,
             billing_information: None,
-            row_version: 1,
-            created_at: now,
-            created_by: Some(caller.id),
-            updated_at: now,
-            updated_by: Some(caller.id),
-            deleted_at: None,
-            deleted_by: None,
+            members: Vec::new(),
+            inherits_members: true,
         };
+        let row = self.new_row(
+            caller,
+            parent.tenant_id,
+            Some((parent.id, parent.root_id)),
+            ProjectId::new_random(),
+            depth,
+            input,
+        );
         store::insert_project(tx, &row).await?;
         Ok(row)
     }
@@ -972,19 +1060,14 @@ impl ProjectService {
     /// Moves a project to the recycle bin inside `tx`; the caller has checked rule 4.
     pub async fn delete_in(
         &self,
-        tx: &mut crate::db::Tx,
+        tx: &mut Tx,
         caller: &Caller,
         row: &ProjectRow,
     ) -> ProjectResult<()> {
         let mut row = row.clone();
-        let now = self.now();
-        row.deleted_at = Some(now);
+        row.deleted_at = Some(self.now());
         row.deleted_by = Some(caller.id);
-        row.updated_at = now;
-        row.updated_by = Some(caller.id);
-        store::update_project(tx, &row, None)
-            .await?
-            .ok_or_else(stale)?;
+        self.save(tx, caller, row, None).await?;
         Ok(())
     }
 
@@ -1023,6 +1106,9 @@ impl ProjectService {
             sql.push(" FROM projects p LEFT JOIN project_members m ON m.project_id = p.id AND m.principal_id = ");
             let caller_param = sql.arg(Arg::Uuid(caller.id));
             sql.push(&caller_param);
+            sql.push(" AND m.principal_type = ");
+            let type_param = sql.arg(Arg::Text(caller.principal_type.as_str().to_owned()));
+            sql.push(&type_param);
             sql.push(" WHERE p.deleted_at IS NULL AND ");
             match parent {
                 Some(parent) => {
@@ -1133,13 +1219,15 @@ impl ProjectService {
             sql.push(" ELSE (SELECT role FROM project_members WHERE project_id = p.id AND principal_id = ");
             let caller_param = sql.arg(Arg::Uuid(caller.id));
             sql.push(&caller_param);
+            let type_param = sql.arg(Arg::Text(caller.principal_type.as_str().to_owned()));
+            sql.push(&format!(" AND principal_type = {type_param}"));
             sql.push(") END, 1 FROM projects p WHERE p.deleted_at IS NULL AND p.parent_id = ");
             let id_param = sql.arg(Arg::Uuid(id.as_uuid()));
             sql.push(&id_param);
             sql.push(&format!(
                 " UNION ALL SELECT p.id, p.parent_id, p.name, p.access_level, tree.relative_path || '/' || p.name, \
                  CASE WHEN p.inherits_members THEN tree.member_role ELSE (SELECT role FROM project_members \
-                 WHERE project_id = p.id AND principal_id = {caller_param}) END, tree.level + 1 \
+                 WHERE project_id = p.id AND principal_id = {caller_param} AND principal_type = {type_param}) END, tree.level + 1 \
                  FROM projects p JOIN tree ON p.parent_id = tree.id WHERE p.deleted_at IS NULL AND tree.level < "
             ));
             let depth_param = sql.arg(Arg::I64(self.limits.depth_max.saturating_add(1)));
@@ -1173,6 +1261,62 @@ fn hide_invisible_parent(parent_visible: bool, nothing_visible: bool) -> Project
     } else {
         Ok(())
     }
+}
+
+/// A chain whose target the caller may see: live and with a role.
+fn visible_only(chain: Chain) -> ProjectResult<Chain> {
+    let target = chain.target();
+    if target.deleted || target.role.is_none() {
+        return Err(ProjectError::NotFound);
+    }
+    Ok(chain)
+}
+
+/// The rules of a move (rule 5) on the chains of the moved project and of the destination,
+/// both read inside the move's write transaction.
+fn check_move(chain: &Chain, destination: &Chain) -> ProjectResult<()> {
+    let Some(parent) = chain.parent() else {
+        return Err(ProjectError::Rejected {
+            kind: "cannot-move-root",
+            detail: "top-level projects cannot be moved".into(),
+        });
+    };
+    let moved = &chain.target().row;
+    if destination.target().row.root_id != moved.root_id {
+        return Err(ProjectError::Rejected {
+            kind: "move-across-roots",
+            detail: "a subproject can only move within its own top-level project".into(),
+        });
+    }
+    if destination.contains(moved.id) {
+        return Err(ProjectError::Conflict {
+            kind: "move-loop",
+            detail: "a project cannot move into itself or below itself".into(),
+        });
+    }
+    if !Capabilities::of(parent.role).can_delete_content {
+        return Err(ProjectError::Forbidden(
+            "moving needs delete-content permission on the current parent".into(),
+        ));
+    }
+    require(
+        destination.capabilities().can_create_content,
+        "create content",
+    )?;
+    // A subproject that inherits its members takes them from its new parent's chain after
+    // the move: when that source differs, the move decides who may access the moved subtree,
+    // as a member change does, so it needs the right to grant access there. Without this, a
+    // Contributor could move an inheriting sibling under a subproject of its own (where it is
+    // Owner) and become its Owner.
+    if moved.inherits_members
+        && member_source(chain) != member_source(destination)
+        && !chain.capabilities().can_grant_access
+    {
+        return Err(ProjectError::Forbidden(
+            "moving a subproject that inherits its members to where other members apply changes who may access it; that needs canGrantAccess on it (its Owner)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The project whose own members apply to the chain's target (rule 3): the nearest level,

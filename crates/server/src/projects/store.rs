@@ -23,7 +23,7 @@ pub struct ChainRow {
     #[sqlx(flatten)]
     pub project: ProjectRow,
     /// The caller's role among the project's own members.
-    pub caller_role: Option<String>,
+    pub caller_role: Option<ProjectRole>,
 }
 
 /// The project and its ancestors, root first, each with the caller's own role. At most
@@ -31,7 +31,7 @@ pub struct ChainRow {
 pub async fn chain(
     db: &Db,
     id: ProjectId,
-    caller: Uuid,
+    caller: (Uuid, PrincipalType),
     depth_max: i64,
 ) -> StoreResult<Vec<ChainRow>> {
     let sql = chain_sql(id, caller, depth_max);
@@ -45,13 +45,13 @@ pub async fn chain(
 pub async fn chain_in(
     tx: &mut Tx,
     id: ProjectId,
-    caller: Uuid,
+    caller: (Uuid, PrincipalType),
     depth_max: i64,
 ) -> StoreResult<Vec<ChainRow>> {
     chain_sql(id, caller, depth_max).fetch_all_in(tx).await
 }
 
-fn chain_sql(id: ProjectId, caller: Uuid, depth_max: i64) -> Sql {
+fn chain_sql(id: ProjectId, (caller, caller_type): (Uuid, PrincipalType), depth_max: i64) -> Sql {
     let mut sql = Sql::new(
         "WITH RECURSIVE chain(id, parent_id, level) AS (SELECT id, parent_id, 0 FROM projects WHERE id = ",
     );
@@ -66,6 +66,9 @@ fn chain_sql(id: ProjectId, caller: Uuid, depth_max: i64) -> Sql {
     ));
     let caller_param = sql.arg(Arg::Uuid(caller));
     sql.push(&caller_param);
+    sql.push(" AND m.principal_type = ");
+    let type_param = sql.arg(Arg::Text(caller_type.as_str().to_owned()));
+    sql.push(&type_param);
     sql.push(" ORDER BY chain.level DESC");
     sql
 }
@@ -87,7 +90,7 @@ pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
     .bind(&row.description)
     .bind(&row.metadata)
     .bind(&row.settings)
-    .bind(&row.access_level)
+    .bind(row.access_level)
     .bind(row.inherits_members)
     .bind(row.has_thumbnail)
     .bind(&row.billing_information)
@@ -125,7 +128,7 @@ pub async fn update_project(
     .bind(&row.description)
     .bind(&row.metadata)
     .bind(&row.settings)
-    .bind(&row.access_level)
+    .bind(row.access_level)
     .bind(row.inherits_members)
     .bind(new_version)
     .bind(row.updated_at)
@@ -142,32 +145,61 @@ pub async fn update_project(
     Ok((changed == 1).then_some(new_version))
 }
 
-/// Shifts the depth of every project below `id` by `delta` (after a move).
-pub async fn shift_subtree_depth(tx: &mut Tx, id: ProjectId, delta: i64) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query(
-        "WITH RECURSIVE below(id) AS (SELECT id FROM projects WHERE parent_id = $1 \
-         UNION ALL SELECT p.id FROM projects p JOIN below ON p.parent_id = below.id) \
+/// Shifts the depth of every project below `id` by `delta` (after a move). The walk stops
+/// `levels_max` levels down, so that even a corrupt tree (a cycle) cannot make it loop.
+pub async fn shift_subtree_depth_in(
+    tx: &mut Tx,
+    id: ProjectId,
+    delta: i64,
+    levels_max: i64,
+) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
+        "WITH RECURSIVE below(id, level) AS (SELECT id, 1 FROM projects WHERE parent_id = $1 \
+         UNION ALL SELECT p.id, below.level + 1 FROM projects p JOIN below ON p.parent_id = below.id \
+         WHERE below.level < $3) \
          UPDATE projects SET depth = depth + $2 WHERE id IN (SELECT id FROM below)"
     )
     .bind(id)
     .bind(delta)
+    .bind(levels_max)
     .execute(conn)
     .await
-    .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected())
+    })?;
     Ok(())
 }
 
-/// The greatest depth in the subtree of `id` (its own depth when it has no children).
-pub async fn subtree_depth_max(db: &Db, id: ProjectId) -> StoreResult<i64> {
-    let mut sql =
-        Sql::new("WITH RECURSIVE below(id, depth) AS (SELECT id, depth FROM projects WHERE id = ");
-    let param = sql.arg(Arg::Uuid(id.as_uuid()));
-    sql.push(&param);
-    sql.push(
-        " UNION ALL SELECT p.id, p.depth FROM projects p JOIN below ON p.parent_id = below.id) \
-         SELECT COALESCE(MAX(depth), 0) FROM below",
-    );
-    sql.fetch_count(db).await
+/// The greatest depth in the subtree of `id` (its own depth when it has no children), read
+/// inside `tx`; the walk stops `levels_max` levels down.
+pub async fn subtree_depth_max_in(tx: &mut Tx, id: ProjectId, levels_max: i64) -> StoreResult<i64> {
+    Ok(on_tx!(tx, |conn| {
+        sqlx::query_scalar::<_, i64>(
+        "WITH RECURSIVE below(id, depth, level) AS (SELECT id, depth, 0 FROM projects WHERE id = $1 \
+         UNION ALL SELECT p.id, p.depth, below.level + 1 FROM projects p JOIN below ON p.parent_id = below.id \
+         WHERE below.level < $2) \
+         SELECT COALESCE(MAX(depth), 0) FROM below"
+    )
+    .bind(id)
+    .bind(levels_max)
+    .fetch_one(conn)
+    .await
+    })?)
+}
+
+/// Serialises the writers of the tree holding `id`: PostgreSQL locks the row of its top-level
+/// project (the root of a project never changes); SQLite write transactions are exclusive
+/// already.
+pub async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        sqlx::query(
+            "SELECT id FROM projects WHERE id = (SELECT root_id FROM projects WHERE id = $1) FOR UPDATE",
+        )
+        .bind(id)
+        .execute(&mut **transaction)
+        .await?;
+    }
+    Ok(())
 }
 
 // ---- members ----
@@ -193,15 +225,30 @@ fn member_from_row(row: MemberRow) -> StoreResult<ProjectMember> {
     })
 }
 
-/// The own members of a project.
-pub async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
+fn members_sql(project: ProjectId) -> Sql {
     let mut sql = Sql::new(
         "SELECT principal_id, principal_type, role FROM project_members WHERE project_id = ",
     );
     let param = sql.arg(Arg::Uuid(project.as_uuid()));
     sql.push(&param);
     sql.push(" ORDER BY created_at, principal_id");
-    sql.fetch_all::<MemberRow>(db)
+    sql
+}
+
+/// The own members of a project.
+pub async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
+    members_sql(project)
+        .fetch_all::<MemberRow>(db)
+        .await?
+        .into_iter()
+        .map(member_from_row)
+        .collect()
+}
+
+/// The own members of a project, read inside `tx`.
+pub async fn members_in(tx: &mut Tx, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
+    members_sql(project)
+        .fetch_all_in::<MemberRow>(tx)
         .await?
         .into_iter()
         .map(member_from_row)
@@ -321,35 +368,25 @@ pub async fn descendants(db: &Db, sql: Sql) -> StoreResult<Vec<DescendantRow>> {
     sql.fetch_all(db).await
 }
 
-/// A live subproject of `parent` with this name (the oldest, if several share it).
-pub async fn find_child_in(
+/// The live subprojects of `parent` with this name, oldest first, at most `limit`.
+pub async fn children_named_in(
     tx: &mut Tx,
     parent: ProjectId,
     name: &str,
-) -> StoreResult<Option<ProjectRow>> {
+    limit: i64,
+) -> StoreResult<Vec<ProjectRow>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM projects p WHERE p.parent_id = $1 AND p.name = $2 AND p.deleted_at IS NULL \
-         ORDER BY p.created_at, p.id LIMIT 1"
+         ORDER BY p.created_at, p.id LIMIT $3"
     );
     Ok(on_tx!(tx, |conn| sqlx::query_as::<_, ProjectRow>(
         sqlx::AssertSqlSafe(sql)
     )
     .bind(parent)
     .bind(name)
-    .fetch_optional(conn)
+    .bind(limit)
+    .fetch_all(conn)
     .await)?)
-}
-
-/// Serialises writers of one project tree: PostgreSQL locks the top-level project's row;
-/// SQLite write transactions are exclusive already.
-pub async fn lock_tree_in(tx: &mut Tx, root: ProjectId) -> StoreResult<()> {
-    if let Tx::Postgres(transaction) = tx {
-        sqlx::query("SELECT id FROM projects WHERE id = $1 FOR UPDATE")
-            .bind(root)
-            .execute(&mut **transaction)
-            .await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

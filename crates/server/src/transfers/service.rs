@@ -169,6 +169,7 @@ impl TransferService {
             body,
         } = file;
         use crate::datasets::service::NewDataset;
+        let dataset_name = crate::datasets::service::DatasetService::parse_name(&name.0)?;
         let tenant = datasets.creatable(caller, project).await?;
         let id = crate::ids::DatasetId::new_random();
         let path = BlobPath::parse(DATASETS_CONTAINER, &format!("{tenant}/{id}/{}", name.0))
@@ -196,7 +197,7 @@ impl TransferService {
             })?;
         let input = NewDataset {
             id,
-            name: name.0.clone(),
+            name: dataset_name,
             description: String::new(),
             data_path: path.key(),
             storage_size: i64::try_from(written.meta.size).unwrap_or(i64::MAX),

@@ -8,6 +8,7 @@ use basin::clock::Clock;
 use chrono::TimeDelta;
 use md5::{Digest, Md5};
 use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::*;
@@ -874,3 +875,178 @@ api_test!(bad_metadata_is_400_and_stores_nothing, |app| {
     .await;
     assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
 });
+
+// Issue 9, fault 10: a signature with a trailing `=` was accepted.
+api_test!(
+    a_signature_in_any_form_but_the_issued_one_is_refused,
+    |app| {
+        let url = upload_url(&app, Some("a.bin")).await;
+        assert!(url.contains("&sig="), "{url}");
+        let padded = format!("{url}%3D");
+        expect_azure_error(
+            put_blob(&app, &padded, data(10)).await,
+            StatusCode::FORBIDDEN,
+            "AuthenticationFailed",
+        )
+        .await;
+        assert_eq!(
+            put_blob(&app, &url, data(10)).await.status(),
+            StatusCode::CREATED
+        );
+    }
+);
+
+// Issue 9, fault 8: a block list naming one small block 50,000 times turned 100 KB of upload
+// into gigabytes of writes.
+api_test!(a_block_list_naming_a_block_twice_is_refused, |app| {
+    let url = upload_url(&app, Some("twice.bin")).await;
+    assert_eq!(
+        stage(&app, &url, &block_id(1), data(100)).await.status(),
+        StatusCode::CREATED
+    );
+    let xml = format!(
+        "<BlockList><Latest>{0}</Latest><Latest>{0}</Latest></BlockList>",
+        block_id(1)
+    );
+    expect_azure_error(
+        commit(&app, &url, xml).await,
+        StatusCode::BAD_REQUEST,
+        "InvalidBlockList",
+    )
+    .await;
+    assert_eq!(head_status(&app, &url).await, StatusCode::NOT_FOUND);
+    let xml = format!("<BlockList><Latest>{}</Latest></BlockList>", block_id(1));
+    assert_eq!(commit(&app, &url, xml).await.status(), StatusCode::CREATED);
+});
+
+// Issue 9, fault 7: content uploaded as text/html was served inline from the API's origin.
+api_test!(blobs_are_served_so_that_browsers_run_nothing, |app| {
+    let url = upload_url(&app, Some("page.html")).await;
+    let response = app
+        .client
+        .put(&url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("x-ms-blob-content-type", "text/html")
+        .header("x-ms-blob-content-disposition", "inline")
+        .body("<script>alert(1)</script>")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let read = signer(&app).read_url(&base(&app), &path_of(&app, &url), app.clock.now());
+    for response in [
+        app.client.get(&read).send().await.unwrap(),
+        app.client.head(&read).send().await.unwrap(),
+    ] {
+        assert_eq!(response.status(), StatusCode::OK);
+        let headers = response.headers();
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(
+            headers["content-security-policy"],
+            "default-src 'none'; sandbox"
+        );
+        assert_eq!(
+            headers["content-disposition"],
+            "attachment; filename=\"page.html\""
+        );
+        assert_eq!(headers["content-type"], "text/html");
+    }
+});
+
+// Issue 9, fault 6: a signed upload URL kept writing after its dataset or project was deleted,
+// changing content in the recycle bin.
+api_test!(
+    upload_urls_of_deleted_datasets_and_projects_write_nothing,
+    |app| {
+        let project = app.create_project(As::Key, "P", json!({})).await;
+        let folder = app
+            .create_subproject(As::Key, &project, "F", json!({}))
+            .await;
+        let bulk = |parent: String| {
+            let app = &app;
+            async move {
+                let body = json!({"actions": [
+                    {"type": "PathActionCreate", "path": "a.bin", "isFolder": false},
+                    {"type": "PathActionCreate", "path": "b.bin", "isFolder": false},
+                ]});
+                let response = app
+                    .send_as(
+                        As::Key,
+                        Method::POST,
+                        &format!("/api/hierarchy/project/{parent}"),
+                        Some(body),
+                    )
+                    .await;
+                expect_status(response, StatusCode::OK).await
+            }
+        };
+        let in_folder = bulk(id_str(&folder).to_owned()).await;
+        let in_project = bulk(id_str(&project).to_owned()).await;
+        let sas = |answer: &Value, index: usize| {
+            answer["results"][index]["sasToken"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let (a, b) = (sas(&in_project, 0), sas(&in_project, 1));
+        assert_eq!(
+            put_blob(&app, &a, data(10)).await.status(),
+            StatusCode::CREATED
+        );
+        // The dataset itself deleted: whole blobs, blocks and block lists are refused.
+        let dataset = in_project["results"][0]["datasetId"].as_str().unwrap();
+        let deleted = app
+            .send_as(
+                As::Key,
+                Method::DELETE,
+                &format!("/api/metadata/dataset/{dataset}"),
+                None,
+            )
+            .await;
+        expect_status(deleted, StatusCode::NO_CONTENT).await;
+        for response in [
+            put_blob(&app, &a, data(20)).await,
+            stage(&app, &a, &block_id(1), data(5)).await,
+            commit(
+                &app,
+                &a,
+                format!("<BlockList><Latest>{}</Latest></BlockList>", block_id(1)),
+            )
+            .await,
+        ] {
+            expect_azure_error(response, StatusCode::FORBIDDEN, "AuthorizationFailure").await;
+        }
+        let read = signer(&app).read_url(&base(&app), &path_of(&app, &a), app.clock.now());
+        let content = app
+            .client
+            .get(&read)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(content.to_vec(), data(10), "content in the bin changed");
+        // A live dataset of the same project is still writable.
+        assert_eq!(
+            put_blob(&app, &b, data(10)).await.status(),
+            StatusCode::CREATED
+        );
+        // A dataset below a deleted project is refused too.
+        let deleted = app
+            .send_as(
+                As::Key,
+                Method::DELETE,
+                &format!("/api/metadata/project/{}", id_str(&folder)),
+                None,
+            )
+            .await;
+        expect_status(deleted, StatusCode::NO_CONTENT).await;
+        expect_azure_error(
+            put_blob(&app, &sas(&in_folder, 0), data(10)).await,
+            StatusCode::FORBIDDEN,
+            "AuthorizationFailure",
+        )
+        .await;
+    }
+);

@@ -365,7 +365,7 @@ api_test!(the_openapi_document_and_swagger_ui_are_served, |app| {
 });
 
 api_test!(a_broken_database_is_a_503_that_leaks_nothing, |app| {
-    app.db.close().await;
+    app.db.close(std::time::Duration::from_secs(5)).await;
     let response = app
         .anonymous(Method::GET, "/health/ready")
         .send()
@@ -449,3 +449,101 @@ api_test_with!(
         check_request_timeout(app).await;
     }
 );
+
+// Issue 9, fault 3: NUL characters gave 500 on PostgreSQL and were stored on SQLite.
+api_test!(nul_characters_are_refused_in_every_text_input, |app| {
+    let project = app.create_project(As::Key, "P", json!({})).await;
+    let project_id = id_str(&project).to_owned();
+    let cases: Vec<(Method, String, serde_json::Value, &str)> = vec![
+        (
+            Method::POST,
+            "/api/metadata/project".into(),
+            json!({"name": "a\u{0}b"}),
+            "name",
+        ),
+        (
+            Method::POST,
+            "/api/metadata/project".into(),
+            json!({"name": "ok", "description": "\u{0}"}),
+            "description",
+        ),
+        (
+            Method::POST,
+            "/api/metadata/project".into(),
+            json!({"name": "ok", "metadata": {"k": {"x": ["y", "z\u{0}"]}}}),
+            "metadata.k.x[1]",
+        ),
+        (
+            Method::POST,
+            "/api/metadata/project".into(),
+            json!({"name": "ok", "settings": {"\u{0}": 1}}),
+            "settings.\\0",
+        ),
+        (
+            Method::PUT,
+            "/api/metadata/project".into(),
+            json!({"id": project_id, "name": "x\u{0}"}),
+            "name",
+        ),
+        (
+            Method::POST,
+            format!("/api/metadata/project/{project_id}/subproject"),
+            json!({"name": "\u{0}"}),
+            "name",
+        ),
+        (
+            Method::POST,
+            format!("/api/hierarchy/project/{project_id}"),
+            json!({"actions": [{"type": "PathActionCreate", "path": "a/\u{0}", "isFolder": true}]}),
+            "actions[0].path",
+        ),
+        (
+            Method::POST,
+            "/api/admin/tenants".into(),
+            json!({"name": "t\u{0}"}),
+            "name",
+        ),
+    ];
+    for (method, path, body, field) in cases {
+        let request = if path.starts_with("/api/admin") {
+            app.back_office(method, &path)
+        } else {
+            app.request_as(As::Key, method, &path)
+        };
+        let response = request.json(&body).send().await.unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(
+            problem["errors"][field].is_array(),
+            "{path} {field}: {problem}"
+        );
+    }
+    for query in ["namePrefix=a%00", "na%00mePrefix=a", "cursor=%00"] {
+        let path = format!("/api/metadata/project/list?{query}");
+        let response = app
+            .request_as(As::Key, Method::GET, &path)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    }
+    let list = app
+        .send_as(As::Key, Method::GET, "/api/metadata/project/list", None)
+        .await;
+    let list = expect_status(list, StatusCode::OK).await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["data"][0]["name"], "P");
+});
+
+// Issue 9, fault 10: an api-version header that is not text was ignored.
+api_test!(an_api_version_that_is_not_text_is_400, |app| {
+    let response = app
+        .with_key(Method::GET, "/api/metadata/project/list")
+        .header(
+            "api-version",
+            reqwest::header::HeaderValue::from_bytes(b"3\xff").unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+});

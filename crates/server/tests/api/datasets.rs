@@ -553,3 +553,93 @@ api_test!(a_direct_upload_keeps_the_media_type_of_its_part, |app| {
     assert_eq!(read.status(), StatusCode::OK);
     assert_eq!(read.headers()["content-type"], "image/tiff");
 });
+
+// Issue 9, fault 8: tags were unbounded (1 MB per dataset).
+api_test!(tags_are_bounded_in_number_and_length, |app| {
+    let project = project(&app, "P", None).await;
+    let uploaded = expect_status(
+        upload(&app, &project, "a.txt", sample(10)).await,
+        StatusCode::CREATED,
+    )
+    .await;
+    let path = format!("/api/metadata/project/{project}/dataset");
+    let update = |tags: Vec<String>| json!({"id": uploaded["id"], "tags": tags});
+    for (tags, field_hint) in [
+        (
+            (0..65).map(|i| format!("t{i}")).collect::<Vec<_>>(),
+            "dataset_tags_max",
+        ),
+        (vec!["x".repeat(129)], "dataset_tag_chars_max"),
+    ] {
+        let response = app
+            .send_as(As::Key, Method::PUT, &path, Some(update(tags)))
+            .await;
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains(field_hint),
+            "{problem}"
+        );
+    }
+    let most: Vec<String> = (0..64).map(|i| format!("{i:0>128}")).collect();
+    let response = app
+        .send_as(As::Key, Method::PUT, &path, Some(update(most.clone())))
+        .await;
+    let saved = expect_status(response, StatusCode::OK).await;
+    assert_eq!(saved["tags"], json!(most));
+});
+
+// Issue 9, fault 10: names `.`, `..`, zero-width-only and bidi-override names were accepted,
+// and the bulk hierarchy created a folder the project API rejected as blank.
+api_test!(
+    names_that_are_blank_path_like_or_reorder_text_are_refused,
+    |app| {
+        let root = app.create_project(As::Key, "Root", json!({})).await;
+        let uploaded = expect_status(
+            upload(&app, id_str(&root), "a.txt", sample(10)).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        for bad in [
+            ".",
+            "..",
+            " \u{200B} ",
+            "\u{3164}",
+            "\u{2800}",
+            "report\u{202E}fdp.exe",
+            "\u{00A0}\u{3000}",
+        ] {
+            let create = app
+                .send_as(
+                    As::Key,
+                    Method::POST,
+                    "/api/metadata/project",
+                    Some(json!({"name": bad})),
+                )
+                .await;
+            expect_problem(create, StatusCode::BAD_REQUEST, "validation").await;
+            let path = format!("/api/metadata/project/{}/subproject", id_str(&root));
+            let sub = app
+                .send_as(As::Key, Method::POST, &path, Some(json!({"name": bad})))
+                .await;
+            expect_problem(sub, StatusCode::BAD_REQUEST, "validation").await;
+            let path = format!("/api/metadata/project/{}/dataset", id_str(&root));
+            let rename = app
+                .send_as(
+                    As::Key,
+                    Method::PUT,
+                    &path,
+                    Some(json!({"id": uploaded["id"], "name": bad})),
+                )
+                .await;
+            expect_problem(rename, StatusCode::BAD_REQUEST, "validation").await;
+            let bulk = json!({"actions": [{"type": "PathActionCreate", "path": format!("a/{bad}/b"), "isFolder": true}]});
+            let path = format!("/api/hierarchy/project/{}", id_str(&root));
+            let response = app.send_as(As::Key, Method::POST, &path, Some(bulk)).await;
+            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        }
+        let upload = app
+            .upload_file(id_str(&root), "\u{202E}gnp.exe", sample(3))
+            .await;
+        expect_problem(upload, StatusCode::BAD_REQUEST, "validation").await;
+    }
+);

@@ -413,3 +413,129 @@ pub async fn read_url(app: &TestApp, dataset: &str) -> String {
     .await;
     raw["data"].as_str().unwrap().to_owned()
 }
+
+// ---- typed helpers: the request chains that many tests share ----
+
+/// A user of the bootstrap tenant with a token acting in it.
+#[derive(Debug, Clone)]
+pub struct Person {
+    pub id: Uuid,
+    pub token: String,
+}
+
+/// Who sends a request: the bootstrap API key (tenant Owner) or a person's token.
+#[derive(Debug, Clone, Copy)]
+pub enum As<'a> {
+    Key,
+    Person(&'a Person),
+}
+
+impl TestApp {
+    /// A new user of the bootstrap tenant with `tenant_role`, and a token for it.
+    pub async fn person(&self, name: &str, tenant_role: &str) -> Person {
+        let id = self
+            .create_user(name, Some(self.tenant_id()), tenant_role)
+            .await;
+        Person {
+            id,
+            token: self.user_token(id, Some(self.tenant_id())),
+        }
+    }
+
+    /// A request with `who`'s credentials and the metadata api-version.
+    pub fn request_as(&self, who: As<'_>, method: Method, path: &str) -> RequestBuilder {
+        match who {
+            As::Key => self.with_key(method, path),
+            As::Person(person) => self.with_token(method, path, &person.token),
+        }
+        .header("api-version", "3")
+    }
+
+    /// Sends a request as `who`, with a JSON body when given.
+    pub async fn send_as(
+        &self,
+        who: As<'_>,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Response {
+        let mut request = self.request_as(who, method, path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.unwrap()
+    }
+
+    /// Creates a top-level project as `who` (201) with the extra fields in `extra` and returns
+    /// its record.
+    pub async fn create_project(&self, who: As<'_>, name: &str, extra: Value) -> Value {
+        let body = with_fields(serde_json::json!({ "name": name }), extra);
+        let response = self
+            .send_as(who, Method::POST, "/api/metadata/project", Some(body))
+            .await;
+        expect_status(response, StatusCode::CREATED).await
+    }
+
+    /// Creates a subproject of `parent` as `who` (201) and returns its record.
+    pub async fn create_subproject(
+        &self,
+        who: As<'_>,
+        parent: &Value,
+        name: &str,
+        extra: Value,
+    ) -> Value {
+        let body = with_fields(serde_json::json!({ "name": name }), extra);
+        let path = format!("/api/metadata/project/{}/subproject", id_str(parent));
+        let response = self.send_as(who, Method::POST, &path, Some(body)).await;
+        expect_status(response, StatusCode::CREATED).await
+    }
+
+    /// Adds `member` to `project` with `role` as `who` and returns the response.
+    pub async fn add_project_member(
+        &self,
+        who: As<'_>,
+        project: &Value,
+        member: Uuid,
+        role: &str,
+    ) -> Response {
+        let path = format!("/api/metadata/project/{}/member", id_str(project));
+        let body = serde_json::json!({ "userId": member, "role": role });
+        self.send_as(who, Method::POST, &path, Some(body)).await
+    }
+
+    /// Moves `project` under `target` as `who` and returns the response.
+    pub async fn move_project(&self, who: As<'_>, project: &str, target: &str) -> Response {
+        let path = format!("/api/metadata/project/{project}/move");
+        let body = serde_json::json!({ "targetProjectId": target });
+        self.send_as(who, Method::POST, &path, Some(body)).await
+    }
+
+    /// Uploads `bytes` as `file_name` into `project` with the direct upload and returns the
+    /// response.
+    pub async fn upload_file(&self, project: &str, file_name: &str, bytes: Vec<u8>) -> Response {
+        let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
+        self.with_key(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/upload"),
+        )
+        .multipart(reqwest::multipart::Form::new().part("file", part))
+        .send()
+        .await
+        .unwrap()
+    }
+}
+
+/// `body` with the members of the object `extra` added.
+pub fn with_fields(mut body: Value, extra: Value) -> Value {
+    if let (Some(target), Value::Object(extra)) = (body.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+    body
+}
+
+/// The `id` of a record, as text.
+pub fn id_str(record: &Value) -> &str {
+    record["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {record}"))
+}

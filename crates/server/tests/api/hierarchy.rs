@@ -393,3 +393,101 @@ api_test_with!(
         assert_eq!(shared, vec!["shared"], "one folder, created once");
     }
 );
+
+fn few_created(config: &mut basin::config::Config) {
+    config.limits.hierarchy_created_max = 5;
+}
+
+// Issue 9, fault 8: one request could create 50,000 projects (1,000 actions, 50 levels deep).
+api_test_with!(
+    a_request_creating_too_much_creates_nothing,
+    few_created,
+    |app| {
+        let project = root(&app).await;
+        let body = json!({"actions": [
+            {"type": "PathActionCreate", "path": "a/b/c/d", "isFolder": true},
+            {"type": "PathActionCreate", "path": "a/b/file.txt", "isFolder": false},
+            {"type": "PathActionCreate", "path": "e/f", "isFolder": true},
+        ]});
+        let problem = expect_problem(
+            bulk(&app, &project, body).await,
+            StatusCode::BAD_REQUEST,
+            "hierarchy-too-large",
+        )
+        .await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("hierarchy_created_max")
+        );
+        assert!(
+            names(
+                &app,
+                &format!("/api/metadata/project/{project}/subproject/list")
+            )
+            .await
+            .is_empty()
+        );
+        let body = json!({"actions": [
+            {"type": "PathActionCreate", "path": "a/b/c/d", "isFolder": true},
+            {"type": "PathActionCreate", "path": "a/b/file.txt", "isFolder": false},
+        ]});
+        expect_status(bulk(&app, &project, body).await, StatusCode::OK).await;
+    }
+);
+
+// Issue 9, fault 9: creating a path whose name an invisible sibling holds answered 409
+// path-exists, revealing the sibling.
+api_test!(siblings_the_caller_cannot_see_are_as_if_not_there, |app| {
+    let owner = app.person("Olga", "User").await;
+    let carl = app.person("Carl", "User").await;
+    let root = app
+        .create_project(As::Person(&owner), "Root", json!({}))
+        .await;
+    let added = app
+        .add_project_member(As::Person(&owner), &root, carl.id, "Contributor")
+        .await;
+    expect_status(added, StatusCode::OK).await;
+    let secret = app
+        .create_subproject(As::Person(&owner), &root, "secret", json!({}))
+        .await;
+    let root_id = id_str(&root);
+    let body = json!({"actions": [
+        {"type": "PathActionCreate", "path": "secret", "isFolder": true},
+        {"type": "PathActionCreate", "path": "secret/notes.txt", "isFolder": false},
+    ]});
+    let response = app
+        .send_as(
+            As::Person(&carl),
+            Method::POST,
+            &format!("/api/hierarchy/project/{root_id}"),
+            Some(body),
+        )
+        .await;
+    let answer = expect_status(response, StatusCode::OK).await;
+    let created = answer["results"][0]["projectId"].as_str().unwrap();
+    assert_ne!(created, id_str(&secret));
+    assert_eq!(answer["results"][1]["projectId"], created);
+    // Deleting the hidden one by its path finds only the caller's own.
+    let body =
+        json!({"actions": [{"type": "PathActionDelete", "path": "secret", "isFolder": true}]});
+    let response = app
+        .send_as(
+            As::Person(&carl),
+            Method::POST,
+            &format!("/api/hierarchy/project/{root_id}"),
+            Some(body),
+        )
+        .await;
+    expect_status(response, StatusCode::OK).await;
+    let still = app
+        .send_as(
+            As::Person(&owner),
+            Method::GET,
+            &format!("/api/metadata/project/{}", id_str(&secret)),
+            None,
+        )
+        .await;
+    expect_status(still, StatusCode::OK).await;
+});

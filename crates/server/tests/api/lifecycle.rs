@@ -448,3 +448,108 @@ async fn bootstrap_race(database_url: Option<String>) {
 store_test!(replicas_starting_together_bootstrap_once, |url| {
     bootstrap_race(url).await;
 });
+
+/// Another connection that keeps the app from writing: on SQLite it holds the write lock, on
+/// PostgreSQL it locks the table the readiness probe writes to.
+enum WriteBlocker {
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+async fn block_writes(app: &TestApp) -> WriteBlocker {
+    match &app.db {
+        basin::db::Db::Sqlite(pool, _) => {
+            let mut connection = pool.acquire().await.unwrap();
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut *connection)
+                .await
+                .unwrap();
+            WriteBlocker::Sqlite(connection)
+        }
+        basin::db::Db::Postgres(pool) => {
+            let mut transaction = pool.begin().await.unwrap();
+            sqlx::query("LOCK TABLE health_probe IN ACCESS EXCLUSIVE MODE")
+                .execute(&mut *transaction)
+                .await
+                .unwrap();
+            WriteBlocker::Postgres(transaction)
+        }
+    }
+}
+
+async fn unblock_writes(blocker: WriteBlocker) {
+    match blocker {
+        WriteBlocker::Sqlite(mut connection) => {
+            sqlx::query("ROLLBACK")
+                .execute(&mut *connection)
+                .await
+                .unwrap();
+        }
+        WriteBlocker::Postgres(transaction) => transaction.rollback().await.unwrap(),
+    }
+}
+
+// Issue 9, fault 1: a database that answered reads but could take no write still reported
+// itself ready.
+api_test!(
+    readiness_fails_while_the_database_cannot_take_writes,
+    |app| {
+        let ready = |app: &TestApp| app.anonymous(Method::GET, "/health/ready").send();
+        expect_status(ready(&app).await.unwrap(), StatusCode::OK).await;
+        let blocker = block_writes(&app).await;
+        let started = std::time::Instant::now();
+        let response = ready(&app).await.unwrap();
+        expect_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "the probe took {:?}",
+            started.elapsed()
+        );
+        unblock_writes(blocker).await;
+        expect_status(ready(&app).await.unwrap(), StatusCode::OK).await;
+    }
+);
+
+fn short_grace(config: &mut basin::config::Config) {
+    config.limits.shutdown_grace_ms = 400;
+}
+
+// Issue 9, fault 1: shutdown waited for whatever a request was doing. An upload that trickles
+// on forever must not keep the server from stopping at the end of its grace period.
+api_test_with!(shutdown_ends_within_the_grace_period, short_grace, |app| {
+    let mut app = app;
+    let url = expect_status(
+        app.with_key(Method::GET, "/api/conversion/transfer/upload-url")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let endless = futures::stream::unfold((), |()| async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Some((Ok::<_, std::io::Error>(vec![7u8; 16]), ()))
+    });
+    let upload = app
+        .client
+        .put(url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .body(reqwest::Body::wrap_stream(endless))
+        .send();
+    let upload = tokio::spawn(upload);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    app.signal_shutdown();
+    app.wait_stopped().await.unwrap();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(1500),
+        "shutdown took {took:?} with a 400 ms grace period"
+    );
+    // In a test the runtime outlives the server, so the dropped request's connection would
+    // keep reading the endless body; a real process exits here.
+    upload.abort();
+});

@@ -23,3 +23,4 @@ mod lifecycle;
 mod paging;
 mod permissions;
 mod projects;
+mod tree_concurrency;

@@ -1316,3 +1316,222 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
         .unwrap();
     expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
 });
+
+// Issue 9, fault 2: each step was allowed, the chain was an escalation. A Contributor of P
+// created subproject X (becoming its Owner), moved P's inheriting subproject Y under X, and
+// so became Owner of Y, able to lock P's Owner out and delete Y.
+api_test!(
+    a_contributor_cannot_take_over_a_subproject_by_moving_it,
+    |app| {
+        let owner = app.person("Olga", "User").await;
+        let carl = app.person("Carl", "User").await;
+        let (olga, carl_as) = (As::Person(&owner), As::Person(&carl));
+        let parent = app.create_project(olga, "P", json!({})).await;
+        let added = app
+            .add_project_member(olga, &parent, carl.id, "Contributor")
+            .await;
+        expect_status(added, StatusCode::OK).await;
+        let inherit = json!({"inheritsMembers": true});
+        let y = app
+            .create_subproject(olga, &parent, "Y", inherit.clone())
+            .await;
+        let x = app
+            .create_subproject(carl_as, &parent, "X", json!({}))
+            .await;
+        assert_eq!(x["members"][0]["userId"], carl.id.to_string());
+
+        let moved = app.move_project(carl_as, id_str(&y), id_str(&x)).await;
+        let problem = expect_problem(moved, StatusCode::FORBIDDEN, "forbidden").await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("canGrantAccess"),
+            "{problem}"
+        );
+        let members_path = format!("/api/metadata/project/{}/members", id_str(&y));
+        let takeover = json!({"members": [{"userId": carl.id, "role": "Owner"}]});
+        let set = app
+            .send_as(carl_as, Method::PUT, &members_path, Some(takeover))
+            .await;
+        expect_problem(set, StatusCode::FORBIDDEN, "forbidden").await;
+        let caps_path = format!("/api/metadata/project/{}/capabilities", id_str(&y));
+        let olga_caps = expect_status(
+            app.send_as(olga, Method::GET, &caps_path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(olga_caps["canGrantAccess"], true);
+        let carl_caps = expect_status(
+            app.send_as(carl_as, Method::GET, &caps_path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(carl_caps["canGrantAccess"], false);
+
+        // Where the members that apply do not change, the Contributor may still move it.
+        let z = app.create_subproject(olga, &parent, "Z", inherit).await;
+        let moved = app.move_project(carl_as, id_str(&y), id_str(&z)).await;
+        expect_status(moved, StatusCode::OK).await;
+        // The Owner, who may grant access to Y, may move it where other members apply (once she
+        // may create content in X).
+        let added = app
+            .add_project_member(carl_as, &x, owner.id, "Contributor")
+            .await;
+        expect_status(added, StatusCode::OK).await;
+        let moved = app.move_project(olga, id_str(&y), id_str(&x)).await;
+        expect_status(moved, StatusCode::OK).await;
+        let carl_caps = expect_status(
+            app.send_as(carl_as, Method::GET, &caps_path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(
+            carl_caps["canGrantAccess"], true,
+            "Olga's move made Carl Owner of Y"
+        );
+    }
+);
+
+// Issue 9, fault 5: members were not checked, so another tenant's API key could be made a
+// member and then read the project.
+api_test!(
+    members_must_be_principals_of_the_projects_tenant_of_their_type,
+    |app| {
+        let project = app.create_project(As::Key, "P", json!({})).await;
+        let path = format!("/api/metadata/project/{}/member", id_str(&project));
+        let other_tenant = app.create_tenant("Elsewhere").await;
+        let stranger = app
+            .create_user("Stranger", Some(other_tenant), "User")
+            .await;
+        let (foreign_key_id, foreign_key) = app.create_api_key(other_tenant, "User").await;
+        let colleague = app.person("Colleague", "User").await;
+        let (own_key_id, own_key) = app.create_api_key(app.tenant_id(), "User").await;
+        for (member, kind) in [
+            (stranger, "UserIdentity"),
+            (foreign_key_id, "OpenAPIAccount"),
+            (Uuid::new_v4(), "UserIdentity"),
+            (colleague.id, "OpenAPIAccount"),
+            (own_key_id, "UserIdentity"),
+            (colleague.id, "MemberGroup"),
+        ] {
+            let body = json!({"userId": member, "role": "Reader", "principalType": kind});
+            let response = app.send_as(As::Key, Method::POST, &path, Some(body)).await;
+            let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            assert!(
+                problem["detail"].as_str().unwrap().contains("tenant"),
+                "{problem}"
+            );
+        }
+        let foreign_read = app
+            .anonymous(
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(&project)),
+            )
+            .header("svc-open-api-key", &foreign_key)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(foreign_read, StatusCode::NOT_FOUND, "not-found").await;
+        // The same checks on a full member list and at creation.
+        let members = json!({"members": [
+            {"userId": colleague.id, "role": "Owner"},
+            {"userId": stranger, "role": "Reader"}
+        ]});
+        let list_path = format!("/api/metadata/project/{}/members", id_str(&project));
+        let response = app
+            .send_as(As::Key, Method::PUT, &list_path, Some(members))
+            .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        let create = json!({"name": "Q", "members": [{"userId": foreign_key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
+        let response = app
+            .send_as(As::Key, Method::POST, "/api/metadata/project", Some(create))
+            .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+
+        // Principals of the tenant, of the stated type, are members; the key can then read.
+        let body =
+            json!({"userId": own_key_id, "role": "Reader", "principalType": "OpenAPIAccount"});
+        expect_status(
+            app.send_as(As::Key, Method::POST, &path, Some(body)).await,
+            StatusCode::OK,
+        )
+        .await;
+        let body = json!({"userId": colleague.id, "role": "Contributor"});
+        expect_status(
+            app.send_as(As::Key, Method::POST, &path, Some(body)).await,
+            StatusCode::OK,
+        )
+        .await;
+        let own_read = app
+            .anonymous(
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(&project)),
+            )
+            .header("svc-open-api-key", &own_key)
+            .send()
+            .await
+            .unwrap();
+        expect_status(own_read, StatusCode::OK).await;
+        // A member who left the tenant stays when the list is sent back unchanged.
+        let removed = app
+            .back_office(
+                Method::DELETE,
+                &format!(
+                    "/api/admin/tenants/{}/members/{}",
+                    app.tenant_id(),
+                    colleague.id
+                ),
+            )
+            .send()
+            .await
+            .unwrap();
+        expect_status(removed, StatusCode::NO_CONTENT).await;
+        let listed = expect_status(
+            app.send_as(As::Key, Method::GET, &path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        let resend = json!({"members": listed["data"]});
+        expect_status(
+            app.send_as(As::Key, Method::PUT, &list_path, Some(resend))
+                .await,
+            StatusCode::OK,
+        )
+        .await;
+    }
+);
+
+// Issue 9, fault 5: membership rows were matched on the principal id alone, so a row of one
+// principal type granted access to a principal of another type with the same id.
+api_test!(membership_is_matched_on_the_principal_type_too, |app| {
+    let project = app.create_project(As::Key, "P", json!({})).await;
+    let (key_id, key) = app.create_api_key(app.tenant_id(), "User").await;
+    let project_id: Uuid = id_str(&project).parse().unwrap();
+    basin::on_db!(&app.db, |pool| sqlx::query(
+        "INSERT INTO project_members (project_id, principal_id, principal_type, role, created_at) \
+         VALUES ($1, $2, 'UserIdentity', 'Owner', $3)"
+    )
+    .bind(project_id)
+    .bind(key_id)
+    .bind(chrono::Utc::now())
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))
+    .unwrap();
+    let read = app
+        .anonymous(Method::GET, &format!("/api/metadata/project/{project_id}"))
+        .header("svc-open-api-key", &key)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(read, StatusCode::NOT_FOUND, "not-found").await;
+    let list = app
+        .anonymous(Method::GET, "/api/metadata/project/list")
+        .header("svc-open-api-key", &key)
+        .send()
+        .await
+        .unwrap();
+    let list = expect_status(list, StatusCode::OK).await;
+    assert!(list["data"].as_array().unwrap().is_empty(), "{list}");
+});
