@@ -79,3 +79,7 @@ id!(
     /// A dataset.
     DatasetId
 );
+id!(
+    /// An invitation to join a tenant.
+    InvitationId
+);

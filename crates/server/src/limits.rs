@@ -29,6 +29,9 @@ pub const HEALTH_PROBE_TIMEOUT_MS: u64 = 2_000;
 /// At shutdown, database connections still busy this long after the last request are
 /// abandoned, so that shutdown always ends.
 pub const DB_CLOSE_TIMEOUT_MS: u64 = 2_000;
+/// An invitation to join a tenant lapses after this many days: long enough to come back from
+/// holidays, short enough that a forgotten one does not stay open.
+pub const INVITATION_TTL_DAYS: i64 = 30;
 /// Database connections per server process.
 pub const DB_CONNECTIONS_MAX: u32 = 16;
 /// How long a request waits for a free database connection before failing with 503.

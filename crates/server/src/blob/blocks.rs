@@ -219,22 +219,31 @@ mod tests {
         let long = STANDARD.encode([7u8; BLOCK_ID_BYTES_MAX + 1]);
         assert_eq!(BlockId::parse(&long), Err(BlockListError::InvalidBlockId));
         assert!(BlockId::parse(&STANDARD.encode([7u8; BLOCK_ID_BYTES_MAX])).is_ok());
-        let entry = format!("<Latest>{}</Latest>", id(1));
-        let at_limit = format!(
-            "<BlockList>{}</BlockList>",
-            entry.repeat(BLOCKS_PER_BLOB_MAX)
-        );
+        let entries = |count: usize| -> String {
+            (0..count)
+                .map(|n| format!("<Latest>{}</Latest>", STANDARD.encode(format!("{n:08}"))))
+                .collect()
+        };
+        let at_limit = format!("<BlockList>{}</BlockList>", entries(BLOCKS_PER_BLOB_MAX));
         assert_eq!(
             parse_block_list(at_limit.as_bytes()).unwrap().len(),
             BLOCKS_PER_BLOB_MAX
         );
         let over = format!(
             "<BlockList>{}</BlockList>",
-            entry.repeat(BLOCKS_PER_BLOB_MAX + 1)
+            entries(BLOCKS_PER_BLOB_MAX + 1)
         );
         assert_eq!(
             parse_block_list(over.as_bytes()),
             Err(BlockListError::TooManyBlocks)
+        );
+        let twice = format!(
+            "<BlockList><Latest>{0}</Latest><Uncommitted>{0}</Uncommitted></BlockList>",
+            id(1)
+        );
+        assert_eq!(
+            parse_block_list(twice.as_bytes()),
+            Err(BlockListError::RepeatedBlock)
         );
         let huge = vec![b' '; BLOCK_LIST_BYTES_MAX + 1];
         assert_eq!(parse_block_list(&huge), Err(BlockListError::TooLarge));

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::auth::PrincipalType;
 use crate::http::time::WireTime;
-use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 use crate::limits::{EMAIL_CHARS_MAX, NAME_CHARS_MAX};
 
 crate::wire_enum! {
@@ -159,6 +159,25 @@ pub struct ApiKey {
     pub created_by: Option<Uuid>,
     /// When it was revoked.
     pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// An invitation to join a tenant, as stored. The address is kept in lower case.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Invitation {
+    /// Id.
+    pub id: InvitationId,
+    /// The tenant to join.
+    pub tenant_id: TenantId,
+    /// The invited address, lower case.
+    pub email: String,
+    /// The role the user gets on accepting.
+    pub role: TenantRole,
+    /// Who invited.
+    pub invited_by: Option<Uuid>,
+    /// When.
+    pub created_at: DateTime<Utc>,
+    /// After this the invitation can no longer be accepted.
+    pub expires_at: DateTime<Utc>,
 }
 
 // ---- wire shapes ----
@@ -338,6 +357,45 @@ pub struct CreatedApiKeyDto {
     pub api_key: String,
 }
 
+/// An invitation on the wire.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationDto {
+    /// Id.
+    pub id: InvitationId,
+    /// The tenant to join.
+    pub tenant_id: TenantId,
+    /// The tenant's name, shown to the invited user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant_name: Option<String>,
+    /// The invited address.
+    pub email: String,
+    /// The role the user gets on accepting.
+    pub role: TenantRole,
+    /// Always `Pending`: accepted and declined invitations are gone.
+    pub status: &'static str,
+    /// When it was made.
+    pub created_at: WireTime,
+    /// When it lapses.
+    pub expires_at: WireTime,
+}
+
+impl InvitationDto {
+    /// The wire form, with the tenant's name when the invited user is the reader.
+    pub fn new(invitation: Invitation, tenant_name: Option<String>) -> Self {
+        Self {
+            id: invitation.id,
+            tenant_id: invitation.tenant_id,
+            tenant_name,
+            email: invitation.email,
+            role: invitation.role,
+            status: "Pending",
+            created_at: invitation.created_at.into(),
+            expires_at: invitation.expires_at.into(),
+        }
+    }
+}
+
 /// `POST /api/admin/tenants`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -352,7 +410,8 @@ pub struct CreateTenantRequest {
 pub struct CreateUserRequest {
     /// Display name.
     pub name: String,
-    /// E-mail, unique ignoring case.
+    /// E-mail, unique ignoring case. Platform administrators only: tenant owners and
+    /// administrators invite an address instead (`POST .../members {email}`).
     pub email: Option<String>,
     /// Tenant to add the user to; required for tenant owners and administrators.
     pub tenant_id: Option<TenantId>,
@@ -376,9 +435,10 @@ pub struct UpdateUserRequest {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AddMemberRequest {
-    /// The user, by id...
+    /// The user, by id (a user of a tenant the caller manages, or of none)...
     pub user_id: Option<UserId>,
-    /// ...or by e-mail.
+    /// ...or by e-mail: a user of a tenant the caller manages joins at once (201); any other
+    /// address is invited (202).
     pub email: Option<String>,
     /// Role (default `User`).
     pub role: Option<TenantRole>,

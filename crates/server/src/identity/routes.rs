@@ -19,9 +19,9 @@ use crate::http::extract::{Json, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest};
 use crate::http::wire_enum::sort::SortOrder;
 use crate::identity::model::*;
-use crate::identity::service::{IdentityError, ListOrder, ListPage, UserRef};
+use crate::identity::service::{Added, IdentityError, ListOrder, ListPage, UserRef};
 use crate::identity::store::{SortColumn, SortKey};
-use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 use crate::startup::AppState;
 
 /// Identity routes with their OpenAPI description.
@@ -29,12 +29,17 @@ pub fn router() -> OpenApiRouter<AppState> {
     let iam = OpenApiRouter::new()
         .routes(routes!(get_principal_me))
         .routes(routes!(list_my_tenants))
+        .routes(routes!(list_my_invitations))
+        .routes(routes!(accept_invitation))
+        .routes(routes!(decline_invitation))
         .layer(from_fn_with_state(IAM, api_version::enforce));
     let admin = OpenApiRouter::new()
         .routes(routes!(create_tenant, list_tenants))
         .routes(routes!(get_tenant))
         .routes(routes!(list_members, add_member))
         .routes(routes!(set_member_role, remove_member))
+        .routes(routes!(list_invitations))
+        .routes(routes!(withdraw_invitation))
         .routes(routes!(list_api_keys, create_api_key))
         .routes(routes!(revoke_api_key))
         .routes(routes!(create_user, list_users))
@@ -63,6 +68,9 @@ impl From<IdentityError> for ApiError {
                 kind: "last-owner",
                 detail: "A tenant must keep at least one Owner.".into(),
             },
+            IdentityError::InvitationNotFound => {
+                ApiError::NotFound("The invitation does not exist, lapsed, or is not yours.".into())
+            }
             IdentityError::Store(error) => error.into(),
         }
     }
@@ -305,10 +313,12 @@ async fn list_members(
     }))
 }
 
-/// Add an existing user to a tenant, by `userId` or `email`.
+/// Add a user to a tenant by `userId` (a user of a tenant the caller manages, or of none), or
+/// by `email`: a user of a tenant the caller manages joins at once (201); any other address is
+/// invited (202), whether or not it is known elsewhere.
 #[utoipa::path(post, path = "/api/admin/tenants/{tenantId}/members", tag = "admin",
     params(("tenantId" = uuid::Uuid, Path)), request_body = AddMemberRequest,
-    responses((status = 201, body = MemberDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
+    responses((status = 201, body = MemberDto), (status = 202, body = InvitationDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn add_member(
     State(state): State<AppState>,
     principal: Principal,
@@ -326,11 +336,20 @@ async fn add_member(
         }
     };
     let role = request.role.unwrap_or(TenantRole::User);
-    let member = state
+    match state
         .identity
         .add_member(&principal, tenant, user, role)
-        .await?;
-    Ok((StatusCode::CREATED, Json(MemberDto::from(member))).into_response())
+        .await?
+    {
+        Added::Member(member) => {
+            Ok((StatusCode::CREATED, Json(MemberDto::from(member))).into_response())
+        }
+        Added::Invited(invitation) => Ok((
+            StatusCode::ACCEPTED,
+            Json(InvitationDto::new(invitation, None)),
+        )
+            .into_response()),
+    }
 }
 
 /// Change a member's role.
@@ -363,6 +382,99 @@ async fn remove_member(
         .identity
         .remove_member(&principal, tenant, user)
         .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+// ---- invitations ----
+
+/// Open invitations of a tenant, newest first, offset-paged.
+#[utoipa::path(get, path = "/api/admin/tenants/{tenantId}/invitations", tag = "admin",
+    params(("tenantId" = uuid::Uuid, Path), OffsetListQuery),
+    responses((status = 200, body = OffsetPage<InvitationDto>), (status = 403), (status = 404)))]
+async fn list_invitations(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(tenant): Path<TenantId>,
+    Query(query): Query<OffsetListQuery>,
+) -> ApiResult<Json<OffsetPage<InvitationDto>>> {
+    let page = OffsetRequest::parse(query.offset, query.limit, state.page_limits)?;
+    let (total, invitations) = state
+        .identity
+        .list_invitations(&principal, tenant, page.offset, page.limit)
+        .await?;
+    Ok(Json(OffsetPage {
+        total_count: total,
+        offset: page.offset,
+        limit: page.limit,
+        data: invitations
+            .into_iter()
+            .map(|invitation| InvitationDto::new(invitation, None))
+            .collect(),
+    }))
+}
+
+/// Withdraw an invitation.
+#[utoipa::path(delete, path = "/api/admin/tenants/{tenantId}/invitations/{invitationId}", tag = "admin",
+    params(("tenantId" = uuid::Uuid, Path), ("invitationId" = uuid::Uuid, Path)),
+    responses((status = 204), (status = 403), (status = 404)))]
+async fn withdraw_invitation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((tenant, id)): Path<(TenantId, InvitationId)>,
+) -> ApiResult<StatusCode> {
+    state
+        .identity
+        .withdraw_invitation(&principal, tenant, id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The caller's open invitations: those to the e-mail address of its user record.
+#[utoipa::path(get, path = "/api/iam/invitation/my", tag = "identity",
+    responses((status = 200, body = DataList<InvitationDto>), (status = 401)))]
+async fn list_my_invitations(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<Json<DataList<InvitationDto>>> {
+    let invitations = state.identity.my_invitations(&principal).await?;
+    Ok(Json(DataList {
+        data: invitations
+            .into_iter()
+            .map(|(invitation, tenant)| InvitationDto::new(invitation, Some(tenant)))
+            .collect(),
+    }))
+}
+
+/// Accept an invitation: the caller joins the tenant with the invited role.
+#[utoipa::path(post, path = "/api/iam/invitation/{invitationId}/accept", tag = "identity",
+    params(("invitationId" = uuid::Uuid, Path)),
+    responses((status = 201, body = MyTenantDto), (status = 401), (status = 404), (status = 409)))]
+async fn accept_invitation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<InvitationId>,
+) -> ApiResult<Response> {
+    let (tenant, role) = state.identity.accept_invitation(&principal, id).await?;
+    let body = MyTenantDto {
+        id: tenant.id,
+        name: tenant.name,
+        role,
+        created_at: tenant.created_at.into(),
+        updated_at: tenant.updated_at.into(),
+    };
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// Decline an invitation.
+#[utoipa::path(post, path = "/api/iam/invitation/{invitationId}/decline", tag = "identity",
+    params(("invitationId" = uuid::Uuid, Path)),
+    responses((status = 204), (status = 401), (status = 404)))]
+async fn decline_invitation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<InvitationId>,
+) -> ApiResult<StatusCode> {
+    state.identity.decline_invitation(&principal, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

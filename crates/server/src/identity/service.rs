@@ -6,6 +6,11 @@
 //! - An API key acts with the role it was created with, which is at most its creator's.
 //! - Callers learn nothing about tenants they do not belong to: those are 404, while members
 //!   without a managing role get 403.
+//! - Tenant managers reach only users of the tenants they manage (and, by id, users of no
+//!   tenant yet). Nothing they do tells whether an e-mail address is known elsewhere on the
+//!   platform: adding a member by an address they cannot reach makes an invitation, the same
+//!   answer for a known and an unknown address, and only platform admins set e-mail addresses
+//!   on users (an address in use would otherwise answer 409 and reveal itself).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -16,9 +21,11 @@ use uuid::Uuid;
 use crate::auth::{ApiKeySecret, Principal, PrincipalType};
 use crate::clock::Clock;
 use crate::db::{Db, StoreError};
-use crate::identity::model::{ApiKey, DisplayName, Email, Member, Tenant, TenantRole, User};
+use crate::identity::model::{
+    ApiKey, DisplayName, Email, Invitation, Member, Tenant, TenantRole, User,
+};
 use crate::identity::store::{self, KeysetPage, SortColumn, SortKey};
-use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 
 /// What went wrong in an identity operation.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +54,9 @@ pub enum IdentityError {
     /// The change would leave the tenant without an Owner.
     #[error("a tenant must keep at least one Owner")]
     LastOwner,
+    /// The invitation is not the caller's to answer, or lapsed.
+    #[error("invitation not found")]
+    InvitationNotFound,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -289,6 +299,12 @@ impl IdentityService {
         email: Option<Email>,
         tenant: Option<(TenantId, TenantRole)>,
     ) -> IdentityResult<User> {
+        if email.is_some() && !principal.is_platform_admin() {
+            return Err(IdentityError::Invalid {
+                field: "email",
+                message: "only platform administrators set e-mail addresses; invite the address with POST /api/admin/tenants/{tenantId}/members {\"email\": ...}".into(),
+            });
+        }
         match tenant {
             Some((tenant, role)) => {
                 let acting = self.require_manager(principal, tenant).await?;
@@ -416,14 +432,16 @@ impl IdentityService {
         Ok(store::list_members(&self.db, tenant, offset, limit).await?)
     }
 
-    /// Adds an existing user (by id or e-mail) to a tenant.
+    /// Adds a user to a tenant: by id, a user the caller can reach (of a tenant it manages,
+    /// or of none yet); by e-mail, a user of a tenant it manages. Any other address is invited
+    /// instead, so that the answer is the same whether or not the address exists elsewhere.
     pub async fn add_member(
         &self,
         principal: &Principal,
         tenant: TenantId,
         user: UserRef,
         role: TenantRole,
-    ) -> IdentityResult<Member> {
+    ) -> IdentityResult<Added> {
         let acting = self.require_manager(principal, tenant).await?;
         if !acting.can_grant(role) {
             return Err(IdentityError::Forbidden(format!(
@@ -431,10 +449,24 @@ impl IdentityService {
             )));
         }
         let user = match user {
-            UserRef::Id(id) => store::find_user(&self.db, id).await?,
-            UserRef::Email(email) => store::find_user_by_email(&self.db, email.as_ref()).await?,
-        }
-        .ok_or(IdentityError::NotFound("user"))?;
+            UserRef::Id(id) => {
+                let found = store::find_user(&self.db, id).await?;
+                match found {
+                    Some(user) if self.reaches(principal, user.id, true).await? => user,
+                    _ => return Err(IdentityError::NotFound("user")),
+                }
+            }
+            UserRef::Email(email) => {
+                let found = store::find_user_by_email(&self.db, email.as_ref()).await?;
+                match found {
+                    Some(user) if self.reaches(principal, user.id, false).await? => user,
+                    _ => {
+                        let invitation = self.invite(principal, tenant, &email, role).await?;
+                        return Ok(Added::Invited(invitation));
+                    }
+                }
+            }
+        };
         let now = self.now();
         let mut tx = self.db.begin().await?;
         store::lock_tenant(&mut tx, tenant).await?;
@@ -451,12 +483,172 @@ impl IdentityService {
                 other => IdentityError::Store(other),
             })?;
         tx.commit().await?;
-        Ok(Member {
+        Ok(Added::Member(Member {
             tenant_id: tenant,
             user,
             role,
             created_at: now,
-        })
+        }))
+    }
+
+    /// Whether the caller may reach `user`: platform admins reach everyone; tenant managers
+    /// reach the users of the tenants they manage, and with `tenantless`, users of no tenant.
+    async fn reaches(
+        &self,
+        principal: &Principal,
+        user: UserId,
+        tenantless: bool,
+    ) -> IdentityResult<bool> {
+        if principal.is_platform_admin() {
+            return Ok(true);
+        }
+        let memberships = store::memberships_of(&self.db, user).await?;
+        if memberships.is_empty() {
+            return Ok(tenantless);
+        }
+        for (tenant, _) in memberships {
+            if let TenantAccess::Manage(_) = self.access(principal, tenant).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    async fn invite(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        email: &Email,
+        role: TenantRole,
+    ) -> IdentityResult<Invitation> {
+        let now = self.now();
+        let invitation = Invitation {
+            id: InvitationId::new_random(),
+            tenant_id: tenant,
+            email: email.as_ref().to_lowercase(),
+            role,
+            invited_by: Some(principal.id),
+            created_at: now,
+            expires_at: now + chrono::TimeDelta::days(crate::limits::INVITATION_TTL_DAYS),
+        };
+        let mut tx = self.db.begin().await?;
+        store::replace_invitation(&mut tx, &invitation).await?;
+        tx.commit().await?;
+        Ok(invitation)
+    }
+
+    /// Open invitations of a tenant, newest first, one offset page.
+    pub async fn list_invitations(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        offset: u32,
+        limit: u32,
+    ) -> IdentityResult<(u64, Vec<Invitation>)> {
+        self.require_manager(principal, tenant).await?;
+        Ok(store::list_invitations(&self.db, tenant, self.now(), offset, limit).await?)
+    }
+
+    /// Withdraws an invitation of the tenant (its role must be one the caller may grant).
+    pub async fn withdraw_invitation(
+        &self,
+        principal: &Principal,
+        tenant: TenantId,
+        id: InvitationId,
+    ) -> IdentityResult<()> {
+        let acting = self.require_manager(principal, tenant).await?;
+        let invitation = store::find_invitation(&self.db, id, self.now())
+            .await?
+            .filter(|invitation| invitation.tenant_id == tenant)
+            .ok_or(IdentityError::InvitationNotFound)?;
+        if !acting.can_grant(invitation.role) {
+            return Err(IdentityError::Forbidden(format!(
+                "an {acting} cannot withdraw an invitation to the {} role",
+                invitation.role
+            )));
+        }
+        let mut tx = self.db.begin().await?;
+        store::delete_invitation(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The open invitations to the caller's e-mail address, with each tenant's name. Only users
+    /// Basin knows, with an address a platform admin set, have any.
+    pub async fn my_invitations(
+        &self,
+        principal: &Principal,
+    ) -> IdentityResult<Vec<(Invitation, String)>> {
+        let Some(email) = self.email_of(principal).await? else {
+            return Ok(Vec::new());
+        };
+        Ok(store::invitations_to(&self.db, &email, self.now(), MY_INVITATIONS_MAX).await?)
+    }
+
+    async fn email_of(&self, principal: &Principal) -> IdentityResult<Option<String>> {
+        let Some(user) = principal.user_id() else {
+            return Ok(None);
+        };
+        Ok(store::find_user(&self.db, user)
+            .await?
+            .and_then(|user| user.email)
+            .map(|email| email.to_lowercase()))
+    }
+
+    /// The caller's own open invitation `id`.
+    async fn my_invitation(
+        &self,
+        principal: &Principal,
+        id: InvitationId,
+    ) -> IdentityResult<(UserId, Invitation)> {
+        let email = self.email_of(principal).await?;
+        let invitation = store::find_invitation(&self.db, id, self.now()).await?;
+        match (principal.user_id(), email, invitation) {
+            (Some(user), Some(email), Some(invitation)) if invitation.email == email => {
+                Ok((user, invitation))
+            }
+            _ => Err(IdentityError::InvitationNotFound),
+        }
+    }
+
+    /// Accepts one of the caller's invitations: it joins the tenant with the invited role.
+    pub async fn accept_invitation(
+        &self,
+        principal: &Principal,
+        id: InvitationId,
+    ) -> IdentityResult<(Tenant, TenantRole)> {
+        let (user, invitation) = self.my_invitation(principal, id).await?;
+        let tenant = store::find_tenant(&self.db, invitation.tenant_id)
+            .await?
+            .ok_or(IdentityError::InvitationNotFound)?;
+        let now = self.now();
+        let mut tx = self.db.begin().await?;
+        store::lock_tenant(&mut tx, invitation.tenant_id).await?;
+        if !store::delete_invitation(&mut tx, id).await? {
+            return Err(IdentityError::InvitationNotFound);
+        }
+        if store::find_member_role(&mut tx, invitation.tenant_id, user)
+            .await?
+            .is_some()
+        {
+            return Err(IdentityError::AlreadyMember);
+        }
+        store::insert_member(&mut tx, invitation.tenant_id, user, invitation.role, now).await?;
+        tx.commit().await?;
+        Ok((tenant, invitation.role))
+    }
+
+    /// Declines one of the caller's invitations.
+    pub async fn decline_invitation(
+        &self,
+        principal: &Principal,
+        id: InvitationId,
+    ) -> IdentityResult<()> {
+        self.my_invitation(principal, id).await?;
+        let mut tx = self.db.begin().await?;
+        store::delete_invitation(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Changes a member's role.
@@ -642,6 +834,18 @@ impl IdentityService {
         store::revoke_api_key(&self.db, id, self.now(), Uuid::nil()).await?;
         Ok(key)
     }
+}
+
+/// Most invitations listed for one address.
+const MY_INVITATIONS_MAX: u32 = 100;
+
+/// What adding a member did.
+#[derive(Debug, Clone)]
+pub enum Added {
+    /// The user joined the tenant.
+    Member(Member),
+    /// The address was invited.
+    Invited(Invitation),
 }
 
 /// A user named by id or by e-mail.

@@ -10,8 +10,8 @@ use crate::db::{
     Arg, Db, Sql, StoreError, StoreResult, Tx, keyset_sql, opt_time_at, opt_uuid_at, time_at,
     uuid_at,
 };
-use crate::identity::model::{ApiKey, Member, Tenant, TenantRole, User};
-use crate::ids::{ApiKeyId, TenantId, UserId};
+use crate::identity::model::{ApiKey, Invitation, Member, Tenant, TenantRole, User};
+use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 use crate::{on_db, on_tx};
 
 /// The value of the sort column of the last row on the previous page.
@@ -453,6 +453,123 @@ async fn ids_in_tenant(
     sql.push(")");
     let rows: Vec<(Uuid,)> = sql.fetch_all(db).await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+// ---- invitations ----
+
+const INVITATION_COLUMNS: &str = "id, tenant_id, email, role, invited_by, created_at, expires_at";
+
+/// Stores `invitation`, replacing any earlier one of its tenant for the same address.
+pub async fn replace_invitation(tx: &mut Tx, invitation: &Invitation) -> StoreResult<()> {
+    on_tx!(tx, |conn| sqlx::query(
+        "DELETE FROM invitations WHERE tenant_id = $1 AND email = $2"
+    )
+    .bind(invitation.tenant_id)
+    .bind(&invitation.email)
+    .execute(&mut *conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO invitations (id, tenant_id, email, role, invited_by, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    )
+    .bind(invitation.id)
+    .bind(invitation.tenant_id)
+    .bind(&invitation.email)
+    .bind(invitation.role)
+    .bind(invitation.invited_by)
+    .bind(invitation.created_at)
+    .bind(invitation.expires_at)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// An invitation that has not lapsed at `now`.
+pub async fn find_invitation(
+    db: &Db,
+    id: InvitationId,
+    now: DateTime<Utc>,
+) -> StoreResult<Option<Invitation>> {
+    let sql =
+        format!("SELECT {INVITATION_COLUMNS} FROM invitations WHERE id = $1 AND expires_at > $2");
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, Invitation>(
+        AssertSqlSafe(sql)
+    )
+    .bind(id)
+    .bind(now)
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// The open invitations of `tenant`, newest first, one offset page, with the total count.
+pub async fn list_invitations(
+    db: &Db,
+    tenant: TenantId,
+    now: DateTime<Utc>,
+    offset: u32,
+    limit: u32,
+) -> StoreResult<(u64, Vec<Invitation>)> {
+    let sql = format!(
+        "SELECT {INVITATION_COLUMNS} FROM invitations WHERE tenant_id = $1 AND expires_at > $2 \
+         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    );
+    let (total, rows) = on_db!(db, |pool| {
+        let total: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM invitations WHERE tenant_id = $1 AND expires_at > $2",
+        )
+        .bind(tenant)
+        .bind(now)
+        .fetch_one(pool)
+        .await?;
+        let rows = sqlx::query_as::<_, Invitation>(AssertSqlSafe(sql))
+            .bind(tenant)
+            .bind(now)
+            .bind(i64::from(limit))
+            .bind(i64::from(offset))
+            .fetch_all(pool)
+            .await?;
+        Ok::<_, sqlx::Error>((total, rows))
+    })?;
+    Ok((u64::try_from(total).unwrap_or(0), rows))
+}
+
+/// The open invitations to `email` (lower case), with the name of each tenant, newest first.
+/// An address holds few invitations; `limit` bounds them all the same.
+pub async fn invitations_to(
+    db: &Db,
+    email: &str,
+    now: DateTime<Utc>,
+    limit: u32,
+) -> StoreResult<Vec<(Invitation, String)>> {
+    let rows = on_db!(db, |pool| sqlx::query(
+        "SELECT i.id, i.tenant_id, i.email, i.role, i.invited_by, i.created_at, i.expires_at, \
+         t.name AS tenant_name FROM invitations i JOIN tenants t ON t.id = i.tenant_id \
+         WHERE i.email = $1 AND i.expires_at > $2 ORDER BY i.created_at DESC, i.id DESC LIMIT $3"
+    )
+    .bind(email)
+    .bind(now)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .and_then(|rows| rows
+        .iter()
+        .map(|row| Ok((Invitation::from_row(row)?, row.try_get("tenant_name")?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()))?;
+    Ok(rows)
+}
+
+/// Removes an invitation; whether there was one.
+pub async fn delete_invitation(tx: &mut Tx, id: InvitationId) -> StoreResult<bool> {
+    let removed = on_tx!(tx, |conn| sqlx::query(
+        "DELETE FROM invitations WHERE id = $1"
+    )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(removed > 0)
 }
 
 // ---- API keys ----

@@ -101,8 +101,17 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
 api_test!(
     owners_create_users_in_their_tenant_and_e_mails_are_unique,
     |app| {
+        // Only platform admins set e-mail addresses (issue 9, fault 4).
         let response = app
             .with_key(Method::POST, "/api/admin/users")
+            .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(problem["errors"]["email"].is_array(), "{problem}");
+        let response = app
+            .back_office(Method::POST, "/api/admin/users")
             .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
             .send()
             .await
@@ -202,7 +211,8 @@ api_test!(
             .send()
             .await
             .unwrap();
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        let invitation = expect_status(response, StatusCode::ACCEPTED).await;
+        assert_eq!(invitation["status"], "Pending");
 
         // An Administrator may add Users but not grant Owner, nor demote or remove an Owner.
         let ann_token = app.user_token(ann, Some(tenant));
@@ -376,3 +386,218 @@ api_test!(
         assert!(revoked["revokedAt"].is_string());
     }
 );
+
+// Issue 9, fault 4: a tenant manager could add users of other tenants by e-mail, and the
+// 201/404 difference told which addresses existed anywhere on the platform.
+api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
+    let tenant = app.tenant_id();
+    let members = format!("/api/admin/tenants/{tenant}/members");
+    let elsewhere = app.create_tenant("Elsewhere").await;
+    let response = app
+        .back_office(Method::POST, "/api/admin/users")
+        .json(&json!({"name": "Una", "email": "una@example.com", "tenantId": elsewhere}))
+        .send()
+        .await
+        .unwrap();
+    let una = id_of(&expect_status(response, StatusCode::CREATED).await);
+    let add = |body: serde_json::Value| app.with_key(Method::POST, &members).json(&body).send();
+
+    expect_problem(
+        add(json!({"userId": una})).await.unwrap(),
+        StatusCode::NOT_FOUND,
+        "not-found",
+    )
+    .await;
+    let known = expect_status(
+        add(json!({"email": "Una@Example.com"})).await.unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let unknown = expect_status(
+        add(json!({"email": "ghost@example.com"})).await.unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let keys = |value: &serde_json::Value| {
+        value
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&known), keys(&unknown), "the answers must look alike");
+    assert_eq!(known["email"], "una@example.com");
+    let user = app
+        .with_key(Method::GET, &format!("/api/admin/users/{una}"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(user, StatusCode::NOT_FOUND, "not-found").await;
+    let listed = expect_status(
+        app.with_key(Method::GET, &members).send().await.unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(listed["totalCount"], 1, "{listed}");
+
+    // Inviting again replaces the invitation; managers list and withdraw them.
+    expect_status(
+        add(json!({"email": "ghost@example.com", "role": "Administrator"}))
+            .await
+            .unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let invitations_path = format!("/api/admin/tenants/{tenant}/invitations");
+    let invitations = expect_status(
+        app.with_key(Method::GET, &invitations_path)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(invitations["totalCount"], 2, "{invitations}");
+    let ghost = invitations["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["email"] == "ghost@example.com")
+        .unwrap()
+        .clone();
+    assert_eq!(ghost["role"], "Administrator");
+    let withdraw = app
+        .with_key(
+            Method::DELETE,
+            &format!("{invitations_path}/{}", ghost["id"].as_str().unwrap()),
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_status(withdraw, StatusCode::NO_CONTENT).await;
+
+    // The invited user sees the invitation and accepts it; then the manager reaches it.
+    let una_token = app.user_token(una, Some(elsewhere));
+    let mine = expect_status(
+        app.with_token(Method::GET, "/api/iam/invitation/my", &una_token)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(mine["data"].as_array().unwrap().len(), 1, "{mine}");
+    assert_eq!(mine["data"][0]["tenantName"], "Default tenant");
+    let id = mine["data"][0]["id"].as_str().unwrap();
+    let strangers = app
+        .with_key(Method::POST, &format!("/api/iam/invitation/{id}/accept"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(strangers, StatusCode::NOT_FOUND, "not-found").await;
+    let accepted = app
+        .with_token(
+            Method::POST,
+            &format!("/api/iam/invitation/{id}/accept"),
+            &una_token,
+        )
+        .send()
+        .await
+        .unwrap();
+    let joined = expect_status(accepted, StatusCode::CREATED).await;
+    assert_eq!(joined["id"], tenant.to_string());
+    assert_eq!(joined["role"], "User");
+    let again = app
+        .with_token(
+            Method::POST,
+            &format!("/api/iam/invitation/{id}/accept"),
+            &una_token,
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
+    let user = app
+        .with_key(Method::GET, &format!("/api/admin/users/{una}"))
+        .send()
+        .await
+        .unwrap();
+    expect_status(user, StatusCode::OK).await;
+
+    // Declining removes an invitation; a user of no tenant yet can be added by id.
+    let response = app
+        .back_office(Method::POST, "/api/admin/users")
+        .json(&json!({"name": "Vic", "email": "vic@example.com"}))
+        .send()
+        .await
+        .unwrap();
+    let vic = id_of(&expect_status(response, StatusCode::CREATED).await);
+    expect_status(
+        add(json!({"email": "vic@example.com"})).await.unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let vic_token = app.user_token(vic, None);
+    let mine = expect_status(
+        app.with_token(Method::GET, "/api/iam/invitation/my", &vic_token)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    let id = mine["data"][0]["id"].as_str().unwrap();
+    let declined = app
+        .with_token(
+            Method::POST,
+            &format!("/api/iam/invitation/{id}/decline"),
+            &vic_token,
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_status(declined, StatusCode::NO_CONTENT).await;
+    let mine = expect_status(
+        app.with_token(Method::GET, "/api/iam/invitation/my", &vic_token)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(mine["data"].as_array().unwrap().is_empty());
+    expect_status(
+        add(json!({"userId": vic})).await.unwrap(),
+        StatusCode::CREATED,
+    )
+    .await;
+
+    // An Administrator cannot invite to, or withdraw an invitation of, the Owner role.
+    let ann = app.create_user("Ann", Some(tenant), "Administrator").await;
+    let ann_token = app.user_token(ann, Some(tenant));
+    let response = app
+        .with_token(Method::POST, &members, &ann_token)
+        .json(&json!({"email": "boss@example.com", "role": "Owner"}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    let owner_invite = expect_status(
+        add(json!({"email": "boss@example.com", "role": "Owner"}))
+            .await
+            .unwrap(),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let path = format!(
+        "{invitations_path}/{}",
+        owner_invite["id"].as_str().unwrap()
+    );
+    let response = app
+        .with_token(Method::DELETE, &path, &ann_token)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+});
