@@ -13,7 +13,7 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
 }
 
 /// Truncates a time to whole microseconds.
-pub fn truncate_to_micros(time: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn truncate_to_micros(time: DateTime<Utc>) -> DateTime<Utc> {
     time.duration_trunc(TimeDelta::microseconds(1))
         .unwrap_or(time)
 }

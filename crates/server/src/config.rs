@@ -16,9 +16,9 @@ use crate::limits;
 
 /// Prefix of configuration environment variables; `__` separates nested keys
 /// (`BASIN_AUTH__JWT_SECRET` sets `auth.jwt_secret`).
-pub const ENV_PREFIX: &str = "BASIN_";
+pub(crate) const ENV_PREFIX: &str = "BASIN_";
 /// Config file read from the working directory when `--config` is not given.
-pub const DEFAULT_CONFIG_FILE: &str = "basin.toml";
+pub(crate) const DEFAULT_CONFIG_FILE: &str = "basin.toml";
 
 /// The effective configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -255,22 +255,22 @@ pub enum LogFormat {
 
 /// Values given on the command line; they win over everything else.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct ConfigOverrides {
+pub(crate) struct ConfigOverrides {
     /// `--listen`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
     /// `--data-dir`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
     /// `--database-url`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub database_url: Option<String>,
+    pub(crate) database_url: Option<String>,
 }
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The named config file does not exist.
     #[error("config file {0} does not exist")]
     MissingFile(PathBuf),
@@ -286,7 +286,7 @@ impl Config {
     /// Loads the configuration from an optional file, environment pairs and flags. `file`
     /// `None` reads `basin.toml` if it exists. `env` is usually `std::env::vars()`; tests pass
     /// their own pairs.
-    pub fn load(
+    pub(crate) fn load(
         file: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
         overrides: &ConfigOverrides,
@@ -390,7 +390,7 @@ impl Config {
     }
 
     /// The configuration as JSON with secrets masked, for `basin config`.
-    pub fn to_masked_json(&self) -> serde_json::Value {
+    pub(crate) fn to_masked_json(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         if let Some(object) = value.as_object_mut() {
             object.insert(
@@ -465,7 +465,7 @@ fn mask_database_url<S: Serializer>(url: &Option<String>, s: S) -> Result<S::Ok,
 }
 
 /// Replaces the password of `scheme://user:password@host/...` with `***`.
-pub fn mask_url_password(url: &str) -> String {
+pub(crate) fn mask_url_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// Arguments of `basin convert`.
 #[derive(Debug, Args)]
-pub struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     /// The file to read.
     input: PathBuf,
     /// The file to write (its extension picks the writer unless --writer is given).
@@ -42,7 +42,7 @@ pub struct ConvertArgs {
 
 /// Arguments of `basin formats`.
 #[derive(Debug, Args)]
-pub struct FormatsArgs {
+pub(crate) struct FormatsArgs {
     /// Print JSON in the shape of the interface's reader and writer lists.
     #[arg(long)]
     json: bool,
@@ -52,7 +52,7 @@ pub struct FormatsArgs {
 const PROGRESS_BAR_BYTES_MIN: u64 = 16 * 1024 * 1024;
 
 /// Runs `basin convert`.
-pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     if !args.input.exists() {
         anyhow::bail!("the input {} does not exist", args.input.display());
     }
@@ -115,7 +115,7 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
 }
 
 /// Runs `basin formats`.
-pub fn formats(args: &FormatsArgs) -> anyhow::Result<()> {
+pub(crate) fn formats(args: &FormatsArgs) -> anyhow::Result<()> {
     let catalogue = Catalogue::standard();
     let listing = Listing::of(&catalogue);
     let mut out = std::io::stdout().lock();

@@ -14,31 +14,31 @@ use axum::response::{IntoResponse, Response};
 
 /// Prefix of every problem `type`. A URN rather than a URL: it names the error kind and stays
 /// stable wherever Basin is hosted. docs/errors.md lists every kind.
-pub const PROBLEM_TYPE_PREFIX: &str = "urn:basin:problem:";
+pub(crate) const PROBLEM_TYPE_PREFIX: &str = "urn:basin:problem:";
 
 /// Field errors as clients expect them: `{"field": ["message", ...]}`.
-pub type FieldErrors = BTreeMap<String, Vec<String>>;
+pub(crate) type FieldErrors = BTreeMap<String, Vec<String>>;
 
 /// A rendered-to-be problem: what the middleware turns into the body.
 #[derive(Debug, Clone)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// HTTP status.
-    pub status: StatusCode,
+    pub(crate) status: StatusCode,
     /// Stable kind, the last part of `type`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// Short, stable, human summary of the kind.
-    pub title: &'static str,
+    pub(crate) title: &'static str,
     /// What went wrong in this request.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// Field errors, for validation problems.
-    pub errors: Option<FieldErrors>,
+    pub(crate) errors: Option<FieldErrors>,
     /// Extra members, e.g. `supportedVersions`.
-    pub extensions: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Problem {
     /// A problem of `kind` with the given status and title.
-    pub fn new(status: StatusCode, kind: &'static str, title: &'static str) -> Self {
+    pub(crate) fn new(status: StatusCode, kind: &'static str, title: &'static str) -> Self {
         Self {
             status,
             kind,
@@ -50,14 +50,14 @@ impl Problem {
     }
 
     /// Sets the detail.
-    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+    pub(crate) fn detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
         self
     }
 
     /// The problem a bare status stands for, used for responses produced outside our handlers
     /// (axum's 405, tower's 413 and 408).
-    pub fn for_status(status: StatusCode) -> Self {
+    pub(crate) fn for_status(status: StatusCode) -> Self {
         match status {
             StatusCode::NOT_FOUND => Self::new(status, "route-not-found", "Route not found")
                 .detail("No endpoint matches this path."),
@@ -86,19 +86,19 @@ impl Problem {
     }
 
     /// The full `type` URI.
-    pub fn type_uri(&self) -> String {
+    pub(crate) fn type_uri(&self) -> String {
         format!("{PROBLEM_TYPE_PREFIX}{}", self.kind)
     }
 }
 
 /// The cause of a 5xx error, kept out of the body and logged by the problem middleware.
 #[derive(Debug, Clone)]
-pub struct ErrorCause(pub Arc<anyhow::Error>);
+pub(crate) struct ErrorCause(pub Arc<anyhow::Error>);
 
 /// Every error an HTTP handler can return.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// Input failed validation; field errors name each field.
     #[error("validation failed: {detail}")]
     Validation {
@@ -110,9 +110,6 @@ pub enum ApiError {
     /// The body is not valid JSON or does not match the expected shape.
     #[error("invalid body: {0}")]
     InvalidBody(String),
-    /// A query parameter could not be bound.
-    #[error("invalid query: {0}")]
-    InvalidQuery(String),
     /// A path segment (usually an id) is malformed.
     #[error("invalid path: {0}")]
     InvalidPath(String),
@@ -180,7 +177,7 @@ pub enum ApiError {
 
 impl ApiError {
     /// A validation error for one field.
-    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         let message = message.into();
         let mut errors = FieldErrors::new();
         errors.insert(field.into(), vec![message.clone()]);
@@ -190,13 +187,8 @@ impl ApiError {
         }
     }
 
-    /// An internal error from any cause.
-    pub fn internal(cause: impl Into<anyhow::Error>) -> Self {
-        Self::Internal(cause.into())
-    }
-
     /// The problem this error is rendered as. Every status decision is here.
-    pub fn problem(&self) -> Problem {
+    pub(crate) fn problem(&self) -> Problem {
         use StatusCode as S;
         match self {
             Self::Validation { detail, errors } => {
@@ -211,10 +203,6 @@ impl ApiError {
             }
             Self::InvalidBody(detail) => {
                 Problem::new(S::BAD_REQUEST, "invalid-body", "Invalid request body").detail(detail)
-            }
-            Self::InvalidQuery(detail) => {
-                Problem::new(S::BAD_REQUEST, "invalid-query", "Invalid query parameter")
-                    .detail(detail)
             }
             Self::InvalidPath(detail) => {
                 Problem::new(S::BAD_REQUEST, "invalid-path", "Invalid path parameter")
@@ -316,4 +304,4 @@ impl IntoResponse for ApiError {
 }
 
 /// Result of an HTTP handler.
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;

@@ -1,29 +1,46 @@
 //! Basin: an open, self-hostable cloud data platform for water and geospatial data.
 //!
 //! This crate is the server and the `basin` command. It is glue, not a library for others:
-//! the binary in `main.rs` only calls [`cli::run`]. The layout follows `ARCHITECTURE.md`: one
-//! folder per area (`identity`, `transfers`, ...) with `routes.rs` (HTTP only), `service.rs` (rules) and
-//! `store.rs` (SQL only), and cross-cutting HTTP conventions in [`http`].
+//! the binary in `main.rs` only calls [`run`]. The layout follows `ARCHITECTURE.md`: one
+//! folder per area (`identity`, `transfers`, ...) with `routes.rs` (HTTP only), `service.rs`
+//! (rules) and `store.rs` (SQL only), and cross-cutting HTTP conventions in `http`.
+//!
+//! Every module is private to the crate. What the binary and the HTTP tests use is re-exported
+//! below, and nothing else is reachable from outside, so that `unreachable_pub` and the
+//! dead-code lint report any item that nothing uses.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
-pub mod auth;
-pub mod blob;
-pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod convert_command;
-pub mod datasets;
-pub mod db;
-pub mod error;
-pub mod health;
-pub mod hierarchy;
-pub mod http;
-pub mod identity;
-pub mod ids;
-pub mod limits;
-pub mod names;
-pub mod openapi;
-pub mod projects;
-pub mod startup;
-pub mod telemetry;
-pub mod transfers;
+mod auth;
+mod blob;
+mod cli;
+mod clock;
+mod config;
+mod convert_command;
+mod datasets;
+mod db;
+mod error;
+mod health;
+mod hierarchy;
+mod http;
+mod identity;
+mod ids;
+mod limits;
+mod names;
+mod openapi;
+mod projects;
+mod startup;
+mod telemetry;
+mod transfers;
+
+pub use auth::{SigningSecret, TokenRequest, issue_token};
+pub use blob::resign_blob_url;
+pub use cli::run;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{
+    AuthConfig, BlobConfig, Config, DatabaseConfig, LimitsConfig, LogConfig, LogFormat, OidcConfig,
+};
+pub use db::{Db, SqliteReader};
+pub use identity::bootstrap::BootstrapOutput;
+pub use ids::{ApiKeyId, DatasetId, InvitationId, ProjectId, TenantId, UserId};
+pub use startup::{App, Services};

@@ -2,116 +2,116 @@
 //! Values a deployment may want to change are defaults of [`crate::config::LimitsConfig`].
 
 /// Default page size when a list request gives no `limit`.
-pub const PAGE_SIZE_DEFAULT: u32 = 100;
+pub(crate) const PAGE_SIZE_DEFAULT: u32 = 100;
 /// Largest page a client may ask for by default. Existing clients ask `Limit=1000` and loop
 /// until the cursor is null, so anything smaller would break them.
-pub const PAGE_SIZE_MAX: u32 = 1000;
+pub(crate) const PAGE_SIZE_MAX: u32 = 1000;
 /// Largest JSON request body. Metadata documents are small; 1 MiB leaves room for bulk calls.
-pub const JSON_BODY_BYTES_MAX: usize = 1024 * 1024;
+pub(crate) const JSON_BODY_BYTES_MAX: usize = 1024 * 1024;
 /// A request that takes longer than this is answered with 408 and its work dropped.
-pub const REQUEST_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// How long shutdown waits for in-flight requests before giving up on them.
-pub const SHUTDOWN_GRACE_MS: u64 = 30_000;
+pub(crate) const SHUTDOWN_GRACE_MS: u64 = 30_000;
 /// Length of tenant and user names, in characters: long enough for any display name.
-pub const NAME_CHARS_MAX: usize = 200;
+pub(crate) const NAME_CHARS_MAX: usize = 200;
 /// Length of an e-mail address (RFC 5321 path limit).
-pub const EMAIL_CHARS_MAX: usize = 254;
+pub(crate) const EMAIL_CHARS_MAX: usize = 254;
 /// Largest bearer token we try to decode; real tokens are a few KiB at most.
-pub const BEARER_TOKEN_BYTES_MAX: usize = 16 * 1024;
+pub(crate) const BEARER_TOKEN_BYTES_MAX: usize = 16 * 1024;
 /// Longest lifetime `basin admin token` will sign: a year keeps long-lived service tokens
 /// possible while stopping typos such as `--ttl 1000000d`.
-pub const TOKEN_TTL_SECONDS_MAX: i64 = 366 * 24 * 3600;
+pub(crate) const TOKEN_TTL_SECONDS_MAX: i64 = 366 * 24 * 3600;
 /// Clock skew tolerated on `exp` and `nbf`.
-pub const TOKEN_LEEWAY_SECONDS: i64 = 30;
+pub(crate) const TOKEN_LEEWAY_SECONDS: i64 = 30;
 /// The readiness probe fails when the database cannot take a write within this long: long
 /// enough for a busy but healthy writer queue, short enough for an orchestrator's probe.
-pub const HEALTH_PROBE_TIMEOUT_MS: u64 = 2_000;
+pub(crate) const HEALTH_PROBE_TIMEOUT_MS: u64 = 2_000;
 /// At shutdown, database connections still busy this long after the last request are
 /// abandoned, so that shutdown always ends.
-pub const DB_CLOSE_TIMEOUT_MS: u64 = 2_000;
+pub(crate) const DB_CLOSE_TIMEOUT_MS: u64 = 2_000;
 /// An invitation to join a tenant lapses after this many days: long enough to come back from
 /// holidays, short enough that a forgotten one does not stay open.
-pub const INVITATION_TTL_DAYS: i64 = 30;
+pub(crate) const INVITATION_TTL_DAYS: i64 = 30;
 /// Database connections per server process.
-pub const DB_CONNECTIONS_MAX: u32 = 16;
+pub(crate) const DB_CONNECTIONS_MAX: u32 = 16;
 /// How long a request waits for a free database connection before failing with 503.
-pub const DB_ACQUIRE_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DB_ACQUIRE_TIMEOUT_MS: u64 = 5_000;
 /// How long SQLite waits on a locked database before reporting it busy.
-pub const SQLITE_BUSY_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u64 = 5_000;
 /// Cached JWKS documents are refreshed after this long.
-pub const JWKS_CACHE_TTL_SECONDS: u64 = 600;
+pub(crate) const JWKS_CACHE_TTL_SECONDS: u64 = 600;
 /// An unknown `kid` triggers a JWKS refresh at most this often, so forged tokens cannot make
 /// Basin hammer the identity provider.
-pub const JWKS_REFRESH_INTERVAL_MIN_SECONDS: u64 = 30;
+pub(crate) const JWKS_REFRESH_INTERVAL_MIN_SECONDS: u64 = 30;
 /// Largest JWKS document accepted from a file or URL.
-pub const JWKS_BYTES_MAX: usize = 1024 * 1024;
+pub(crate) const JWKS_BYTES_MAX: usize = 1024 * 1024;
 /// Timeout for fetching a JWKS document.
-pub const JWKS_FETCH_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const JWKS_FETCH_TIMEOUT_MS: u64 = 5_000;
 /// Longest accepted opaque paging cursor, in bytes.
-pub const CURSOR_BYTES_MAX: usize = 2048;
+pub(crate) const CURSOR_BYTES_MAX: usize = 2048;
 /// Longest project name: file-system-like names, with room to spare.
-pub const PROJECT_NAME_CHARS_MAX: usize = 255;
+pub(crate) const PROJECT_NAME_CHARS_MAX: usize = 255;
 /// Deepest subproject (a root is depth 0). Deep enough for any model archive, shallow enough
 /// that ancestor walks stay a single cheap query.
-pub const PROJECT_DEPTH_MAX: u32 = 50;
+pub(crate) const PROJECT_DEPTH_MAX: u32 = 50;
 /// Most own members of one project; larger teams belong in groups.
-pub const PROJECT_MEMBERS_MAX: usize = 1000;
+pub(crate) const PROJECT_MEMBERS_MAX: usize = 1000;
 /// Longest project description.
-pub const PROJECT_DESCRIPTION_CHARS_MAX: usize = 4000;
+pub(crate) const PROJECT_DESCRIPTION_CHARS_MAX: usize = 4000;
 /// Largest metadata, settings or billing object, as JSON text.
-pub const PROJECT_JSON_BYTES_MAX: usize = 64 * 1024;
+pub(crate) const PROJECT_JSON_BYTES_MAX: usize = 64 * 1024;
 /// Largest blob a client may upload, in one PUT or as committed blocks. 5 GiB covers the model
 /// results and grids Basin holds while keeping one runaway upload from filling a disk; the
 /// bytes stream to storage, so memory use does not grow with it.
-pub const UPLOAD_BYTES_MAX: u64 = 5 * 1024 * 1024 * 1024;
+pub(crate) const UPLOAD_BYTES_MAX: u64 = 5 * 1024 * 1024 * 1024;
 /// Largest staged block, as in Azure Blob Storage (4000 MiB), so Azure clients never split
 /// differently for Basin.
-pub const BLOCK_BYTES_MAX: u64 = 4000 * 1024 * 1024;
+pub(crate) const BLOCK_BYTES_MAX: u64 = 4000 * 1024 * 1024;
 /// Blocks in one committed block list, as in Azure Blob Storage.
-pub const BLOCKS_PER_BLOB_MAX: usize = 50_000;
+pub(crate) const BLOCKS_PER_BLOB_MAX: usize = 50_000;
 /// Decoded length of a block id, as in Azure Blob Storage.
-pub const BLOCK_ID_BYTES_MAX: usize = 64;
+pub(crate) const BLOCK_ID_BYTES_MAX: usize = 64;
 /// Largest `comp=blocklist` body: 50,000 entries of `<Uncommitted>` plus an 88-character
 /// base64 id fit in 8 MiB with room for whitespace.
-pub const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
+pub(crate) const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// An upload whose body sends nothing for this long is abandoned. Uploads (blob requests and
 /// direct file uploads) are exempt from `request_timeout_ms`, as a large file over a slow line
 /// takes minutes, so this bounds a stalled client instead.
-pub const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
+pub(crate) const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
 /// Age at which staged blocks never committed, and writes a crashed process left, are removed:
 /// a week, as Azure Blob Storage keeps uncommitted blocks.
-pub const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
+pub(crate) const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
 /// How often the blob store is swept for such leftovers.
-pub const BLOB_SWEEP_INTERVAL_SECONDS: u64 = 3600;
+pub(crate) const BLOB_SWEEP_INTERVAL_SECONDS: u64 = 3600;
 /// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
-pub const BLOB_NAME_BYTES_MAX: usize = 1024;
+pub(crate) const BLOB_NAME_BYTES_MAX: usize = 1024;
 /// Segments of a blob name (Azure's limit is 254).
-pub const BLOB_NAME_SEGMENTS_MAX: usize = 254;
+pub(crate) const BLOB_NAME_SEGMENTS_MAX: usize = 254;
 /// Length of one segment of a blob name: the file-name limit of common file systems.
-pub const BLOB_SEGMENT_BYTES_MAX: usize = 255;
+pub(crate) const BLOB_SEGMENT_BYTES_MAX: usize = 255;
 /// Shortest lifetime of a signed blob URL: anything shorter expires before clients use it.
-pub const BLOB_URL_TTL_SECONDS_MIN: i64 = 60;
+pub(crate) const BLOB_URL_TTL_SECONDS_MIN: i64 = 60;
 /// Longest lifetime of a signed blob URL: seven days, Azure's limit for delegated SAS.
-pub const BLOB_URL_TTL_SECONDS_MAX: i64 = 7 * 24 * 3600;
+pub(crate) const BLOB_URL_TTL_SECONDS_MAX: i64 = 7 * 24 * 3600;
 /// Default lifetime of an upload URL: long enough for a 5 GiB upload over a slow line, since
 /// every staged block is checked against it.
-pub const UPLOAD_URL_TTL_SECONDS: i64 = 24 * 3600;
+pub(crate) const UPLOAD_URL_TTL_SECONDS: i64 = 24 * 3600;
 /// Default lifetime of a read URL.
-pub const READ_URL_TTL_SECONDS: i64 = 3600;
+pub(crate) const READ_URL_TTL_SECONDS: i64 = 3600;
 /// Longest signed-URL query Basin reads (`sv`, `se`, `sr`, `sp`, `sig` are well under 200).
-pub const SAS_QUERY_BYTES_MAX: usize = 4096;
+pub(crate) const SAS_QUERY_BYTES_MAX: usize = 4096;
 /// Largest file sent directly to the API: small files only (the request timeout applies);
 /// larger ones go through an upload URL.
-pub const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;
+pub(crate) const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// Actions in one bulk hierarchy request: a large folder upload in one go, while one request
 /// (one transaction) stays short.
-pub const HIERARCHY_ACTIONS_MAX: usize = 1000;
+pub(crate) const HIERARCHY_ACTIONS_MAX: usize = 1000;
 /// Folders and files one bulk hierarchy request may create. Each action's path may create
 /// every missing folder on it, so without this bound 1000 actions 50 levels deep would create
 /// 50,000 projects in one transaction.
-pub const HIERARCHY_CREATED_MAX: usize = 2000;
+pub(crate) const HIERARCHY_CREATED_MAX: usize = 2000;
 /// Tags on one dataset: enough to classify, small enough that a 1,000-row page of datasets
 /// stays a few megabytes.
-pub const DATASET_TAGS_MAX: usize = 64;
+pub(crate) const DATASET_TAGS_MAX: usize = 64;
 /// Length of one dataset tag, in characters.
-pub const DATASET_TAG_CHARS_MAX: usize = 128;
+pub(crate) const DATASET_TAG_CHARS_MAX: usize = 128;

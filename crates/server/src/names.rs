@@ -22,7 +22,7 @@ const INVISIBLE: &[char] = &[
 
 /// Checks a name and returns it without surrounding whitespace, or says what is wrong (a
 /// sentence about "name"). `chars_max` bounds its length in characters.
-pub fn check_name(raw: &str, chars_max: usize) -> Result<String, String> {
+pub(crate) fn check_name(raw: &str, chars_max: usize) -> Result<String, String> {
     let name = raw.trim();
     if name.is_empty() {
         return Err("name must not be empty".into());

@@ -10,9 +10,9 @@ use utoipa::openapi::security::{
 use utoipa::openapi::{ObjectBuilder, Required, Type};
 
 /// Name of the API key security scheme.
-pub const API_KEY_SCHEME: &str = "apiKey";
+pub(crate) const API_KEY_SCHEME: &str = "apiKey";
 /// Name of the bearer security scheme.
-pub const BEARER_SCHEME: &str = "bearer";
+pub(crate) const BEARER_SCHEME: &str = "bearer";
 
 /// The base document.
 #[derive(utoipa::OpenApi)]
@@ -33,7 +33,7 @@ pub const BEARER_SCHEME: &str = "bearer";
         (name = "transfers", description = "Signed URLs for uploads (bytes move over the Azure-compatible blob endpoint, docs/blobs.md)"),
     )
 )]
-pub struct ApiDoc;
+pub(crate) struct ApiDoc;
 
 struct CommonParts;
 
@@ -65,7 +65,7 @@ impl Modify for CommonParts {
 
 /// Adds the optional `api-version` header to every `/api/` operation. Applied after the
 /// paths are collected, since the base document has none yet.
-pub fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi) {
+pub(crate) fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi) {
     for (path, item) in openapi.paths.paths.iter_mut() {
         if !path.starts_with("/api/") {
             continue;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Extension, Request};
+use axum::extract::{DefaultBodyLimit, Extension, FromRef, Request};
 use axum::http::StatusCode;
 use axum::middleware::from_fn;
 use tokio::net::TcpListener;
@@ -39,47 +39,63 @@ use crate::openapi::ApiDoc;
 use crate::projects::service::{ProjectLimits, ProjectService};
 use crate::transfers::service::TransferService;
 
-/// State shared by every handler. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct AppState {
+/// State shared by every handler. Cheap to clone. Areas never see it whole: each takes the
+/// part it needs, its own substate or a field, through `FromRef` (below and derived).
+#[derive(Debug, Clone, FromRef)]
+pub(crate) struct AppState {
     /// The metadata store.
-    pub db: Db,
+    pub(crate) db: Db,
     /// Identity operations.
-    pub identity: IdentityService,
+    pub(crate) identity: IdentityService,
     /// Project operations.
-    pub projects: ProjectService,
+    pub(crate) projects: ProjectService,
     /// Dataset operations.
-    pub datasets: DatasetService,
+    pub(crate) datasets: DatasetService,
     /// Bulk hierarchy operations.
-    pub hierarchy: HierarchyService,
+    pub(crate) hierarchy: HierarchyService,
     /// Authentication.
-    pub auth: Arc<Authenticator>,
+    pub(crate) auth: Arc<Authenticator>,
     /// Page sizes.
-    pub page_limits: PageLimits,
+    pub(crate) page_limits: PageLimits,
     /// Time.
-    pub clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
     /// Blob storage.
-    pub blobs: Arc<dyn BlobStore>,
+    pub(crate) blobs: Arc<dyn BlobStore>,
     /// Signed blob URLs.
-    pub blob_urls: BlobUrls,
+    pub(crate) blob_urls: BlobUrls,
     /// Limits of the blob endpoint.
-    pub blob_limits: BlobLimits,
+    pub(crate) blob_limits: BlobLimits,
     /// Upload rules.
-    pub transfers: TransferService,
+    pub(crate) transfers: TransferService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
 #[derive(Debug, Clone)]
 pub struct Services {
     /// The configuration.
-    pub config: Arc<Config>,
+    pub(crate) config: Arc<Config>,
     /// Handler state.
-    pub state: AppState,
+    pub(crate) state: AppState,
     /// The HS256 signing secret.
-    pub secret: SigningSecret,
+    pub(crate) secret: SigningSecret,
 }
 
 impl Services {
+    /// Bootstraps an empty store (the first tenant, Owner and API key); `None` when the store
+    /// was bootstrapped already. Safe to run from several replicas at once.
+    pub async fn bootstrap_if_empty(&self) -> anyhow::Result<Option<BootstrapOutput>> {
+        bootstrap_if_empty(&self.state.identity, &self.secret, &self.config.auth)
+            .await
+            .context("cannot bootstrap the store")
+    }
+
+    /// What `basin admin bootstrap` prints: the bootstrap ids with a fresh API key and tokens.
+    pub async fn bootstrap(&self) -> anyhow::Result<BootstrapOutput> {
+        crate::identity::bootstrap::bootstrap(&self.state.identity, &self.secret, &self.config.auth)
+            .await
+            .context("cannot bootstrap the store")
+    }
+
     /// Connects to the store, runs migrations and loads the secret.
     pub async fn connect(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let url = config.effective_database_url();
@@ -91,9 +107,14 @@ impl Services {
         })?;
         db.migrate().await.context("cannot migrate the database")?;
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
-        let auth =
-            Authenticator::new(&secret, &config.auth, clock.clone()).map_err(anyhow::Error::msg)?;
         let identity = IdentityService::new(db.clone(), clock.clone());
+        let auth = Authenticator::new(
+            &secret,
+            &config.auth,
+            clock.clone(),
+            Arc::new(identity.clone()),
+        )
+        .map_err(anyhow::Error::msg)?;
         let projects = ProjectService::new(
             db.clone(),
             clock.clone(),
@@ -187,9 +208,14 @@ impl App {
         self.bootstrap.as_ref()
     }
 
-    /// The shared services.
-    pub fn services(&self) -> &Services {
-        &self.services
+    /// The metadata store, for tests that sabotage it or check invariants in it.
+    pub fn db(&self) -> &Db {
+        &self.services.state.db
+    }
+
+    /// The signing secret in use.
+    pub fn secret(&self) -> &SigningSecret {
+        &self.services.secret
     }
 
     /// Serves until `shutdown` completes, then stops accepting connections and waits for
@@ -244,7 +270,7 @@ impl App {
 /// The complete router: every area, the OpenAPI document and UI, the blob endpoint, and the
 /// middleware stack. The request timeout applies to everything but uploads (the blob endpoint
 /// and the direct file upload), which may take minutes and bound stalled bodies themselves.
-pub fn router(state: AppState, limits: &LimitsConfig) -> Router {
+pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
         .merge(crate::projects::router())
@@ -293,4 +319,67 @@ fn request_span(request: &Request) -> tracing::Span {
         path = %request.uri().path(),
         request_id = %request_id,
     )
+}
+
+// ---- the substates each area takes ----
+
+impl FromRef<AppState> for crate::identity::routes::IdentityState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            identity: app.identity.clone(),
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::projects::routes::ProjectsState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            projects: app.projects.clone(),
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::datasets::routes::DatasetsState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            datasets: app.datasets.clone(),
+            page_limits: app.page_limits,
+            blob_urls: app.blob_urls.clone(),
+            clock: app.clock.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::hierarchy::routes::HierarchyState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            hierarchy: app.hierarchy.clone(),
+            projects: app.projects.clone(),
+            blob_urls: app.blob_urls.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::transfers::routes::TransfersState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            transfers: app.transfers.clone(),
+            datasets: app.datasets.clone(),
+            blob_limits: app.blob_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::blob::routes::BlobState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            blobs: app.blobs.clone(),
+            blob_urls: app.blob_urls.clone(),
+            clock: app.clock.clone(),
+            blob_limits: app.blob_limits,
+            datasets: app.datasets.clone(),
+        }
+    }
 }

@@ -6,7 +6,7 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{LogConfig, LogFormat};
 
 /// Installs the global subscriber. `RUST_LOG`, when set, wins over `log.level`.
-pub fn init(config: &LogConfig) {
+pub(crate) fn init(config: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));

@@ -10,7 +10,7 @@ use crate::ids::ApiKeyId;
 
 /// The secret value of an API key, as sent in `svc-open-api-key`.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKeySecret(Uuid);
+pub(crate) struct ApiKeySecret(Uuid);
 
 impl std::fmt::Debug for ApiKeySecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -20,31 +20,31 @@ impl std::fmt::Debug for ApiKeySecret {
 
 impl ApiKeySecret {
     /// A new random key.
-    pub fn generate() -> Self {
+    pub(crate) fn generate() -> Self {
         Self(Uuid::new_v4())
     }
 
     /// Parses a key as sent by a client.
-    pub fn parse(raw: &str) -> Option<Self> {
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
         Uuid::parse_str(raw.trim()).ok().map(Self)
     }
 
     /// The hash stored in the database.
-    pub fn hash(&self) -> Vec<u8> {
+    pub(crate) fn hash(&self) -> Vec<u8> {
         digest::digest(&digest::SHA256, self.0.as_bytes())
             .as_ref()
             .to_vec()
     }
 
     /// The key as shown to its owner (once).
-    pub fn reveal(&self) -> String {
+    pub(crate) fn reveal(&self) -> String {
         self.0.to_string()
     }
 }
 
 /// The bootstrap API key of record `id`, derived from the signing secret so that
 /// `basin admin bootstrap` can print the same key again without storing it in clear.
-pub fn derive_bootstrap_key(secret: &SigningSecret, id: ApiKeyId) -> ApiKeySecret {
+pub(crate) fn derive_bootstrap_key(secret: &SigningSecret, id: ApiKeyId) -> ApiKeySecret {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret.bytes());
     let mut message = b"basin bootstrap api key ".to_vec();
     message.extend_from_slice(id.as_uuid().as_bytes());

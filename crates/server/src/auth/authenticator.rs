@@ -11,22 +11,22 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
+use crate::auth::TenantRole;
 use crate::auth::token::TokenClaims;
 use crate::auth::{ApiKeySecret, JwksVerifier, Principal, PrincipalType, SigningSecret};
 use crate::clock::Clock;
 use crate::config::AuthConfig;
-use crate::db::Db;
 use crate::error::ApiError;
-use crate::identity::service as identity;
+use crate::ids::{ApiKeyId, TenantId, UserId};
 use crate::limits::{BEARER_TOKEN_BYTES_MAX, TOKEN_LEEWAY_SECONDS};
 
 /// Header carrying an API key.
-pub const API_KEY_HEADER: &str = "svc-open-api-key";
+pub(crate) const API_KEY_HEADER: &str = "svc-open-api-key";
 
 /// Why a request is not authenticated.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AuthError {
+pub(crate) enum AuthError {
     /// No credentials.
     #[error("credentials missing")]
     Missing,
@@ -73,13 +73,52 @@ impl From<AuthError> for ApiError {
     }
 }
 
+/// An API key as authentication needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyRecord {
+    /// Id, the principal id of calls made with the key.
+    pub(crate) id: ApiKeyId,
+    /// Its tenant.
+    pub(crate) tenant_id: TenantId,
+    /// Label.
+    pub(crate) name: String,
+    /// The role it acts with.
+    pub(crate) role: TenantRole,
+    /// Revoked keys authenticate nothing.
+    pub(crate) revoked: bool,
+}
+
+/// A user as authentication needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UserRecord {
+    /// Display name.
+    pub(crate) name: String,
+    /// E-mail, when set.
+    pub(crate) email: Option<String>,
+    /// Disabled users authenticate nothing.
+    pub(crate) disabled: bool,
+}
+
+/// What authentication needs to know of stored identities. The identity area provides it, so
+/// that authentication depends on no area and the areas depend on authentication.
+#[async_trait::async_trait]
+pub(crate) trait IdentityDirectory: Send + Sync + std::fmt::Debug {
+    /// The API key whose secret hashes to `hash`.
+    async fn api_key_by_hash(&self, hash: &[u8]) -> anyhow::Result<Option<KeyRecord>>;
+    /// The user with this id, if Basin knows it.
+    async fn user(&self, id: UserId) -> anyhow::Result<Option<UserRecord>>;
+    /// The tenants the user belongs to, with its role in each.
+    async fn memberships(&self, id: UserId) -> anyhow::Result<Vec<(TenantId, TenantRole)>>;
+}
+
 /// Authenticates requests.
-pub struct Authenticator {
+pub(crate) struct Authenticator {
     hs_key: DecodingKey,
     hs_validation: Validation,
     oidc: Option<JwksVerifier>,
     tenant_claim: String,
     clock: Arc<dyn Clock>,
+    directory: Arc<dyn IdentityDirectory>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -92,10 +131,11 @@ impl std::fmt::Debug for Authenticator {
 
 impl Authenticator {
     /// An authenticator for Basin's own HS256 tokens and, when configured, an OIDC provider.
-    pub fn new(
+    pub(crate) fn new(
         secret: &SigningSecret,
         config: &AuthConfig,
         clock: Arc<dyn Clock>,
+        directory: Arc<dyn IdentityDirectory>,
     ) -> Result<Self, String> {
         let mut hs_validation = Validation::new(Algorithm::HS256);
         hs_validation.set_issuer(&[&config.issuer]);
@@ -109,11 +149,12 @@ impl Authenticator {
             oidc,
             tenant_claim: config.tenant_claim.clone(),
             clock,
+            directory,
         })
     }
 
     /// Authenticates the credentials in `headers`.
-    pub async fn authenticate(&self, headers: &HeaderMap, db: &Db) -> Result<Principal, AuthError> {
+    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, AuthError> {
         if let Some(authorization) = headers.get(header::AUTHORIZATION) {
             let raw = authorization
                 .to_str()
@@ -124,23 +165,25 @@ impl Authenticator {
                     "only the Bearer authorization scheme is supported".into(),
                 ));
             }
-            return self.authenticate_bearer(token.trim(), db).await;
+            return self.authenticate_bearer(token.trim()).await;
         }
         if let Some(key) = headers.get(API_KEY_HEADER) {
             let raw = key.to_str().unwrap_or("");
-            return self.authenticate_api_key(raw, db).await;
+            return self.authenticate_api_key(raw).await;
         }
         Err(AuthError::Missing)
     }
 
-    async fn authenticate_api_key(&self, raw: &str, db: &Db) -> Result<Principal, AuthError> {
+    async fn authenticate_api_key(&self, raw: &str) -> Result<Principal, AuthError> {
         let secret = ApiKeySecret::parse(raw)
             .ok_or_else(|| AuthError::Invalid("the API key is malformed".into()))?;
-        let key = identity::find_api_key_by_hash(db, &secret.hash())
+        let key = self
+            .directory
+            .api_key_by_hash(&secret.hash())
             .await
-            .map_err(|error| AuthError::Unavailable(error.into()))?
+            .map_err(AuthError::Unavailable)?
             .ok_or_else(|| AuthError::Invalid("the API key is not known".into()))?;
-        if key.revoked_at.is_some() {
+        if key.revoked {
             return Err(AuthError::Revoked("the API key has been revoked".into()));
         }
         Ok(Principal {
@@ -152,11 +195,10 @@ impl Authenticator {
             tenant_role: Some(key.role),
             platform_roles: Default::default(),
             scopes: Default::default(),
-            client_id: None,
         })
     }
 
-    async fn authenticate_bearer(&self, token: &str, db: &Db) -> Result<Principal, AuthError> {
+    async fn authenticate_bearer(&self, token: &str) -> Result<Principal, AuthError> {
         if token.is_empty() {
             return Err(AuthError::Invalid("the bearer token is empty".into()));
         }
@@ -181,7 +223,7 @@ impl Authenticator {
         let claims = TokenClaims::from_payload(&payload, &self.tenant_claim)
             .map_err(|error| AuthError::Invalid(error.0))?;
         self.check_times(&claims)?;
-        self.principal_for(claims, db).await
+        self.principal_for(claims).await
     }
 
     fn check_times(&self, claims: &TokenClaims) -> Result<(), AuthError> {
@@ -200,22 +242,24 @@ impl Authenticator {
         Ok(())
     }
 
-    async fn principal_for(&self, claims: TokenClaims, db: &Db) -> Result<Principal, AuthError> {
+    async fn principal_for(&self, claims: TokenClaims) -> Result<Principal, AuthError> {
         let subject = claims
             .subject
             .ok_or_else(|| AuthError::Invalid("the token has no sub claim".into()))?;
-        let user_id = crate::ids::UserId::from_uuid(subject);
-        let unavailable =
-            |error: crate::identity::service::IdentityError| AuthError::Unavailable(error.into());
-        let user = identity::find_user(db, user_id)
+        let user_id = UserId::from_uuid(subject);
+        let user = self
+            .directory
+            .user(user_id)
             .await
-            .map_err(unavailable)?;
-        if user.as_ref().is_some_and(|user| user.disabled_at.is_some()) {
+            .map_err(AuthError::Unavailable)?;
+        if user.as_ref().is_some_and(|user| user.disabled) {
             return Err(AuthError::Revoked("the user has been disabled".into()));
         }
-        let memberships = identity::memberships_of(db, user_id)
+        let memberships = self
+            .directory
+            .memberships(user_id)
             .await
-            .map_err(unavailable)?;
+            .map_err(AuthError::Unavailable)?;
         let (tenant_id, tenant_role) = match claims.tenant_id {
             Some(tenant) => (
                 Some(tenant),
@@ -242,7 +286,6 @@ impl Authenticator {
             tenant_role,
             platform_roles: claims.platform_roles,
             scopes: claims.scopes,
-            client_id: claims.client_id,
         })
     }
 }

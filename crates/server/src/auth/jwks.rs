@@ -19,7 +19,7 @@ use crate::config::OidcConfig;
 use crate::limits::{JWKS_BYTES_MAX, JWKS_FETCH_TIMEOUT_MS, JWKS_REFRESH_INTERVAL_MIN_SECONDS};
 
 /// Algorithms accepted from the identity provider.
-pub const OIDC_ALGORITHMS: &[Algorithm] = &[
+pub(super) const OIDC_ALGORITHMS: &[Algorithm] = &[
     Algorithm::RS256,
     Algorithm::RS384,
     Algorithm::RS512,
@@ -42,7 +42,7 @@ struct CachedJwks {
 
 /// Verifies tokens signed by the configured provider.
 #[derive(Debug)]
-pub struct JwksVerifier {
+pub(crate) struct JwksVerifier {
     issuer: String,
     audience: Vec<String>,
     source: JwksSource,
@@ -54,7 +54,7 @@ pub struct JwksVerifier {
 
 impl JwksVerifier {
     /// A verifier for `config`; nothing is fetched until the first token arrives.
-    pub fn new(config: &OidcConfig) -> Result<Self, String> {
+    pub(crate) fn new(config: &OidcConfig) -> Result<Self, String> {
         let source = match (&config.jwks_url, &config.jwks_file) {
             (Some(url), _) => JwksSource::Url(url.clone()),
             (None, Some(file)) => JwksSource::File(file.clone()),
@@ -77,7 +77,7 @@ impl JwksVerifier {
 
     /// Verifies the signature, issuer and audience of `token` and returns its payload.
     /// Expiry is checked by the caller against Basin's clock.
-    pub async fn verify(
+    pub(crate) async fn verify(
         &self,
         token: &str,
         header: &Header,

@@ -7,20 +7,26 @@
 
 mod api_key;
 mod authenticator;
+mod caller;
 mod jwks;
 mod principal;
 mod secret;
 mod token;
 
-pub use api_key::{ApiKeySecret, derive_bootstrap_key};
-pub use authenticator::{API_KEY_HEADER, AuthError, Authenticator};
-pub use jwks::JwksVerifier;
-pub use principal::{PlatformRole, Principal, PrincipalType};
-pub use secret::{SigningSecret, load_or_create_secret};
-pub use token::{TokenClaims, TokenRequest, issue_token, parse_ttl};
+pub(crate) use api_key::{ApiKeySecret, derive_bootstrap_key};
+pub(crate) use authenticator::{
+    API_KEY_HEADER, AuthError, Authenticator, IdentityDirectory, KeyRecord, UserRecord,
+};
+pub(crate) use caller::{Caller, TenantStanding};
+pub(crate) use jwks::JwksVerifier;
+pub(crate) use principal::{PlatformRole, Principal, PrincipalType, TenantRole};
+pub use secret::SigningSecret;
+pub(crate) use secret::load_or_create_secret;
+pub(crate) use token::parse_ttl;
+pub use token::{TokenRequest, issue_token};
 
 /// Scopes of the platform named by the interface; bootstrap tokens carry them all.
-pub const PLATFORM_SCOPES: &[&str] = &[
+pub(crate) const PLATFORM_SCOPES: &[&str] = &[
     "platform_iam_featurestatus_read",
     "platform_iam_featurestatus_readwrite",
 ];

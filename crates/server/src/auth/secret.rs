@@ -10,9 +10,9 @@ use base64::engine::general_purpose::STANDARD;
 use secrecy::{ExposeSecret, SecretString};
 
 /// File in the data dir holding the generated secret.
-pub const SECRET_FILE: &str = "jwt-secret";
+pub(super) const SECRET_FILE: &str = "jwt-secret";
 /// Shorter configured secrets are refused: HS256 wants at least 256 bits of key.
-pub const SECRET_BYTES_MIN: usize = 32;
+pub(super) const SECRET_BYTES_MIN: usize = 32;
 
 /// The secret bytes, never printed.
 #[derive(Clone)]
@@ -26,12 +26,13 @@ impl std::fmt::Debug for SigningSecret {
 
 impl SigningSecret {
     /// Wraps a secret.
-    pub fn new(secret: SecretString) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(secret: SecretString) -> Self {
         Self(secret)
     }
 
     /// The raw bytes, for signing.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         self.0.expose_secret().as_bytes()
     }
 }
@@ -39,7 +40,7 @@ impl SigningSecret {
 /// Why no secret could be had.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SecretError {
+pub(crate) enum SecretError {
     /// The configured secret is too short.
     #[error("auth.jwt_secret must be at least {SECRET_BYTES_MIN} bytes long")]
     TooShort,
@@ -54,7 +55,7 @@ pub enum SecretError {
 }
 
 /// The configured secret, or the one kept in `data_dir` (created on first use).
-pub fn load_or_create_secret(
+pub(crate) fn load_or_create_secret(
     configured: Option<&SecretString>,
     data_dir: &Path,
 ) -> Result<SigningSecret, SecretError> {

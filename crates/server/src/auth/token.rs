@@ -14,36 +14,36 @@ use crate::limits::TOKEN_TTL_SECONDS_MAX;
 
 /// The claims Basin uses, read leniently from whatever the issuer put in the token.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TokenClaims {
+pub(crate) struct TokenClaims {
     /// `sub`, which must be a UUID.
-    pub subject: Option<Uuid>,
+    pub(crate) subject: Option<Uuid>,
     /// Tenant id from the configured claim, `tenant_id` or `tenantId`.
-    pub tenant_id: Option<TenantId>,
+    pub(crate) tenant_id: Option<TenantId>,
     /// Platform roles from `roles`, `role` or Keycloak's `realm_access.roles`; other role
     /// names are ignored.
-    pub platform_roles: BTreeSet<PlatformRole>,
+    pub(crate) platform_roles: BTreeSet<PlatformRole>,
     /// Scopes from `scope` (space separated) or `scp` (string or array).
-    pub scopes: BTreeSet<String>,
+    pub(crate) scopes: BTreeSet<String>,
     /// `client_id`, else `azp`.
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// `name`, else `preferred_username`.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// `email`.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// `exp` in seconds since the epoch.
-    pub expires_at: Option<i64>,
+    pub(crate) expires_at: Option<i64>,
     /// `nbf` in seconds since the epoch.
-    pub not_before: Option<i64>,
+    pub(crate) not_before: Option<i64>,
 }
 
 /// A claim that is present but unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ClaimError(pub String);
+pub(crate) struct ClaimError(pub String);
 
 impl TokenClaims {
     /// Reads the claims Basin uses from a decoded payload.
-    pub fn from_payload(
+    pub(crate) fn from_payload(
         payload: &Map<String, Value>,
         tenant_claim: &str,
     ) -> Result<Self, ClaimError> {
@@ -206,7 +206,7 @@ pub fn issue_token(
 }
 
 /// Parses a lifetime such as `90s`, `15m`, `1h`, `7d` (a bare number is seconds).
-pub fn parse_ttl(raw: &str) -> Result<TimeDelta, String> {
+pub(crate) fn parse_ttl(raw: &str) -> Result<TimeDelta, String> {
     let raw = raw.trim();
     let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
     let (digits, unit) = raw.split_at(split);

@@ -19,18 +19,18 @@ use crate::blob::urls::BlobUrlError;
 use crate::error::ErrorCause;
 
 /// The storage service version Basin answers as (`x-ms-version`).
-pub const SERVICE_VERSION: &str = "2025-01-05";
+pub(crate) const SERVICE_VERSION: &str = "2025-01-05";
 /// Header naming the error code.
-pub const ERROR_CODE_HEADER: HeaderName = HeaderName::from_static("x-ms-error-code");
+pub(crate) const ERROR_CODE_HEADER: HeaderName = HeaderName::from_static("x-ms-error-code");
 /// Header naming the service version.
-pub const VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-version");
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-version");
 /// Header echoing the request id.
-pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-ms-request-id");
+pub(crate) const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-ms-request-id");
 
 /// Every error of the blob endpoint.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AzureError {
+pub(crate) enum AzureError {
     /// The signature is missing, wrong or expired.
     #[error("{0}")]
     Authentication(SasError),
@@ -107,7 +107,7 @@ pub enum AzureError {
 
 impl AzureError {
     /// The status and Azure error code. Every status decision is here.
-    pub fn status_code(&self) -> (StatusCode, &'static str) {
+    pub(crate) fn status_code(&self) -> (StatusCode, &'static str) {
         use StatusCode as S;
         match self {
             Self::Authentication(_) => (S::FORBIDDEN, "AuthenticationFailed"),
@@ -234,12 +234,12 @@ fn escape_xml(text: &str) -> String {
 }
 
 /// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), the form of `Last-Modified`.
-pub fn http_date(time: DateTime<Utc>) -> String {
+pub(crate) fn http_date(time: DateTime<Utc>) -> String {
     time.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
 /// `ETag` and `Last-Modified` of a blob.
-pub fn insert_meta(headers: &mut HeaderMap, meta: &BlobMeta) {
+pub(crate) fn insert_meta(headers: &mut HeaderMap, meta: &BlobMeta) {
     if let Ok(etag) = HeaderValue::from_str(&meta.etag) {
         headers.insert(header::ETAG, etag);
     }

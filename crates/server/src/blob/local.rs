@@ -13,7 +13,7 @@
 //! blob, the same way; a reader in between sees the new bytes with the old properties.
 
 use std::io::{self, ErrorKind, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
@@ -42,7 +42,7 @@ const IO_BUFFER_BYTES: usize = 256 * 1024;
 
 /// Blobs in a local folder.
 #[derive(Debug, Clone)]
-pub struct LocalBlobStore {
+pub(crate) struct LocalBlobStore {
     root: PathBuf,
 }
 
@@ -69,7 +69,7 @@ impl Drop for TempFile {
 
 impl LocalBlobStore {
     /// A store rooted at `root`, created if missing.
-    pub async fn open(root: impl Into<PathBuf>) -> io::Result<Self> {
+    pub(crate) async fn open(root: impl Into<PathBuf>) -> io::Result<Self> {
         let root = root.into();
         fs::create_dir_all(root.join(TMP_DIR)).await?;
         fs::create_dir_all(root.join(BLOCKS_DIR)).await?;
@@ -77,15 +77,10 @@ impl LocalBlobStore {
         Ok(Self { root })
     }
 
-    /// The folder blobs live in.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Removes writes in progress and staged blocks older than `age`: leftovers of crashed
     /// processes and of uploads never committed (Azure forgets uncommitted blocks after a
     /// week). Returns how many entries were removed.
-    pub async fn sweep(&self, age: Duration) -> io::Result<usize> {
+    pub(crate) async fn sweep(&self, age: Duration) -> io::Result<usize> {
         let cutoff = SystemTime::now()
             .checked_sub(age)
             .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -442,7 +437,7 @@ mod tests {
             .await
             .unwrap();
         check_store_contract(&store).await;
-        let leftovers = std::fs::read_dir(store.root().join(TMP_DIR))
+        let leftovers = std::fs::read_dir(dir.path().join("blobs").join(TMP_DIR))
             .unwrap()
             .count();
         assert_eq!(leftovers, 0, "no temporary files remain");

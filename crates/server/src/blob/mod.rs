@@ -15,17 +15,17 @@
 //! [`BlobUrls::read_url`] mints a read URL, and [`BlobStore::head`] and [`BlobStore::get`]
 //! stat and open a blob.
 
-pub mod azure;
-pub mod blocks;
-pub mod local;
-pub mod object;
-pub mod path;
-pub mod properties;
-pub mod range;
-pub mod routes;
-pub mod signing;
-pub mod store;
-pub mod urls;
+pub(crate) mod azure;
+pub(crate) mod blocks;
+pub(crate) mod local;
+pub(crate) mod object;
+pub(crate) mod path;
+pub(crate) mod properties;
+pub(crate) mod range;
+pub(crate) mod routes;
+pub(crate) mod signing;
+pub(crate) mod store;
+pub(crate) mod urls;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,45 +33,44 @@ use std::sync::Arc;
 use anyhow::Context;
 use secrecy::ExposeSecret;
 
-pub use local::LocalBlobStore;
-pub use object::ObjectBlobStore;
-pub use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
-pub use routes::router;
-pub use signing::{BlobSigner, Permissions};
-pub use store::{
-    BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, WriteOptions, Written,
-};
-pub use urls::{BlobUrlError, BlobUrls, PublicBase};
+pub(crate) use local::LocalBlobStore;
+pub(crate) use object::ObjectBlobStore;
+pub(crate) use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
+pub(crate) use routes::router;
+pub(crate) use store::{BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions};
+pub(crate) use urls::BlobUrlError;
+pub use urls::resign_blob_url;
+pub(crate) use urls::{BlobUrls, PublicBase};
 
 use crate::config::Config;
 
 /// The storage account name in blob URLs (`/basin/<container>/<blob>`), as Azurite-style
 /// URLs carry one in the first path segment.
-pub const ACCOUNT: &str = "basin";
+pub(crate) const ACCOUNT: &str = "basin";
 
 /// Folder of the default local backend inside `data_dir`.
-pub const LOCAL_BLOBS_DIR: &str = "blobs";
+pub(crate) const LOCAL_BLOBS_DIR: &str = "blobs";
 
 /// Limits of the blob endpoint and of direct uploads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlobLimits {
+pub(crate) struct BlobLimits {
     /// Largest blob, whether sent whole or as blocks.
-    pub upload_bytes_max: u64,
+    pub(crate) upload_bytes_max: u64,
     /// Largest file sent directly to the API (`.../file/upload`).
-    pub direct_upload_bytes_max: u64,
+    pub(crate) direct_upload_bytes_max: u64,
     /// An upload body that sends nothing for this long is abandoned.
-    pub upload_idle_timeout: std::time::Duration,
+    pub(crate) upload_idle_timeout: std::time::Duration,
 }
 
 /// The error a body that sent nothing for the idle limit ends with; writes that read it fail
 /// as stalled (408), not as broken off.
-pub fn stalled() -> std::io::Error {
+pub(crate) fn stalled() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::TimedOut, "the body stalled")
 }
 
 /// `body` with a deadline on every chunk: a body that sends nothing for `idle` ends with an
 /// [`std::io::ErrorKind::TimedOut`] error, which abandons the write that reads it.
-pub fn idle_limited<S, E>(body: S, idle: std::time::Duration) -> ByteStream
+pub(crate) fn idle_limited<S, E>(body: S, idle: std::time::Duration) -> ByteStream
 where
     S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -92,7 +91,7 @@ where
 /// Opens the store `blob.url` names: `file:///path` or none (a folder, by default
 /// `data_dir/blobs`), or `s3://`, `az://`/`azure://`, `gs://`, `memory://` through
 /// `object_store`, configured with `blob.options`. Starts sweeping it for stale leftovers.
-pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
+pub(crate) async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
     let store = open_backend(config).await?;
     tokio::spawn(sweep_periodically(Arc::downgrade(&store)));
     Ok(store)

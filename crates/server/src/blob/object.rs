@@ -43,21 +43,21 @@ const PARTS_IN_FLIGHT_MAX: usize = 4;
 
 /// Blobs in an object store.
 #[derive(Debug, Clone)]
-pub struct ObjectBlobStore {
+pub(crate) struct ObjectBlobStore {
     store: Arc<dyn ObjectStore>,
     prefix: ObjectPath,
 }
 
 impl ObjectBlobStore {
     /// A store over `store`, keeping blobs under `prefix`.
-    pub fn new(store: Arc<dyn ObjectStore>, prefix: ObjectPath) -> Self {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, prefix: ObjectPath) -> Self {
         Self { store, prefix }
     }
 
     /// The store a `blob.url` names (`s3://bucket/prefix`, `az://container/prefix`,
     /// `gs://bucket/prefix`, `memory://`), configured with `options` (the builders' keys, such
     /// as `aws_access_key_id` or `azure_storage_account_name`).
-    pub fn from_url(
+    pub(crate) fn from_url(
         url: &url::Url,
         options: &BTreeMap<String, String>,
     ) -> Result<Self, object_store::Error> {

@@ -10,12 +10,12 @@ use crate::blob::store::BlobProperties;
 /// Prefix of metadata headers.
 const METADATA_PREFIX: &str = "x-ms-meta-";
 /// Most bytes of metadata names and values together, as in Azure Blob Storage.
-pub const METADATA_BYTES_MAX: usize = 8 * 1024;
+pub(crate) const METADATA_BYTES_MAX: usize = 8 * 1024;
 
 /// Which request the headers come from: `Put Blob` also takes the standard content headers
 /// (`Content-Type` ...) as the blob's; in `Put Block List` they describe the XML body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Request {
+pub(crate) enum Request {
     /// `Put Blob`.
     PutBlob,
     /// `Put Block List`.
@@ -25,7 +25,10 @@ pub enum Request {
 /// The properties the request's headers set: `x-ms-blob-content-type` and its siblings
 /// (winning over the standard header of `Put Blob`), and `x-ms-meta-<name>`. Metadata names
 /// must be C# identifiers, as Azure requires, and are kept in lower case.
-pub fn from_headers(headers: &HeaderMap, request: Request) -> Result<BlobProperties, AzureError> {
+pub(crate) fn from_headers(
+    headers: &HeaderMap,
+    request: Request,
+) -> Result<BlobProperties, AzureError> {
     let field = |azure: &'static str, standard: HeaderName| -> Result<Option<String>, AzureError> {
         let value = match headers.get(azure) {
             Some(value) => Some(value),
@@ -77,7 +80,7 @@ pub fn from_headers(headers: &HeaderMap, request: Request) -> Result<BlobPropert
 
 /// Writes the blob's properties into the headers of a read (`application/octet-stream` when it
 /// has no content type).
-pub fn insert_into(headers: &mut HeaderMap, properties: &BlobProperties) {
+pub(crate) fn insert_into(headers: &mut HeaderMap, properties: &BlobProperties) {
     let content_type = properties
         .content_type
         .as_deref()
@@ -126,7 +129,7 @@ const ACTIVE_TYPES: &[&str] = &[
 /// Hardens the headers of a blob read: the browser must not sniff another type, must run no
 /// script and load nothing (`sandbox`), and must download active types instead of showing
 /// them, whatever disposition the uploader stored (its file name is kept).
-pub fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &str) {
+pub(crate) fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &str) {
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse, Response};
@@ -39,11 +39,29 @@ use crate::blob::store::{BlobMeta, BlobProperties, ByteStream, WriteOptions, Wri
 use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
 use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX};
-use crate::startup::AppState;
+
+/// What the blob endpoint need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct BlobState {
+    /// Storage.
+    pub(crate) blobs: std::sync::Arc<dyn crate::blob::BlobStore>,
+    /// Signature checks.
+    pub(crate) blob_urls: crate::blob::BlobUrls,
+    /// Time, for URL expiry.
+    pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// Upload limits.
+    pub(crate) blob_limits: crate::blob::BlobLimits,
+    /// The datasets whose content is written.
+    pub(crate) datasets: crate::datasets::service::DatasetService,
+}
 
 /// The blob routes (not in the OpenAPI document: the protocol is Azure's, documented in
 /// docs/blobs.md).
-pub fn router() -> Router<AppState> {
+pub(crate) fn router<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BlobState: FromRef<S>,
+{
     Router::new()
         .route(
             &format!("/{ACCOUNT}/{{container}}/{{*blob}}"),
@@ -96,7 +114,7 @@ impl Target {
     /// Verifies the signature for an operation needing one of `required`.
     fn authorize(
         &self,
-        state: &AppState,
+        state: &BlobState,
         request: &Request,
         required: Permissions,
     ) -> Result<Permissions, AzureError> {
@@ -114,7 +132,10 @@ const WRITE: Permissions = Permissions::CREATE
     .union(Permissions::WRITE)
     .union(Permissions::ADD);
 
-async fn put_blob(State(state): State<AppState>, request: Request) -> Result<Response, AzureError> {
+async fn put_blob(
+    State(state): State<BlobState>,
+    request: Request,
+) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     let granted = target.authorize(&state, &request, WRITE)?;
     check_writable(&state, &target).await?;
@@ -127,7 +148,7 @@ async fn put_blob(State(state): State<AppState>, request: Request) -> Result<Res
 }
 
 async fn put_whole_blob(
-    state: &AppState,
+    state: &BlobState,
     target: Target,
     granted: Permissions,
     request: Request,
@@ -161,7 +182,7 @@ async fn put_whole_blob(
 }
 
 async fn put_block(
-    state: &AppState,
+    state: &BlobState,
     target: Target,
     granted: Permissions,
     request: Request,
@@ -190,7 +211,7 @@ async fn put_block(
 }
 
 async fn put_block_list(
-    state: &AppState,
+    state: &BlobState,
     target: Target,
     granted: Permissions,
     request: Request,
@@ -227,7 +248,7 @@ async fn put_block_list(
 
 /// A signed URL stays valid after its dataset is deleted, but the recycle bin must keep
 /// content as it was deleted: writes (whole blobs, blocks and block lists) are refused.
-async fn check_writable(state: &AppState, target: &Target) -> Result<(), AzureError> {
+async fn check_writable(state: &BlobState, target: &Target) -> Result<(), AzureError> {
     match state
         .datasets
         .check_content_writable(&target.path.key())
@@ -242,7 +263,7 @@ async fn check_writable(state: &AppState, target: &Target) -> Result<(), AzureEr
 /// Tells the datasets stored at this blob their new size and checksum. Failing here fails the
 /// write request, so the client retries and the record never disagrees with the bytes.
 async fn record_content(
-    state: &AppState,
+    state: &BlobState,
     target: &Target,
     written: &Written,
 ) -> Result<(), AzureError> {
@@ -253,7 +274,10 @@ async fn record_content(
         .map_err(|error| AzureError::Internal(error.into()))
 }
 
-async fn get_blob(State(state): State<AppState>, request: Request) -> Result<Response, AzureError> {
+async fn get_blob(
+    State(state): State<BlobState>,
+    request: Request,
+) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     target.authorize(&state, &request, Permissions::READ)?;
     if target.comp.is_some() {
@@ -284,7 +308,7 @@ async fn get_blob(State(state): State<AppState>, request: Request) -> Result<Res
 }
 
 async fn head_blob(
-    State(state): State<AppState>,
+    State(state): State<BlobState>,
     request: Request,
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;

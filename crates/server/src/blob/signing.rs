@@ -23,7 +23,7 @@ use crate::blob::path::BlobPath;
 use crate::limits::SAS_QUERY_BYTES_MAX;
 
 /// The `sv` Basin signs and accepts; a new signing scheme gets a new version.
-pub const SAS_VERSION: &str = "2025-01-05";
+pub(crate) const SAS_VERSION: &str = "2025-01-05";
 /// The only `sr` (signed resource) Basin issues: one blob.
 const SAS_RESOURCE_BLOB: &str = "b";
 /// Label deriving the blob key from the signing secret.
@@ -31,19 +31,19 @@ const KEY_LABEL: &[u8] = b"basin blob sas";
 
 /// What a signed URL allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Permissions {
+pub(crate) struct Permissions {
     bits: u8,
 }
 
 impl Permissions {
     /// `r`: GET and HEAD.
-    pub const READ: Self = Self { bits: 1 };
+    pub(crate) const READ: Self = Self { bits: 1 };
     /// `a`: stage blocks.
-    pub const ADD: Self = Self { bits: 2 };
+    pub(crate) const ADD: Self = Self { bits: 2 };
     /// `c`: create a blob that does not exist yet.
-    pub const CREATE: Self = Self { bits: 4 };
+    pub(crate) const CREATE: Self = Self { bits: 4 };
     /// `w`: create or replace a blob.
-    pub const WRITE: Self = Self { bits: 8 };
+    pub(crate) const WRITE: Self = Self { bits: 8 };
     /// Every letter in Azure's canonical order.
     const LETTERS: [(char, Self); 4] = [
         ('r', Self::READ),
@@ -53,24 +53,24 @@ impl Permissions {
     ];
 
     /// The union of two sets.
-    pub const fn union(self, other: Self) -> Self {
+    pub(crate) const fn union(self, other: Self) -> Self {
         Self {
             bits: self.bits | other.bits,
         }
     }
 
     /// Holds every permission of `other`.
-    pub fn contains(self, other: Self) -> bool {
+    pub(crate) fn contains(self, other: Self) -> bool {
         self.bits & other.bits == other.bits
     }
 
     /// Holds at least one permission of `other`.
-    pub fn intersects(self, other: Self) -> bool {
+    pub(crate) fn intersects(self, other: Self) -> bool {
         self.bits & other.bits != 0
     }
 
     /// Parses `sp`: known letters, each at most once, in canonical order.
-    pub fn parse(raw: &str) -> Option<Self> {
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
         let mut letters = Self::LETTERS.iter();
         let mut permissions = Self::default();
         for c in raw.chars() {
@@ -81,7 +81,7 @@ impl Permissions {
     }
 
     /// The `sp` form.
-    pub fn as_sp(self) -> String {
+    pub(crate) fn as_sp(self) -> String {
         Self::LETTERS
             .iter()
             .filter(|(_, permission)| self.contains(*permission))
@@ -93,7 +93,7 @@ impl Permissions {
 /// Why a signed URL was refused. Every variant is a 403 and touches nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum SasError {
+pub(crate) enum SasError {
     /// A signature parameter is missing, repeated or the query is too long.
     #[error("the URL carries no complete signature (sv, se, sr, sp, sig)")]
     Missing,
@@ -110,7 +110,7 @@ pub enum SasError {
 
 /// The signature parameters of a request's query string.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SasParams {
+pub(crate) struct SasParams {
     sv: Option<String>,
     se: Option<String>,
     sr: Option<String>,
@@ -122,7 +122,7 @@ impl SasParams {
     /// Reads `sv`, `se`, `sr`, `sp` and `sig` from percent-decoded query pairs; other keys
     /// are ignored (clients add `comp`, `blockid`, `timeout`). A repeated key is refused so
     /// that what is verified is what is used.
-    pub fn from_pairs<'a>(
+    pub(crate) fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, SasError> {
         let mut params = Self::default();
@@ -145,7 +145,7 @@ impl SasParams {
 
 /// Signs and verifies blob URLs.
 #[derive(Clone)]
-pub struct BlobSigner {
+pub(crate) struct BlobSigner {
     key: hmac::Key,
 }
 
@@ -157,7 +157,7 @@ impl std::fmt::Debug for BlobSigner {
 
 impl BlobSigner {
     /// A signer keyed from the app's signing secret.
-    pub fn new(secret: &SigningSecret) -> Self {
+    pub(crate) fn new(secret: &SigningSecret) -> Self {
         let root = hmac::Key::new(hmac::HMAC_SHA256, secret.bytes());
         let derived = hmac::sign(&root, KEY_LABEL);
         Self {
@@ -166,7 +166,12 @@ impl BlobSigner {
     }
 
     /// The query string (without `?`) granting `permissions` on `path` until `expiry`.
-    pub fn sign(&self, path: &BlobPath, permissions: Permissions, expiry: DateTime<Utc>) -> String {
+    pub(crate) fn sign(
+        &self,
+        path: &BlobPath,
+        permissions: Permissions,
+        expiry: DateTime<Utc>,
+    ) -> String {
         let se = expiry.to_rfc3339_opts(SecondsFormat::Secs, true);
         let sp = permissions.as_sp();
         let signed = string_to_sign(SAS_VERSION, &se, SAS_RESOURCE_BLOB, &sp, path);
@@ -181,7 +186,7 @@ impl BlobSigner {
     }
 
     /// Checks a raw query string against `path`; see [`BlobSigner::verify`].
-    pub fn verify_query(
+    pub(crate) fn verify_query(
         &self,
         path: &BlobPath,
         query: Option<&str>,
@@ -201,7 +206,7 @@ impl BlobSigner {
 
     /// Checks that `params` are a valid, unexpired signature for `path` that grants at least
     /// one of `required`; returns everything it grants.
-    pub fn verify(
+    pub(crate) fn verify(
         &self,
         path: &BlobPath,
         params: &SasParams,

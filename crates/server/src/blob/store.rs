@@ -21,19 +21,19 @@ use crate::blob::range::RangeSpec;
 
 /// A stream of body bytes. An `Err` item means the sender failed (the client went away, or a
 /// chunk was late); the write that reads it is abandoned.
-pub type ByteStream = BoxStream<'static, io::Result<Bytes>>;
+pub(crate) type ByteStream = BoxStream<'static, io::Result<Bytes>>;
 
 /// What a backend knows about a stored blob.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlobMeta {
+pub(crate) struct BlobMeta {
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Opaque version tag, quoted as HTTP wants it (`"..."`); changes on every write.
-    pub etag: String,
+    pub(crate) etag: String,
     /// When the blob was last written.
-    pub last_modified: DateTime<Utc>,
+    pub(crate) last_modified: DateTime<Utc>,
     /// What the client stored with the blob.
-    pub properties: BlobProperties,
+    pub(crate) properties: BlobProperties,
 }
 
 /// What a client stores with a blob and gets back with every read: Azure's blob HTTP headers
@@ -41,68 +41,68 @@ pub struct BlobMeta {
 /// visible ASCII, as HTTP headers carry them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct BlobProperties {
+pub(crate) struct BlobProperties {
     /// `Content-Type` of reads; `application/octet-stream` when not set.
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// `Content-Encoding` of reads.
-    pub content_encoding: Option<String>,
+    pub(crate) content_encoding: Option<String>,
     /// `Content-Language` of reads.
-    pub content_language: Option<String>,
+    pub(crate) content_language: Option<String>,
     /// `Content-Disposition` of reads.
-    pub content_disposition: Option<String>,
+    pub(crate) content_disposition: Option<String>,
     /// `Cache-Control` of reads.
-    pub cache_control: Option<String>,
+    pub(crate) cache_control: Option<String>,
     /// Metadata, by name (lower case: HTTP/1.1 header names are case-insensitive).
-    pub metadata: std::collections::BTreeMap<String, String>,
+    pub(crate) metadata: std::collections::BTreeMap<String, String>,
 }
 
 impl BlobProperties {
     /// Whether nothing is set.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 }
 
 /// Conditions and limits of a write, and what to store with the blob.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteOptions {
+pub(crate) struct WriteOptions {
     /// The write fails with [`BlobError::TooLarge`] past this many bytes.
-    pub size_max: u64,
+    pub(crate) size_max: u64,
     /// Fail with [`BlobError::AlreadyExists`] if the blob exists (`If-None-Match: *`).
-    pub create_only: bool,
+    pub(crate) create_only: bool,
     /// The MD5 the client says the body has (`Content-MD5`); a mismatch fails the write.
-    pub expected_md5: Option<[u8; 16]>,
+    pub(crate) expected_md5: Option<[u8; 16]>,
     /// Stored with the blob, replacing what an earlier version had (ignored by
     /// [`BlobStore::stage_block`]).
-    pub properties: BlobProperties,
+    pub(crate) properties: BlobProperties,
 }
 
 /// The result of a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// The stored blob.
-    pub meta: BlobMeta,
+    pub(crate) meta: BlobMeta,
     /// MD5 of the bytes written, returned to clients as `Content-MD5`.
-    pub md5: [u8; 16],
+    pub(crate) md5: [u8; 16],
 }
 
 /// A staged block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StagedBlock {
+pub(crate) struct StagedBlock {
     /// Size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// MD5 of the block.
-    pub md5: [u8; 16],
+    pub(crate) md5: [u8; 16],
 }
 
 /// An open read.
-pub struct BlobRead {
+pub(crate) struct BlobRead {
     /// The blob read from.
-    pub meta: BlobMeta,
+    pub(crate) meta: BlobMeta,
     /// The bytes sent, when a range was asked for (always within `0..meta.size`).
-    pub range: Option<Range<u64>>,
+    pub(crate) range: Option<Range<u64>>,
     /// The bytes.
-    pub body: ByteStream,
+    pub(crate) body: ByteStream,
 }
 
 impl Debug for BlobRead {
@@ -117,7 +117,7 @@ impl Debug for BlobRead {
 /// Why a blob operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum BlobError {
+pub(crate) enum BlobError {
     /// No blob at this path.
     #[error("blob {0} not found")]
     NotFound(String),
@@ -156,7 +156,7 @@ pub enum BlobError {
 
 impl BlobError {
     /// A storage fault from any cause.
-    pub fn storage(cause: impl Into<anyhow::Error>) -> Self {
+    pub(crate) fn storage(cause: impl Into<anyhow::Error>) -> Self {
         Self::Storage(cause.into())
     }
 }
@@ -168,7 +168,7 @@ impl BlobError {
 /// none) in place; reads of a blob that is being replaced see the old or the new bytes, never
 /// a mix. Paths are already checked ([`BlobPath`]), so backends need not re-validate them.
 #[async_trait]
-pub trait BlobStore: Send + Sync + Debug {
+pub(crate) trait BlobStore: Send + Sync + Debug {
     /// Writes a blob from a stream, replacing any blob at `path` unless `create_only`.
     async fn put(
         &self,

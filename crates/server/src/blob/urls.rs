@@ -6,7 +6,7 @@
 //! `http://<Host header>` of the request that asks for the URL, so the URL reaches Basin the
 //! way the client did. Behind a TLS-terminating proxy or under a path prefix, set `public_url`.
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::HOST;
 use axum::http::request::Parts;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -17,7 +17,6 @@ use crate::blob::ACCOUNT;
 use crate::blob::path::{BlobPath, BlobPathError};
 use crate::blob::signing::{BlobSigner, Permissions};
 use crate::error::ApiError;
-use crate::startup::AppState;
 
 /// Characters left unencoded in blob name segments: RFC 3986 unreserved.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -28,14 +27,14 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 
 /// Permissions of upload URLs: create and write the blob, and read it back (clients check
 /// what they uploaded; the holder wrote those bytes, so reading them reveals nothing).
-pub const UPLOAD_PERMISSIONS: Permissions = Permissions::READ
+pub(crate) const UPLOAD_PERMISSIONS: Permissions = Permissions::READ
     .union(Permissions::CREATE)
     .union(Permissions::WRITE);
 
 /// Why a URL does not name a blob of this Basin.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum BlobUrlError {
+pub(crate) enum BlobUrlError {
     /// Not an absolute URL.
     #[error("not an absolute URL")]
     NotAUrl,
@@ -49,11 +48,11 @@ pub enum BlobUrlError {
 
 /// Where clients reach Basin: `scheme://host[:port][/prefix]`, without a trailing slash.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PublicBase(String);
+pub(crate) struct PublicBase(String);
 
 impl PublicBase {
     /// A configured `public_url`: http or https, a host, no query or fragment.
-    pub fn parse(raw: &str) -> Option<Self> {
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
         let url = url::Url::parse(raw).ok()?;
         let usable = matches!(url.scheme(), "http" | "https")
             && url.host_str().is_some()
@@ -65,14 +64,14 @@ impl PublicBase {
     }
 
     /// `http://<host>` from a request's `Host` header, if it is a plain authority.
-    pub fn from_host(host: &str) -> Option<Self> {
+    pub(crate) fn from_host(host: &str) -> Option<Self> {
         let base = Self::parse(&format!("http://{host}"))?;
         let url = url::Url::parse(&base.0).ok()?;
         (url.path() == "/" && !host.contains(['/', '@', '?', '#'])).then_some(base)
     }
 
     /// The base as text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
@@ -83,14 +82,15 @@ impl PublicBase {
     }
 }
 
-impl FromRequestParts<AppState> for PublicBase {
+impl<S> FromRequestParts<S> for PublicBase
+where
+    BlobUrls: FromRef<S>,
+    S: Send + Sync,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        if let Some(base) = state.blob_urls.public_url() {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(base) = BlobUrls::from_ref(state).public_url() {
             return Ok(base.clone());
         }
         parts
@@ -109,7 +109,7 @@ impl FromRequestParts<AppState> for PublicBase {
 
 /// Mints signed blob URLs and maps URLs back to blob paths.
 #[derive(Debug, Clone)]
-pub struct BlobUrls {
+pub(crate) struct BlobUrls {
     signer: BlobSigner,
     public_url: Option<PublicBase>,
     upload_ttl: TimeDelta,
@@ -118,7 +118,7 @@ pub struct BlobUrls {
 
 impl BlobUrls {
     /// URLs signed with a key derived from `secret`.
-    pub fn new(
+    pub(crate) fn new(
         secret: &SigningSecret,
         public_url: Option<PublicBase>,
         upload_ttl: TimeDelta,
@@ -133,32 +133,42 @@ impl BlobUrls {
     }
 
     /// How long upload URLs stay valid by default.
-    pub fn upload_ttl(&self) -> TimeDelta {
+    pub(crate) fn upload_ttl(&self) -> TimeDelta {
         self.upload_ttl
     }
 
     /// The signer, for the blob endpoint.
-    pub fn signer(&self) -> &BlobSigner {
+    pub(crate) fn signer(&self) -> &BlobSigner {
         &self.signer
     }
 
     /// The configured `public_url`, if any.
-    pub fn public_url(&self) -> Option<&PublicBase> {
+    pub(crate) fn public_url(&self) -> Option<&PublicBase> {
         self.public_url.as_ref()
     }
 
     /// A URL to upload `path` with (read, create, write), valid for `blob.upload_url_ttl_seconds`.
-    pub fn upload_url(&self, base: &PublicBase, path: &BlobPath, now: DateTime<Utc>) -> String {
+    pub(crate) fn upload_url(
+        &self,
+        base: &PublicBase,
+        path: &BlobPath,
+        now: DateTime<Utc>,
+    ) -> String {
         self.signed_url(base, path, UPLOAD_PERMISSIONS, now + self.upload_ttl)
     }
 
     /// A URL to read `path` (GET with ranges, HEAD), valid for `blob.read_url_ttl_seconds`.
-    pub fn read_url(&self, base: &PublicBase, path: &BlobPath, now: DateTime<Utc>) -> String {
+    pub(crate) fn read_url(
+        &self,
+        base: &PublicBase,
+        path: &BlobPath,
+        now: DateTime<Utc>,
+    ) -> String {
         self.signed_url(base, path, Permissions::READ, now + self.read_ttl)
     }
 
     /// A URL granting `permissions` on `path` until `expiry`.
-    pub fn signed_url(
+    pub(crate) fn signed_url(
         &self,
         base: &PublicBase,
         path: &BlobPath,
@@ -173,7 +183,7 @@ impl BlobUrls {
     /// back upload URLs without their query (`uploadUrl` of upload-convert). The host is not
     /// checked, since clients may reach Basin under several names; callers must check that
     /// the path belongs to the caller (for uploads: `uploads/<caller's tenant>/...`).
-    pub fn blob_path_from_url(&self, raw: &str) -> Result<BlobPath, BlobUrlError> {
+    pub(crate) fn blob_path_from_url(&self, raw: &str) -> Result<BlobPath, BlobUrlError> {
         let url = url::Url::parse(raw.trim()).map_err(|_| BlobUrlError::NotAUrl)?;
         let mut path = url.path();
         let prefix = self
@@ -188,8 +198,31 @@ impl BlobUrls {
     }
 }
 
+/// The URL `url` (one this server issued, with or without its query) signed anew with
+/// `permissions` (letters of `racw`) until `expiry`, on the same host; `None` when `url` names
+/// no blob or `permissions` is not a valid set. For tests of what the blob endpoint accepts;
+/// no endpoint hands out such URLs.
+pub fn resign_blob_url(
+    secret: &SigningSecret,
+    url: &str,
+    permissions: &str,
+    expiry: DateTime<Utc>,
+) -> Option<String> {
+    let urls = BlobUrls::new(secret, None, TimeDelta::hours(1), TimeDelta::hours(1));
+    let path = urls.blob_path_from_url(url).ok()?;
+    let parsed = url::Url::parse(url).ok()?;
+    let host = parsed.host_str()?;
+    let authority = match parsed.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    let base = PublicBase::from_host(&authority)?;
+    let permissions = Permissions::parse(permissions)?;
+    Some(urls.signed_url(&base, &path, permissions, expiry))
+}
+
 /// `<base>/basin/<container>/<encoded name>`.
-pub fn unsigned_url(base: &PublicBase, path: &BlobPath) -> String {
+pub(crate) fn unsigned_url(base: &PublicBase, path: &BlobPath) -> String {
     let name: Vec<String> = path
         .segments()
         .map(|segment| utf8_percent_encode(segment, SEGMENT).to_string())
@@ -204,7 +237,7 @@ pub fn unsigned_url(base: &PublicBase, path: &BlobPath) -> String {
 
 /// Reads `/basin/<container>/<name>` (percent-encoded, as on the wire). `None` when the path
 /// is not under the account; otherwise the parsed path or why it is invalid.
-pub fn blob_path_from_request_path(path: &str) -> Option<Result<BlobPath, BlobUrlError>> {
+pub(crate) fn blob_path_from_request_path(path: &str) -> Option<Result<BlobPath, BlobUrlError>> {
     let rest = path
         .strip_prefix('/')?
         .strip_prefix(ACCOUNT)?

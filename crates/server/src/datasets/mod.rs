@@ -2,9 +2,9 @@
 //! metadata store, bytes in the blob store under `dataPath`. Deleting moves a dataset to the
 //! recycle bin (a `deleted_at` column) and hides it from every regular call.
 
-pub mod model;
-pub mod routes;
-pub mod service;
+pub(crate) mod model;
+pub(crate) mod routes;
+pub(crate) mod service;
 mod store;
 
-pub use routes::router;
+pub(crate) use routes::router;

@@ -9,7 +9,7 @@ use crate::ids::{DatasetId, ProjectId, TenantId};
 
 crate::wire_enum! {
     /// Kind of dataset. Written in lower case on the wire (see [`DatasetType::wire`]).
-    pub enum DatasetType {
+    pub(crate) enum DatasetType {
         /// A plain file.
         File,
         /// Grids and meshes with items and time.
@@ -25,110 +25,110 @@ crate::wire_enum! {
 
 impl DatasetType {
     /// The lower-case wire name (`file`, `multidimensional`, ...).
-    pub fn wire(self) -> String {
+    pub(crate) fn wire(self) -> String {
         self.as_str().to_ascii_lowercase()
     }
 }
 
 /// A dataset row as stored.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct DatasetRow {
+pub(crate) struct DatasetRow {
     /// Id.
-    pub id: DatasetId,
+    pub(crate) id: DatasetId,
     /// Tenant.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// Project holding it.
-    pub project_id: ProjectId,
+    pub(crate) project_id: ProjectId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// Kind, lower case.
-    pub dataset_type: Option<String>,
+    pub(crate) dataset_type: Option<String>,
     /// Format: the file extension with its dot, lower case (`.dfsu`), or empty.
-    pub dataset_format: String,
+    pub(crate) dataset_format: String,
     /// Where the bytes are in the blob store.
-    pub data_path: String,
+    pub(crate) data_path: String,
     /// JSON object text.
-    pub metadata: String,
+    pub(crate) metadata: String,
     /// JSON object text.
-    pub properties: String,
+    pub(crate) properties: String,
     /// JSON array text.
-    pub tags: String,
+    pub(crate) tags: String,
     /// JSON object text.
-    pub temporal_information: Option<String>,
+    pub(crate) temporal_information: Option<String>,
     /// JSON object text.
-    pub spatial_information: Option<String>,
+    pub(crate) spatial_information: Option<String>,
     /// Bytes.
-    pub storage_size: i64,
+    pub(crate) storage_size: i64,
     /// Content checksum, `sha256:<hex>`.
-    pub checksum: Option<String>,
+    pub(crate) checksum: Option<String>,
     /// Bumped on every write.
-    pub row_version: i64,
+    pub(crate) row_version: i64,
     /// Creation time.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Creator.
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// Last change.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
     /// Last changer.
-    pub updated_by: Option<Uuid>,
+    pub(crate) updated_by: Option<Uuid>,
     /// In the recycle bin since.
-    pub deleted_at: Option<DateTime<Utc>>,
+    pub(crate) deleted_at: Option<DateTime<Utc>>,
     /// Deleted by.
-    pub deleted_by: Option<Uuid>,
+    pub(crate) deleted_by: Option<Uuid>,
 }
 
 /// A dataset on the wire.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct DatasetDto {
+pub(crate) struct DatasetDto {
     /// Id.
-    pub id: DatasetId,
+    pub(crate) id: DatasetId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// `file`, `multidimensional`, `timeseries`, `gisvectordata` or `tiles`; absent when unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dataset_type: Option<String>,
+    pub(crate) dataset_type: Option<String>,
     /// Project.
-    pub project_id: ProjectId,
+    pub(crate) project_id: ProjectId,
     /// Location of the content.
-    pub data_path: String,
+    pub(crate) data_path: String,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub metadata: serde_json::Value,
+    pub(crate) metadata: serde_json::Value,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub properties: serde_json::Value,
+    pub(crate) properties: serde_json::Value,
     /// Tags.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Time extent, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub temporal_information: Option<serde_json::Value>,
+    pub(crate) temporal_information: Option<serde_json::Value>,
     /// Spatial extent, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub spatial_information: Option<serde_json::Value>,
+    pub(crate) spatial_information: Option<serde_json::Value>,
     /// Size in bytes.
-    pub storage_size: i64,
+    pub(crate) storage_size: i64,
     /// File format, e.g. `.dfsu`.
-    pub dataset_format: String,
+    pub(crate) dataset_format: String,
     /// Content checksum, `sha256:<hex>`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub checksum: Option<String>,
+    pub(crate) checksum: Option<String>,
     /// Opaque; send back to update.
-    pub row_version: String,
+    pub(crate) row_version: String,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Creator.
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// Last change.
-    pub updated_at: WireTime,
+    pub(crate) updated_at: WireTime,
     /// Last changer (may be null).
-    pub updated_by: Option<Uuid>,
+    pub(crate) updated_by: Option<Uuid>,
 }
 
 fn json_or(text: Option<&str>, fallback: serde_json::Value) -> serde_json::Value {
@@ -171,35 +171,35 @@ impl From<&DatasetRow> for DatasetDto {
 /// `PUT /api/metadata/project/{projectId}/dataset`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateDatasetRequest {
+pub(crate) struct UpdateDatasetRequest {
     /// Which dataset.
-    pub id: DatasetId,
+    pub(crate) id: DatasetId,
     /// New name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// New description.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// New metadata object.
     #[schema(value_type = Option<Object>)]
-    pub metadata: Option<serde_json::Value>,
+    pub(crate) metadata: Option<serde_json::Value>,
     /// New properties object.
     #[schema(value_type = Option<Object>)]
-    pub properties: Option<serde_json::Value>,
+    pub(crate) properties: Option<serde_json::Value>,
     /// New tags.
-    pub tags: Option<Vec<String>>,
+    pub(crate) tags: Option<Vec<String>>,
     /// The version last read; a stale one is 409.
-    pub row_version: Option<String>,
+    pub(crate) row_version: Option<String>,
 }
 
 /// `POST /api/metadata/dataset/{id}/move`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MoveDatasetRequest {
+pub(crate) struct MoveDatasetRequest {
     /// The destination project.
-    pub target_project_id: ProjectId,
+    pub(crate) target_project_id: ProjectId,
 }
 
 /// The format of a file name: its extension with the dot, lower case (`.dfsu`), or empty.
-pub fn format_of(file_name: &str) -> String {
+pub(crate) fn format_of(file_name: &str) -> String {
     match file_name.rsplit_once('.') {
         Some((stem, extension))
             if !stem.is_empty()
@@ -214,7 +214,7 @@ pub fn format_of(file_name: &str) -> String {
 }
 
 /// The dataset type a format suggests.
-pub fn type_of(format: &str) -> DatasetType {
+pub(crate) fn type_of(format: &str) -> DatasetType {
     match format {
         ".dfsu" | ".dfs1" | ".dfs2" | ".dfs3" | ".mesh" | ".tif" | ".tiff" | ".asc" | ".vtu"
         | ".nc" => DatasetType::Multidimensional,

@@ -1,12 +1,13 @@
 //! Dataset endpoints (wire-contract 4). HTTP only: rules live in `service.rs`.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::auth::Principal;
 use crate::blob::{BlobPath, PublicBase};
 use crate::datasets::model::{DatasetDto, MoveDatasetRequest, UpdateDatasetRequest};
@@ -16,11 +17,29 @@ use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest};
 use crate::ids::{DatasetId, ProjectId};
-use crate::projects::service::{Caller, ProjectService};
-use crate::startup::AppState;
+use crate::projects::service::ProjectService;
+
+/// What the dataset endpoints need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct DatasetsState {
+    /// Dataset rules.
+    pub(crate) datasets: crate::datasets::service::DatasetService,
+    /// Page sizes.
+    pub(crate) page_limits: crate::http::paging::PageLimits,
+    /// Signed read URLs.
+    pub(crate) blob_urls: crate::blob::BlobUrls,
+    /// Time, for URL expiry.
+    pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
+}
 
 /// Dataset routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    DatasetsState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+    crate::blob::BlobUrls: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(get_dataset, delete_dataset))
         .routes(routes!(update_dataset))
@@ -56,7 +75,7 @@ impl From<DatasetError> for ApiError {
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = DatasetDto), (status = 404)))]
 async fn get_dataset(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
 ) -> ApiResult<Json<DatasetDto>> {
@@ -69,7 +88,7 @@ async fn get_dataset(
     params(("projectId" = uuid::Uuid, Path)), request_body = UpdateDatasetRequest,
     responses((status = 200, body = DatasetDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn update_dataset(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path(project): Path<ProjectId>,
     Json(request): Json<UpdateDatasetRequest>,
@@ -144,7 +163,7 @@ struct DatasetListQuery {
     params(("id" = uuid::Uuid, Path), DatasetListQuery),
     responses((status = 200, body = CursorPage<DatasetDto>), (status = 403), (status = 404)))]
 async fn list_datasets(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path(project): Path<ProjectId>,
     Query(query): Query<DatasetListQuery>,
@@ -189,7 +208,7 @@ async fn list_datasets(
     params(("id" = uuid::Uuid, Path)), request_body = MoveDatasetRequest,
     responses((status = 200, body = DatasetDto), (status = 400), (status = 403), (status = 404)))]
 async fn move_dataset(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
     Json(request): Json<MoveDatasetRequest>,
@@ -206,7 +225,7 @@ async fn move_dataset(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn delete_dataset(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
 ) -> ApiResult<StatusCode> {
@@ -222,7 +241,7 @@ async fn delete_dataset(
     params(("projectId" = uuid::Uuid, Path), ("id" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn delete_dataset_in_project(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     Path((project, id)): Path<(ProjectId, DatasetId)>,
 ) -> ApiResult<StatusCode> {
@@ -235,9 +254,9 @@ async fn delete_dataset_in_project(
 
 /// `{"data": url}`.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct ReadUrlDto {
+pub(crate) struct ReadUrlDto {
     /// A signed, time-limited URL to read the dataset's content (Range / x-ms-range give 206).
-    pub data: String,
+    pub(crate) data: String,
 }
 
 /// A signed read URL for the dataset's content (needs `canReadContent`).
@@ -245,7 +264,7 @@ pub struct ReadUrlDto {
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = ReadUrlDto), (status = 403), (status = 404)))]
 async fn get_raw_dataset(
-    State(state): State<AppState>,
+    State(state): State<DatasetsState>,
     principal: Principal,
     base: PublicBase,
     Path(id): Path<DatasetId>,

@@ -7,17 +7,18 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use crate::auth::Caller;
 use crate::clock::Clock;
 use crate::datasets::model::{DatasetRow, format_of, type_of};
 use crate::datasets::store;
 use crate::db::{Db, StoreError};
 use crate::ids::{DatasetId, ProjectId};
-use crate::projects::service::{Caller, ProjectError, ProjectService};
+use crate::projects::service::{ProjectError, ProjectService};
 
 /// What went wrong in a dataset operation.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum DatasetError {
+pub(crate) enum DatasetError {
     /// A field is invalid.
     #[error("{field}: {message}")]
     Invalid {
@@ -44,36 +45,36 @@ pub enum DatasetError {
 }
 
 /// Result of dataset operations.
-pub type DatasetResult<T> = Result<T, DatasetError>;
+pub(crate) type DatasetResult<T> = Result<T, DatasetError>;
 
 /// A dataset to create, already checked.
 #[derive(Debug, Clone)]
-pub struct NewDataset {
+pub(crate) struct NewDataset {
     /// Id, chosen before the content is stored so the blob path can name it.
-    pub id: DatasetId,
+    pub(crate) id: DatasetId,
     /// Name (usually the file name).
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// Where the bytes are.
-    pub data_path: String,
+    pub(crate) data_path: String,
     /// Size in bytes.
-    pub storage_size: i64,
+    pub(crate) storage_size: i64,
     /// `sha256:<hex>`.
-    pub checksum: Option<String>,
+    pub(crate) checksum: Option<String>,
     /// JSON object text.
-    pub metadata: String,
+    pub(crate) metadata: String,
     /// JSON object text.
-    pub properties: String,
+    pub(crate) properties: String,
 }
 
 /// The limits datasets obey.
 #[derive(Debug, Clone, Copy)]
-pub struct DatasetLimits {
+pub(crate) struct DatasetLimits {
     /// Most tags on one dataset.
-    pub tags_max: usize,
+    pub(crate) tags_max: usize,
     /// Longest tag, in characters.
-    pub tag_chars_max: usize,
+    pub(crate) tag_chars_max: usize,
 }
 
 impl From<&crate::config::LimitsConfig> for DatasetLimits {
@@ -87,7 +88,7 @@ impl From<&crate::config::LimitsConfig> for DatasetLimits {
 
 /// Dataset operations.
 #[derive(Debug, Clone)]
-pub struct DatasetService {
+pub(crate) struct DatasetService {
     db: Db,
     clock: Arc<dyn Clock>,
     projects: ProjectService,
@@ -95,11 +96,11 @@ pub struct DatasetService {
 }
 
 /// Longest dataset name.
-pub const DATASET_NAME_CHARS_MAX: usize = 255;
+pub(crate) const DATASET_NAME_CHARS_MAX: usize = 255;
 
 impl DatasetService {
     /// A service over `db`, using `projects` for permissions.
-    pub fn new(
+    pub(crate) fn new(
         db: Db,
         clock: Arc<dyn Clock>,
         projects: ProjectService,
@@ -115,7 +116,7 @@ impl DatasetService {
 
     /// Checks a tag list against `limits.dataset_tags_max` and `limits.dataset_tag_chars_max`
     /// and returns it as stored (a JSON array).
-    pub fn parse_tags(&self, tags: &[String]) -> DatasetResult<String> {
+    pub(crate) fn parse_tags(&self, tags: &[String]) -> DatasetResult<String> {
         let invalid = |message: String| DatasetError::Invalid {
             field: "tags",
             message,
@@ -138,7 +139,7 @@ impl DatasetService {
     }
 
     /// Checks a dataset name (a file name; see [`crate::names`]).
-    pub fn parse_name(raw: &str) -> DatasetResult<String> {
+    pub(crate) fn parse_name(raw: &str) -> DatasetResult<String> {
         crate::names::check_name(raw, DATASET_NAME_CHARS_MAX).map_err(|message| {
             DatasetError::Invalid {
                 field: "name",
@@ -148,7 +149,7 @@ impl DatasetService {
     }
 
     /// The tenant of `project`, if the caller may create content there.
-    pub async fn creatable(
+    pub(crate) async fn creatable(
         &self,
         caller: &Caller,
         project: ProjectId,
@@ -164,7 +165,7 @@ impl DatasetService {
     }
 
     /// Creates a dataset in `project`; needs `canCreateContent`.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         caller: &Caller,
         project: ProjectId,
@@ -200,7 +201,7 @@ impl DatasetService {
     }
 
     /// A dataset record.
-    pub async fn get(&self, caller: &Caller, id: DatasetId) -> DatasetResult<DatasetRow> {
+    pub(crate) async fn get(&self, caller: &Caller, id: DatasetId) -> DatasetResult<DatasetRow> {
         let (row, capabilities) = self.visible(caller, id).await?;
         if !capabilities.can_list_content {
             return Err(DatasetError::NotFound);
@@ -209,7 +210,11 @@ impl DatasetService {
     }
 
     /// A dataset whose content the caller may read (`canReadContent`).
-    pub async fn readable(&self, caller: &Caller, id: DatasetId) -> DatasetResult<DatasetRow> {
+    pub(crate) async fn readable(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> DatasetResult<DatasetRow> {
         let (row, capabilities) = self.visible(caller, id).await?;
         if !capabilities.can_read_content {
             return Err(
@@ -220,7 +225,7 @@ impl DatasetService {
     }
 
     /// Datasets placed directly in `project` (rule 6), by name.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         caller: &Caller,
         project: ProjectId,
@@ -252,7 +257,7 @@ impl DatasetService {
     }
 
     /// Updates name, description, metadata, properties or tags of a dataset in `project`.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         caller: &Caller,
         project: ProjectId,
@@ -275,7 +280,7 @@ impl DatasetService {
     }
 
     /// Moves a dataset to another project of the same tenant.
-    pub async fn move_to(
+    pub(crate) async fn move_to(
         &self,
         caller: &Caller,
         id: DatasetId,
@@ -307,7 +312,7 @@ impl DatasetService {
 
     /// Moves a dataset to the recycle bin. When `project` is given (the path names it), the
     /// dataset must be in it.
-    pub async fn delete(
+    pub(crate) async fn delete(
         &self,
         caller: &Caller,
         project: Option<ProjectId>,
@@ -334,7 +339,7 @@ impl DatasetService {
     /// Refuses writes to content of the recycle bin: when a dataset stored at `data_path` is
     /// deleted, or lies in a deleted project, its blob must stay as it was deleted, whatever
     /// upload URL was handed out before. Paths no dataset names (uploads) are writable.
-    pub async fn check_content_writable(&self, data_path: &str) -> DatasetResult<()> {
+    pub(crate) async fn check_content_writable(&self, data_path: &str) -> DatasetResult<()> {
         for row in store::find_by_data_path(&self.db, data_path).await? {
             if row.deleted_at.is_some() || self.projects.in_recycle_bin(row.project_id).await? {
                 return Err(DatasetError::InRecycleBin);
@@ -345,7 +350,7 @@ impl DatasetService {
 
     /// Records that content was written at `data_path` (a blob key): datasets stored there
     /// get its size and checksum. Content written elsewhere changes nothing.
-    pub async fn content_written(
+    pub(crate) async fn content_written(
         &self,
         data_path: &str,
         size: u64,
@@ -359,13 +364,13 @@ impl DatasetService {
 }
 
 /// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl DatasetService {
     /// A live dataset of `project` named `name`, read inside `tx`.
-    pub async fn find_by_name_in(
+    pub(crate) async fn find_by_name_in(
         &self,
         tx: &mut crate::db::Tx,
         project: ProjectId,
@@ -375,7 +380,7 @@ impl DatasetService {
     }
 
     /// Creates a dataset record inside `tx`; the caller has checked `canCreateContent`.
-    pub async fn create_in(
+    pub(crate) async fn create_in(
         &self,
         tx: &mut crate::db::Tx,
         caller: &Caller,
@@ -414,7 +419,7 @@ impl DatasetService {
     }
 
     /// Moves a dataset to the recycle bin inside `tx`; the caller has checked permissions.
-    pub async fn delete_in(
+    pub(crate) async fn delete_in(
         &self,
         tx: &mut crate::db::Tx,
         caller: &Caller,

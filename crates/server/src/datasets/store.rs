@@ -9,7 +9,7 @@ const COLUMNS: &str = "id, tenant_id, project_id, name, description, dataset_typ
     metadata, properties, tags, temporal_information, spatial_information, storage_size, checksum, \
     row_version, created_at, created_by, updated_at, updated_by, deleted_at, deleted_by";
 
-pub async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
+pub(super) async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query(
         "INSERT INTO datasets (id, tenant_id, project_id, name, description, dataset_type, dataset_format, \
@@ -47,7 +47,7 @@ pub async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
 }
 
 /// A dataset, deleted or not.
-pub async fn find(db: &Db, id: DatasetId) -> StoreResult<Option<DatasetRow>> {
+pub(super) async fn find(db: &Db, id: DatasetId) -> StoreResult<Option<DatasetRow>> {
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM datasets WHERE id = "));
     let param = sql.arg(Arg::Uuid(id.as_uuid()));
     sql.push(&param);
@@ -55,7 +55,7 @@ pub async fn find(db: &Db, id: DatasetId) -> StoreResult<Option<DatasetRow>> {
 }
 
 /// Every dataset, deleted or not, whose content is at `data_path`.
-pub async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<Vec<DatasetRow>> {
+pub(super) async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<Vec<DatasetRow>> {
     let mut sql = Sql::new(&format!(
         "SELECT {COLUMNS} FROM datasets WHERE data_path = "
     ));
@@ -65,7 +65,7 @@ pub async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<Vec<Data
 }
 
 /// Live datasets placed directly in `project`, by name, after a keyset position.
-pub async fn list(
+pub(super) async fn list(
     db: &Db,
     project: ProjectId,
     after: Option<(String, uuid::Uuid)>,
@@ -88,7 +88,11 @@ pub async fn list(
 
 /// Writes the mutable fields if the row is still at `expected` (its own version when `None`);
 /// returns the new version, or `None` when it moved on.
-pub async fn update(db: &Db, row: &DatasetRow, expected: Option<i64>) -> StoreResult<Option<i64>> {
+pub(super) async fn update(
+    db: &Db,
+    row: &DatasetRow,
+    expected: Option<i64>,
+) -> StoreResult<Option<i64>> {
     let new_version = row.row_version.saturating_add(1);
     let mut tx = db.begin().await?;
     let changed = on_tx!(&mut tx, |conn| {
@@ -120,7 +124,7 @@ pub async fn update(db: &Db, row: &DatasetRow, expected: Option<i64>) -> StoreRe
 
 /// Records the size and checksum of freshly written content for every live dataset whose
 /// content is at `data_path`; returns how many there were.
-pub async fn set_content(
+pub(super) async fn set_content(
     db: &Db,
     data_path: &str,
     size: i64,
@@ -146,7 +150,7 @@ pub async fn set_content(
 }
 
 /// A live dataset of `project` with this name (the oldest, if several share it).
-pub async fn find_by_name_in(
+pub(super) async fn find_by_name_in(
     tx: &mut Tx,
     project: ProjectId,
     name: &str,
@@ -165,7 +169,7 @@ pub async fn find_by_name_in(
 }
 
 /// Moves a dataset to the recycle bin inside `tx`.
-pub async fn soft_delete_in(
+pub(super) async fn soft_delete_in(
     tx: &mut Tx,
     id: DatasetId,
     at: chrono::DateTime<chrono::Utc>,

@@ -19,15 +19,16 @@ use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
 
 use crate::config::DatabaseConfig;
 use crate::limits;
-pub use sqlite_read::{SqliteReader, opt_time_at, opt_uuid_at, time_at, uuid_at};
+pub use sqlite_read::SqliteReader;
+pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};
 
 /// Runs `$body` with `$conn` bound to whichever pool `$db` holds.
 #[macro_export]
 macro_rules! on_db {
     ($db:expr, |$conn:ident| $body:expr) => {
         match $db {
-            $crate::db::Db::Sqlite($conn, _) => $body,
-            $crate::db::Db::Postgres($conn) => $body,
+            $crate::Db::Sqlite($conn, _) => $body,
+            $crate::Db::Postgres($conn) => $body,
         }
     };
 }
@@ -51,7 +52,7 @@ macro_rules! on_tx {
 
 /// Which database a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// Embedded SQLite file.
     Sqlite,
     /// PostgreSQL server.
@@ -70,7 +71,7 @@ pub enum Db {
 
 /// An open transaction on either database.
 #[derive(Debug)]
-pub enum Tx {
+pub(crate) enum Tx {
     /// SQLite transaction, begun `IMMEDIATE` so writers queue instead of failing.
     Sqlite(Transaction<'static, Sqlite>),
     /// PostgreSQL transaction.
@@ -80,7 +81,7 @@ pub enum Tx {
 /// Errors of the store layer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum StoreError {
+pub(crate) enum StoreError {
     /// SQLite in memory would be a separate empty database on every connection.
     #[error("an in-memory SQLite database is not supported: name a file (sqlite://path/basin.db)")]
     InMemorySqlite,
@@ -125,11 +126,11 @@ impl From<sqlx::Error> for StoreError {
 }
 
 /// Result of store functions.
-pub type StoreResult<T> = Result<T, StoreError>;
+pub(crate) type StoreResult<T> = Result<T, StoreError>;
 
 impl Db {
     /// Connects to `url`, creating a missing SQLite file or PostgreSQL database.
-    pub async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
+    pub(crate) async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
         let acquire_timeout = Duration::from_millis(config.acquire_timeout_ms);
         if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -181,7 +182,7 @@ impl Db {
     }
 
     /// Which database this is.
-    pub fn backend(&self) -> Backend {
+    pub(crate) fn backend(&self) -> Backend {
         match self {
             Self::Sqlite(..) => Backend::Sqlite,
             Self::Postgres(_) => Backend::Postgres,
@@ -190,7 +191,7 @@ impl Db {
 
     /// Applies pending migrations. Safe to run from several replicas at once: sqlx takes an
     /// advisory lock on PostgreSQL, and SQLite serialises writers.
-    pub async fn migrate(&self) -> StoreResult<()> {
+    pub(crate) async fn migrate(&self) -> StoreResult<()> {
         match self {
             Self::Sqlite(pool, _) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
             Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
@@ -198,20 +199,11 @@ impl Db {
         Ok(())
     }
 
-    /// Checks that the database answers.
-    pub async fn ping(&self) -> StoreResult<()> {
-        on_db!(self, |pool| sqlx::query("SELECT 1")
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
-    }
-
     /// Checks that the database answers and can take a write, within
     /// [`limits::HEALTH_PROBE_TIMEOUT_MS`]: one transaction updates the probe row and rolls
     /// back. A database that answers reads but whose writers are stuck (a lock never released,
     /// a read-only standby) fails.
-    pub async fn check_writable(&self) -> StoreResult<()> {
+    pub(crate) async fn check_writable(&self) -> StoreResult<()> {
         let timeout = Duration::from_millis(limits::HEALTH_PROBE_TIMEOUT_MS);
         match self {
             // On its own connection, not the pool's: a probe cut off by its timeout must not
@@ -246,7 +238,7 @@ impl Db {
     }
 
     /// Begins a write transaction.
-    pub async fn begin(&self) -> StoreResult<Tx> {
+    pub(crate) async fn begin(&self) -> StoreResult<Tx> {
         Ok(match self {
             // A deferred SQLite transaction that reads first and writes later fails with
             // SQLITE_BUSY when another writer got in between, bypassing busy_timeout;
@@ -273,7 +265,7 @@ impl Db {
 
 impl Tx {
     /// Commits the transaction.
-    pub async fn commit(self) -> StoreResult<()> {
+    pub(crate) async fn commit(self) -> StoreResult<()> {
         match self {
             Self::Sqlite(tx) => tx.commit().await?,
             Self::Postgres(tx) => tx.commit().await?,
@@ -317,17 +309,17 @@ mod tests {
 
 /// The SQL of one keyset page: `WHERE` condition (after a cursor) and `ORDER BY`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeysetSql {
+pub(crate) struct KeysetSql {
     /// `(col, id) > ($n, $n+1)`, or `TRUE` on the first page.
-    pub after: String,
+    pub(crate) after: String,
     /// `col ASC, id ASC`.
-    pub order_by: String,
+    pub(crate) order_by: String,
 }
 
 /// Builds keyset paging SQL over `column` with `id` as tie-breaker. `column` must be a
 /// trusted identifier (it is never client input); `first_param` is the placeholder number of
 /// the cursor's sort key, the id follows it.
-pub fn keyset_sql(
+pub(crate) fn keyset_sql(
     column: &'static str,
     descending: bool,
     has_cursor: bool,
@@ -359,14 +351,11 @@ macro_rules! bind_args {
         for arg in $args {
             query = match arg {
                 Arg::Uuid(value) => query.bind(value),
-                Arg::OptUuid(value) => query.bind(value),
                 Arg::Text(value) => query.bind(value),
                 Arg::Bytes(value) => query.bind(value),
                 Arg::OptText(value) => query.bind(value),
-                Arg::Bool(value) => query.bind(value),
                 Arg::I64(value) => query.bind(value),
                 Arg::Time(value) => query.bind(value),
-                Arg::OptTime(value) => query.bind(value),
             };
         }
         query
@@ -375,39 +364,33 @@ macro_rules! bind_args {
 
 /// A value bound to a [`Sql`] statement.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// A UUID (or typed id).
     Uuid(uuid::Uuid),
-    /// Possibly-null UUID.
-    OptUuid(Option<uuid::Uuid>),
     /// Text.
     Text(String),
     /// Possibly-null text.
     OptText(Option<String>),
     /// Bytes (hashes).
     Bytes(Vec<u8>),
-    /// Boolean.
-    Bool(bool),
     /// Integer.
     I64(i64),
     /// Time.
     Time(chrono::DateTime<chrono::Utc>),
-    /// Possibly-null time.
-    OptTime(Option<chrono::DateTime<chrono::Utc>>),
 }
 
 /// SQL text built piece by piece with numbered placeholders, for the statements whose shape
 /// depends on the request (filters, sort keys). Only trusted fragments go into the text;
 /// every value goes through [`Sql::arg`].
 #[derive(Debug, Clone, Default)]
-pub struct Sql {
+pub(crate) struct Sql {
     text: String,
     args: Vec<Arg>,
 }
 
 impl Sql {
     /// Starts with a trusted fragment.
-    pub fn new(fragment: &str) -> Self {
+    pub(crate) fn new(fragment: &str) -> Self {
         Self {
             text: fragment.to_owned(),
             args: Vec::new(),
@@ -415,30 +398,19 @@ impl Sql {
     }
 
     /// Appends a trusted fragment.
-    pub fn push(&mut self, fragment: &str) -> &mut Self {
+    pub(crate) fn push(&mut self, fragment: &str) -> &mut Self {
         self.text.push_str(fragment);
         self
     }
 
-    /// Puts trusted fragments around the statement (to use it as a subquery).
-    pub fn wrap(&mut self, before: &str, after: &str) -> &mut Self {
-        self.text = format!("{before}{}{after}", self.text);
-        self
-    }
-
     /// Binds a value and returns its placeholder (`$3`).
-    pub fn arg(&mut self, value: Arg) -> String {
+    pub(crate) fn arg(&mut self, value: Arg) -> String {
         self.args.push(value);
         format!("${}", self.args.len())
     }
 
-    /// The statement text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// Fetches every row as `T`.
-    pub async fn fetch_all<T>(self, db: &Db) -> StoreResult<Vec<T>>
+    pub(crate) async fn fetch_all<T>(self, db: &Db) -> StoreResult<Vec<T>>
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
             + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
@@ -454,7 +426,7 @@ impl Sql {
     }
 
     /// Fetches every row as `T` inside a transaction, seeing its own writes.
-    pub async fn fetch_all_in<T>(self, tx: &mut Tx) -> StoreResult<Vec<T>>
+    pub(crate) async fn fetch_all_in<T>(self, tx: &mut Tx) -> StoreResult<Vec<T>>
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
             + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
@@ -469,18 +441,8 @@ impl Sql {
         })?)
     }
 
-    /// Fetches one text value (an aggregate such as a JSON array).
-    pub async fn fetch_text(self, db: &Db) -> StoreResult<String> {
-        let Sql { text, args } = self;
-        Ok(on_db!(db, |pool| {
-            let query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(text));
-            let query = bind_args!(query, args);
-            query.fetch_one(pool).await
-        })?)
-    }
-
     /// Fetches one integer (a count).
-    pub async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
+    pub(crate) async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
         let Sql { text, args } = self;
         Ok(on_db!(db, |pool| {
             let query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));

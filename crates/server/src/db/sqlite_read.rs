@@ -50,7 +50,7 @@ pub struct SqliteReader {
 impl SqliteReader {
     /// Reads `path`; keeps at most `idle_max` idle connections (more may be open at once
     /// under load, each closed when its statement ends).
-    pub fn new(path: PathBuf, idle_max: usize) -> Self {
+    pub(crate) fn new(path: PathBuf, idle_max: usize) -> Self {
         Self {
             path,
             idle: Mutex::new(Vec::new()),
@@ -61,7 +61,7 @@ impl SqliteReader {
 
     /// Closes the idle connections; every later read fails as unavailable, like a closed
     /// sqlx pool.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.idle
             .lock()
@@ -70,7 +70,7 @@ impl SqliteReader {
     }
 
     /// Runs `sql` and decodes every row with `decode`.
-    pub fn fetch_all<T>(
+    pub(crate) fn fetch_all<T>(
         &self,
         sql: Sql,
         decode: fn(&Row<'_>) -> rusqlite::Result<T>,
@@ -115,7 +115,7 @@ impl SqliteReader {
 
     /// Takes the write lock within `timeout`, updates the health probe row and rolls back, on
     /// a connection of its own (blocking: run it off the async workers).
-    pub fn probe_write(&self, timeout: Duration) -> StoreResult<()> {
+    pub(crate) fn probe_write(&self, timeout: Duration) -> StoreResult<()> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(unavailable(rusqlite::Error::InvalidQuery));
         }
@@ -188,16 +188,11 @@ fn bind(statement: &mut rusqlite::CachedStatement<'_>, args: &[Arg]) -> rusqlite
 fn value_of(arg: &Arg) -> Value {
     match arg {
         Arg::Uuid(id) => Value::Blob(id.as_bytes().to_vec()),
-        Arg::OptUuid(id) => id.map_or(Value::Null, |id| Value::Blob(id.as_bytes().to_vec())),
         Arg::Text(text) => Value::Text(text.clone()),
         Arg::Bytes(bytes) => Value::Blob(bytes.clone()),
         Arg::OptText(text) => text.clone().map_or(Value::Null, Value::Text),
-        Arg::Bool(flag) => Value::Integer(i64::from(*flag)),
         Arg::I64(number) => Value::Integer(*number),
         Arg::Time(time) => Value::Text(time_text(time)),
-        Arg::OptTime(time) => time
-            .as_ref()
-            .map_or(Value::Null, |time| Value::Text(time_text(time))),
     }
 }
 
@@ -210,7 +205,7 @@ fn decode_error(index: usize, message: String) -> rusqlite::Error {
 }
 
 /// Column `index` as a UUID stored as 16 bytes.
-pub fn uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Uuid> {
+pub(crate) fn uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Uuid> {
     match row.get_ref(index)? {
         ValueRef::Blob(bytes) => {
             Uuid::from_slice(bytes).map_err(|error| decode_error(index, error.to_string()))
@@ -220,7 +215,7 @@ pub fn uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Uuid> {
 }
 
 /// Column `index` as a possibly-null UUID.
-pub fn opt_uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Uuid>> {
+pub(crate) fn opt_uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Uuid>> {
     match row.get_ref(index)? {
         ValueRef::Null => Ok(None),
         _ => uuid_at(row, index).map(Some),
@@ -228,7 +223,7 @@ pub fn opt_uuid_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Uuid>
 }
 
 /// Column `index` as a time stored as RFC 3339 text (what sqlx writes).
-pub fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
+pub(crate) fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
     let text = row.get_ref(index)?.as_str()?;
     DateTime::parse_from_rfc3339(text)
         .map(|time| time.with_timezone(&Utc))
@@ -236,7 +231,7 @@ pub fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
 }
 
 /// Column `index` as a possibly-null time.
-pub fn opt_time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+pub(crate) fn opt_time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
     match row.get_ref(index)? {
         ValueRef::Null => Ok(None),
         _ => time_at(row, index).map(Some),

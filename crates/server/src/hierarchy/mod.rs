@@ -2,7 +2,7 @@
 //! paths to subprojects (folders) and datasets (files) below a project and creates or deletes
 //! them, all or nothing. Files come back with a signed URL to upload their content.
 
-pub mod routes;
-pub mod service;
+pub(crate) mod routes;
+pub(crate) mod service;
 
-pub use routes::router;
+pub(crate) use routes::router;

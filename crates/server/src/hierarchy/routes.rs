@@ -1,11 +1,12 @@
 //! `POST /api/hierarchy/project/{id}` (also with a trailing slash). HTTP only.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::middleware::from_fn_with_state;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::auth::Principal;
 use crate::blob::PublicBase;
 use crate::error::{ApiError, ApiResult, FieldErrors};
@@ -18,11 +19,26 @@ use crate::ids::{DatasetId, ProjectId};
 use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::AccessLevel;
-use crate::projects::service::Caller;
-use crate::startup::AppState;
+
+/// What the bulk hierarchy endpoint need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct HierarchyState {
+    /// Bulk rules.
+    pub(crate) hierarchy: crate::hierarchy::service::HierarchyService,
+    /// Project limits.
+    pub(crate) projects: crate::projects::service::ProjectService,
+    /// Upload URL lifetimes.
+    pub(crate) blob_urls: crate::blob::BlobUrls,
+}
 
 /// Hierarchy routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    HierarchyState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+    crate::blob::BlobUrls: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(apply_hierarchy))
         .routes(routes!(apply_hierarchy_slash))
@@ -32,51 +48,51 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// One action as sent.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PathActionDto {
+pub(crate) struct PathActionDto {
     /// `PathActionCreate`, `PathActionCreateIfNotExists` or `PathActionDelete`.
     #[serde(rename = "type")]
     #[schema(value_type = String)]
-    pub kind: PathActionType,
+    pub(crate) kind: PathActionType,
     /// Path below the project, `/` separated.
-    pub path: String,
+    pub(crate) path: String,
     /// A folder (subproject) rather than a file (dataset).
     #[serde(default)]
-    pub is_folder: bool,
+    pub(crate) is_folder: bool,
 }
 
 /// The request.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct HierarchyRequest {
+pub(crate) struct HierarchyRequest {
     /// The actions, applied in order, all or nothing.
-    pub actions: Vec<PathActionDto>,
+    pub(crate) actions: Vec<PathActionDto>,
     /// Access level of created folders (default `Private`).
-    pub default_access_level: Option<AccessLevel>,
+    pub(crate) default_access_level: Option<AccessLevel>,
     /// Lifetime of the returned upload URLs, as a .NET TimeSpan (`1:00:00`).
-    pub sas_token_expiration: Option<String>,
+    pub(crate) sas_token_expiration: Option<String>,
 }
 
 /// A created path.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CreatedPathDto {
+pub(crate) struct CreatedPathDto {
     /// The folder, or the folder holding the file.
-    pub project_id: ProjectId,
+    pub(crate) project_id: ProjectId,
     /// The dataset, for files.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dataset_id: Option<DatasetId>,
+    pub(crate) dataset_id: Option<DatasetId>,
     /// The path as given.
-    pub path: String,
+    pub(crate) path: String,
     /// For files: a signed URL to upload the content to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sas_token: Option<String>,
+    pub(crate) sas_token: Option<String>,
 }
 
 /// The answer.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct HierarchyResponse {
+pub(crate) struct HierarchyResponse {
     /// Only the paths this request created.
-    pub results: Vec<CreatedPathDto>,
+    pub(crate) results: Vec<CreatedPathDto>,
 }
 
 impl From<HierarchyError> for ApiError {
@@ -141,7 +157,7 @@ fn field_error(index: Option<usize>, message: String) -> ApiError {
 }
 
 async fn apply(
-    state: &AppState,
+    state: &HierarchyState,
     principal: &Principal,
     base: &PublicBase,
     project: ProjectId,
@@ -217,7 +233,7 @@ async fn apply(
     params(("id" = uuid::Uuid, Path)), request_body = HierarchyRequest,
     responses((status = 200, body = HierarchyResponse), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn apply_hierarchy(
-    State(state): State<AppState>,
+    State(state): State<HierarchyState>,
     principal: Principal,
     base: PublicBase,
     Path(project): Path<ProjectId>,
@@ -231,7 +247,7 @@ async fn apply_hierarchy(
     params(("id" = uuid::Uuid, Path)), request_body = HierarchyRequest,
     responses((status = 200, body = HierarchyResponse)))]
 async fn apply_hierarchy_slash(
-    State(state): State<AppState>,
+    State(state): State<HierarchyState>,
     principal: Principal,
     base: PublicBase,
     Path(project): Path<ProjectId>,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use chrono::TimeDelta;
 
+use crate::auth::Caller;
 use crate::blob::{BlobPath, BlobUrls, PublicBase};
 use crate::clock::Clock;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
@@ -13,12 +14,12 @@ use crate::ids::{DatasetId, ProjectId};
 use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
-use crate::projects::service::{Caller, ProjectError, ProjectService};
+use crate::projects::service::{ProjectError, ProjectService};
 use crate::transfers::service::DATASETS_CONTAINER;
 
 crate::wire_enum! {
     /// What an action does.
-    pub enum PathActionType {
+    pub(crate) enum PathActionType {
         /// Create the path; an existing one is an error.
         PathActionCreate,
         /// Create the path unless it exists.
@@ -30,42 +31,42 @@ crate::wire_enum! {
 
 /// One checked action.
 #[derive(Debug, Clone)]
-pub struct PathAction {
+pub(crate) struct PathAction {
     /// What to do.
-    pub kind: PathActionType,
+    pub(crate) kind: PathActionType,
     /// Where, relative to the project.
-    pub path: HierarchyPath,
+    pub(crate) path: HierarchyPath,
     /// A folder (subproject) rather than a file (dataset).
-    pub is_folder: bool,
+    pub(crate) is_folder: bool,
 }
 
 /// A path the request created.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CreatedPath {
+pub(crate) struct CreatedPath {
     /// The folder, or the folder holding the file.
-    pub project_id: ProjectId,
+    pub(crate) project_id: ProjectId,
     /// The dataset, for files.
-    pub dataset_id: Option<DatasetId>,
+    pub(crate) dataset_id: Option<DatasetId>,
     /// The path as given.
-    pub path: String,
+    pub(crate) path: String,
     /// Signed URL to upload the file's content.
-    pub sas_token: Option<String>,
+    pub(crate) sas_token: Option<String>,
 }
 
 /// Why a bulk request failed; `index` names the action.
 #[derive(Debug, thiserror::Error)]
 #[error("action {index:?}: {error}")]
-pub struct HierarchyError {
+pub(crate) struct HierarchyError {
     /// The failing action, or `None` for the request as a whole.
-    pub index: Option<usize>,
+    pub(crate) index: Option<usize>,
     /// What failed.
-    pub error: ActionError,
+    pub(crate) error: ActionError,
 }
 
 /// What failed in one action.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ActionError {
+pub(crate) enum ActionError {
     /// The path (or a folder on it) does not exist or is not visible.
     #[error("{0} does not exist")]
     NotFound(String),
@@ -96,11 +97,11 @@ struct Folder {
 
 /// The limits of bulk requests.
 #[derive(Debug, Clone, Copy)]
-pub struct HierarchyLimits {
+pub(crate) struct HierarchyLimits {
     /// Most actions in one request.
-    pub actions_max: usize,
+    pub(crate) actions_max: usize,
     /// Most folders and files one request may create.
-    pub created_max: usize,
+    pub(crate) created_max: usize,
 }
 
 impl From<&crate::config::LimitsConfig> for HierarchyLimits {
@@ -114,7 +115,7 @@ impl From<&crate::config::LimitsConfig> for HierarchyLimits {
 
 /// Bulk hierarchy operations.
 #[derive(Debug, Clone)]
-pub struct HierarchyService {
+pub(crate) struct HierarchyService {
     projects: ProjectService,
     datasets: DatasetService,
     urls: BlobUrls,
@@ -124,7 +125,7 @@ pub struct HierarchyService {
 
 impl HierarchyService {
     /// The service.
-    pub fn new(
+    pub(crate) fn new(
         projects: ProjectService,
         datasets: DatasetService,
         urls: BlobUrls,
@@ -141,7 +142,7 @@ impl HierarchyService {
     }
 
     /// The limits in force.
-    pub fn limits(&self) -> HierarchyLimits {
+    pub(crate) fn limits(&self) -> HierarchyLimits {
         self.limits
     }
 
@@ -186,7 +187,7 @@ impl HierarchyService {
     }
 
     /// Applies `actions` below `root`, all or nothing.
-    pub async fn apply(
+    pub(crate) async fn apply(
         &self,
         caller: &Caller,
         root: ProjectId,
@@ -430,7 +431,7 @@ struct Run<'a> {
 }
 
 /// Parses a .NET `TimeSpan` as clients send `sasTokenExpiration`: `[d.]hh:mm:ss[.fffffff]`.
-pub fn parse_time_span(raw: &str) -> Option<TimeDelta> {
+pub(crate) fn parse_time_span(raw: &str) -> Option<TimeDelta> {
     let raw = raw.trim();
     let (days, rest) = match raw.split_once('.') {
         Some((days, rest)) if !days.contains(':') => (days.parse::<i64>().ok()?, rest),

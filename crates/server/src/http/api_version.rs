@@ -12,41 +12,42 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 
 /// Request header and query parameter naming the version.
-pub const API_VERSION: &str = "api-version";
+pub(crate) const API_VERSION: &str = "api-version";
 /// Response header listing the versions an endpoint supports.
-pub const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
+pub(crate) const API_SUPPORTED_VERSIONS: HeaderName =
+    HeaderName::from_static("api-supported-versions");
 
 /// The versions one group of endpoints accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApiVersions {
+pub(crate) struct ApiVersions {
     /// Accepted major versions, ascending.
-    pub supported: &'static [u16],
+    pub(crate) supported: &'static [u16],
     /// Used when the request names none.
-    pub default: u16,
+    pub(crate) default: u16,
 }
 
 /// Identity endpoints live on the platform's iam service, which also serves credits (4).
-pub const IAM: ApiVersions = ApiVersions {
+pub(crate) const IAM: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
     default: 1,
 };
 /// Conversion and transfer endpoints: clients send `2`; upload-convert clients send `3`.
-pub const CONVERSION: ApiVersions = ApiVersions {
+pub(crate) const CONVERSION: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
     default: 2,
 };
 /// Basin's own administration API.
-pub const ADMIN: ApiVersions = ApiVersions {
+pub(crate) const ADMIN: ApiVersions = ApiVersions {
     supported: &[1],
     default: 1,
 };
 /// Metadata endpoints (projects, datasets, hierarchy): clients send 3.
-pub const METADATA: ApiVersions = ApiVersions {
+pub(crate) const METADATA: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
     default: 3,
 };
 /// Every version any endpoint accepts, announced on responses outside the versioned groups.
-pub const ALL: ApiVersions = ApiVersions {
+pub(crate) const ALL: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
     default: 1,
 };
@@ -56,11 +57,11 @@ const NOT_TEXT: &str = "(not text)";
 
 /// The version a request was served with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApiVersion(pub u16);
+pub(crate) struct ApiVersion(pub u16);
 
 impl ApiVersions {
     /// `1.0, 2.0`: the value of `api-supported-versions`.
-    pub fn header_value(&self) -> String {
+    pub(crate) fn header_value(&self) -> String {
         self.wire_names().join(", ")
     }
 
@@ -69,7 +70,7 @@ impl ApiVersions {
     }
 
     /// Picks the version for a request from the raw value it sent, if any.
-    pub fn select(&self, requested: Option<&str>) -> Result<ApiVersion, ApiError> {
+    pub(crate) fn select(&self, requested: Option<&str>) -> Result<ApiVersion, ApiError> {
         let Some(raw) = requested.map(str::trim).filter(|raw| !raw.is_empty()) else {
             return Ok(ApiVersion(self.default));
         };
@@ -97,7 +98,7 @@ fn parse_version(raw: &str) -> Option<u16> {
 }
 
 /// Middleware for a group of endpoints: validates the version and announces the group's.
-pub async fn enforce(
+pub(crate) async fn enforce(
     State(versions): State<ApiVersions>,
     mut request: Request,
     next: Next,
@@ -123,7 +124,7 @@ pub async fn enforce(
 }
 
 /// Outermost middleware: every response carries `api-supported-versions`.
-pub async fn announce_default(request: Request, next: Next) -> Response {
+pub(crate) async fn announce_default(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     if !response.headers().contains_key(API_SUPPORTED_VERSIONS)
         && let Ok(value) = HeaderValue::from_str(&ALL.header_value())

@@ -41,11 +41,11 @@ use serde_json::{Map, Value};
 /// Error from binding JSON or query input; `path` is the dotted field path where it failed
 /// (e.g. `billingReference.billingReferenceTag`, `members[2].role`), empty for the root.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BindError {
+pub(crate) struct BindError {
     /// Where the input failed to bind, empty for the root.
-    pub path: String,
+    pub(crate) path: String,
     /// What was wrong, without the path.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl std::fmt::Display for BindError {
@@ -67,7 +67,7 @@ impl std::error::Error for BindError {}
 ///
 /// A [`BindError`] when the value does not fit `T`: a wrong type, a missing field, an unknown
 /// field under `deny_unknown_fields`, or two keys that name the same field in different case.
-pub fn from_json_value<T: DeserializeOwned>(value: Value) -> Result<T, BindError> {
+pub(crate) fn from_json_value<T: DeserializeOwned>(value: Value) -> Result<T, BindError> {
     serde_path_to_error::deserialize(ValueDe::new(value, Mode::Json)).map_err(bind_error)
 }
 
@@ -79,7 +79,9 @@ pub fn from_json_value<T: DeserializeOwned>(value: Value) -> Result<T, BindError
 /// A [`BindError`] when the pairs do not fit `T`: a value that does not parse as the field's
 /// type (for example ``invalid integer `abc` ``), a missing field, or a scalar field given
 /// more than once.
-pub fn from_query_pairs<T: DeserializeOwned>(pairs: Vec<(String, String)>) -> Result<T, BindError> {
+pub(crate) fn from_query_pairs<T: DeserializeOwned>(
+    pairs: Vec<(String, String)>,
+) -> Result<T, BindError> {
     serde_path_to_error::deserialize(QueryDe { pairs }).map_err(bind_error)
 }
 

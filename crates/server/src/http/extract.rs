@@ -24,11 +24,11 @@ use crate::http::case_insensitive::{BindError, from_json_value, from_query_pairs
 
 /// The JSON body limit in force, set as a request extension by the router.
 #[derive(Debug, Clone, Copy)]
-pub struct JsonBodyLimit(pub usize);
+pub(crate) struct JsonBodyLimit(pub usize);
 
 /// A JSON request or response body.
 #[derive(Debug, Clone, Default)]
-pub struct Json<T>(pub T);
+pub(crate) struct Json<T>(pub T);
 
 impl<T, S> FromRequest<S> for Json<T>
 where
@@ -79,7 +79,7 @@ impl<T: Serialize> IntoResponse for Json<T> {
 
 /// Query parameters bound case-insensitively.
 #[derive(Debug, Clone, Default)]
-pub struct Query<T>(pub T);
+pub(crate) struct Query<T>(pub T);
 
 impl<T, S> FromRequestParts<S> for Query<T>
 where
@@ -107,7 +107,7 @@ where
 
 /// Path parameters; malformed ids are a 400 naming the segment.
 #[derive(Debug, Clone)]
-pub struct Path<T>(pub T);
+pub(crate) struct Path<T>(pub T);
 
 impl<T, S> FromRequestParts<S> for Path<T>
 where

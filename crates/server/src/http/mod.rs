@@ -1,10 +1,10 @@
 //! HTTP conventions shared by every area (wire-contract parts 1 and 2): problem+json errors,
 //! `api-version`, case-insensitive query and JSON binding, paging and wire timestamps.
 
-pub mod api_version;
-pub mod case_insensitive;
-pub mod extract;
-pub mod paging;
-pub mod problem;
-pub mod time;
-pub mod wire_enum;
+pub(crate) mod api_version;
+pub(crate) mod case_insensitive;
+pub(crate) mod extract;
+pub(crate) mod paging;
+pub(crate) mod problem;
+pub(crate) mod time;
+pub(crate) mod wire_enum;

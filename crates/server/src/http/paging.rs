@@ -16,11 +16,11 @@ use crate::limits::CURSOR_BYTES_MAX;
 
 /// Page sizes in force (from configuration).
 #[derive(Debug, Clone, Copy)]
-pub struct PageLimits {
+pub(crate) struct PageLimits {
     /// Used when the request gives no limit.
-    pub default: u32,
+    pub(crate) default: u32,
     /// Largest accepted limit.
-    pub max: u32,
+    pub(crate) max: u32,
 }
 
 impl From<&LimitsConfig> for PageLimits {
@@ -34,7 +34,7 @@ impl From<&LimitsConfig> for PageLimits {
 
 impl PageLimits {
     /// Checks a requested page size: absent means the default, 0 or over the maximum is 400.
-    pub fn limit(&self, requested: Option<u32>) -> Result<u32, ApiError> {
+    pub(crate) fn limit(&self, requested: Option<u32>) -> Result<u32, ApiError> {
         match requested {
             None => Ok(self.default),
             Some(0) => Err(ApiError::field("limit", "limit must be at least 1")),
@@ -52,27 +52,27 @@ impl PageLimits {
 
 /// The position after which the next page starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     /// Which list and order the cursor belongs to, e.g. `tenants:name:asc`.
     #[serde(rename = "s")]
-    pub sort: String,
+    pub(crate) sort: String,
     /// The sort key of the last row sent.
     #[serde(rename = "k")]
-    pub key: serde_json::Value,
+    pub(crate) key: serde_json::Value,
     /// The id of the last row sent (the tie-breaker).
     #[serde(rename = "i")]
-    pub id: Uuid,
+    pub(crate) id: Uuid,
 }
 
 impl Cursor {
     /// The opaque string form.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
         URL_SAFE_NO_PAD.encode(json)
     }
 
     /// Parses a cursor for the list and order named by `sort`.
-    pub fn decode(raw: &str, sort: &str) -> Result<Self, ApiError> {
+    pub(crate) fn decode(raw: &str, sort: &str) -> Result<Self, ApiError> {
         if raw.len() > CURSOR_BYTES_MAX {
             return Err(ApiError::InvalidCursor);
         }
@@ -89,16 +89,16 @@ impl Cursor {
 
 /// A checked cursor-page request.
 #[derive(Debug, Clone)]
-pub struct CursorRequest {
+pub(crate) struct CursorRequest {
     /// Start after this position; `None` for the first page.
-    pub after: Option<Cursor>,
+    pub(crate) after: Option<Cursor>,
     /// Rows per page.
-    pub limit: u32,
+    pub(crate) limit: u32,
 }
 
 impl CursorRequest {
     /// Checks the raw `cursor` and `limit` of a request for the list named by `sort`.
-    pub fn parse(
+    pub(crate) fn parse(
         cursor: Option<&str>,
         limit: Option<u32>,
         sort: &str,
@@ -113,23 +113,23 @@ impl CursorRequest {
     }
 
     /// How many rows to fetch: one more than the page, to learn whether another follows.
-    pub fn fetch_count(&self) -> i64 {
+    pub(crate) fn fetch_count(&self) -> i64 {
         i64::from(self.limit) + 1
     }
 }
 
 /// A cursor page.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct CursorPage<T> {
+pub(crate) struct CursorPage<T> {
     /// Pass back as `cursor` for the next page; null on the last page.
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
     /// The rows of this page.
-    pub data: Vec<T>,
+    pub(crate) data: Vec<T>,
 }
 
 impl<T> CursorPage<T> {
     /// Builds a page from up to `limit + 1` fetched rows; `position` gives the cursor of a row.
-    pub fn from_rows<R>(
+    pub(crate) fn from_rows<R>(
         mut rows: Vec<R>,
         request: &CursorRequest,
         position: impl Fn(&R) -> Cursor,
@@ -151,16 +151,16 @@ impl<T> CursorPage<T> {
 
 /// A checked offset-page request.
 #[derive(Debug, Clone, Copy)]
-pub struct OffsetRequest {
+pub(crate) struct OffsetRequest {
     /// Rows to skip.
-    pub offset: u32,
+    pub(crate) offset: u32,
     /// Rows per page.
-    pub limit: u32,
+    pub(crate) limit: u32,
 }
 
 impl OffsetRequest {
     /// Checks raw `offset` and `limit`.
-    pub fn parse(
+    pub(crate) fn parse(
         offset: Option<u32>,
         limit: Option<u32>,
         limits: PageLimits,
@@ -175,22 +175,22 @@ impl OffsetRequest {
 /// An offset page.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct OffsetPage<T> {
+pub(crate) struct OffsetPage<T> {
     /// Rows in the whole list.
-    pub total_count: u64,
+    pub(crate) total_count: u64,
     /// Rows skipped.
-    pub offset: u32,
+    pub(crate) offset: u32,
     /// Page size asked for.
-    pub limit: u32,
+    pub(crate) limit: u32,
     /// The rows of this page.
-    pub data: Vec<T>,
+    pub(crate) data: Vec<T>,
 }
 
 /// A plain list `{"data": [...]}`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct DataList<T> {
+pub(crate) struct DataList<T> {
     /// The rows.
-    pub data: Vec<T>,
+    pub(crate) data: Vec<T>,
 }
 
 #[cfg(test)]

@@ -15,13 +15,13 @@ use axum::response::{IntoResponse, Response};
 use crate::error::{ErrorCause, Problem};
 
 /// Header carrying the request id, set by the request-id layer.
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+pub(crate) const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Content type of problem bodies.
-pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
+pub(crate) const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
 
 /// Middleware: turns problems and bare error statuses into problem+json bodies.
-pub async fn render_problems(request: Request, next: Next) -> Response {
+pub(crate) async fn render_problems(request: Request, next: Next) -> Response {
     let instance = request.uri().path().to_owned();
     let request_id = request
         .headers()
@@ -97,7 +97,7 @@ fn problem_body(problem: &Problem, instance: &str, request_id: Option<&str>) -> 
 }
 
 /// Fallback for paths no router matches.
-pub async fn route_not_found() -> Response {
+pub(crate) async fn route_not_found() -> Response {
     let mut response = axum::http::StatusCode::NOT_FOUND.into_response();
     response
         .extensions_mut()

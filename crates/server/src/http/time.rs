@@ -7,15 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A UTC instant that serialises in the wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WireTime(pub DateTime<Utc>);
+pub(crate) struct WireTime(pub DateTime<Utc>);
 
 impl WireTime {
-    /// Formats in the wire format.
-    pub fn format(&self) -> String {
-        let bytes = self.wire_bytes();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
     /// The 27 ASCII bytes of the wire format, `YYYY-MM-DDTHH:MM:SS.fffffff`.
     ///
     /// Written digit by digit: `format!` (and chrono's strftime, which also parses its
@@ -51,7 +45,7 @@ impl WireTime {
     }
 
     /// Parses a timestamp with or without zone; no zone means UTC.
-    pub fn parse(raw: &str) -> Option<Self> {
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
         let raw = raw.trim();
         if let Ok(with_zone) = DateTime::parse_from_rfc3339(raw) {
             return Some(Self(with_zone.with_timezone(&Utc)));
@@ -109,7 +103,10 @@ mod tests {
     fn timestamps_are_written_with_seven_digits_and_no_zone() {
         let time = Utc.with_ymd_and_hms(2019, 1, 24, 8, 17, 2).unwrap()
             + chrono::TimeDelta::nanoseconds(435_571_200);
-        assert_eq!(WireTime(time).format(), "2019-01-24T08:17:02.4355712");
+        assert_eq!(
+            serde_json::to_string(&WireTime(time)).unwrap(),
+            "\"2019-01-24T08:17:02.4355712\""
+        );
         let whole = Utc.with_ymd_and_hms(2026, 11, 21, 0, 0, 0).unwrap();
         assert_eq!(
             serde_json::to_string(&WireTime(whole)).unwrap(),

@@ -8,14 +8,15 @@ macro_rules! wire_enum {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(clippy::enum_variant_names, reason = "the variants are the interface's wire names")]
         $vis enum $name { $($(#[$vmeta])* $variant),+ }
 
         impl $name {
             /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub(crate) const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The wire name.
-            pub const fn as_str(&self) -> &'static str {
+            pub(crate) const fn as_str(&self) -> &'static str {
                 match self { $($name::$variant => stringify!($variant)),+ }
             }
         }
@@ -66,7 +67,7 @@ macro_rules! wire_enum {
 
         impl $name {
             /// The value stored in a database column: the exact wire name, nothing else.
-            pub fn from_stored(raw: &str) -> Result<Self, $crate::http::wire_enum::UnknownVariant> {
+            pub(crate) fn from_stored(raw: &str) -> Result<Self, $crate::http::wire_enum::UnknownVariant> {
                 Self::ALL
                     .iter()
                     .copied()
@@ -131,19 +132,19 @@ macro_rules! wire_enum {
 /// A string that names no variant of a wire enum.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown value '{value}'; expected one of {}", allowed.join(", "))]
-pub struct UnknownVariant {
+pub(crate) struct UnknownVariant {
     /// What was sent.
-    pub value: String,
+    pub(crate) value: String,
     /// What would have been accepted.
-    pub allowed: &'static [&'static str],
+    pub(crate) allowed: &'static [&'static str],
 }
 
 /// Sort direction of lists (`sortOrder`).
-pub mod sort {
+pub(crate) mod sort {
     crate::wire_enum! {
         /// Ascending or descending.
         #[derive(Default)]
-        pub enum SortOrder {
+        pub(crate) enum SortOrder {
             /// Smallest first.
             #[default]
             Asc,

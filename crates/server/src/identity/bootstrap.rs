@@ -15,13 +15,13 @@ use crate::identity::store::{self, BootstrapRecord};
 use crate::ids::{ApiKeyId, TenantId, UserId};
 
 /// Name of the bootstrap tenant.
-pub const BOOTSTRAP_TENANT_NAME: &str = "Default tenant";
+pub(crate) const BOOTSTRAP_TENANT_NAME: &str = "Default tenant";
 /// Name of the bootstrap user.
-pub const BOOTSTRAP_USER_NAME: &str = "Owner";
+pub(crate) const BOOTSTRAP_USER_NAME: &str = "Owner";
 /// Name of the bootstrap API key.
-pub const BOOTSTRAP_KEY_NAME: &str = "Bootstrap key";
+pub(crate) const BOOTSTRAP_KEY_NAME: &str = "Bootstrap key";
 /// `client_id` of bootstrap tokens.
-pub const BOOTSTRAP_CLIENT_ID: &str = "basin-cli";
+pub(crate) const BOOTSTRAP_CLIENT_ID: &str = "basin-cli";
 
 /// What a bootstrap prints.
 #[derive(Debug, Clone, Serialize)]
@@ -45,7 +45,7 @@ pub struct BootstrapOutput {
 /// Why a bootstrap failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum BootstrapError {
+pub(crate) enum BootstrapError {
     /// The store failed.
     #[error(transparent)]
     Identity(#[from] IdentityError),
@@ -61,7 +61,7 @@ impl From<crate::db::StoreError> for BootstrapError {
 }
 
 /// Bootstraps, or returns the existing bootstrap with fresh tokens.
-pub async fn bootstrap(
+pub(crate) async fn bootstrap(
     identity: &IdentityService,
     secret: &SigningSecret,
     auth: &AuthConfig,
@@ -76,7 +76,7 @@ pub async fn bootstrap(
 }
 
 /// Bootstraps only when the store holds no tenant yet (first start of `basin serve`).
-pub async fn bootstrap_if_empty(
+pub(crate) async fn bootstrap_if_empty(
     identity: &IdentityService,
     secret: &SigningSecret,
     auth: &AuthConfig,

@@ -2,10 +2,10 @@
 //! keys; `principal/me`, `tenant/my`; the administration API for BackOffice and tenant
 //! owners; and the bootstrap of an empty store.
 
-pub mod bootstrap;
-pub mod model;
-pub mod routes;
-pub mod service;
+pub(crate) mod bootstrap;
+pub(crate) mod model;
+pub(crate) mod routes;
+pub(crate) mod service;
 mod store;
 
-pub use routes::router;
+pub(crate) use routes::router;

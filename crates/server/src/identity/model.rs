@@ -10,41 +10,15 @@ use crate::http::time::WireTime;
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 use crate::limits::{EMAIL_CHARS_MAX, NAME_CHARS_MAX};
 
-crate::wire_enum! {
-    /// A principal's role in a tenant.
-    pub enum TenantRole {
-        /// Manages the tenant, its members and keys, including other owners.
-        Owner,
-        /// Manages members and keys, but cannot grant or remove Owner.
-        Administrator,
-        /// Works in the tenant; no administration.
-        User,
-    }
-}
-
-impl TenantRole {
-    /// Owner and Administrator manage members and API keys.
-    pub fn can_manage_tenant(self) -> bool {
-        matches!(self, Self::Owner | Self::Administrator)
-    }
-
-    /// Whether a holder of `self` may hand out `granted` (to a member or an API key).
-    pub fn can_grant(self, granted: TenantRole) -> bool {
-        match self {
-            Self::Owner => true,
-            Self::Administrator => granted != Self::Owner,
-            Self::User => false,
-        }
-    }
-}
+pub(crate) use crate::auth::TenantRole;
 
 /// A display name: trimmed, 1 to [`NAME_CHARS_MAX`] characters, no control characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DisplayName(String);
+pub(crate) struct DisplayName(String);
 
 impl DisplayName {
     /// Parses a name.
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
         let name = raw.trim();
         if name.is_empty() {
             return Err("must not be empty".into());
@@ -68,11 +42,11 @@ impl AsRef<str> for DisplayName {
 /// An e-mail address: one `@` with text on both sides, no spaces, at most
 /// [`EMAIL_CHARS_MAX`] characters. Deliverability is not Basin's business.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Email(String);
+pub(crate) struct Email(String);
 
 impl Email {
     /// Parses an address.
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
         let email = raw.trim();
         if email.chars().count() > EMAIL_CHARS_MAX {
             return Err(format!("must be at most {EMAIL_CHARS_MAX} characters"));
@@ -101,83 +75,83 @@ impl AsRef<str> for Email {
 
 /// A tenant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct Tenant {
+pub(crate) struct Tenant {
     /// Id.
-    pub id: TenantId,
+    pub(crate) id: TenantId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Creation time.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Last change.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// A user as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct User {
+pub(crate) struct User {
     /// Id.
-    pub id: UserId,
+    pub(crate) id: UserId,
     /// Display name.
-    pub name: String,
+    pub(crate) name: String,
     /// E-mail.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Set when the user may no longer sign in.
-    pub disabled_at: Option<DateTime<Utc>>,
+    pub(crate) disabled_at: Option<DateTime<Utc>>,
     /// Creation time.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Last change.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// A tenant membership with the member's user record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Member {
+pub(crate) struct Member {
     /// Tenant.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// The user.
-    pub user: User,
+    pub(crate) user: User,
     /// Role in the tenant.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// When the user joined.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 /// An API key record (never the key itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiKey {
+pub(crate) struct ApiKey {
     /// Id, also the principal id of calls made with the key.
-    pub id: ApiKeyId,
+    pub(crate) id: ApiKeyId,
     /// Tenant it belongs to.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// Label.
-    pub name: String,
+    pub(crate) name: String,
     /// Role the key acts with.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Creation time.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Who created it.
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// When it was revoked.
-    pub revoked_at: Option<DateTime<Utc>>,
+    pub(crate) revoked_at: Option<DateTime<Utc>>,
 }
 
 /// An invitation to join a tenant, as stored. The address is kept in lower case.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct Invitation {
+pub(crate) struct Invitation {
     /// Id.
-    pub id: InvitationId,
+    pub(crate) id: InvitationId,
     /// The tenant to join.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// The invited address, lower case.
-    pub email: String,
+    pub(crate) email: String,
     /// The role the user gets on accepting.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Who invited.
-    pub invited_by: Option<Uuid>,
+    pub(crate) invited_by: Option<Uuid>,
     /// When.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// After this the invitation can no longer be accepted.
-    pub expires_at: DateTime<Utc>,
+    pub(crate) expires_at: DateTime<Utc>,
 }
 
 // ---- wire shapes ----
@@ -185,53 +159,53 @@ pub struct Invitation {
 /// `GET /api/iam/principal/me`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PrincipalDto {
+pub(crate) struct PrincipalDto {
     /// User id, or API key id.
-    pub id: Uuid,
+    pub(crate) id: Uuid,
     /// Display name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// E-mail.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Role in the current tenant, else the platform role.
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     /// Current tenant.
-    pub tenant_id: Option<TenantId>,
+    pub(crate) tenant_id: Option<TenantId>,
     /// `UserIdentity` or `OpenAPIAccount`.
-    pub principal_type: PrincipalType,
+    pub(crate) principal_type: PrincipalType,
     /// Platform roles (BackOffice, CloudAdministrator).
-    pub platform_roles: Vec<String>,
+    pub(crate) platform_roles: Vec<String>,
     /// OAuth scopes of the token.
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// An entry of `GET /api/iam/tenant/my`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MyTenantDto {
+pub(crate) struct MyTenantDto {
     /// Tenant id.
-    pub id: TenantId,
+    pub(crate) id: TenantId,
     /// Tenant name.
-    pub name: String,
+    pub(crate) name: String,
     /// The caller's role there.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Last change.
-    pub updated_at: WireTime,
+    pub(crate) updated_at: WireTime,
 }
 
 /// A tenant in the administration API.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TenantDto {
+pub(crate) struct TenantDto {
     /// Id.
-    pub id: TenantId,
+    pub(crate) id: TenantId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Last change.
-    pub updated_at: WireTime,
+    pub(crate) updated_at: WireTime,
 }
 
 impl From<Tenant> for TenantDto {
@@ -248,19 +222,19 @@ impl From<Tenant> for TenantDto {
 /// A user in the administration API.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UserDto {
+pub(crate) struct UserDto {
     /// Id.
-    pub id: UserId,
+    pub(crate) id: UserId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// E-mail.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Whether the user is disabled (its tokens are refused).
-    pub disabled: bool,
+    pub(crate) disabled: bool,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Last change.
-    pub updated_at: WireTime,
+    pub(crate) updated_at: WireTime,
 }
 
 impl From<User> for UserDto {
@@ -279,19 +253,19 @@ impl From<User> for UserDto {
 /// A tenant member.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MemberDto {
+pub(crate) struct MemberDto {
     /// The user's id.
-    pub user_id: UserId,
+    pub(crate) user_id: UserId,
     /// The user's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The user's e-mail.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Role in the tenant.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Always `UserIdentity`.
-    pub principal_type: PrincipalType,
+    pub(crate) principal_type: PrincipalType,
     /// When the user joined.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
 }
 
 impl From<Member> for MemberDto {
@@ -310,25 +284,25 @@ impl From<Member> for MemberDto {
 /// An API key record.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ApiKeyDto {
+pub(crate) struct ApiKeyDto {
     /// Id (not the key).
-    pub id: ApiKeyId,
+    pub(crate) id: ApiKeyId,
     /// Tenant.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// Label.
-    pub name: String,
+    pub(crate) name: String,
     /// Role the key acts with.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Always `OpenAPIAccount`.
-    pub principal_type: PrincipalType,
+    pub(crate) principal_type: PrincipalType,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Creator.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// When revoked; absent while active.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<WireTime>,
+    pub(crate) revoked_at: Option<WireTime>,
 }
 
 impl From<ApiKey> for ApiKeyDto {
@@ -349,40 +323,40 @@ impl From<ApiKey> for ApiKeyDto {
 /// A new API key: the record plus the key, shown this once.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CreatedApiKeyDto {
+pub(crate) struct CreatedApiKeyDto {
     /// The record.
     #[serde(flatten)]
-    pub record: ApiKeyDto,
+    pub(crate) record: ApiKeyDto,
     /// The key to send in `svc-open-api-key`. It cannot be shown again.
-    pub api_key: String,
+    pub(crate) api_key: String,
 }
 
 /// An invitation on the wire.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct InvitationDto {
+pub(crate) struct InvitationDto {
     /// Id.
-    pub id: InvitationId,
+    pub(crate) id: InvitationId,
     /// The tenant to join.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// The tenant's name, shown to the invited user.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tenant_name: Option<String>,
+    pub(crate) tenant_name: Option<String>,
     /// The invited address.
-    pub email: String,
+    pub(crate) email: String,
     /// The role the user gets on accepting.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
     /// Always `Pending`: accepted and declined invitations are gone.
-    pub status: &'static str,
+    pub(crate) status: &'static str,
     /// When it was made.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// When it lapses.
-    pub expires_at: WireTime,
+    pub(crate) expires_at: WireTime,
 }
 
 impl InvitationDto {
     /// The wire form, with the tenant's name when the invited user is the reader.
-    pub fn new(invitation: Invitation, tenant_name: Option<String>) -> Self {
+    pub(crate) fn new(invitation: Invitation, tenant_name: Option<String>) -> Self {
         Self {
             id: invitation.id,
             tenant_id: invitation.tenant_id,
@@ -399,67 +373,67 @@ impl InvitationDto {
 /// `POST /api/admin/tenants`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateTenantRequest {
+pub(crate) struct CreateTenantRequest {
     /// Name, 1 to 200 characters.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// `POST /api/admin/users`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateUserRequest {
+pub(crate) struct CreateUserRequest {
     /// Display name.
-    pub name: String,
+    pub(crate) name: String,
     /// E-mail, unique ignoring case. Platform administrators only: tenant owners and
     /// administrators invite an address instead (`POST .../members {email}`).
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Tenant to add the user to; required for tenant owners and administrators.
-    pub tenant_id: Option<TenantId>,
+    pub(crate) tenant_id: Option<TenantId>,
     /// Role in that tenant (default `User`).
-    pub role: Option<TenantRole>,
+    pub(crate) role: Option<TenantRole>,
 }
 
 /// `PATCH /api/admin/users/{userId}`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateUserRequest {
+pub(crate) struct UpdateUserRequest {
     /// New name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// New e-mail.
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Disable (true) or enable (false) the user.
-    pub disabled: Option<bool>,
+    pub(crate) disabled: Option<bool>,
 }
 
 /// `POST /api/admin/tenants/{tenantId}/members`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AddMemberRequest {
+pub(crate) struct AddMemberRequest {
     /// The user, by id (a user of a tenant the caller manages, or of none)...
-    pub user_id: Option<UserId>,
+    pub(crate) user_id: Option<UserId>,
     /// ...or by e-mail: a user of a tenant the caller manages joins at once (201); any other
     /// address is invited (202).
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// Role (default `User`).
-    pub role: Option<TenantRole>,
+    pub(crate) role: Option<TenantRole>,
 }
 
 /// `PUT /api/admin/tenants/{tenantId}/members/{userId}`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SetMemberRoleRequest {
+pub(crate) struct SetMemberRoleRequest {
     /// The new role.
-    pub role: TenantRole,
+    pub(crate) role: TenantRole,
 }
 
 /// `POST /api/admin/tenants/{tenantId}/api-keys`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateApiKeyRequest {
+pub(crate) struct CreateApiKeyRequest {
     /// Label.
-    pub name: String,
+    pub(crate) name: String,
     /// Role the key acts with (default `User`); at most the creator's own.
-    pub role: Option<TenantRole>,
+    pub(crate) role: Option<TenantRole>,
 }
 
 #[cfg(test)]

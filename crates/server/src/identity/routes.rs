@@ -2,7 +2,7 @@
 //! API under `/api/admin` (tenants, users, members, API keys). HTTP only: rules live in
 //! `service.rs`.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
@@ -22,10 +22,23 @@ use crate::identity::model::*;
 use crate::identity::service::{Added, IdentityError, ListOrder, ListPage, UserRef};
 use crate::identity::store::{SortColumn, SortKey};
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
-use crate::startup::AppState;
+
+/// What the identity and administration endpoints need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct IdentityState {
+    /// Identity and administration rules.
+    pub(crate) identity: crate::identity::service::IdentityService,
+    /// Page sizes.
+    pub(crate) page_limits: crate::http::paging::PageLimits,
+}
 
 /// Identity routes with their OpenAPI description.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    IdentityState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+{
     let iam = OpenApiRouter::new()
         .routes(routes!(get_principal_me))
         .routes(routes!(list_my_tenants))
@@ -120,7 +133,7 @@ async fn get_principal_me(principal: Principal) -> Json<PrincipalDto> {
 #[utoipa::path(get, path = "/api/iam/tenant/my", tag = "identity",
     responses((status = 200, body = DataList<MyTenantDto>), (status = 401, description = "Not authenticated")))]
 async fn list_my_tenants(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
 ) -> ApiResult<Json<DataList<MyTenantDto>>> {
     let tenants = state.identity.my_tenants(&principal).await?;
@@ -142,7 +155,7 @@ async fn list_my_tenants(
 
 crate::wire_enum! {
     /// Sort keys of tenant and user lists.
-    pub enum ListSortBy {
+    pub(crate) enum ListSortBy {
         /// By name.
         Name,
         /// By creation time.
@@ -178,7 +191,7 @@ struct PageSpec {
 }
 
 impl KeysetListQuery {
-    fn page(&self, list: &str, state: &AppState) -> ApiResult<PageSpec> {
+    fn page(&self, list: &str, state: &IdentityState) -> ApiResult<PageSpec> {
         let sort_by = self.sort_by.unwrap_or(ListSortBy::Name);
         let order = self.sort_order.unwrap_or_default();
         let tag = format!("{list}:{sort_by}:{order}");
@@ -247,7 +260,7 @@ struct OffsetListQuery {
 #[utoipa::path(post, path = "/api/admin/tenants", tag = "admin", request_body = CreateTenantRequest,
     responses((status = 201, body = TenantDto), (status = 400), (status = 401), (status = 403)))]
 async fn create_tenant(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Json(request): Json<CreateTenantRequest>,
 ) -> ApiResult<Response> {
@@ -260,7 +273,7 @@ async fn create_tenant(
 #[utoipa::path(get, path = "/api/admin/tenants", tag = "admin", params(KeysetListQuery),
     responses((status = 200, body = CursorPage<TenantDto>), (status = 400), (status = 401)))]
 async fn list_tenants(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Query(query): Query<KeysetListQuery>,
 ) -> ApiResult<Json<CursorPage<TenantDto>>> {
@@ -279,7 +292,7 @@ async fn list_tenants(
     params(("tenantId" = uuid::Uuid, Path)),
     responses((status = 200, body = TenantDto), (status = 403), (status = 404)))]
 async fn get_tenant(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
 ) -> ApiResult<Json<TenantDto>> {
@@ -295,7 +308,7 @@ async fn get_tenant(
     params(("tenantId" = uuid::Uuid, Path), OffsetListQuery),
     responses((status = 200, body = OffsetPage<MemberDto>), (status = 403), (status = 404)))]
 async fn list_members(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
     Query(query): Query<OffsetListQuery>,
@@ -320,7 +333,7 @@ async fn list_members(
     params(("tenantId" = uuid::Uuid, Path)), request_body = AddMemberRequest,
     responses((status = 201, body = MemberDto), (status = 202, body = InvitationDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn add_member(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
     Json(request): Json<AddMemberRequest>,
@@ -357,7 +370,7 @@ async fn add_member(
     params(("tenantId" = uuid::Uuid, Path), ("userId" = uuid::Uuid, Path)), request_body = SetMemberRoleRequest,
     responses((status = 200, body = MemberDto), (status = 403), (status = 404), (status = 409)))]
 async fn set_member_role(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path((tenant, user)): Path<(TenantId, UserId)>,
     Json(request): Json<SetMemberRoleRequest>,
@@ -374,7 +387,7 @@ async fn set_member_role(
     params(("tenantId" = uuid::Uuid, Path), ("userId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404), (status = 409)))]
 async fn remove_member(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path((tenant, user)): Path<(TenantId, UserId)>,
 ) -> ApiResult<StatusCode> {
@@ -392,7 +405,7 @@ async fn remove_member(
     params(("tenantId" = uuid::Uuid, Path), OffsetListQuery),
     responses((status = 200, body = OffsetPage<InvitationDto>), (status = 403), (status = 404)))]
 async fn list_invitations(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
     Query(query): Query<OffsetListQuery>,
@@ -418,7 +431,7 @@ async fn list_invitations(
     params(("tenantId" = uuid::Uuid, Path), ("invitationId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn withdraw_invitation(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path((tenant, id)): Path<(TenantId, InvitationId)>,
 ) -> ApiResult<StatusCode> {
@@ -433,7 +446,7 @@ async fn withdraw_invitation(
 #[utoipa::path(get, path = "/api/iam/invitation/my", tag = "identity",
     responses((status = 200, body = DataList<InvitationDto>), (status = 401)))]
 async fn list_my_invitations(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
 ) -> ApiResult<Json<DataList<InvitationDto>>> {
     let invitations = state.identity.my_invitations(&principal).await?;
@@ -450,7 +463,7 @@ async fn list_my_invitations(
     params(("invitationId" = uuid::Uuid, Path)),
     responses((status = 201, body = MyTenantDto), (status = 401), (status = 404), (status = 409)))]
 async fn accept_invitation(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(id): Path<InvitationId>,
 ) -> ApiResult<Response> {
@@ -470,7 +483,7 @@ async fn accept_invitation(
     params(("invitationId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 401), (status = 404)))]
 async fn decline_invitation(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(id): Path<InvitationId>,
 ) -> ApiResult<StatusCode> {
@@ -485,7 +498,7 @@ async fn decline_invitation(
     params(("tenantId" = uuid::Uuid, Path), OffsetListQuery),
     responses((status = 200, body = OffsetPage<ApiKeyDto>), (status = 403), (status = 404)))]
 async fn list_api_keys(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
     Query(query): Query<OffsetListQuery>,
@@ -508,7 +521,7 @@ async fn list_api_keys(
     params(("tenantId" = uuid::Uuid, Path)), request_body = CreateApiKeyRequest,
     responses((status = 201, body = CreatedApiKeyDto), (status = 400), (status = 403), (status = 404)))]
 async fn create_api_key(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
     Json(request): Json<CreateApiKeyRequest>,
@@ -531,7 +544,7 @@ async fn create_api_key(
     params(("tenantId" = uuid::Uuid, Path), ("keyId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn revoke_api_key(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path((tenant, key)): Path<(TenantId, ApiKeyId)>,
 ) -> ApiResult<StatusCode> {
@@ -549,7 +562,7 @@ async fn revoke_api_key(
 #[utoipa::path(post, path = "/api/admin/users", tag = "admin", request_body = CreateUserRequest,
     responses((status = 201, body = UserDto), (status = 400), (status = 403), (status = 409)))]
 async fn create_user(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Json(request): Json<CreateUserRequest>,
 ) -> ApiResult<Response> {
@@ -571,7 +584,7 @@ async fn create_user(
 #[utoipa::path(get, path = "/api/admin/users", tag = "admin", params(KeysetListQuery),
     responses((status = 200, body = CursorPage<UserDto>), (status = 400), (status = 403)))]
 async fn list_users(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Query(query): Query<KeysetListQuery>,
 ) -> ApiResult<Json<CursorPage<UserDto>>> {
@@ -597,7 +610,7 @@ async fn list_users(
     params(("userId" = uuid::Uuid, Path)),
     responses((status = 200, body = UserDto), (status = 404)))]
 async fn get_user(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(user): Path<UserId>,
 ) -> ApiResult<Json<UserDto>> {
@@ -611,7 +624,7 @@ async fn get_user(
     params(("userId" = uuid::Uuid, Path)), request_body = UpdateUserRequest,
     responses((status = 200, body = UserDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn update_user(
-    State(state): State<AppState>,
+    State(state): State<IdentityState>,
     principal: Principal,
     Path(user): Path<UserId>,
     Json(request): Json<UpdateUserRequest>,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::auth::{ApiKeySecret, Principal, PrincipalType};
+use crate::auth::{ApiKeySecret, KeyRecord, Principal, PrincipalType, UserRecord};
 use crate::clock::Clock;
 use crate::db::{Db, StoreError};
 use crate::identity::model::{
@@ -30,7 +30,7 @@ use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 /// What went wrong in an identity operation.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum IdentityError {
+pub(crate) enum IdentityError {
     /// A field is invalid.
     #[error("{field}: {message}")]
     Invalid {
@@ -63,26 +63,26 @@ pub enum IdentityError {
 }
 
 /// Result of identity operations.
-pub type IdentityResult<T> = Result<T, IdentityError>;
+pub(crate) type IdentityResult<T> = Result<T, IdentityError>;
 
 /// Sort of tenant and user lists.
 #[derive(Debug, Clone, Copy)]
-pub struct ListOrder {
+pub(crate) struct ListOrder {
     /// Column.
-    pub column: SortColumn,
+    pub(crate) column: SortColumn,
     /// Descending.
-    pub descending: bool,
+    pub(crate) descending: bool,
 }
 
 /// A page position for keyset lists, already decoded.
 #[derive(Debug, Clone)]
-pub struct ListPage {
+pub(crate) struct ListPage {
     /// Order.
-    pub order: ListOrder,
+    pub(crate) order: ListOrder,
     /// Last row of the previous page.
-    pub after: Option<(SortKey, Uuid)>,
+    pub(crate) after: Option<(SortKey, Uuid)>,
     /// Rows to fetch (page size + 1).
-    pub fetch: i64,
+    pub(crate) fetch: i64,
 }
 
 impl ListPage {
@@ -94,23 +94,6 @@ impl ListPage {
             fetch: self.fetch,
         }
     }
-}
-
-// ---- lookups used by authentication ----
-
-/// The API key with this hash.
-pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> IdentityResult<Option<ApiKey>> {
-    Ok(store::find_api_key_by_hash(db, hash).await?)
-}
-
-/// The user with this id.
-pub async fn find_user(db: &Db, id: UserId) -> IdentityResult<Option<User>> {
-    Ok(store::find_user(db, id).await?)
-}
-
-/// The tenants a user belongs to, with roles.
-pub async fn memberships_of(db: &Db, user: UserId) -> IdentityResult<Vec<(TenantId, TenantRole)>> {
-    Ok(store::memberships_of(db, user).await?)
 }
 
 /// How the caller relates to a tenant.
@@ -126,24 +109,24 @@ enum TenantAccess {
 
 /// Identity operations over one store.
 #[derive(Debug, Clone)]
-pub struct IdentityService {
+pub(crate) struct IdentityService {
     db: Db,
     clock: Arc<dyn Clock>,
 }
 
 impl IdentityService {
     /// A service over `db`.
-    pub fn new(db: Db, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(db: Db, clock: Arc<dyn Clock>) -> Self {
         Self { db, clock }
     }
 
     /// The store.
-    pub fn db(&self) -> &Db {
+    pub(crate) fn db(&self) -> &Db {
         &self.db
     }
 
     /// The clock.
-    pub fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
     }
 
@@ -206,7 +189,7 @@ impl IdentityService {
     // ---- the caller ----
 
     /// Tenants the caller belongs to, with its role in each.
-    pub async fn my_tenants(
+    pub(crate) async fn my_tenants(
         &self,
         principal: &Principal,
     ) -> IdentityResult<Vec<(Tenant, TenantRole)>> {
@@ -231,7 +214,7 @@ impl IdentityService {
     // ---- tenants ----
 
     /// Creates a tenant (platform admins only).
-    pub async fn create_tenant(
+    pub(crate) async fn create_tenant(
         &self,
         principal: &Principal,
         name: DisplayName,
@@ -251,7 +234,7 @@ impl IdentityService {
     }
 
     /// Tenants the caller may manage (all, for platform admins).
-    pub async fn list_tenants(
+    pub(crate) async fn list_tenants(
         &self,
         principal: &Principal,
         page: &ListPage,
@@ -281,7 +264,11 @@ impl IdentityService {
     }
 
     /// One tenant the caller may manage.
-    pub async fn get_tenant(&self, principal: &Principal, id: TenantId) -> IdentityResult<Tenant> {
+    pub(crate) async fn get_tenant(
+        &self,
+        principal: &Principal,
+        id: TenantId,
+    ) -> IdentityResult<Tenant> {
         self.require_manager(principal, id).await?;
         store::find_tenant(&self.db, id)
             .await?
@@ -292,7 +279,7 @@ impl IdentityService {
 
     /// Creates a user, optionally as a member of a tenant. Tenant managers must name their
     /// tenant; platform admins may create users without one.
-    pub async fn create_user(
+    pub(crate) async fn create_user(
         &self,
         principal: &Principal,
         name: DisplayName,
@@ -345,7 +332,7 @@ impl IdentityService {
 
     /// Users: all for platform admins (optionally of one tenant); for tenant managers, the
     /// members of their tenant.
-    pub async fn list_users(
+    pub(crate) async fn list_users(
         &self,
         principal: &Principal,
         tenant: Option<TenantId>,
@@ -371,7 +358,7 @@ impl IdentityService {
 
     /// One user: platform admins see everyone; tenant managers see their members; everyone
     /// sees themselves.
-    pub async fn get_user(&self, principal: &Principal, id: UserId) -> IdentityResult<User> {
+    pub(crate) async fn get_user(&self, principal: &Principal, id: UserId) -> IdentityResult<User> {
         let user = store::find_user(&self.db, id)
             .await?
             .ok_or(IdentityError::NotFound("user"))?;
@@ -387,7 +374,7 @@ impl IdentityService {
     }
 
     /// Changes a user's name, e-mail or disabled state (platform admins only).
-    pub async fn update_user(
+    pub(crate) async fn update_user(
         &self,
         principal: &Principal,
         id: UserId,
@@ -421,7 +408,7 @@ impl IdentityService {
     // ---- members ----
 
     /// Members of a tenant, one offset page.
-    pub async fn list_members(
+    pub(crate) async fn list_members(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -435,7 +422,7 @@ impl IdentityService {
     /// Adds a user to a tenant: by id, a user the caller can reach (of a tenant it manages,
     /// or of none yet); by e-mail, a user of a tenant it manages. Any other address is invited
     /// instead, so that the answer is the same whether or not the address exists elsewhere.
-    pub async fn add_member(
+    pub(crate) async fn add_member(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -538,7 +525,7 @@ impl IdentityService {
     }
 
     /// Open invitations of a tenant, newest first, one offset page.
-    pub async fn list_invitations(
+    pub(crate) async fn list_invitations(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -550,7 +537,7 @@ impl IdentityService {
     }
 
     /// Withdraws an invitation of the tenant (its role must be one the caller may grant).
-    pub async fn withdraw_invitation(
+    pub(crate) async fn withdraw_invitation(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -575,7 +562,7 @@ impl IdentityService {
 
     /// The open invitations to the caller's e-mail address, with each tenant's name. Only users
     /// Basin knows, with an address a platform admin set, have any.
-    pub async fn my_invitations(
+    pub(crate) async fn my_invitations(
         &self,
         principal: &Principal,
     ) -> IdentityResult<Vec<(Invitation, String)>> {
@@ -612,7 +599,7 @@ impl IdentityService {
     }
 
     /// Accepts one of the caller's invitations: it joins the tenant with the invited role.
-    pub async fn accept_invitation(
+    pub(crate) async fn accept_invitation(
         &self,
         principal: &Principal,
         id: InvitationId,
@@ -639,7 +626,7 @@ impl IdentityService {
     }
 
     /// Declines one of the caller's invitations.
-    pub async fn decline_invitation(
+    pub(crate) async fn decline_invitation(
         &self,
         principal: &Principal,
         id: InvitationId,
@@ -652,7 +639,7 @@ impl IdentityService {
     }
 
     /// Changes a member's role.
-    pub async fn set_member_role(
+    pub(crate) async fn set_member_role(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -684,7 +671,7 @@ impl IdentityService {
     }
 
     /// Removes a member from a tenant.
-    pub async fn remove_member(
+    pub(crate) async fn remove_member(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -712,7 +699,7 @@ impl IdentityService {
     // ---- API keys ----
 
     /// Keys of a tenant, newest first, one offset page.
-    pub async fn list_api_keys(
+    pub(crate) async fn list_api_keys(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -724,7 +711,7 @@ impl IdentityService {
     }
 
     /// Creates a key; the secret is returned this once.
-    pub async fn create_api_key(
+    pub(crate) async fn create_api_key(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -776,7 +763,7 @@ impl IdentityService {
     }
 
     /// Revokes a key of the tenant. Revoking twice is not an error.
-    pub async fn revoke_api_key(
+    pub(crate) async fn revoke_api_key(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -799,7 +786,7 @@ impl IdentityService {
 
     /// Which of `principals` belong to `tenant` as the type they name: users who are its
     /// members, API keys issued in it. Basin has no member groups, so no group ever does.
-    pub async fn principals_in_tenant(
+    pub(crate) async fn principals_in_tenant(
         &self,
         tenant: TenantId,
         principals: &[(Uuid, PrincipalType)],
@@ -827,7 +814,7 @@ impl IdentityService {
     }
 
     /// Revokes any key by id, for the `basin admin api-key revoke` command.
-    pub async fn revoke_api_key_by_id(&self, id: ApiKeyId) -> IdentityResult<ApiKey> {
+    pub(crate) async fn revoke_api_key_by_id(&self, id: ApiKeyId) -> IdentityResult<ApiKey> {
         let key = store::find_api_key(&self.db, id)
             .await?
             .ok_or(IdentityError::NotFound("API key"))?;
@@ -836,12 +823,41 @@ impl IdentityService {
     }
 }
 
+#[async_trait::async_trait]
+impl crate::auth::IdentityDirectory for IdentityService {
+    async fn api_key_by_hash(&self, hash: &[u8]) -> anyhow::Result<Option<KeyRecord>> {
+        Ok(store::find_api_key_by_hash(&self.db, hash)
+            .await?
+            .map(|key| KeyRecord {
+                id: key.id,
+                tenant_id: key.tenant_id,
+                name: key.name,
+                role: key.role,
+                revoked: key.revoked_at.is_some(),
+            }))
+    }
+
+    async fn user(&self, id: UserId) -> anyhow::Result<Option<UserRecord>> {
+        Ok(store::find_user(&self.db, id)
+            .await?
+            .map(|user| UserRecord {
+                name: user.name,
+                email: user.email,
+                disabled: user.disabled_at.is_some(),
+            }))
+    }
+
+    async fn memberships(&self, id: UserId) -> anyhow::Result<Vec<(TenantId, TenantRole)>> {
+        Ok(store::memberships_of(&self.db, id).await?)
+    }
+}
+
 /// Most invitations listed for one address.
 const MY_INVITATIONS_MAX: u32 = 100;
 
 /// What adding a member did.
 #[derive(Debug, Clone)]
-pub enum Added {
+pub(crate) enum Added {
     /// The user joined the tenant.
     Member(Member),
     /// The address was invited.
@@ -850,7 +866,7 @@ pub enum Added {
 
 /// A user named by id or by e-mail.
 #[derive(Debug, Clone)]
-pub enum UserRef {
+pub(crate) enum UserRef {
     /// By id.
     Id(UserId),
     /// By e-mail.

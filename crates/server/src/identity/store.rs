@@ -16,7 +16,7 @@ use crate::{on_db, on_tx};
 
 /// The value of the sort column of the last row on the previous page.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     /// A text column (names).
     Text(String),
     /// A time column.
@@ -25,7 +25,7 @@ pub enum SortKey {
 
 /// Sortable columns of tenant and user lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortColumn {
+pub(crate) enum SortColumn {
     /// By name.
     Name,
     /// By creation time.
@@ -43,15 +43,15 @@ impl SortColumn {
 
 /// One keyset page query.
 #[derive(Debug, Clone)]
-pub struct KeysetPage {
+pub(super) struct KeysetPage {
     /// Sort column.
-    pub column: SortColumn,
+    pub(crate) column: SortColumn,
     /// Descending order.
-    pub descending: bool,
+    pub(crate) descending: bool,
     /// Last row of the previous page.
-    pub after: Option<(SortKey, Uuid)>,
+    pub(crate) after: Option<(SortKey, Uuid)>,
     /// Rows to fetch.
-    pub fetch: i64,
+    pub(crate) fetch: i64,
 }
 
 fn role_from_db(raw: &str) -> Result<TenantRole, sqlx::Error> {
@@ -61,7 +61,7 @@ fn role_from_db(raw: &str) -> Result<TenantRole, sqlx::Error> {
 
 // ---- tenants ----
 
-pub async fn insert_tenant(tx: &mut Tx, tenant: &Tenant) -> StoreResult<()> {
+pub(super) async fn insert_tenant(tx: &mut Tx, tenant: &Tenant) -> StoreResult<()> {
     on_tx!(tx, |conn| sqlx::query(
         "INSERT INTO tenants (id, name, created_at, updated_at) VALUES ($1, $2, $3, $4)"
     )
@@ -75,7 +75,7 @@ pub async fn insert_tenant(tx: &mut Tx, tenant: &Tenant) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Tenant>> {
+pub(super) async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Tenant>> {
     Ok(on_db!(db, |pool| sqlx::query_as::<_, Tenant>(
         "SELECT id, name, created_at, updated_at FROM tenants WHERE id = $1"
     )
@@ -85,7 +85,7 @@ pub async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Tenant>> {
 }
 
 /// Tenants, optionally only those `manager` holds Owner or Administrator in.
-pub async fn list_tenants(
+pub(super) async fn list_tenants(
     db: &Db,
     page: &KeysetPage,
     manager: Option<UserId>,
@@ -146,7 +146,7 @@ where
 }
 
 /// Tenants `user` is a member of, with the role, by name.
-pub async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant, TenantRole)>> {
+pub(super) async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant, TenantRole)>> {
     let rows = on_db!(db, |pool| sqlx::query(
         "SELECT t.id, t.name, t.created_at, t.updated_at, m.role FROM tenants t \
          JOIN tenant_members m ON m.tenant_id = t.id WHERE m.user_id = $1 ORDER BY t.name, t.id"
@@ -165,7 +165,7 @@ pub async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant, Tenan
 
 const USER_COLUMNS: &str = "id, name, email, disabled_at, created_at, updated_at";
 
-pub async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
+pub(super) async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query(
         "INSERT INTO users (id, name, email, disabled_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)"
@@ -183,7 +183,7 @@ pub async fn insert_user(tx: &mut Tx, user: &User) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
+pub(super) async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
     let result = on_db!(db, |pool| {
         sqlx::query(
         "UPDATE users SET name = $2, email = $3, disabled_at = $4, updated_at = $5 WHERE id = $1"
@@ -203,7 +203,7 @@ pub async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn find_user(db: &Db, id: UserId) -> StoreResult<Option<User>> {
+pub(super) async fn find_user(db: &Db, id: UserId) -> StoreResult<Option<User>> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
     Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(
         AssertSqlSafe(sql)
@@ -213,7 +213,7 @@ pub async fn find_user(db: &Db, id: UserId) -> StoreResult<Option<User>> {
     .await)?)
 }
 
-pub async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Option<User>> {
+pub(super) async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Option<User>> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE lower(email) = lower($1)");
     Ok(on_db!(db, |pool| sqlx::query_as::<_, User>(
         AssertSqlSafe(sql)
@@ -224,7 +224,7 @@ pub async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Option<User
 }
 
 /// Users, optionally only the members of `tenant`.
-pub async fn list_users(
+pub(super) async fn list_users(
     db: &Db,
     page: &KeysetPage,
     tenant: Option<TenantId>,
@@ -241,7 +241,7 @@ pub async fn list_users(
 
 // ---- members ----
 
-pub async fn insert_member(
+pub(super) async fn insert_member(
     tx: &mut Tx,
     tenant: TenantId,
     user: UserId,
@@ -261,7 +261,7 @@ pub async fn insert_member(
     Ok(())
 }
 
-pub async fn find_member_role(
+pub(super) async fn find_member_role(
     tx: &mut Tx,
     tenant: TenantId,
     user: UserId,
@@ -280,7 +280,7 @@ pub async fn find_member_role(
 
 /// Serialises membership changes of one tenant, so that two concurrent demotions cannot both
 /// see a second Owner and leave none. SQLite write transactions are already exclusive.
-pub async fn lock_tenant(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
+pub(super) async fn lock_tenant(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
         sqlx::query("SELECT id FROM tenants WHERE id = $1 FOR UPDATE")
             .bind(tenant)
@@ -290,7 +290,7 @@ pub async fn lock_tenant(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
+pub(super) async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
     Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>(
         "SELECT COUNT(*) FROM tenant_members WHERE tenant_id = $1 AND role = 'Owner'"
     )
@@ -299,7 +299,7 @@ pub async fn count_owners(tx: &mut Tx, tenant: TenantId) -> StoreResult<i64> {
     .await)?)
 }
 
-pub async fn update_member_role(
+pub(super) async fn update_member_role(
     tx: &mut Tx,
     tenant: TenantId,
     user: UserId,
@@ -317,7 +317,7 @@ pub async fn update_member_role(
     Ok(())
 }
 
-pub async fn delete_member(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<()> {
+pub(super) async fn delete_member(tx: &mut Tx, tenant: TenantId, user: UserId) -> StoreResult<()> {
     on_tx!(tx, |conn| sqlx::query(
         "DELETE FROM tenant_members WHERE tenant_id = $1 AND user_id = $2"
     )
@@ -330,7 +330,7 @@ pub async fn delete_member(tx: &mut Tx, tenant: TenantId, user: UserId) -> Store
 }
 
 /// Members of `tenant` by user name, one offset page, with the total count.
-pub async fn list_members(
+pub(super) async fn list_members(
     db: &Db,
     tenant: TenantId,
     offset: u32,
@@ -379,7 +379,11 @@ where
     })
 }
 
-pub async fn find_member(db: &Db, tenant: TenantId, user: UserId) -> StoreResult<Option<Member>> {
+pub(super) async fn find_member(
+    db: &Db,
+    tenant: TenantId,
+    user: UserId,
+) -> StoreResult<Option<Member>> {
     let sql = format!("{MEMBER_SELECT} WHERE m.tenant_id = $1 AND m.user_id = $2");
     Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
         .bind(tenant)
@@ -393,7 +397,10 @@ pub async fn find_member(db: &Db, tenant: TenantId, user: UserId) -> StoreResult
 }
 
 /// Every tenant `user` belongs to, with the role.
-pub async fn memberships_of(db: &Db, user: UserId) -> StoreResult<Vec<(TenantId, TenantRole)>> {
+pub(super) async fn memberships_of(
+    db: &Db,
+    user: UserId,
+) -> StoreResult<Vec<(TenantId, TenantRole)>> {
     let rows: Vec<(TenantId, String)> = on_db!(db, |pool| sqlx::query_as(
         "SELECT tenant_id, role FROM tenant_members WHERE user_id = $1 ORDER BY tenant_id"
     )
@@ -407,7 +414,11 @@ pub async fn memberships_of(db: &Db, user: UserId) -> StoreResult<Vec<(TenantId,
 }
 
 /// Those of `users` who are members of `tenant`.
-pub async fn users_in_tenant(db: &Db, tenant: TenantId, users: &[Uuid]) -> StoreResult<Vec<Uuid>> {
+pub(super) async fn users_in_tenant(
+    db: &Db,
+    tenant: TenantId,
+    users: &[Uuid],
+) -> StoreResult<Vec<Uuid>> {
     ids_in_tenant(
         db,
         "SELECT user_id FROM tenant_members WHERE tenant_id = ",
@@ -419,7 +430,7 @@ pub async fn users_in_tenant(db: &Db, tenant: TenantId, users: &[Uuid]) -> Store
 }
 
 /// Those of `keys` that were issued in `tenant` (revoked or not).
-pub async fn api_keys_in_tenant(
+pub(super) async fn api_keys_in_tenant(
     db: &Db,
     tenant: TenantId,
     keys: &[Uuid],
@@ -460,7 +471,7 @@ async fn ids_in_tenant(
 const INVITATION_COLUMNS: &str = "id, tenant_id, email, role, invited_by, created_at, expires_at";
 
 /// Stores `invitation`, replacing any earlier one of its tenant for the same address.
-pub async fn replace_invitation(tx: &mut Tx, invitation: &Invitation) -> StoreResult<()> {
+pub(super) async fn replace_invitation(tx: &mut Tx, invitation: &Invitation) -> StoreResult<()> {
     on_tx!(tx, |conn| sqlx::query(
         "DELETE FROM invitations WHERE tenant_id = $1 AND email = $2"
     )
@@ -487,7 +498,7 @@ pub async fn replace_invitation(tx: &mut Tx, invitation: &Invitation) -> StoreRe
 }
 
 /// An invitation that has not lapsed at `now`.
-pub async fn find_invitation(
+pub(super) async fn find_invitation(
     db: &Db,
     id: InvitationId,
     now: DateTime<Utc>,
@@ -504,7 +515,7 @@ pub async fn find_invitation(
 }
 
 /// The open invitations of `tenant`, newest first, one offset page, with the total count.
-pub async fn list_invitations(
+pub(super) async fn list_invitations(
     db: &Db,
     tenant: TenantId,
     now: DateTime<Utc>,
@@ -537,7 +548,7 @@ pub async fn list_invitations(
 
 /// The open invitations to `email` (lower case), with the name of each tenant, newest first.
 /// An address holds few invitations; `limit` bounds them all the same.
-pub async fn invitations_to(
+pub(super) async fn invitations_to(
     db: &Db,
     email: &str,
     now: DateTime<Utc>,
@@ -561,7 +572,7 @@ pub async fn invitations_to(
 }
 
 /// Removes an invitation; whether there was one.
-pub async fn delete_invitation(tx: &mut Tx, id: InvitationId) -> StoreResult<bool> {
+pub(super) async fn delete_invitation(tx: &mut Tx, id: InvitationId) -> StoreResult<bool> {
     let removed = on_tx!(tx, |conn| sqlx::query(
         "DELETE FROM invitations WHERE id = $1"
     )
@@ -617,7 +628,7 @@ where
     })
 }
 
-pub async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> StoreResult<()> {
+pub(super) async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> StoreResult<()> {
     on_tx!(tx, |conn| sqlx::query(
         "INSERT INTO api_keys (id, tenant_id, name, role, key_hash, created_at, created_by) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)"
@@ -637,7 +648,7 @@ pub async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> StoreResu
 
 /// The key with this hash. Every request made with an API key asks this, so on SQLite it
 /// takes the synchronous read path.
-pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<ApiKey>> {
+pub(super) async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<ApiKey>> {
     let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1");
     if let Db::Sqlite(_, reader) = db {
         let mut statement = Sql::new(&sql);
@@ -655,7 +666,7 @@ pub async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Option<Ap
             .transpose()))?)
 }
 
-pub async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
+pub(super) async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
     let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE id = $1");
     Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
         .bind(id)
@@ -668,7 +679,12 @@ pub async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> 
 }
 
 /// Marks a key revoked; a key already revoked keeps its first revocation time.
-pub async fn revoke_api_key(db: &Db, id: ApiKeyId, at: DateTime<Utc>, by: Uuid) -> StoreResult<()> {
+pub(super) async fn revoke_api_key(
+    db: &Db,
+    id: ApiKeyId,
+    at: DateTime<Utc>,
+    by: Uuid,
+) -> StoreResult<()> {
     on_db!(db, |pool| sqlx::query(
         "UPDATE api_keys SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL"
     )
@@ -682,7 +698,7 @@ pub async fn revoke_api_key(db: &Db, id: ApiKeyId, at: DateTime<Utc>, by: Uuid) 
 }
 
 /// Keys of `tenant`, newest first, one offset page, with the total count.
-pub async fn list_api_keys(
+pub(super) async fn list_api_keys(
     db: &Db,
     tenant: TenantId,
     offset: u32,
@@ -716,16 +732,16 @@ pub async fn list_api_keys(
 
 /// The ids recorded by the first bootstrap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
-pub struct BootstrapRecord {
+pub(super) struct BootstrapRecord {
     /// Tenant.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// Owner user.
-    pub user_id: UserId,
+    pub(crate) user_id: UserId,
     /// API key record.
-    pub api_key_id: ApiKeyId,
+    pub(crate) api_key_id: ApiKeyId,
 }
 
-pub async fn find_bootstrap(tx: &mut Tx) -> StoreResult<Option<BootstrapRecord>> {
+pub(super) async fn find_bootstrap(tx: &mut Tx) -> StoreResult<Option<BootstrapRecord>> {
     Ok(on_tx!(tx, |conn| sqlx::query_as::<_, BootstrapRecord>(
         "SELECT tenant_id, user_id, api_key_id FROM bootstrap WHERE id = 1"
     )
@@ -733,7 +749,7 @@ pub async fn find_bootstrap(tx: &mut Tx) -> StoreResult<Option<BootstrapRecord>>
     .await)?)
 }
 
-pub async fn upsert_bootstrap(
+pub(super) async fn upsert_bootstrap(
     tx: &mut Tx,
     record: BootstrapRecord,
     at: DateTime<Utc>,
@@ -754,7 +770,7 @@ pub async fn upsert_bootstrap(
     Ok(())
 }
 
-pub async fn api_key_is_active(tx: &mut Tx, id: ApiKeyId) -> StoreResult<bool> {
+pub(super) async fn api_key_is_active(tx: &mut Tx, id: ApiKeyId) -> StoreResult<bool> {
     let count: i64 = on_tx!(tx, |conn| sqlx::query_scalar(
         "SELECT COUNT(*) FROM api_keys WHERE id = $1 AND revoked_at IS NULL"
     )
@@ -766,7 +782,7 @@ pub async fn api_key_is_active(tx: &mut Tx, id: ApiKeyId) -> StoreResult<bool> {
 
 /// Serialises bootstraps from several replicas starting at once. SQLite transactions are
 /// already exclusive (`BEGIN IMMEDIATE`); PostgreSQL takes a transaction advisory lock.
-pub async fn lock_bootstrap(tx: &mut Tx) -> StoreResult<()> {
+pub(super) async fn lock_bootstrap(tx: &mut Tx) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
         sqlx::query("SELECT pg_advisory_xact_lock(7283400121)")
             .execute(&mut **transaction)
@@ -775,7 +791,7 @@ pub async fn lock_bootstrap(tx: &mut Tx) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn count_tenants_tx(tx: &mut Tx) -> StoreResult<i64> {
+pub(super) async fn count_tenants_tx(tx: &mut Tx) -> StoreResult<i64> {
     Ok(on_tx!(tx, |conn| sqlx::query_scalar::<_, i64>(
         "SELECT COUNT(*) FROM tenants"
     )

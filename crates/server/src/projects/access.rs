@@ -11,21 +11,14 @@
 
 use serde::Serialize;
 
+use crate::auth::TenantStanding;
 use crate::projects::model::{AccessLevel, ProjectRole};
 
-/// How the caller stands in the project's tenant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TenantStanding {
-    /// Tenant Owner or Administrator, or a platform admin acting in this tenant.
-    Admin,
-    /// Any other member of the tenant (including API keys of the tenant).
-    Member,
-    /// Not in the tenant.
-    Outsider,
-}
-
 /// The role an access level grants without membership.
-pub fn implicit_role(standing: TenantStanding, access_level: AccessLevel) -> Option<ProjectRole> {
+pub(crate) fn implicit_role(
+    standing: TenantStanding,
+    access_level: AccessLevel,
+) -> Option<ProjectRole> {
     match (standing, access_level) {
         (TenantStanding::Admin, AccessLevel::Private | AccessLevel::Shared) => {
             Some(ProjectRole::Owner)
@@ -36,7 +29,7 @@ pub fn implicit_role(standing: TenantStanding, access_level: AccessLevel) -> Opt
 }
 
 /// The higher of the membership role and the implicit role.
-pub fn effective_role(
+pub(crate) fn effective_role(
     member_role: Option<ProjectRole>,
     standing: TenantStanding,
     access_level: AccessLevel,
@@ -47,30 +40,30 @@ pub fn effective_role(
 /// The caller's capabilities on one project (wire-contract 3, spec 2.5).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Capabilities {
+pub(crate) struct Capabilities {
     /// Change name, description, metadata and settings.
-    pub can_edit: bool,
+    pub(crate) can_edit: bool,
     /// Change the access level.
-    pub can_edit_access_level: bool,
+    pub(crate) can_edit_access_level: bool,
     /// Delete the project itself.
-    pub can_delete: bool,
+    pub(crate) can_delete: bool,
     /// Change members.
-    pub can_grant_access: bool,
+    pub(crate) can_grant_access: bool,
     /// Create subprojects and datasets in it.
-    pub can_create_content: bool,
+    pub(crate) can_create_content: bool,
     /// List its subprojects and datasets.
-    pub can_list_content: bool,
+    pub(crate) can_list_content: bool,
     /// Change its subprojects and datasets.
-    pub can_update_content: bool,
+    pub(crate) can_update_content: bool,
     /// Delete its subprojects and datasets.
-    pub can_delete_content: bool,
+    pub(crate) can_delete_content: bool,
     /// Read its datasets.
-    pub can_read_content: bool,
+    pub(crate) can_read_content: bool,
 }
 
 impl Capabilities {
     /// What `role` may do; nothing without a role.
-    pub fn of(role: Option<ProjectRole>) -> Self {
+    pub(crate) fn of(role: Option<ProjectRole>) -> Self {
         let reader = role.is_some();
         let contributor = role >= Some(ProjectRole::Contributor);
         let owner = role == Some(ProjectRole::Owner);
@@ -90,7 +83,7 @@ impl Capabilities {
 
 crate::wire_enum! {
     /// The capability filter of project lists. Matched case-sensitively, as the interface says.
-    pub enum CapabilityFilter {
+    pub(crate) enum CapabilityFilter {
         /// Read datasets.
         CanReadContent,
         /// List content.
@@ -106,7 +99,7 @@ crate::wire_enum! {
 
 impl CapabilityFilter {
     /// Parses the exact name; other spellings are an error.
-    pub fn parse_exact(raw: &str) -> Option<Self> {
+    pub(crate) fn parse_exact(raw: &str) -> Option<Self> {
         Self::ALL
             .iter()
             .copied()
@@ -114,7 +107,7 @@ impl CapabilityFilter {
     }
 
     /// The lowest role holding the capability.
-    pub fn minimum_role(self) -> ProjectRole {
+    pub(crate) fn minimum_role(self) -> ProjectRole {
         match self {
             Self::CanReadContent | Self::CanListContent => ProjectRole::Reader,
             Self::CanCreateContent | Self::CanUpdateContent | Self::CanDeleteContent => {

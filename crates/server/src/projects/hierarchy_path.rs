@@ -2,18 +2,22 @@
 //! keeps a path inside its project and its names valid.
 
 /// Longest path accepted, in characters.
-pub const HIERARCHY_PATH_CHARS_MAX: usize = 1024;
+pub(crate) const HIERARCHY_PATH_CHARS_MAX: usize = 1024;
 
 /// A checked relative path: one or more names, none empty, `.` or `..`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct HierarchyPath {
+pub(crate) struct HierarchyPath {
     segments: Vec<String>,
 }
 
 impl HierarchyPath {
     /// Parses `raw`. One leading and one trailing `/` are ignored; `segment_chars_max` bounds
     /// each name and `segments_max` the nesting.
-    pub fn parse(raw: &str, segment_chars_max: usize, segments_max: usize) -> Result<Self, String> {
+    pub(crate) fn parse(
+        raw: &str,
+        segment_chars_max: usize,
+        segments_max: usize,
+    ) -> Result<Self, String> {
         if raw.chars().count() > HIERARCHY_PATH_CHARS_MAX {
             return Err(format!(
                 "path must be at most {HIERARCHY_PATH_CHARS_MAX} characters"
@@ -46,25 +50,20 @@ impl HierarchyPath {
         Ok(Self { segments })
     }
 
-    /// The names, outermost first.
-    pub fn segments(&self) -> &[String] {
-        &self.segments
-    }
-
     /// The last name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.segments.last().map_or("", String::as_str)
     }
 
     /// The folders above the last name.
-    pub fn parent_segments(&self) -> &[String] {
+    pub(crate) fn parent_segments(&self) -> &[String] {
         self.segments
             .split_last()
             .map_or(&[], |(_, parents)| parents)
     }
 
     /// The path as `a/b/c`.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         self.segments.join("/")
     }
 }
@@ -80,7 +79,7 @@ mod tests {
     #[test]
     fn paths_are_split_into_names() {
         let path = parse("/a/b/c.dfsu").unwrap();
-        assert_eq!(path.segments(), ["a", "b", "c.dfsu"]);
+        assert_eq!(path.display(), "a/b/c.dfsu");
         assert_eq!(path.name(), "c.dfsu");
         assert_eq!(path.parent_segments(), ["a", "b"]);
         assert_eq!(parse("folder/").unwrap().display(), "folder");

@@ -12,7 +12,7 @@ use crate::projects::access::Capabilities;
 
 crate::wire_enum! {
     /// Who may see a project without being a member.
-    pub enum AccessLevel {
+    pub(crate) enum AccessLevel {
         /// Members only; tenant administrators get no implicit access.
         Confidential,
         /// Members, and tenant administrators as Owner.
@@ -24,7 +24,7 @@ crate::wire_enum! {
 
 crate::wire_enum! {
     /// A member's role in a project, lowest first.
-    pub enum ProjectRole {
+    pub(crate) enum ProjectRole {
         /// Lists and reads content.
         Reader,
         /// Also creates, changes and deletes content.
@@ -36,76 +36,76 @@ crate::wire_enum! {
 
 /// A project row as stored.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct ProjectRow {
+pub(crate) struct ProjectRow {
     /// Id.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Tenant.
-    pub tenant_id: TenantId,
+    pub(crate) tenant_id: TenantId,
     /// Parent, for subprojects.
-    pub parent_id: Option<ProjectId>,
+    pub(crate) parent_id: Option<ProjectId>,
     /// Top-level ancestor (itself for a root).
-    pub root_id: ProjectId,
+    pub(crate) root_id: ProjectId,
     /// 0 for a root.
-    pub depth: i64,
+    pub(crate) depth: i64,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// Free JSON object, as text.
-    pub metadata: String,
+    pub(crate) metadata: String,
     /// Free JSON object, as text.
-    pub settings: String,
+    pub(crate) settings: String,
     /// Access level.
-    pub access_level: AccessLevel,
+    pub(crate) access_level: AccessLevel,
     /// Takes members from the parent chain.
-    pub inherits_members: bool,
+    pub(crate) inherits_members: bool,
     /// Has a thumbnail.
-    pub has_thumbnail: bool,
+    pub(crate) has_thumbnail: bool,
     /// Free JSON object, as text.
-    pub billing_information: Option<String>,
+    pub(crate) billing_information: Option<String>,
     /// Bumped on every write.
-    pub row_version: i64,
+    pub(crate) row_version: i64,
     /// Creation time.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Creator.
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// Last change.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
     /// Last changer.
-    pub updated_by: Option<Uuid>,
+    pub(crate) updated_by: Option<Uuid>,
     /// In the recycle bin since.
-    pub deleted_at: Option<DateTime<Utc>>,
+    pub(crate) deleted_at: Option<DateTime<Utc>>,
     /// Deleted by.
-    pub deleted_by: Option<Uuid>,
+    pub(crate) deleted_by: Option<Uuid>,
 }
 
 /// A project member as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectMember {
+pub(crate) struct ProjectMember {
     /// User id, API key id or group id.
-    pub principal_id: Uuid,
+    pub(crate) principal_id: Uuid,
     /// What the principal is.
-    pub principal_type: PrincipalType,
+    pub(crate) principal_type: PrincipalType,
     /// Role.
-    pub role: ProjectRole,
+    pub(crate) role: ProjectRole,
 }
 
 /// `rowVersion` on the wire: the counter as a string, opaque to clients.
-pub fn row_version_text(version: i64) -> String {
+pub(crate) fn row_version_text(version: i64) -> String {
     format!("{version}")
 }
 
 /// A member on the wire.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MemberDto {
+pub(crate) struct MemberDto {
     /// User (or API key or group) id.
-    pub user_id: Uuid,
+    pub(crate) user_id: Uuid,
     /// Role.
-    pub role: ProjectRole,
+    pub(crate) role: ProjectRole,
     /// `UserIdentity` (default), `OpenAPIAccount` or `MemberGroup`.
     #[serde(default = "default_principal_type")]
-    pub principal_type: PrincipalType,
+    pub(crate) principal_type: PrincipalType,
 }
 
 fn default_principal_type() -> PrincipalType {
@@ -125,63 +125,63 @@ impl From<&ProjectMember> for MemberDto {
 /// A project record (GET, create, update).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ProjectDto {
+pub(crate) struct ProjectDto {
     /// Common fields.
     #[serde(flatten)]
-    pub record: ProjectListDto,
+    pub(crate) record: ProjectListDto,
     /// Own members; empty for a subproject that inherits.
-    pub members: Vec<MemberDto>,
+    pub(crate) members: Vec<MemberDto>,
     /// The caller's capabilities.
-    pub capabilities: Capabilities,
+    pub(crate) capabilities: Capabilities,
 }
 
 /// A project in lists: the record without members and capabilities.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ProjectListDto {
+pub(crate) struct ProjectListDto {
     /// Id.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub metadata: Box<RawValue>,
+    pub(crate) metadata: Box<RawValue>,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub settings: Box<RawValue>,
+    pub(crate) settings: Box<RawValue>,
     /// Access level.
-    pub access_level: AccessLevel,
+    pub(crate) access_level: AccessLevel,
     /// Whether a thumbnail exists.
-    pub has_thumbnail: bool,
+    pub(crate) has_thumbnail: bool,
     /// Thumbnail address, when there is one.
-    pub thumbnail_url: Option<String>,
+    pub(crate) thumbnail_url: Option<String>,
     /// Parent, on subprojects only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_project_id: Option<ProjectId>,
+    pub(crate) parent_project_id: Option<ProjectId>,
     /// Takes members from the parent chain.
-    pub inherits_members: bool,
+    pub(crate) inherits_members: bool,
     /// Billing data, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub billing_information: Option<Box<RawValue>>,
+    pub(crate) billing_information: Option<Box<RawValue>>,
     /// Opaque; send back to update.
-    pub row_version: String,
+    pub(crate) row_version: String,
     /// Creation time.
-    pub created_at: WireTime,
+    pub(crate) created_at: WireTime,
     /// Creator.
-    pub created_by: Option<Uuid>,
+    pub(crate) created_by: Option<Uuid>,
     /// Last change.
-    pub updated_at: WireTime,
+    pub(crate) updated_at: WireTime,
     /// Last changer (may be null).
-    pub updated_by: Option<Uuid>,
+    pub(crate) updated_by: Option<Uuid>,
     /// Deletion time, for items in the recycle bin.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deleted_at: Option<WireTime>,
+    pub(crate) deleted_at: Option<WireTime>,
     /// Deleted by.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deleted_by: Option<Uuid>,
+    pub(crate) deleted_by: Option<Uuid>,
 }
 
 /// Stored JSON objects go out as they are, without being parsed into a tree and written
@@ -224,143 +224,143 @@ impl From<&ProjectRow> for ProjectListDto {
 /// `POST /api/metadata/project` and `POST .../subproject`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateProjectRequest {
+pub(crate) struct CreateProjectRequest {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
     #[serde(default)]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Access level (default `Private`).
-    pub access_level: Option<AccessLevel>,
+    pub(crate) access_level: Option<AccessLevel>,
     /// Free key/value object.
     #[schema(value_type = Option<Object>)]
-    pub metadata: Option<serde_json::Value>,
+    pub(crate) metadata: Option<serde_json::Value>,
     /// Free key/value object.
     #[schema(value_type = Option<Object>)]
-    pub settings: Option<serde_json::Value>,
+    pub(crate) settings: Option<serde_json::Value>,
     /// Members besides the caller, who is always added as Owner.
     #[serde(default)]
-    pub members: Vec<MemberDto>,
+    pub(crate) members: Vec<MemberDto>,
     /// Subprojects only: take members from the parent instead (then `members` must be empty).
-    pub inherits_members: Option<bool>,
+    pub(crate) inherits_members: Option<bool>,
     /// Billing data.
     #[schema(value_type = Option<Object>)]
-    pub billing_information: Option<serde_json::Value>,
+    pub(crate) billing_information: Option<serde_json::Value>,
 }
 
 /// `PUT /api/metadata/project`: full replace of the editable fields.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateProjectRequest {
+pub(crate) struct UpdateProjectRequest {
     /// Which project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description (empty when absent).
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Metadata (empty when absent).
     #[schema(value_type = Option<Object>)]
-    pub metadata: Option<serde_json::Value>,
+    pub(crate) metadata: Option<serde_json::Value>,
     /// Settings (empty when absent).
     #[schema(value_type = Option<Object>)]
-    pub settings: Option<serde_json::Value>,
+    pub(crate) settings: Option<serde_json::Value>,
     /// The version last read; a stale one is 409.
-    pub row_version: Option<String>,
+    pub(crate) row_version: Option<String>,
 }
 
 /// `PATCH /api/metadata/project`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PatchProjectRequest {
+pub(crate) struct PatchProjectRequest {
     /// Which project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// New access level.
-    pub access_level: AccessLevel,
+    pub(crate) access_level: AccessLevel,
     /// The version last read.
-    pub row_version: Option<String>,
+    pub(crate) row_version: Option<String>,
 }
 
 /// `PUT .../members` and `PUT .../member`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SetMembersRequest {
+pub(crate) struct SetMembersRequest {
     /// The complete member list; it must hold an Owner.
-    pub members: Vec<MemberDto>,
+    pub(crate) members: Vec<MemberDto>,
     /// The version last read.
-    pub row_version: Option<String>,
+    pub(crate) row_version: Option<String>,
 }
 
 /// `PUT .../members/inherit`.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct InheritMembersRequest {
+pub(crate) struct InheritMembersRequest {
     /// The version last read.
-    pub row_version: Option<String>,
+    pub(crate) row_version: Option<String>,
 }
 
 /// `POST .../member`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AddProjectMemberRequest {
+pub(crate) struct AddProjectMemberRequest {
     /// User (or API key) id.
-    pub user_id: Uuid,
+    pub(crate) user_id: Uuid,
     /// Role.
-    pub role: ProjectRole,
+    pub(crate) role: ProjectRole,
     /// Principal type (default `UserIdentity`).
-    pub principal_type: Option<PrincipalType>,
+    pub(crate) principal_type: Option<PrincipalType>,
 }
 
 /// `POST .../move`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MoveProjectRequest {
+pub(crate) struct MoveProjectRequest {
     /// The new parent.
-    pub target_project_id: ProjectId,
+    pub(crate) target_project_id: ProjectId,
 }
 
 /// `{id, rowVersion}` answers.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct IdRowVersionDto {
+pub(crate) struct IdRowVersionDto {
     /// Project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// New version.
-    pub row_version: String,
+    pub(crate) row_version: String,
 }
 
 /// An entry of `GET .../path`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PathEntryDto {
+pub(crate) struct PathEntryDto {
     /// Project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Parent (null for the root).
-    pub parent_project_id: Option<ProjectId>,
+    pub(crate) parent_project_id: Option<ProjectId>,
     /// In the recycle bin, itself or through an ancestor.
-    pub is_deleted: bool,
+    pub(crate) is_deleted: bool,
     /// The caller's capabilities there.
-    pub capabilities: Capabilities,
+    pub(crate) capabilities: Capabilities,
     /// Access level.
-    pub access_level: AccessLevel,
+    pub(crate) access_level: AccessLevel,
     /// Inherits members.
-    pub inherits_members: bool,
+    pub(crate) inherits_members: bool,
     /// The caller's effective role there, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub effective_user_role: Option<ProjectRole>,
+    pub(crate) effective_user_role: Option<ProjectRole>,
 }
 
 /// An entry of `GET .../offset-list-recursive`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RecursiveEntryDto {
+pub(crate) struct RecursiveEntryDto {
     /// Project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Parent.
-    pub parent_project_id: Option<ProjectId>,
+    pub(crate) parent_project_id: Option<ProjectId>,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Names from below the listed project down to this one, joined with `/`.
-    pub relative_path: String,
+    pub(crate) relative_path: String,
 }

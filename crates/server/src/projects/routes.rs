@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
@@ -12,6 +12,7 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::auth::{Principal, PrincipalType};
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
@@ -22,13 +23,25 @@ use crate::ids::ProjectId;
 use crate::projects::access::{Capabilities, CapabilityFilter};
 use crate::projects::model::*;
 use crate::projects::service::{
-    Caller, Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, SortValue,
-    Window,
+    Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, SortValue, Window,
 };
-use crate::startup::AppState;
+
+/// What the project endpoints need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectsState {
+    /// Project rules.
+    pub(crate) projects: crate::projects::service::ProjectService,
+    /// Page sizes.
+    pub(crate) page_limits: crate::http::paging::PageLimits,
+}
 
 /// Project routes with their OpenAPI description.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    ProjectsState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(list_projects))
         .routes(routes!(list_projects_offset))
@@ -111,7 +124,7 @@ fn new_project(service: &ProjectService, request: CreateProjectRequest) -> ApiRe
 
 crate::wire_enum! {
     /// Sort keys of project lists.
-    pub enum ProjectSortBy {
+    pub(crate) enum ProjectSortBy {
         /// By name.
         Name,
         /// By creation time.
@@ -217,7 +230,7 @@ fn position(tag: &str, column: SortColumn, row: &ProjectRow) -> Cursor {
 }
 
 async fn cursor_list(
-    state: &AppState,
+    state: &ProjectsState,
     principal: &Principal,
     parent: Option<ProjectId>,
     query: &ProjectListQuery,
@@ -255,7 +268,7 @@ async fn cursor_list(
 }
 
 async fn offset_list(
-    state: &AppState,
+    state: &ProjectsState,
     principal: &Principal,
     parent: Option<ProjectId>,
     query: &ProjectListQuery,
@@ -282,7 +295,7 @@ async fn offset_list(
 #[utoipa::path(get, path = "/api/metadata/project/list", tag = "projects", params(ProjectListQuery),
     responses((status = 200, body = CursorPage<ProjectListDto>), (status = 400), (status = 401)))]
 async fn list_projects(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<CursorPage<ProjectListDto>>> {
@@ -293,7 +306,7 @@ async fn list_projects(
 #[utoipa::path(get, path = "/api/metadata/project/offset-list", tag = "projects", params(ProjectListQuery),
     responses((status = 200, body = OffsetPage<ProjectListDto>), (status = 400), (status = 401)))]
 async fn list_projects_offset(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<OffsetPage<ProjectListDto>>> {
@@ -304,7 +317,7 @@ async fn list_projects_offset(
 #[utoipa::path(get, path = "/api/project/list", tag = "projects", params(ProjectListQuery),
     responses((status = 200, body = CursorPage<ProjectListDto>), (status = 401)))]
 async fn list_projects_legacy(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Query(query): Query<ProjectListQuery>,
 ) -> ApiResult<Json<CursorPage<ProjectListDto>>> {
@@ -316,7 +329,7 @@ async fn list_projects_legacy(
     params(("id" = uuid::Uuid, Path), ProjectListQuery),
     responses((status = 200, body = CursorPage<ProjectListDto>), (status = 404)))]
 async fn list_subprojects(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
@@ -331,7 +344,7 @@ async fn list_subprojects(
     params(("id" = uuid::Uuid, Path), ProjectListQuery),
     responses((status = 200, body = OffsetPage<ProjectListDto>), (status = 404)))]
 async fn list_subprojects_offset(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
@@ -346,7 +359,7 @@ async fn list_subprojects_offset(
     params(("projectId" = uuid::Uuid, Path), ProjectListQuery),
     responses((status = 200, body = CursorPage<ProjectListDto>), (status = 404)))]
 async fn list_subprojects_legacy(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Query(query): Query<ProjectListQuery>,
@@ -373,7 +386,7 @@ struct OffsetQuery {
     params(("id" = uuid::Uuid, Path), OffsetQuery),
     responses((status = 200, body = OffsetPage<RecursiveEntryDto>), (status = 404)))]
 async fn list_recursive(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Query(query): Query<OffsetQuery>,
@@ -405,7 +418,7 @@ async fn list_recursive(
 #[utoipa::path(post, path = "/api/metadata/project", tag = "projects", request_body = CreateProjectRequest,
     responses((status = 201, body = ProjectDto), (status = 400), (status = 403)))]
 async fn create_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Json(request): Json<CreateProjectRequest>,
 ) -> ApiResult<Response> {
@@ -425,7 +438,7 @@ async fn create_project(
     params(("id" = uuid::Uuid, Path)), request_body = CreateProjectRequest,
     responses((status = 201, body = ProjectDto), (status = 400), (status = 403), (status = 404)))]
 async fn create_subproject(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(parent): Path<ProjectId>,
     Json(request): Json<CreateProjectRequest>,
@@ -449,7 +462,7 @@ async fn create_subproject(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = ProjectDto), (status = 404)))]
 async fn get_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<ProjectDto>> {
@@ -461,7 +474,7 @@ async fn get_project(
 #[utoipa::path(put, path = "/api/metadata/project", tag = "projects", request_body = UpdateProjectRequest,
     responses((status = 200, body = ProjectDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn update_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Json(request): Json<UpdateProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
@@ -482,7 +495,7 @@ async fn update_project(
 }
 
 async fn patch(
-    state: &AppState,
+    state: &ProjectsState,
     principal: &Principal,
     request: PatchProjectRequest,
 ) -> ApiResult<Json<ProjectDto>> {
@@ -509,7 +522,7 @@ async fn patch(
 #[utoipa::path(patch, path = "/api/metadata/project", tag = "projects", request_body = PatchProjectRequest,
     responses((status = 200, body = ProjectDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn patch_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Json(request): Json<PatchProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
@@ -520,7 +533,7 @@ async fn patch_project(
 #[utoipa::path(patch, path = "/api/metadata/project/", tag = "projects", request_body = PatchProjectRequest,
     responses((status = 200, body = ProjectDto)))]
 async fn patch_project_slash(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Json(request): Json<PatchProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
@@ -532,7 +545,7 @@ async fn patch_project_slash(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn delete_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<StatusCode> {
@@ -545,7 +558,7 @@ async fn delete_project(
     params(("projectId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404)))]
 async fn delete_project_legacy(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<StatusCode> {
@@ -558,7 +571,7 @@ async fn delete_project_legacy(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = Capabilities), (status = 404)))]
 async fn get_capabilities(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<Capabilities>> {
@@ -588,7 +601,7 @@ fn path_entries(chain: &Chain) -> DataList<PathEntryDto> {
 }
 
 async fn path(
-    state: &AppState,
+    state: &ProjectsState,
     principal: &Principal,
     id: ProjectId,
 ) -> ApiResult<Json<DataList<PathEntryDto>>> {
@@ -609,7 +622,7 @@ async fn path(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = DataList<PathEntryDto>), (status = 404)))]
 async fn get_path(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<DataList<PathEntryDto>>> {
@@ -621,7 +634,7 @@ async fn get_path(
     params(("projectId" = uuid::Uuid, Path)),
     responses((status = 200, body = DataList<PathEntryDto>), (status = 404)))]
 async fn get_path_legacy(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<DataList<PathEntryDto>>> {
@@ -633,7 +646,7 @@ async fn get_path_legacy(
     params(("id" = uuid::Uuid, Path)), request_body = MoveProjectRequest,
     responses((status = 200, body = ProjectListDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn move_project(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Json(request): Json<MoveProjectRequest>,
@@ -652,7 +665,7 @@ async fn move_project(
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, body = DataList<MemberDto>), (status = 404)))]
 async fn list_members(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
 ) -> ApiResult<Json<DataList<MemberDto>>> {
@@ -670,7 +683,7 @@ async fn list_members(
     params(("id" = uuid::Uuid, Path)), request_body = AddProjectMemberRequest,
     responses((status = 200, body = IdRowVersionDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn add_member(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Json(request): Json<AddProjectMemberRequest>,
@@ -697,7 +710,7 @@ async fn add_member(
     params(("id" = uuid::Uuid, Path), ("memberId" = uuid::Uuid, Path)),
     responses((status = 204), (status = 403), (status = 404), (status = 409)))]
 async fn remove_member(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path((id, member)): Path<(ProjectId, uuid::Uuid)>,
 ) -> ApiResult<StatusCode> {
@@ -709,7 +722,7 @@ async fn remove_member(
 }
 
 async fn replace_members(
-    state: &AppState,
+    state: &ProjectsState,
     principal: &Principal,
     id: ProjectId,
     request: SetMembersRequest,
@@ -735,7 +748,7 @@ async fn replace_members(
     params(("projectId" = uuid::Uuid, Path)), request_body = SetMembersRequest,
     responses((status = 200, body = IdRowVersionDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn set_members(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Json(request): Json<SetMembersRequest>,
@@ -748,7 +761,7 @@ async fn set_members(
     params(("id" = uuid::Uuid, Path)), request_body = SetMembersRequest,
     responses((status = 200, body = IdRowVersionDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn set_members_alias(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Json(request): Json<SetMembersRequest>,
@@ -761,7 +774,7 @@ async fn set_members_alias(
     params(("projectId" = uuid::Uuid, Path)), request_body = InheritMembersRequest,
     responses((status = 200, body = IdRowVersionDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn inherit_members(
-    State(state): State<AppState>,
+    State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
     Json(request): Json<InheritMembersRequest>,

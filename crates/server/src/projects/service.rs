@@ -11,24 +11,21 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::auth::{Principal, PrincipalType};
+use crate::auth::{Caller, PrincipalType, TenantStanding};
 use crate::clock::Clock;
 use crate::config::LimitsConfig;
 use crate::db::{Arg, Db, Sql, StoreError, Tx};
-use crate::identity::model::TenantRole;
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
-use crate::projects::access::{
-    Capabilities, CapabilityFilter, TenantStanding, effective_role, implicit_role,
-};
+use crate::projects::access::{Capabilities, CapabilityFilter, effective_role, implicit_role};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 use crate::projects::store::{self, ChainRow, DescendantRow};
 
 /// What went wrong in a project operation.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ProjectError {
+pub(crate) enum ProjectError {
     /// A field is invalid.
     #[error("{field}: {message}")]
     Invalid {
@@ -65,7 +62,7 @@ pub enum ProjectError {
 }
 
 /// Result of project operations.
-pub type ProjectResult<T> = Result<T, ProjectError>;
+pub(crate) type ProjectResult<T> = Result<T, ProjectError>;
 
 fn stale() -> ProjectError {
     ProjectError::Conflict {
@@ -77,13 +74,13 @@ fn stale() -> ProjectError {
 
 /// The limits projects obey.
 #[derive(Debug, Clone, Copy)]
-pub struct ProjectLimits {
+pub(crate) struct ProjectLimits {
     /// Longest name.
-    pub name_chars_max: usize,
+    pub(crate) name_chars_max: usize,
     /// Deepest subproject.
-    pub depth_max: i64,
+    pub(crate) depth_max: i64,
     /// Most own members.
-    pub members_max: usize,
+    pub(crate) members_max: usize,
 }
 
 impl From<&LimitsConfig> for ProjectLimits {
@@ -96,79 +93,24 @@ impl From<&LimitsConfig> for ProjectLimits {
     }
 }
 
-/// The caller as the project rules see it.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// User id or API key id.
-    pub id: Uuid,
-    /// User or API key.
-    pub principal_type: PrincipalType,
-    tenant_id: Option<TenantId>,
-    tenant_role: Option<TenantRole>,
-    platform_admin: bool,
-}
-
-impl From<&Principal> for Caller {
-    fn from(principal: &Principal) -> Self {
-        Self {
-            id: principal.id,
-            principal_type: principal.principal_type,
-            tenant_id: principal.tenant_id,
-            tenant_role: principal.tenant_role,
-            platform_admin: principal.is_platform_admin(),
-        }
-    }
-}
-
-impl Caller {
-    /// No one: a caller that is a member of nothing, for checks that do not depend on who asks.
-    pub fn nobody() -> Self {
-        Self {
-            id: Uuid::nil(),
-            principal_type: PrincipalType::UserIdentity,
-            tenant_id: None,
-            tenant_role: None,
-            platform_admin: false,
-        }
-    }
-
-    /// The id and type that project members are matched on.
-    pub fn key(&self) -> (Uuid, PrincipalType) {
-        (self.id, self.principal_type)
-    }
-
-    /// How the caller stands in `tenant`.
-    pub fn standing(&self, tenant: TenantId) -> TenantStanding {
-        if self.tenant_id != Some(tenant) {
-            return TenantStanding::Outsider;
-        }
-        match self.tenant_role {
-            Some(TenantRole::Owner | TenantRole::Administrator) => TenantStanding::Admin,
-            Some(TenantRole::User) => TenantStanding::Member,
-            None if self.platform_admin => TenantStanding::Admin,
-            None => TenantStanding::Outsider,
-        }
-    }
-}
-
 /// A project with its ancestors, root first, and what the caller may do at each level.
 #[derive(Debug, Clone)]
-pub struct Chain {
+pub(crate) struct Chain {
     ancestors: Vec<ChainNode>,
     target: ChainNode,
 }
 
 /// One level of a [`Chain`].
 #[derive(Debug, Clone)]
-pub struct ChainNode {
+pub(crate) struct ChainNode {
     /// The project.
-    pub row: ProjectRow,
+    pub(crate) row: ProjectRow,
     /// The caller's membership role, inheritance applied.
-    pub member_role: Option<ProjectRole>,
+    pub(crate) member_role: Option<ProjectRole>,
     /// The caller's effective role (membership or access level).
-    pub role: Option<ProjectRole>,
+    pub(crate) role: Option<ProjectRole>,
     /// In the recycle bin, itself or through an ancestor.
-    pub deleted: bool,
+    pub(crate) deleted: bool,
 }
 
 impl Chain {
@@ -222,22 +164,22 @@ impl Chain {
     }
 
     /// The project itself.
-    pub fn target(&self) -> &ChainNode {
+    pub(crate) fn target(&self) -> &ChainNode {
         &self.target
     }
 
     /// The parent level, for subprojects.
-    pub fn parent(&self) -> Option<&ChainNode> {
+    pub(crate) fn parent(&self) -> Option<&ChainNode> {
         self.ancestors.last()
     }
 
     /// Every level, root first.
-    pub fn nodes(&self) -> impl DoubleEndedIterator<Item = &ChainNode> {
+    pub(crate) fn nodes(&self) -> impl DoubleEndedIterator<Item = &ChainNode> {
         self.ancestors.iter().chain(std::iter::once(&self.target))
     }
 
     /// The caller's capabilities on the project.
-    pub fn capabilities(&self) -> Capabilities {
+    pub(crate) fn capabilities(&self) -> Capabilities {
         Capabilities::of(self.target().role)
     }
 
@@ -252,7 +194,7 @@ const SAME_NAME_CANDIDATES_MAX: i64 = 100;
 
 /// A sort of project lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortColumn {
+pub(crate) enum SortColumn {
     /// By name.
     Name,
     /// By creation time.
@@ -265,7 +207,7 @@ pub enum SortColumn {
 
 impl SortColumn {
     /// Column name.
-    pub fn sql(self) -> &'static str {
+    pub(crate) fn sql(self) -> &'static str {
         match self {
             Self::Name => "name",
             Self::CreatedAt => "created_at",
@@ -277,7 +219,7 @@ impl SortColumn {
 
 /// The value of the sort column at a cursor.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SortValue {
+pub(crate) enum SortValue {
     /// Text columns.
     Text(String),
     /// Time columns.
@@ -286,22 +228,22 @@ pub enum SortValue {
 
 /// Filters and order of a project list.
 #[derive(Debug, Clone)]
-pub struct ListFilter {
+pub(crate) struct ListFilter {
     /// Case-insensitive name prefix.
-    pub name_prefix: Option<String>,
+    pub(crate) name_prefix: Option<String>,
     /// The caller's membership role is one of these (empty: any).
-    pub roles: BTreeSet<ProjectRole>,
+    pub(crate) roles: BTreeSet<ProjectRole>,
     /// The caller holds this capability.
-    pub capability: Option<CapabilityFilter>,
+    pub(crate) capability: Option<CapabilityFilter>,
     /// Sort column.
-    pub column: SortColumn,
+    pub(crate) column: SortColumn,
     /// Descending.
-    pub descending: bool,
+    pub(crate) descending: bool,
 }
 
 /// Which rows of a list to return.
 #[derive(Debug, Clone)]
-pub enum Window {
+pub(crate) enum Window {
     /// Keyset: after this position, this many rows (page + 1).
     Keyset {
         /// Last row of the previous page.
@@ -320,7 +262,7 @@ pub enum Window {
 
 /// Project operations.
 #[derive(Debug, Clone)]
-pub struct ProjectService {
+pub(crate) struct ProjectService {
     db: Db,
     clock: Arc<dyn Clock>,
     limits: ProjectLimits,
@@ -329,28 +271,28 @@ pub struct ProjectService {
 
 /// Checked input for creating a project.
 #[derive(Debug, Clone)]
-pub struct NewProject {
+pub(crate) struct NewProject {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Description.
-    pub description: String,
+    pub(crate) description: String,
     /// Access level.
-    pub access_level: AccessLevel,
+    pub(crate) access_level: AccessLevel,
     /// Metadata JSON text.
-    pub metadata: String,
+    pub(crate) metadata: String,
     /// Settings JSON text.
-    pub settings: String,
+    pub(crate) settings: String,
     /// Billing JSON text.
-    pub billing_information: Option<String>,
+    pub(crate) billing_information: Option<String>,
     /// Members besides the caller.
-    pub members: Vec<ProjectMember>,
+    pub(crate) members: Vec<ProjectMember>,
     /// Inherit members (subprojects).
-    pub inherits_members: bool,
+    pub(crate) inherits_members: bool,
 }
 
 impl ProjectService {
     /// A service over `db`; `directory` tells which principals belong to a tenant.
-    pub fn new(
+    pub(crate) fn new(
         db: Db,
         clock: Arc<dyn Clock>,
         limits: ProjectLimits,
@@ -365,14 +307,14 @@ impl ProjectService {
     }
 
     /// The limits in force.
-    pub fn limits(&self) -> ProjectLimits {
+    pub(crate) fn limits(&self) -> ProjectLimits {
         self.limits
     }
 
     // ---- parsing helpers used by routes ----
 
     /// Checks a project name (see [`crate::names`]).
-    pub fn parse_name(&self, raw: &str) -> ProjectResult<String> {
+    pub(crate) fn parse_name(&self, raw: &str) -> ProjectResult<String> {
         crate::names::check_name(raw, self.limits.name_chars_max).map_err(|message| {
             ProjectError::Invalid {
                 field: "name",
@@ -386,7 +328,7 @@ impl ProjectService {
     }
 
     /// Checks a description.
-    pub fn parse_description(raw: Option<&str>) -> ProjectResult<String> {
+    pub(crate) fn parse_description(raw: Option<&str>) -> ProjectResult<String> {
         let description = raw.unwrap_or("");
         if description.chars().count() > PROJECT_DESCRIPTION_CHARS_MAX {
             return Err(ProjectError::Invalid {
@@ -400,7 +342,7 @@ impl ProjectService {
     }
 
     /// Checks a free JSON object (metadata, settings, billing) and returns its text.
-    pub fn parse_object(
+    pub(crate) fn parse_object(
         field: &'static str,
         value: Option<serde_json::Value>,
     ) -> ProjectResult<String> {
@@ -422,7 +364,7 @@ impl ProjectService {
     }
 
     /// Checks a member list: no duplicates, within the limit.
-    pub fn check_members(&self, members: &[ProjectMember]) -> ProjectResult<()> {
+    pub(crate) fn check_members(&self, members: &[ProjectMember]) -> ProjectResult<()> {
         if members.len() > self.limits.members_max {
             return Err(ProjectError::Invalid {
                 field: "members",
@@ -443,7 +385,7 @@ impl ProjectService {
     }
 
     /// Parses a `rowVersion` sent by a client.
-    pub fn parse_row_version(raw: Option<&str>) -> ProjectResult<Option<i64>> {
+    pub(crate) fn parse_row_version(raw: Option<&str>) -> ProjectResult<Option<i64>> {
         match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
             None => Ok(None),
             Some(raw) => raw
@@ -459,14 +401,14 @@ impl ProjectService {
     // ---- loading ----
 
     /// The chain of `id` as seen by `caller`, whatever its state.
-    pub async fn load_chain(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
+    pub(crate) async fn load_chain(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
         let rows = store::chain(&self.db, id, caller.key(), self.chain_levels_max()).await?;
         Chain::build(rows, caller)
     }
 
     /// Whether the project is in the recycle bin, itself or below a deleted project (or gone),
     /// whoever asks.
-    pub async fn in_recycle_bin(&self, id: ProjectId) -> ProjectResult<bool> {
+    pub(crate) async fn in_recycle_bin(&self, id: ProjectId) -> ProjectResult<bool> {
         let nobody = Caller::nobody();
         match self.load_chain(&nobody, id).await {
             Ok(chain) => Ok(chain.target().deleted),
@@ -476,14 +418,14 @@ impl ProjectService {
     }
 
     /// The chain of a live project the caller can access.
-    pub async fn visible(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
+    pub(crate) async fn visible(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
         visible_only(self.load_chain(caller, id).await?)
     }
 
     /// [`Self::visible`] inside `tx`: a caller holding a write transaction must not wait for a
     /// second pooled connection (on SQLite, every other writer may be holding one, waiting for
     /// this transaction's lock).
-    pub async fn visible_in(
+    pub(crate) async fn visible_in(
         &self,
         tx: &mut Tx,
         caller: &Caller,
@@ -518,12 +460,12 @@ impl ProjectService {
     // ---- create ----
 
     /// Creates a top-level project; the caller becomes its Owner.
-    pub async fn create_root(
+    pub(crate) async fn create_root(
         &self,
         caller: &Caller,
         input: NewProject,
     ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
-        let Some(tenant) = caller.tenant_id else {
+        let Some(tenant) = caller.tenant_id() else {
             return Err(ProjectError::Forbidden(
                 "creating a project needs a tenant: use an API key or a token naming the tenant"
                     .into(),
@@ -551,7 +493,7 @@ impl ProjectService {
     }
 
     /// Creates a subproject under `parent`.
-    pub async fn create_subproject(
+    pub(crate) async fn create_subproject(
         &self,
         caller: &Caller,
         parent: ProjectId,
@@ -711,7 +653,7 @@ impl ProjectService {
     // ---- read ----
 
     /// A project with its own members and the caller's capabilities.
-    pub async fn get(
+    pub(crate) async fn get(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -723,7 +665,7 @@ impl ProjectService {
 
     /// The members that apply to a project: its own, or those of the ancestor it inherits
     /// from (rule 3).
-    pub async fn effective_members(
+    pub(crate) async fn effective_members(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -752,7 +694,7 @@ impl ProjectService {
     }
 
     /// Replaces name, description, metadata and settings.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -769,7 +711,7 @@ impl ProjectService {
     }
 
     /// Sets the access level.
-    pub async fn set_access_level(
+    pub(crate) async fn set_access_level(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -789,7 +731,7 @@ impl ProjectService {
     }
 
     /// Sets the own members (cancelling inheritance). The list must hold an Owner.
-    pub async fn set_members(
+    pub(crate) async fn set_members(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -822,7 +764,7 @@ impl ProjectService {
     }
 
     /// Makes a subproject inherit its members; its own are cleared.
-    pub async fn inherit_members(
+    pub(crate) async fn inherit_members(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -846,7 +788,7 @@ impl ProjectService {
 
     /// Adds one member. On a subproject that inherits, the inherited members become its own
     /// first, so nobody loses access.
-    pub async fn add_member(
+    pub(crate) async fn add_member(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -878,7 +820,7 @@ impl ProjectService {
     }
 
     /// Removes one member; the last Owner stays.
-    pub async fn remove_member(
+    pub(crate) async fn remove_member(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -932,7 +874,7 @@ impl ProjectService {
     /// Every rule is checked inside the write transaction, which holds the tree's lock: two
     /// moves sent at the same moment (A under B, B under A) are decided one after the other,
     /// and the second sees the first.
-    pub async fn move_project(
+    pub(crate) async fn move_project(
         &self,
         caller: &Caller,
         id: ProjectId,
@@ -968,7 +910,7 @@ impl ProjectService {
     }
 
     /// Moves a project to the recycle bin (rule 4).
-    pub async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
+    pub(crate) async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
         let (mut tx, chain) = self.begin_change(caller, id).await?;
         let allowed = chain.capabilities().can_delete
             || chain
@@ -991,20 +933,20 @@ impl ProjectService {
     // ---- inside a caller's transaction (bulk hierarchy) ----
 
     /// The database, for operations that span areas in one transaction.
-    pub fn db(&self) -> &Db {
+    pub(crate) fn db(&self) -> &Db {
         &self.db
     }
 
     /// Makes `tx` the only writer of the tree holding `id` until it ends, so that two bulk
     /// requests cannot both create the same missing folder.
-    pub async fn lock_tree_in(&self, tx: &mut Tx, id: ProjectId) -> ProjectResult<()> {
+    pub(crate) async fn lock_tree_in(&self, tx: &mut Tx, id: ProjectId) -> ProjectResult<()> {
         Ok(store::lock_tree_of_in(tx, id).await?)
     }
 
     /// The first live subproject of `parent` named `name` that the caller can see, read inside
     /// `tx`, with its chain. Siblings it cannot see are passed over as if they were not there,
     /// so that a name clash never reveals them.
-    pub async fn visible_child_in(
+    pub(crate) async fn visible_child_in(
         &self,
         tx: &mut Tx,
         caller: &Caller,
@@ -1025,7 +967,7 @@ impl ProjectService {
 
     /// Creates a subproject of `parent` that inherits its members, inside `tx`. The caller has
     /// checked `canCreateContent` on the parent.
-    pub async fn create_folder_in(
+    pub(crate) async fn create_folder_in(
         &self,
         tx: &mut Tx,
         caller: &Caller,
@@ -1058,7 +1000,7 @@ impl ProjectService {
     }
 
     /// Moves a project to the recycle bin inside `tx`; the caller has checked rule 4.
-    pub async fn delete_in(
+    pub(crate) async fn delete_in(
         &self,
         tx: &mut Tx,
         caller: &Caller,
@@ -1075,7 +1017,7 @@ impl ProjectService {
 
     /// Top-level projects (`parent = None`) or direct subprojects of `parent` that the caller
     /// can access, filtered and ordered. Returns the rows and, for offset windows, the total.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         caller: &Caller,
         parent: Option<ProjectId>,
@@ -1095,7 +1037,7 @@ impl ProjectService {
                     target.role.is_some(),
                 )
             }
-            None => match caller.tenant_id {
+            None => match caller.tenant_id() {
                 Some(tenant) => (tenant, None, true),
                 None => return Ok((Vec::new(), Some(0))),
             },
@@ -1194,7 +1136,7 @@ impl ProjectService {
 
     /// Every subproject below `id` that the caller can access, with its path below `id`,
     /// ordered by path; one offset page and the total.
-    pub async fn list_recursive(
+    pub(crate) async fn list_recursive(
         &self,
         caller: &Caller,
         id: ProjectId,

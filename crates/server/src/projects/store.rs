@@ -18,17 +18,17 @@ const COLUMNS: &str = "p.id, p.tenant_id, p.parent_id, p.root_id, p.depth, p.nam
 
 /// A project of a chain with the caller's own membership role in it.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ChainRow {
+pub(super) struct ChainRow {
     /// The project.
     #[sqlx(flatten)]
-    pub project: ProjectRow,
+    pub(crate) project: ProjectRow,
     /// The caller's role among the project's own members.
-    pub caller_role: Option<ProjectRole>,
+    pub(crate) caller_role: Option<ProjectRole>,
 }
 
 /// The project and its ancestors, root first, each with the caller's own role. At most
 /// `depth_max + 1` rows: the recursion is bounded even if the data were corrupt.
-pub async fn chain(
+pub(super) async fn chain(
     db: &Db,
     id: ProjectId,
     caller: (Uuid, PrincipalType),
@@ -42,7 +42,7 @@ pub async fn chain(
 }
 
 /// [`chain`] inside a transaction, seeing its own writes.
-pub async fn chain_in(
+pub(super) async fn chain_in(
     tx: &mut Tx,
     id: ProjectId,
     caller: (Uuid, PrincipalType),
@@ -73,7 +73,7 @@ fn chain_sql(id: ProjectId, (caller, caller_type): (Uuid, PrincipalType), depth_
     sql
 }
 
-pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
+pub(super) async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query(
         "INSERT INTO projects (id, tenant_id, parent_id, root_id, depth, name, description, metadata, settings, \
@@ -110,7 +110,7 @@ pub async fn insert_project(tx: &mut Tx, row: &ProjectRow) -> StoreResult<()> {
 
 /// Writes the editable fields if the row is still at `expected_version` (any version when
 /// `None`); returns the new version, or `None` when the row moved on (or is gone).
-pub async fn update_project(
+pub(super) async fn update_project(
     tx: &mut Tx,
     row: &ProjectRow,
     expected_version: Option<i64>,
@@ -147,7 +147,7 @@ pub async fn update_project(
 
 /// Shifts the depth of every project below `id` by `delta` (after a move). The walk stops
 /// `levels_max` levels down, so that even a corrupt tree (a cycle) cannot make it loop.
-pub async fn shift_subtree_depth_in(
+pub(super) async fn shift_subtree_depth_in(
     tx: &mut Tx,
     id: ProjectId,
     delta: i64,
@@ -172,7 +172,11 @@ pub async fn shift_subtree_depth_in(
 
 /// The greatest depth in the subtree of `id` (its own depth when it has no children), read
 /// inside `tx`; the walk stops `levels_max` levels down.
-pub async fn subtree_depth_max_in(tx: &mut Tx, id: ProjectId, levels_max: i64) -> StoreResult<i64> {
+pub(super) async fn subtree_depth_max_in(
+    tx: &mut Tx,
+    id: ProjectId,
+    levels_max: i64,
+) -> StoreResult<i64> {
     Ok(on_tx!(tx, |conn| {
         sqlx::query_scalar::<_, i64>(
         "WITH RECURSIVE below(id, depth, level) AS (SELECT id, depth, 0 FROM projects WHERE id = $1 \
@@ -190,7 +194,7 @@ pub async fn subtree_depth_max_in(tx: &mut Tx, id: ProjectId, levels_max: i64) -
 /// Serialises the writers of the tree holding `id`: PostgreSQL locks the row of its top-level
 /// project (the root of a project never changes); SQLite write transactions are exclusive
 /// already.
-pub async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
+pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
         sqlx::query(
             "SELECT id FROM projects WHERE id = (SELECT root_id FROM projects WHERE id = $1) FOR UPDATE",
@@ -236,7 +240,7 @@ fn members_sql(project: ProjectId) -> Sql {
 }
 
 /// The own members of a project.
-pub async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
+pub(super) async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
     members_sql(project)
         .fetch_all::<MemberRow>(db)
         .await?
@@ -246,7 +250,7 @@ pub async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMemb
 }
 
 /// The own members of a project, read inside `tx`.
-pub async fn members_in(tx: &mut Tx, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
+pub(super) async fn members_in(tx: &mut Tx, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
     members_sql(project)
         .fetch_all_in::<MemberRow>(tx)
         .await?
@@ -256,7 +260,7 @@ pub async fn members_in(tx: &mut Tx, project: ProjectId) -> StoreResult<Vec<Proj
 }
 
 /// Replaces the own members of a project.
-pub async fn replace_members(
+pub(super) async fn replace_members(
     tx: &mut Tx,
     project: ProjectId,
     members: &[ProjectMember],
@@ -292,7 +296,7 @@ pub async fn replace_members(
 
 /// Runs a list statement built by the service (selecting [`columns`] from `projects p`,
 /// ordered and limited) and returns its rows in order.
-pub async fn list(db: &Db, sql: Sql) -> StoreResult<Vec<ProjectRow>> {
+pub(super) async fn list(db: &Db, sql: Sql) -> StoreResult<Vec<ProjectRow>> {
     match db {
         Db::Sqlite(_, reader) => reader.fetch_all(sql, project_from_sqlite),
         Db::Postgres(_) => sql.fetch_all(db).await,
@@ -341,35 +345,35 @@ fn chain_row_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRow> 
 const COLUMN_COUNT: usize = 20;
 
 /// Runs a count statement built by the service.
-pub async fn count(db: &Db, sql: Sql) -> StoreResult<u64> {
+pub(super) async fn count(db: &Db, sql: Sql) -> StoreResult<u64> {
     Ok(u64::try_from(sql.fetch_count(db).await?).unwrap_or(0))
 }
 
 /// The column list for list statements (table alias `p`).
-pub fn columns() -> &'static str {
+pub(super) fn columns() -> &'static str {
     COLUMNS
 }
 
 /// A row of the recursive listing.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct DescendantRow {
+pub(crate) struct DescendantRow {
     /// Project.
-    pub id: ProjectId,
+    pub(crate) id: ProjectId,
     /// Parent.
-    pub parent_id: Option<ProjectId>,
+    pub(crate) parent_id: Option<ProjectId>,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Path below the listed project.
-    pub relative_path: String,
+    pub(crate) relative_path: String,
 }
 
 /// Runs a recursive listing statement built by the service.
-pub async fn descendants(db: &Db, sql: Sql) -> StoreResult<Vec<DescendantRow>> {
+pub(super) async fn descendants(db: &Db, sql: Sql) -> StoreResult<Vec<DescendantRow>> {
     sql.fetch_all(db).await
 }
 
 /// The live subprojects of `parent` with this name, oldest first, at most `limit`.
-pub async fn children_named_in(
+pub(super) async fn children_named_in(
     tx: &mut Tx,
     parent: ProjectId,
     name: &str,

@@ -2,7 +2,7 @@
 //! URLs that clients PUT file bytes to (see [`crate::blob`]). Conversions and the transfer
 //! records that follow an upload build on [`service::TransferService::uploaded_blob`].
 
-pub mod routes;
-pub mod service;
+pub(crate) mod routes;
+pub(crate) mod service;
 
-pub use routes::{router, upload_router};
+pub(crate) use routes::{router, upload_router};

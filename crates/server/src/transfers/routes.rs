@@ -1,7 +1,7 @@
 //! Transfer endpoints: `GET /api/conversion/transfer/upload-url`. HTTP only: rules live in
 //! `service.rs`.
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::middleware::from_fn_with_state;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -12,12 +12,28 @@ use crate::blob::PublicBase;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, CONVERSION};
 use crate::http::extract::{Json, Path, Query};
-use crate::startup::AppState;
 use crate::transfers::service::{DirectFile, TransferError, UploadFileName};
+
+/// What the transfer endpoints need: a substate of the app's state (axum `FromRef`).
+#[derive(Debug, Clone)]
+pub(crate) struct TransfersState {
+    /// Upload rules.
+    pub(crate) transfers: crate::transfers::service::TransferService,
+    /// Datasets made by direct uploads.
+    pub(crate) datasets: crate::datasets::service::DatasetService,
+    /// Upload limits.
+    pub(crate) blob_limits: crate::blob::BlobLimits,
+}
 
 /// Transfer routes with their OpenAPI description, but for the direct upload
 /// ([`upload_router`]).
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    TransfersState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+    crate::blob::BlobUrls: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(get_upload_url))
         .layer(from_fn_with_state(CONVERSION, api_version::enforce))
@@ -27,7 +43,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// file over a slow line takes minutes, so a body that stalls for
 /// `limits.upload_idle_timeout_ms` is cut off instead. It streams to storage and stops at its
 /// own limit (`limits.direct_upload_bytes_max`), so the JSON body limit must not cut it first.
-pub fn upload_router() -> OpenApiRouter<AppState> {
+pub(crate) fn upload_router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    TransfersState: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+    crate::blob::BlobUrls: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(upload_file))
         .layer(axum::extract::DefaultBodyLimit::disable())
@@ -73,9 +95,9 @@ struct UploadUrlQuery {
 
 /// A single value wrapped as `{"data": ...}`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct UploadUrlDto {
+pub(crate) struct UploadUrlDto {
     /// The blob URL with its signature (`sv`, `se`, `sr`, `sp`, `sig`).
-    pub data: String,
+    pub(crate) data: String,
 }
 
 /// A signed URL to upload one file with any Azure Blob client: `PUT` with
@@ -85,7 +107,7 @@ pub struct UploadUrlDto {
     params(UploadUrlQuery),
     responses((status = 200, body = UploadUrlDto), (status = 400), (status = 401), (status = 403)))]
 async fn get_upload_url(
-    State(state): State<AppState>,
+    State(state): State<TransfersState>,
     principal: Principal,
     base: PublicBase,
     Query(query): Query<UploadUrlQuery>,
@@ -117,7 +139,7 @@ struct FileUploadQuery {
     params(("id" = uuid::Uuid, Path), FileUploadQuery),
     responses((status = 201, body = crate::datasets::model::DatasetDto), (status = 400), (status = 403), (status = 404), (status = 413)))]
 async fn upload_file(
-    State(state): State<AppState>,
+    State(state): State<TransfersState>,
     principal: Principal,
     Path(project): Path<crate::ids::ProjectId>,
     Query(query): Query<FileUploadQuery>,
@@ -179,7 +201,7 @@ async fn upload_file(
             return;
         }
     };
-    let caller = crate::projects::service::Caller::from(&principal);
+    let caller = crate::auth::Caller::from(&principal);
     let store = state.transfers.upload_file(
         &state.datasets,
         &caller,

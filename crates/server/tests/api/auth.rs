@@ -2,8 +2,8 @@
 //! type per kind), API keys, Basin's HS256 tokens, and RS256/ES256 tokens from an OIDC
 //! provider's JWKS (file and URL). Valid but insufficient credentials are 403.
 
-use basin::auth::TokenRequest;
-use basin::config::OidcConfig;
+use basin::OidcConfig;
+use basin::TokenRequest;
 use chrono::TimeDelta;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::{Method, StatusCode};
@@ -315,7 +315,7 @@ api_test!(roles_and_scopes_are_parsed_from_the_token, |app| {
     expect_status(response, StatusCode::CREATED).await;
 });
 
-fn oidc_config(jwks_url: Option<String>) -> impl FnOnce(&mut basin::config::Config) {
+fn oidc_config(jwks_url: Option<String>) -> impl FnOnce(&mut basin::Config) {
     move |config| {
         config.auth.oidc = Some(OidcConfig {
             issuer: ISSUER.into(),

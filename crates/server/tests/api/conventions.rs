@@ -438,7 +438,7 @@ async fn check_request_timeout(app: TestApp) {
     );
 }
 
-fn short_timeout(config: &mut basin::config::Config) {
+fn short_timeout(config: &mut basin::Config) {
     config.limits.request_timeout_ms = 300;
 }
 

@@ -248,7 +248,7 @@ api_test!(failed_uploads_create_nothing, |app| {
     assert_eq!(listing(&app, &project).await, Vec::<String>::new());
 });
 
-fn small_uploads(config: &mut basin::config::Config) {
+fn small_uploads(config: &mut basin::Config) {
     config.limits.direct_upload_bytes_max = 50_000;
 }
 

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use basin::auth::{SigningSecret, TokenRequest, issue_token};
-use basin::clock::{Clock, ManualClock};
-use basin::config::Config;
-use basin::identity::bootstrap::BootstrapOutput;
-use basin::startup::App;
+use basin::App;
+use basin::BootstrapOutput;
+use basin::Config;
+use basin::{Clock, ManualClock};
+use basin::{SigningSecret, TokenRequest, issue_token};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -167,7 +167,7 @@ pub struct TestApp {
     pub config: Config,
     pub backend: Backend,
     /// The app's own pool, for tests that sabotage the store.
-    pub db: basin::db::Db,
+    pub db: basin::Db,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     _data_dir: tempfile::TempDir,
@@ -198,8 +198,8 @@ pub async fn spawn_app_on(
         .unwrap();
     let address = format!("http://{}", app.local_addr().unwrap());
     let bootstrap = app.bootstrap().cloned().expect("a fresh store bootstraps");
-    let secret = app.services().secret.clone();
-    let db = app.services().state.db.clone();
+    let secret = app.secret().clone();
+    let db = app.db().clone();
     let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel();
     let server = tokio::spawn(app.run_until_stopped(async move {
         let _ = shutdown_rx.await;
@@ -271,7 +271,7 @@ impl TestApp {
     pub fn user_token(&self, user: Uuid, tenant: Option<Uuid>) -> String {
         self.token(TokenRequest {
             subject: user,
-            tenant_id: tenant.map(basin::ids::TenantId::from_uuid),
+            tenant_id: tenant.map(basin::TenantId::from_uuid),
             ttl: chrono::TimeDelta::hours(1),
             ..Default::default()
         })
@@ -385,7 +385,7 @@ pub async fn expect_problem(response: Response, status: StatusCode, kind: &str) 
 
 /// Request timeout 300 ms, upload idle limit 600 ms: uploads sent by [`slow_body`] outlast
 /// the first and stay within the second.
-pub fn short_idle_timeout(config: &mut basin::config::Config) {
+pub fn short_idle_timeout(config: &mut basin::Config) {
     config.limits.request_timeout_ms = 300;
     config.limits.upload_idle_timeout_ms = 600;
 }

@@ -361,7 +361,7 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
     );
 });
 
-fn small_pool(config: &mut basin::config::Config) {
+fn small_pool(config: &mut basin::Config) {
     config.database.max_connections = 2;
 }
 
@@ -394,7 +394,7 @@ api_test_with!(
     }
 );
 
-fn few_created(config: &mut basin::config::Config) {
+fn few_created(config: &mut basin::Config) {
     config.limits.hierarchy_created_max = 5;
 }
 

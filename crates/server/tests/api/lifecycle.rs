@@ -88,15 +88,11 @@ api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
         StatusCode::NO_CONTENT,
     )
     .await;
-    let identity = basin::identity::service::IdentityService::new(
-        basin::db::Db::connect(&app.config.effective_database_url(), &app.config.database)
+    let services =
+        basin::Services::connect(app.config.clone(), std::sync::Arc::new(app.clock.clone()))
             .await
-            .unwrap(),
-        std::sync::Arc::new(app.clock.clone()),
-    );
-    let again = basin::identity::bootstrap::bootstrap(&identity, &app.secret, &app.config.auth)
-        .await
-        .unwrap();
+            .unwrap();
+    let again = services.bootstrap().await.unwrap();
     assert_eq!(again.tenant_id, app.bootstrap.tenant_id);
     assert_ne!(again.api_key, app.bootstrap.api_key);
     let response = app
@@ -417,30 +413,18 @@ store_test!(admin_commands_create_tenants_users_and_keys, |url| {
 
 async fn bootstrap_race(database_url: Option<String>) {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = basin::config::Config::default();
+    let mut config = basin::Config::default();
     config.data_dir = dir.path().to_path_buf();
     config.database_url = database_url;
     config.auth.jwt_secret = Some(secrecy::SecretString::from(TEST_SECRET));
-    let clock: std::sync::Arc<dyn basin::clock::Clock> =
-        std::sync::Arc::new(basin::clock::SystemClock);
-    let first = basin::startup::Services::connect(config.clone(), clock.clone())
+    let clock: std::sync::Arc<dyn basin::Clock> = std::sync::Arc::new(basin::SystemClock);
+    let first = basin::Services::connect(config.clone(), clock.clone())
         .await
         .unwrap();
-    let second = basin::startup::Services::connect(config.clone(), clock)
+    let second = basin::Services::connect(config.clone(), clock)
         .await
         .unwrap();
-    let (a, b) = tokio::join!(
-        basin::identity::bootstrap::bootstrap_if_empty(
-            &first.state.identity,
-            &first.secret,
-            &config.auth
-        ),
-        basin::identity::bootstrap::bootstrap_if_empty(
-            &second.state.identity,
-            &second.secret,
-            &config.auth
-        ),
-    );
+    let (a, b) = tokio::join!(first.bootstrap_if_empty(), second.bootstrap_if_empty());
     let created = [a.unwrap(), b.unwrap()].into_iter().flatten().count();
     assert_eq!(created, 1, "exactly one replica bootstraps");
 }
@@ -458,7 +442,7 @@ enum WriteBlocker {
 
 async fn block_writes(app: &TestApp) -> WriteBlocker {
     match &app.db {
-        basin::db::Db::Sqlite(pool, _) => {
+        basin::Db::Sqlite(pool, _) => {
             let mut connection = pool.acquire().await.unwrap();
             sqlx::query("BEGIN IMMEDIATE")
                 .execute(&mut *connection)
@@ -466,7 +450,7 @@ async fn block_writes(app: &TestApp) -> WriteBlocker {
                 .unwrap();
             WriteBlocker::Sqlite(connection)
         }
-        basin::db::Db::Postgres(pool) => {
+        basin::Db::Postgres(pool) => {
             let mut transaction = pool.begin().await.unwrap();
             sqlx::query("LOCK TABLE health_probe IN ACCESS EXCLUSIVE MODE")
                 .execute(&mut *transaction)
@@ -510,7 +494,7 @@ api_test!(
     }
 );
 
-fn short_grace(config: &mut basin::config::Config) {
+fn short_grace(config: &mut basin::Config) {
     config.limits.shutdown_grace_ms = 400;
 }
 

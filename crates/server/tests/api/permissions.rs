@@ -302,7 +302,7 @@ impl<'a> Fixture<'a> {
         let extra = app.create_user("Extra", tenant, "User").await;
         let other_tenant = app.create_tenant("Other tenant").await;
         let (_, other_key) = app.create_api_key(other_tenant, "Owner").await;
-        let back_office = app.token(basin::auth::TokenRequest {
+        let back_office = app.token(basin::TokenRequest {
             subject: Uuid::new_v4(),
             roles: vec!["BackOffice".into()],
             ttl: chrono::TimeDelta::minutes(30),

@@ -1277,7 +1277,7 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
         .unwrap();
     expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-missing").await;
     // A BackOffice caller outside any tenant sees no projects and cannot create one.
-    let token = app.token(basin::auth::TokenRequest {
+    let token = app.token(basin::TokenRequest {
         subject: Uuid::new_v4(),
         roles: vec!["BackOffice".into()],
         ttl: chrono::TimeDelta::minutes(5),

@@ -337,7 +337,7 @@ async fn rename_ledger(app: &TestApp, storm: &Storm, index: usize, counter: usiz
 
 const CLIENTS: usize = 32;
 
-fn storm_config(config: &mut basin::config::Config) {
+fn storm_config(config: &mut basin::Config) {
     config.database.max_connections = 16;
 }
 
