@@ -364,7 +364,7 @@ impl Config {
             }
         }
         if let Some(url) = &self.public_url
-            && crate::blob::PublicBase::parse(url).is_none()
+            && crate::http::public_base::PublicBase::parse(url).is_none()
         {
             return Err(ConfigError::Inconsistent(
                 "public_url must be an http or https URL without query or fragment".into(),

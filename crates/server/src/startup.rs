@@ -24,7 +24,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
-use crate::blob::{BlobLimits, BlobStore, BlobUrls, PublicBase};
+use crate::blob::{BlobLimits, BlobStore, BlobUrls};
 use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
 use crate::datasets::service::{DatasetLimits, DatasetService};
@@ -32,6 +32,7 @@ use crate::db::Db;
 use crate::hierarchy::service::{HierarchyLimits, HierarchyService};
 use crate::http::extract::JsonBodyLimit;
 use crate::http::paging::PageLimits;
+use crate::http::public_base::PublicBase;
 use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;

@@ -39,8 +39,8 @@ pub(crate) use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
 pub(crate) use routes::router;
 pub(crate) use store::{BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions};
 pub(crate) use urls::BlobUrlError;
+pub(crate) use urls::BlobUrls;
 pub use urls::resign_blob_url;
-pub(crate) use urls::{BlobUrls, PublicBase};
 
 use crate::config::Config;
 

@@ -9,13 +9,15 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::auth::Principal;
-use crate::blob::{BlobPath, PublicBase};
+use crate::blob::BlobPath;
 use crate::datasets::model::{DatasetDto, MoveDatasetRequest, UpdateDatasetRequest};
 use crate::datasets::service::{DatasetError, DatasetService};
+use crate::db::SortValue;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, Path, Query};
-use crate::http::paging::{Cursor, CursorPage, CursorRequest};
+use crate::http::paging::{Cursor, CursorPage, CursorRequest, SortKind};
+use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::service::ProjectService;
 
@@ -171,17 +173,11 @@ async fn list_datasets(
     let tag = format!("datasets@{project}");
     let limit = Some(query.limit.unwrap_or(state.page_limits.max));
     let request = CursorRequest::parse(query.cursor.as_deref(), limit, &tag, state.page_limits)?;
-    let after = match &request.after {
-        Some(cursor) => Some((
-            cursor
-                .key
-                .as_str()
-                .ok_or(ApiError::InvalidCursor)?
-                .to_owned(),
-            cursor.id,
-        )),
-        None => None,
-    };
+    let after = request
+        .after
+        .as_ref()
+        .map(|cursor| cursor.position(SortKind::Text))
+        .transpose()?;
     let rows = state
         .datasets
         .list(
@@ -194,11 +190,7 @@ async fn list_datasets(
     Ok(Json(CursorPage::from_rows(
         rows,
         &request,
-        |row| Cursor {
-            sort: tag.clone(),
-            key: row.name.clone().into(),
-            id: row.id.as_uuid(),
-        },
+        |row| Cursor::at(&tag, SortValue::Text(row.name.clone()), row.id.as_uuid()),
         |row| DatasetDto::from(&row),
     )))
 }

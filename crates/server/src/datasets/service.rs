@@ -229,7 +229,7 @@ impl DatasetService {
         &self,
         caller: &Caller,
         project: ProjectId,
-        after: Option<(String, Uuid)>,
+        after: Option<(crate::db::SortValue, Uuid)>,
         fetch: i64,
     ) -> DatasetResult<Vec<DatasetRow>> {
         let chain = self.projects.visible(caller, project).await?;

@@ -1,7 +1,7 @@
 //! SQL for datasets, on both databases.
 
 use crate::datasets::model::DatasetRow;
-use crate::db::{Arg, Db, Sql, StoreResult, Tx};
+use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreResult, Tx};
 use crate::ids::{DatasetId, ProjectId};
 use crate::on_tx;
 
@@ -64,11 +64,11 @@ pub(super) async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<V
     sql.fetch_all(db).await
 }
 
-/// Live datasets placed directly in `project`, by name, after a keyset position.
-pub(super) async fn list(
+/// Live datasets placed directly in `project`, by name, one keyset page.
+pub(crate) async fn list(
     db: &Db,
     project: ProjectId,
-    after: Option<(String, uuid::Uuid)>,
+    after: Option<(SortValue, uuid::Uuid)>,
     fetch: i64,
 ) -> StoreResult<Vec<DatasetRow>> {
     let mut sql = Sql::new(&format!(
@@ -76,13 +76,14 @@ pub(super) async fn list(
     ));
     let param = sql.arg(Arg::Uuid(project.as_uuid()));
     sql.push(&param);
-    if let Some((name, id)) = after {
-        let name = sql.arg(Arg::Text(name));
-        let id = sql.arg(Arg::Uuid(id));
-        sql.push(&format!(" AND (name, id) > ({name}, {id})"));
-    }
-    let limit = sql.arg(Arg::I64(fetch));
-    sql.push(&format!(" ORDER BY name, id LIMIT {limit}"));
+    let page = KeysetPage {
+        column: "name",
+        id_column: "id",
+        descending: false,
+        after,
+        fetch,
+    };
+    sql.keyset_after(&page).keyset_order(&page);
     sql.fetch_all(db).await
 }
 

@@ -6,7 +6,9 @@
 //! [`on_tx!`]. `$1` placeholders work on both. Where the dialects differ, a store fn matches
 //! on the enum with both arms side by side.
 
+mod sql;
 mod sqlite_read;
+mod tx;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -15,10 +17,13 @@ use std::time::Duration;
 use sqlx::migrate::MigrateDatabase;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use sqlx::{PgPool, Postgres, SqlitePool};
+
+pub(crate) use tx::Tx;
 
 use crate::config::DatabaseConfig;
 use crate::limits;
+pub(crate) use sql::{Arg, KeysetPage, SortValue, Sql};
 pub use sqlite_read::SqliteReader;
 pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};
 
@@ -29,23 +34,6 @@ macro_rules! on_db {
         match $db {
             $crate::Db::Sqlite($conn, _) => $body,
             $crate::Db::Postgres($conn) => $body,
-        }
-    };
-}
-
-/// Runs `$body` with `$conn` bound to the connection of the transaction `$tx`.
-#[macro_export]
-macro_rules! on_tx {
-    ($tx:expr, |$conn:ident| $body:expr) => {
-        match $tx {
-            $crate::db::Tx::Sqlite(transaction) => {
-                let $conn = &mut **transaction;
-                $body
-            }
-            $crate::db::Tx::Postgres(transaction) => {
-                let $conn = &mut **transaction;
-                $body
-            }
         }
     };
 }
@@ -67,15 +55,6 @@ pub enum Db {
     Sqlite(SqlitePool, Arc<SqliteReader>),
     /// PostgreSQL.
     Postgres(PgPool),
-}
-
-/// An open transaction on either database.
-#[derive(Debug)]
-pub(crate) enum Tx {
-    /// SQLite transaction, begun `IMMEDIATE` so writers queue instead of failing.
-    Sqlite(Transaction<'static, Sqlite>),
-    /// PostgreSQL transaction.
-    Postgres(Transaction<'static, Postgres>),
 }
 
 /// Errors of the store layer.
@@ -263,17 +242,6 @@ impl Db {
     }
 }
 
-impl Tx {
-    /// Commits the transaction.
-    pub(crate) async fn commit(self) -> StoreResult<()> {
-        match self {
-            Self::Sqlite(tx) => tx.commit().await?,
-            Self::Postgres(tx) => tx.commit().await?,
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -304,150 +272,5 @@ mod tests {
         let postgres = names(&format!("{root}/migrations/postgres"));
         assert!(!sqlite.is_empty());
         assert_eq!(sqlite, postgres);
-    }
-}
-
-/// The SQL of one keyset page: `WHERE` condition (after a cursor) and `ORDER BY`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeysetSql {
-    /// `(col, id) > ($n, $n+1)`, or `TRUE` on the first page.
-    pub(crate) after: String,
-    /// `col ASC, id ASC`.
-    pub(crate) order_by: String,
-}
-
-/// Builds keyset paging SQL over `column` with `id` as tie-breaker. `column` must be a
-/// trusted identifier (it is never client input); `first_param` is the placeholder number of
-/// the cursor's sort key, the id follows it.
-pub(crate) fn keyset_sql(
-    column: &'static str,
-    descending: bool,
-    has_cursor: bool,
-    first_param: usize,
-) -> KeysetSql {
-    let (comparison, direction) = if descending {
-        ("<", "DESC")
-    } else {
-        (">", "ASC")
-    };
-    let after = if has_cursor {
-        format!(
-            "({column}, id) {comparison} (${first_param}, ${})",
-            first_param.saturating_add(1)
-        )
-    } else {
-        "1 = 1".to_owned()
-    };
-    KeysetSql {
-        after,
-        order_by: format!("{column} {direction}, id {direction}"),
-    }
-}
-
-/// Binds every [`Arg`] to a sqlx query of either backend.
-macro_rules! bind_args {
-    ($query:expr, $args:expr) => {{
-        let mut query = $query;
-        for arg in $args {
-            query = match arg {
-                Arg::Uuid(value) => query.bind(value),
-                Arg::Text(value) => query.bind(value),
-                Arg::Bytes(value) => query.bind(value),
-                Arg::OptText(value) => query.bind(value),
-                Arg::I64(value) => query.bind(value),
-                Arg::Time(value) => query.bind(value),
-            };
-        }
-        query
-    }};
-}
-
-/// A value bound to a [`Sql`] statement.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Arg {
-    /// A UUID (or typed id).
-    Uuid(uuid::Uuid),
-    /// Text.
-    Text(String),
-    /// Possibly-null text.
-    OptText(Option<String>),
-    /// Bytes (hashes).
-    Bytes(Vec<u8>),
-    /// Integer.
-    I64(i64),
-    /// Time.
-    Time(chrono::DateTime<chrono::Utc>),
-}
-
-/// SQL text built piece by piece with numbered placeholders, for the statements whose shape
-/// depends on the request (filters, sort keys). Only trusted fragments go into the text;
-/// every value goes through [`Sql::arg`].
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Sql {
-    text: String,
-    args: Vec<Arg>,
-}
-
-impl Sql {
-    /// Starts with a trusted fragment.
-    pub(crate) fn new(fragment: &str) -> Self {
-        Self {
-            text: fragment.to_owned(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Appends a trusted fragment.
-    pub(crate) fn push(&mut self, fragment: &str) -> &mut Self {
-        self.text.push_str(fragment);
-        self
-    }
-
-    /// Binds a value and returns its placeholder (`$3`).
-    pub(crate) fn arg(&mut self, value: Arg) -> String {
-        self.args.push(value);
-        format!("${}", self.args.len())
-    }
-
-    /// Fetches every row as `T`.
-    pub(crate) async fn fetch_all<T>(self, db: &Db) -> StoreResult<Vec<T>>
-    where
-        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
-            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
-            + Send
-            + Unpin,
-    {
-        let Sql { text, args } = self;
-        Ok(on_db!(db, |pool| {
-            let query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
-            let query = bind_args!(query, args);
-            query.fetch_all(pool).await
-        })?)
-    }
-
-    /// Fetches every row as `T` inside a transaction, seeing its own writes.
-    pub(crate) async fn fetch_all_in<T>(self, tx: &mut Tx) -> StoreResult<Vec<T>>
-    where
-        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
-            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
-            + Send
-            + Unpin,
-    {
-        let Sql { text, args } = self;
-        Ok(on_tx!(tx, |conn| {
-            let query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
-            let query = bind_args!(query, args);
-            query.fetch_all(conn).await
-        })?)
-    }
-
-    /// Fetches one integer (a count).
-    pub(crate) async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
-        let Sql { text, args } = self;
-        Ok(on_db!(db, |pool| {
-            let query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));
-            let query = bind_args!(query, args);
-            query.fetch_one(pool).await
-        })?)
     }
 }

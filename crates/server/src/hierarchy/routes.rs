@@ -8,13 +8,13 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::auth::Principal;
-use crate::blob::PublicBase;
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::hierarchy::service::{
     ActionError, HierarchyError, PathAction, PathActionType, parse_time_span,
 };
 use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, Path};
+use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN};
 use crate::projects::hierarchy_path::HierarchyPath;

@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use chrono::TimeDelta;
 
 use crate::auth::Caller;
-use crate::blob::{BlobPath, BlobUrls, PublicBase};
+use crate::blob::{BlobPath, BlobUrls};
 use crate::clock::Clock;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
+use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;

@@ -6,5 +6,6 @@ pub(crate) mod case_insensitive;
 pub(crate) mod extract;
 pub(crate) mod paging;
 pub(crate) mod problem;
+pub(crate) mod public_base;
 pub(crate) mod time;
 pub(crate) mod wire_enum;

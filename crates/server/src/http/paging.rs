@@ -10,7 +10,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use chrono::{DateTime, SecondsFormat, Utc};
+
 use crate::config::LimitsConfig;
+use crate::db::SortValue;
 use crate::error::ApiError;
 use crate::limits::CURSOR_BYTES_MAX;
 
@@ -84,6 +87,43 @@ impl Cursor {
             return Err(ApiError::InvalidCursor);
         }
         Ok(cursor)
+    }
+}
+
+/// How a sort column's values are written in a cursor: text as it is, times in RFC 3339 with
+/// microseconds (what the databases keep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SortKind {
+    /// Names, access levels.
+    Text,
+    /// Creation and change times.
+    Time,
+}
+
+impl Cursor {
+    /// A cursor of the list `sort` at the row with sort value `value` and id `id`.
+    pub(crate) fn at(sort: &str, value: SortValue, id: Uuid) -> Self {
+        let key = match value {
+            SortValue::Text(text) => text,
+            SortValue::Time(time) => time.to_rfc3339_opts(SecondsFormat::Micros, true),
+        };
+        Self {
+            sort: sort.to_owned(),
+            key: key.into(),
+            id,
+        }
+    }
+
+    /// The position the cursor marks, its sort value read as `kind`.
+    pub(crate) fn position(&self, kind: SortKind) -> Result<(SortValue, Uuid), ApiError> {
+        let raw = self.key.as_str().ok_or(ApiError::InvalidCursor)?;
+        let value = match kind {
+            SortKind::Text => SortValue::Text(raw.to_owned()),
+            SortKind::Time => DateTime::parse_from_rfc3339(raw)
+                .map(|time| SortValue::Time(time.with_timezone(&Utc)))
+                .map_err(|_| ApiError::InvalidCursor)?,
+        };
+        Ok((value, self.id))
     }
 }
 

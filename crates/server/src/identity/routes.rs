@@ -6,21 +6,23 @@ use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Principal;
+use crate::db::SortValue;
 use crate::db::StoreError;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, ADMIN, IAM};
 use crate::http::extract::{Json, Path, Query};
-use crate::http::paging::{Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest};
+use crate::http::paging::{
+    Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest, SortKind,
+};
 use crate::http::wire_enum::sort::SortOrder;
 use crate::identity::model::*;
-use crate::identity::service::{Added, IdentityError, ListOrder, ListPage, UserRef};
-use crate::identity::store::{SortColumn, SortKey};
+use crate::identity::service::{Added, IdentityError, ListPage, SortColumn, UserRef};
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 
 /// What the identity and administration endpoints need: a substate of the app's state (axum `FromRef`).
@@ -201,16 +203,19 @@ impl KeysetListQuery {
             ListSortBy::Name => SortColumn::Name,
             ListSortBy::CreatedAt => SortColumn::CreatedAt,
         };
-        let after = match &request.after {
-            None => None,
-            Some(cursor) => Some((sort_key(column, &cursor.key)?, cursor.id)),
+        let kind = match column {
+            SortColumn::Name => SortKind::Text,
+            SortColumn::CreatedAt => SortKind::Time,
         };
+        let after = request
+            .after
+            .as_ref()
+            .map(|cursor| cursor.position(kind))
+            .transpose()?;
         Ok(PageSpec {
             page: ListPage {
-                order: ListOrder {
-                    column,
-                    descending: order == SortOrder::Desc,
-                },
+                column,
+                descending: order == SortOrder::Desc,
                 after,
                 fetch: request.fetch_count(),
             },
@@ -221,26 +226,12 @@ impl KeysetListQuery {
     }
 }
 
-fn sort_key(column: SortColumn, key: &serde_json::Value) -> ApiResult<SortKey> {
-    let raw = key.as_str().ok_or(ApiError::InvalidCursor)?;
-    match column {
-        SortColumn::Name => Ok(SortKey::Text(raw.to_owned())),
-        SortColumn::CreatedAt => DateTime::parse_from_rfc3339(raw)
-            .map(|time| SortKey::Time(time.with_timezone(&Utc)))
-            .map_err(|_| ApiError::InvalidCursor),
-    }
-}
-
 fn position(spec: &PageSpec, name: &str, created_at: DateTime<Utc>, id: uuid::Uuid) -> Cursor {
-    let key = match spec.column {
-        SortColumn::Name => name.to_owned(),
-        SortColumn::CreatedAt => created_at.to_rfc3339_opts(SecondsFormat::Micros, true),
+    let value = match spec.column {
+        SortColumn::Name => SortValue::Text(name.to_owned()),
+        SortColumn::CreatedAt => SortValue::Time(created_at),
     };
-    Cursor {
-        sort: spec.tag.clone(),
-        key: key.into(),
-        id,
-    }
+    Cursor::at(&spec.tag, value, id)
 }
 
 /// Query of offset-paged admin lists.

@@ -24,7 +24,8 @@ use crate::db::{Db, StoreError};
 use crate::identity::model::{
     ApiKey, DisplayName, Email, Invitation, Member, Tenant, TenantRole, User,
 };
-use crate::identity::store::{self, KeysetPage, SortColumn, SortKey};
+use crate::identity::store;
+pub(crate) use crate::identity::store::{ListPage, SortColumn};
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 
 /// What went wrong in an identity operation.
@@ -64,37 +65,6 @@ pub(crate) enum IdentityError {
 
 /// Result of identity operations.
 pub(crate) type IdentityResult<T> = Result<T, IdentityError>;
-
-/// Sort of tenant and user lists.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ListOrder {
-    /// Column.
-    pub(crate) column: SortColumn,
-    /// Descending.
-    pub(crate) descending: bool,
-}
-
-/// A page position for keyset lists, already decoded.
-#[derive(Debug, Clone)]
-pub(crate) struct ListPage {
-    /// Order.
-    pub(crate) order: ListOrder,
-    /// Last row of the previous page.
-    pub(crate) after: Option<(SortKey, Uuid)>,
-    /// Rows to fetch (page size + 1).
-    pub(crate) fetch: i64,
-}
-
-impl ListPage {
-    fn keyset(&self) -> KeysetPage {
-        KeysetPage {
-            column: self.order.column,
-            descending: self.order.descending,
-            after: self.after.clone(),
-            fetch: self.fetch,
-        }
-    }
-}
 
 /// How the caller relates to a tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,7 +230,7 @@ impl IdentityService {
                 }
             }
         };
-        Ok(store::list_tenants(&self.db, &page.keyset(), manager).await?)
+        Ok(store::list_tenants(&self.db, page, manager).await?)
     }
 
     /// One tenant the caller may manage.
@@ -353,7 +323,7 @@ impl IdentityService {
                 Some(tenant)
             }
         };
-        Ok(store::list_users(&self.db, &page.keyset(), tenant).await?)
+        Ok(store::list_users(&self.db, page, tenant).await?)
     }
 
     /// One user: platform admins see everyone; tenant managers see their members; everyone

@@ -7,21 +7,12 @@ use sqlx::{AssertSqlSafe, FromRow, Row};
 use uuid::Uuid;
 
 use crate::db::{
-    Arg, Db, Sql, StoreError, StoreResult, Tx, keyset_sql, opt_time_at, opt_uuid_at, time_at,
-    uuid_at,
+    Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx, opt_time_at, opt_uuid_at,
+    time_at, uuid_at,
 };
 use crate::identity::model::{ApiKey, Invitation, Member, Tenant, TenantRole, User};
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 use crate::{on_db, on_tx};
-
-/// The value of the sort column of the last row on the previous page.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum SortKey {
-    /// A text column (names).
-    Text(String),
-    /// A time column.
-    Time(DateTime<Utc>),
-}
 
 /// Sortable columns of tenant and user lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,26 +23,32 @@ pub(crate) enum SortColumn {
     CreatedAt,
 }
 
-impl SortColumn {
-    fn sql(self) -> &'static str {
-        match self {
-            Self::Name => "name",
-            Self::CreatedAt => "created_at",
-        }
-    }
-}
-
-/// One keyset page query.
+/// One page of a tenant or user list.
 #[derive(Debug, Clone)]
-pub(super) struct KeysetPage {
+pub(crate) struct ListPage {
     /// Sort column.
     pub(crate) column: SortColumn,
     /// Descending order.
     pub(crate) descending: bool,
     /// Last row of the previous page.
-    pub(crate) after: Option<(SortKey, Uuid)>,
+    pub(crate) after: Option<(SortValue, Uuid)>,
     /// Rows to fetch.
     pub(crate) fetch: i64,
+}
+
+impl ListPage {
+    fn keyset(&self) -> KeysetPage {
+        KeysetPage {
+            column: match self.column {
+                SortColumn::Name => "name",
+                SortColumn::CreatedAt => "created_at",
+            },
+            id_column: "id",
+            descending: self.descending,
+            after: self.after.clone(),
+            fetch: self.fetch,
+        }
+    }
 }
 
 fn role_from_db(raw: &str) -> Result<TenantRole, sqlx::Error> {
@@ -87,12 +84,12 @@ pub(super) async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Ten
 /// Tenants, optionally only those `manager` holds Owner or Administrator in.
 pub(super) async fn list_tenants(
     db: &Db,
-    page: &KeysetPage,
+    page: &ListPage,
     manager: Option<UserId>,
 ) -> StoreResult<Vec<Tenant>> {
     let filter = manager.map(|manager| {
         (
-            "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = $1 AND role IN ('Owner', 'Administrator'))",
+            "id IN (SELECT tenant_id FROM tenant_members WHERE user_id = {value} AND role IN ('Owner', 'Administrator'))",
             manager.as_uuid(),
         )
     });
@@ -105,44 +102,25 @@ pub(super) async fn list_tenants(
     .await
 }
 
-/// One keyset page of `select`, optionally restricted by a condition on `$1`.
+/// One page of `select`, optionally restricted to ids in the subquery `filter` on its value.
 async fn list_keyset<T>(
     db: &Db,
     select: &str,
     filter: Option<(&str, Uuid)>,
-    page: &KeysetPage,
+    page: &ListPage,
 ) -> StoreResult<Vec<T>>
 where
     T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin,
 {
-    let cursor_param = if filter.is_some() { 2 } else { 1 };
-    let keyset = keyset_sql(
-        page.column.sql(),
-        page.descending,
-        page.after.is_some(),
-        cursor_param,
-    );
-    let limit_param = cursor_param + if page.after.is_some() { 2 } else { 0 };
-    let sql = format!(
-        "{select} WHERE {} AND {} ORDER BY {} LIMIT ${limit_param}",
-        filter.map_or("1 = 1", |(condition, _)| condition),
-        keyset.after,
-        keyset.order_by
-    );
-    Ok(on_db!(db, |pool| {
-        let mut query = sqlx::query_as::<_, T>(AssertSqlSafe(sql));
-        if let Some((_, value)) = filter {
-            query = query.bind(value);
-        }
-        if let Some((key, id)) = &page.after {
-            query = match key {
-                SortKey::Text(text) => query.bind(text.clone()),
-                SortKey::Time(time) => query.bind(*time),
-            }
-            .bind(*id);
-        }
-        query.bind(page.fetch).fetch_all(pool).await
-    })?)
+    let mut sql = Sql::new(select);
+    sql.push(" WHERE 1 = 1");
+    if let Some((condition, value)) = filter {
+        let value = sql.arg(Arg::Uuid(value));
+        sql.push(&format!(" AND {}", condition.replace("{value}", &value)));
+    }
+    let keyset = page.keyset();
+    sql.keyset_after(&keyset).keyset_order(&keyset);
+    sql.fetch_all(db).await
 }
 
 /// Tenants `user` is a member of, with the role, by name.
@@ -226,12 +204,12 @@ pub(super) async fn find_user_by_email(db: &Db, email: &str) -> StoreResult<Opti
 /// Users, optionally only the members of `tenant`.
 pub(super) async fn list_users(
     db: &Db,
-    page: &KeysetPage,
+    page: &ListPage,
     tenant: Option<TenantId>,
 ) -> StoreResult<Vec<User>> {
     let filter = tenant.map(|tenant| {
         (
-            "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = $1)",
+            "id IN (SELECT user_id FROM tenant_members WHERE tenant_id = {value})",
             tenant.as_uuid(),
         )
     });

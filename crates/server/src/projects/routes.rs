@@ -7,23 +7,25 @@ use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::auth::{Principal, PrincipalType};
+use crate::db::SortValue;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, Path, Query};
-use crate::http::paging::{Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest};
+use crate::http::paging::{
+    Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest, SortKind,
+};
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::ProjectId;
 use crate::projects::access::{Capabilities, CapabilityFilter};
 use crate::projects::model::*;
 use crate::projects::service::{
-    Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, SortValue, Window,
+    Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, Window,
 };
 
 /// What the project endpoints need: a substate of the app's state (axum `FromRef`).
@@ -197,35 +199,33 @@ impl ProjectListQuery {
     }
 
     fn tag(&self, list: &str, filter: &ListFilter) -> String {
+        let column = match filter.column {
+            SortColumn::Name => "name",
+            SortColumn::CreatedAt => "created_at",
+            SortColumn::UpdatedAt => "updated_at",
+            SortColumn::AccessLevel => "access_level",
+        };
         format!(
-            "{list}:{}:{}",
-            filter.column.sql(),
+            "{list}:{column}:{}",
             if filter.descending { "desc" } else { "asc" }
         )
     }
 }
 
-fn sort_value(column: SortColumn, key: &serde_json::Value) -> ApiResult<SortValue> {
-    let raw = key.as_str().ok_or(ApiError::InvalidCursor)?;
-    match column {
-        SortColumn::Name | SortColumn::AccessLevel => Ok(SortValue::Text(raw.to_owned())),
-        SortColumn::CreatedAt | SortColumn::UpdatedAt => DateTime::parse_from_rfc3339(raw)
-            .map(|time| SortValue::Time(time.with_timezone(&Utc)))
-            .map_err(|_| ApiError::InvalidCursor),
-    }
+fn position(tag: &str, column: SortColumn, row: &ProjectRow) -> Cursor {
+    let value = match column {
+        SortColumn::Name => SortValue::Text(row.name.clone()),
+        SortColumn::AccessLevel => SortValue::Text(row.access_level.as_str().to_owned()),
+        SortColumn::CreatedAt => SortValue::Time(row.created_at),
+        SortColumn::UpdatedAt => SortValue::Time(row.updated_at),
+    };
+    Cursor::at(tag, value, row.id.as_uuid())
 }
 
-fn position(tag: &str, column: SortColumn, row: &ProjectRow) -> Cursor {
-    let key = match column {
-        SortColumn::Name => row.name.clone(),
-        SortColumn::AccessLevel => row.access_level.as_str().to_owned(),
-        SortColumn::CreatedAt => row.created_at.to_rfc3339_opts(SecondsFormat::Micros, true),
-        SortColumn::UpdatedAt => row.updated_at.to_rfc3339_opts(SecondsFormat::Micros, true),
-    };
-    Cursor {
-        sort: tag.to_owned(),
-        key: key.into(),
-        id: row.id.as_uuid(),
+fn sort_kind(column: SortColumn) -> SortKind {
+    match column {
+        SortColumn::Name | SortColumn::AccessLevel => SortKind::Text,
+        SortColumn::CreatedAt | SortColumn::UpdatedAt => SortKind::Time,
     }
 }
 
@@ -247,10 +247,11 @@ async fn cursor_list(
         &tag,
         state.page_limits,
     )?;
-    let after = match &request.after {
-        Some(cursor) => Some((sort_value(filter.column, &cursor.key)?, cursor.id)),
-        None => None,
-    };
+    let after = request
+        .after
+        .as_ref()
+        .map(|cursor| cursor.position(sort_kind(filter.column)))
+        .transpose()?;
     let window = Window::Keyset {
         after,
         fetch: request.fetch_count(),

@@ -14,13 +14,16 @@ use uuid::Uuid;
 use crate::auth::{Caller, PrincipalType, TenantStanding};
 use crate::clock::Clock;
 use crate::config::LimitsConfig;
-use crate::db::{Arg, Db, Sql, StoreError, Tx};
+use crate::db::{Db, StoreError, Tx};
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
-use crate::projects::access::{Capabilities, CapabilityFilter, effective_role, implicit_role};
+use crate::projects::access::{Capabilities, CapabilityFilter, effective_role};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
-use crate::projects::store::{self, ChainRow, DescendantRow};
+use crate::projects::store::{
+    self, ChainRow, DescendantRow, DescendantsQuery, ListScope, ProjectListQuery,
+};
+pub(crate) use crate::projects::store::{SortColumn, Window};
 
 /// What went wrong in a project operation.
 #[derive(Debug, thiserror::Error)]
@@ -192,40 +195,6 @@ impl Chain {
 /// than this many namesakes a caller might not find the one it can see, and would get a new one.
 const SAME_NAME_CANDIDATES_MAX: i64 = 100;
 
-/// A sort of project lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SortColumn {
-    /// By name.
-    Name,
-    /// By creation time.
-    CreatedAt,
-    /// By last change.
-    UpdatedAt,
-    /// By access level.
-    AccessLevel,
-}
-
-impl SortColumn {
-    /// Column name.
-    pub(crate) fn sql(self) -> &'static str {
-        match self {
-            Self::Name => "name",
-            Self::CreatedAt => "created_at",
-            Self::UpdatedAt => "updated_at",
-            Self::AccessLevel => "access_level",
-        }
-    }
-}
-
-/// The value of the sort column at a cursor.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum SortValue {
-    /// Text columns.
-    Text(String),
-    /// Time columns.
-    Time(DateTime<Utc>),
-}
-
 /// Filters and order of a project list.
 #[derive(Debug, Clone)]
 pub(crate) struct ListFilter {
@@ -239,25 +208,6 @@ pub(crate) struct ListFilter {
     pub(crate) column: SortColumn,
     /// Descending.
     pub(crate) descending: bool,
-}
-
-/// Which rows of a list to return.
-#[derive(Debug, Clone)]
-pub(crate) enum Window {
-    /// Keyset: after this position, this many rows (page + 1).
-    Keyset {
-        /// Last row of the previous page.
-        after: Option<(SortValue, Uuid)>,
-        /// Rows to fetch.
-        fetch: i64,
-    },
-    /// Offset.
-    Offset {
-        /// Rows to skip.
-        offset: u32,
-        /// Rows to return.
-        limit: u32,
-    },
 }
 
 /// Project operations.
@@ -1024,111 +974,56 @@ impl ProjectService {
         filter: &ListFilter,
         window: &Window,
     ) -> ProjectResult<(Vec<ProjectRow>, Option<u64>)> {
-        let (tenant, parent_role, parent_visible) = match parent {
+        let (scope, tenant, parent_member_role, parent_visible) = match parent {
             Some(parent) => {
                 let chain = self.load_chain(caller, parent).await?;
-                if chain.target().deleted {
+                let target = chain.target();
+                if target.deleted {
                     return Err(ProjectError::NotFound);
                 }
-                let target = chain.target();
                 (
+                    ListScope::Children(parent),
                     target.row.tenant_id,
                     target.member_role,
                     target.role.is_some(),
                 )
             }
             None => match caller.tenant_id() {
-                Some(tenant) => (tenant, None, true),
+                Some(tenant) => (ListScope::Roots(tenant), tenant, None, true),
                 None => return Ok((Vec::new(), Some(0))),
             },
         };
-        let standing = caller.standing(tenant);
-        let build = |select: &str| {
-            let mut sql = Sql::new(select);
-            sql.push(" FROM projects p LEFT JOIN project_members m ON m.project_id = p.id AND m.principal_id = ");
-            let caller_param = sql.arg(Arg::Uuid(caller.id));
-            sql.push(&caller_param);
-            sql.push(" AND m.principal_type = ");
-            let type_param = sql.arg(Arg::Text(caller.principal_type.as_str().to_owned()));
-            sql.push(&type_param);
-            sql.push(" WHERE p.deleted_at IS NULL AND ");
-            match parent {
-                Some(parent) => {
-                    let param = sql.arg(Arg::Uuid(parent.as_uuid()));
-                    sql.push(&format!("p.parent_id = {param}"));
-                }
-                None => {
-                    let param = sql.arg(Arg::Uuid(tenant.as_uuid()));
-                    sql.push(&format!("p.tenant_id = {param} AND p.parent_id IS NULL"));
-                }
-            }
-            let member_role = match parent_role {
-                Some(role) => format!(
-                    "(CASE WHEN p.inherits_members THEN '{}' ELSE m.role END)",
-                    role.as_str()
-                ),
-                None => "(CASE WHEN p.inherits_members THEN NULL ELSE m.role END)".to_owned(),
-            };
-            let minimum = filter
+        let query = ProjectListQuery {
+            scope,
+            caller: caller.key(),
+            parent_member_role,
+            standing: caller.standing(tenant),
+            minimum: filter
                 .capability
-                .map_or(ProjectRole::Reader, CapabilityFilter::minimum_role);
-            sql.push(&format!(
-                " AND {}",
-                access_condition(&member_role, standing, minimum)
-            ));
-            if !filter.roles.is_empty() {
-                let roles: Vec<String> = filter
-                    .roles
-                    .iter()
-                    .map(|role| format!("'{}'", role.as_str()))
-                    .collect();
-                sql.push(&format!(" AND {member_role} IN ({})", roles.join(", ")));
-            }
-            if let Some(prefix) = &filter.name_prefix {
-                let length = sql.arg(Arg::I64(
-                    i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX),
-                ));
-                let value = sql.arg(Arg::Text(prefix.to_lowercase()));
-                sql.push(&format!(
-                    " AND lower(substr(p.name, 1, CAST({length} AS INTEGER))) = {value}"
-                ));
-            }
-            sql
+                .map_or(ProjectRole::Reader, CapabilityFilter::minimum_role),
+            roles: &filter.roles,
+            name_prefix: filter.name_prefix.as_deref(),
         };
-        let column = filter.column.sql();
-        let direction = if filter.descending { "DESC" } else { "ASC" };
         match window {
             Window::Keyset { after, fetch } => {
-                let mut sql = build(&format!("SELECT {}", store::columns()));
-                if let Some((value, id)) = after {
-                    let comparison = if filter.descending { "<" } else { ">" };
-                    let value_param = sql.arg(match value {
-                        SortValue::Text(text) => Arg::Text(text.clone()),
-                        SortValue::Time(time) => Arg::Time(*time),
-                    });
-                    let id_param = sql.arg(Arg::Uuid(*id));
-                    sql.push(&format!(
-                        " AND (p.{column}, p.id) {comparison} ({value_param}, {id_param})"
-                    ));
-                }
-                let limit = sql.arg(Arg::I64(*fetch));
-                sql.push(&format!(
-                    " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit}"
-                ));
-                let rows = store::list(&self.db, sql).await?;
+                let page = filter
+                    .column
+                    .keyset(filter.descending, after.clone(), *fetch);
+                let rows = store::list_projects(&self.db, &query, &page).await?;
                 hide_invisible_parent(parent_visible, after.is_none() && rows.is_empty())?;
                 Ok((rows, None))
             }
             Window::Offset { offset, limit } => {
-                let total = store::count(&self.db, build("SELECT COUNT(*)")).await?;
+                let total = store::count_projects(&self.db, &query).await?;
                 hide_invisible_parent(parent_visible, total == 0)?;
-                let mut sql = build(&format!("SELECT {}", store::columns()));
-                let limit = sql.arg(Arg::I64(i64::from(*limit)));
-                let offset = sql.arg(Arg::I64(i64::from(*offset)));
-                sql.push(&format!(
-                    " ORDER BY p.{column} {direction}, p.id {direction} LIMIT {limit} OFFSET {offset}"
-                ));
-                let rows = store::list(&self.db, sql).await?;
+                let rows = store::list_projects_offset(
+                    &self.db,
+                    &query,
+                    filter.column,
+                    filter.descending,
+                    (*offset, *limit),
+                )
+                .await?;
                 Ok((rows, Some(total)))
             }
         }
@@ -1144,53 +1039,21 @@ impl ProjectService {
         limit: u32,
     ) -> ProjectResult<(Vec<DescendantRow>, u64)> {
         let chain = self.load_chain(caller, id).await?;
-        if chain.target().deleted {
+        let target = chain.target();
+        if target.deleted {
             return Err(ProjectError::NotFound);
         }
-        let standing = caller.standing(chain.target().row.tenant_id);
-        let parent_role = chain.target().member_role;
-        let parent_visible = chain.target().role.is_some();
-        let build = |select: &str| {
-            let mut sql = Sql::new(
-                "WITH RECURSIVE tree(id, parent_id, name, access_level, relative_path, member_role, level) AS (SELECT p.id, p.parent_id, p.name, p.access_level, '' || p.name, CASE WHEN p.inherits_members THEN ",
-            );
-            let parent_role_param = sql.arg(Arg::OptText(
-                parent_role.map(|role| role.as_str().to_owned()),
-            ));
-            sql.push(&parent_role_param);
-            sql.push(" ELSE (SELECT role FROM project_members WHERE project_id = p.id AND principal_id = ");
-            let caller_param = sql.arg(Arg::Uuid(caller.id));
-            sql.push(&caller_param);
-            let type_param = sql.arg(Arg::Text(caller.principal_type.as_str().to_owned()));
-            sql.push(&format!(" AND principal_type = {type_param}"));
-            sql.push(") END, 1 FROM projects p WHERE p.deleted_at IS NULL AND p.parent_id = ");
-            let id_param = sql.arg(Arg::Uuid(id.as_uuid()));
-            sql.push(&id_param);
-            sql.push(&format!(
-                " UNION ALL SELECT p.id, p.parent_id, p.name, p.access_level, tree.relative_path || '/' || p.name, \
-                 CASE WHEN p.inherits_members THEN tree.member_role ELSE (SELECT role FROM project_members \
-                 WHERE project_id = p.id AND principal_id = {caller_param} AND principal_type = {type_param}) END, tree.level + 1 \
-                 FROM projects p JOIN tree ON p.parent_id = tree.id WHERE p.deleted_at IS NULL AND tree.level < "
-            ));
-            let depth_param = sql.arg(Arg::I64(self.limits.depth_max.saturating_add(1)));
-            sql.push(&depth_param);
-            sql.push(&format!(") {select} FROM tree p WHERE "));
-            sql.push(&access_condition(
-                "p.member_role",
-                standing,
-                ProjectRole::Reader,
-            ));
-            sql
+        let query = DescendantsQuery {
+            root: id,
+            caller: caller.key(),
+            parent_member_role: target.member_role,
+            standing: caller.standing(target.row.tenant_id),
+            levels_max: self.chain_levels_max(),
         };
-        let total = store::count(&self.db, build("SELECT COUNT(*)")).await?;
-        hide_invisible_parent(parent_visible, total == 0)?;
-        let mut sql = build("SELECT p.id, p.parent_id, p.name, p.relative_path");
-        let limit = sql.arg(Arg::I64(i64::from(limit)));
-        let offset = sql.arg(Arg::I64(i64::from(offset)));
-        sql.push(&format!(
-            " ORDER BY p.relative_path, p.id LIMIT {limit} OFFSET {offset}"
-        ));
-        Ok((store::descendants(&self.db, sql).await?, total))
+        let total = store::count_descendants(&self.db, &query).await?;
+        hide_invisible_parent(target.role.is_some(), total == 0)?;
+        let rows = store::list_descendants(&self.db, &query, offset, limit).await?;
+        Ok((rows, total))
     }
 }
 
@@ -1278,54 +1141,5 @@ fn require(allowed: bool, what: &str) -> ProjectResult<()> {
         Err(ProjectError::Forbidden(format!(
             "you may not {what} in this project"
         )))
-    }
-}
-
-/// SQL condition: the caller's effective role on `p` is at least `minimum`, given its
-/// membership role expression and its standing in the tenant. Only trusted literals go in.
-fn access_condition(member_role: &str, standing: TenantStanding, minimum: ProjectRole) -> String {
-    let roles: Vec<String> = ProjectRole::ALL
-        .iter()
-        .filter(|role| **role >= minimum)
-        .map(|role| format!("'{}'", role.as_str()))
-        .collect();
-    let by_membership = format!("{member_role} IN ({})", roles.join(", "));
-    let levels: Vec<String> = AccessLevel::ALL
-        .iter()
-        .filter(|level| implicit_role(standing, **level) >= Some(minimum))
-        .map(|level| format!("'{}'", level.as_str()))
-        .collect();
-    if levels.is_empty() {
-        format!("({by_membership})")
-    } else {
-        format!(
-            "({by_membership} OR p.access_level IN ({}))",
-            levels.join(", ")
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn access_conditions_follow_the_role_table() {
-        assert_eq!(
-            access_condition("m.role", TenantStanding::Outsider, ProjectRole::Reader),
-            "(m.role IN ('Reader', 'Contributor', 'Owner'))"
-        );
-        assert_eq!(
-            access_condition("m.role", TenantStanding::Member, ProjectRole::Reader),
-            "(m.role IN ('Reader', 'Contributor', 'Owner') OR p.access_level IN ('Shared'))"
-        );
-        assert_eq!(
-            access_condition("m.role", TenantStanding::Member, ProjectRole::Contributor),
-            "(m.role IN ('Contributor', 'Owner'))"
-        );
-        assert_eq!(
-            access_condition("m.role", TenantStanding::Admin, ProjectRole::Contributor),
-            "(m.role IN ('Contributor', 'Owner') OR p.access_level IN ('Private', 'Shared'))"
-        );
     }
 }

@@ -1,15 +1,20 @@
 //! SQL for projects and their members, on both databases. No rules here: see `service.rs`.
 
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::auth::PrincipalType;
+use crate::auth::TenantStanding;
 use crate::db::{
-    Arg, Db, Sql, StoreError, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at, uuid_at,
+    Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx, opt_time_at, opt_uuid_at,
+    time_at, uuid_at,
 };
-use crate::ids::ProjectId;
+use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
-use crate::projects::model::{ProjectMember, ProjectRole, ProjectRow};
+use crate::projects::access::implicit_role;
+use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 
 const COLUMNS: &str = "p.id, p.tenant_id, p.parent_id, p.root_id, p.depth, p.name, p.description, \
     p.metadata, p.settings, p.access_level, p.inherits_members, p.has_thumbnail, \
@@ -294,15 +299,6 @@ pub(super) async fn replace_members(
 
 // ---- lists ----
 
-/// Runs a list statement built by the service (selecting [`columns`] from `projects p`,
-/// ordered and limited) and returns its rows in order.
-pub(super) async fn list(db: &Db, sql: Sql) -> StoreResult<Vec<ProjectRow>> {
-    match db {
-        Db::Sqlite(_, reader) => reader.fetch_all(sql, project_from_sqlite),
-        Db::Postgres(_) => sql.fetch_all(db).await,
-    }
-}
-
 /// A project row of [`COLUMNS`] (from column `first`) on the synchronous SQLite read path.
 fn project_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ProjectRow> {
     let at = |offset: usize| first + offset;
@@ -344,16 +340,6 @@ fn chain_row_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRow> 
 /// Number of columns in [`COLUMNS`].
 const COLUMN_COUNT: usize = 20;
 
-/// Runs a count statement built by the service.
-pub(super) async fn count(db: &Db, sql: Sql) -> StoreResult<u64> {
-    Ok(u64::try_from(sql.fetch_count(db).await?).unwrap_or(0))
-}
-
-/// The column list for list statements (table alias `p`).
-pub(super) fn columns() -> &'static str {
-    COLUMNS
-}
-
 /// A row of the recursive listing.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct DescendantRow {
@@ -367,9 +353,280 @@ pub(crate) struct DescendantRow {
     pub(crate) relative_path: String,
 }
 
-/// Runs a recursive listing statement built by the service.
-pub(super) async fn descendants(db: &Db, sql: Sql) -> StoreResult<Vec<DescendantRow>> {
+// ---- lists ----
+
+/// A sort of project lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SortColumn {
+    /// By name.
+    Name,
+    /// By creation time.
+    CreatedAt,
+    /// By last change.
+    UpdatedAt,
+    /// By access level.
+    AccessLevel,
+}
+
+impl SortColumn {
+    fn sql(self) -> &'static str {
+        match self {
+            Self::Name => "p.name",
+            Self::CreatedAt => "p.created_at",
+            Self::UpdatedAt => "p.updated_at",
+            Self::AccessLevel => "p.access_level",
+        }
+    }
+
+    /// The keyset page over this column.
+    pub(crate) fn keyset(
+        self,
+        descending: bool,
+        after: Option<(SortValue, Uuid)>,
+        fetch: i64,
+    ) -> KeysetPage {
+        KeysetPage {
+            column: self.sql(),
+            id_column: "p.id",
+            descending,
+            after,
+            fetch,
+        }
+    }
+}
+
+/// Which rows of a list to return.
+#[derive(Debug, Clone)]
+pub(crate) enum Window {
+    /// Keyset: after this position, this many rows (page + 1).
+    Keyset {
+        /// Last row of the previous page.
+        after: Option<(SortValue, Uuid)>,
+        /// Rows to fetch.
+        fetch: i64,
+    },
+    /// Offset.
+    Offset {
+        /// Rows to skip.
+        offset: u32,
+        /// Rows to return.
+        limit: u32,
+    },
+}
+
+/// Which projects a list holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ListScope {
+    /// The top-level projects of a tenant.
+    Roots(TenantId),
+    /// The direct subprojects of a project.
+    Children(ProjectId),
+}
+
+/// A project list as one caller sees it: the projects of `scope` on which the caller's
+/// effective role is at least `minimum`, filtered.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectListQuery<'a> {
+    /// Which projects.
+    pub(crate) scope: ListScope,
+    /// The caller, as members are matched.
+    pub(crate) caller: (Uuid, PrincipalType),
+    /// The caller's membership role in the listed parent: subprojects that inherit members
+    /// give it the same.
+    pub(crate) parent_member_role: Option<ProjectRole>,
+    /// The caller's standing in the tenant (implicit roles from access levels).
+    pub(crate) standing: TenantStanding,
+    /// The least effective role a listed project needs.
+    pub(crate) minimum: ProjectRole,
+    /// The caller's membership role must be one of these (empty: any).
+    pub(crate) roles: &'a BTreeSet<ProjectRole>,
+    /// Case-insensitive name prefix.
+    pub(crate) name_prefix: Option<&'a str>,
+}
+
+impl ProjectListQuery<'_> {
+    /// `SELECT <select> FROM projects p ... WHERE <scope, visibility and filters>`.
+    fn sql(&self, select: &str) -> Sql {
+        let mut sql = Sql::new(&format!(
+            "SELECT {select} FROM projects p LEFT JOIN project_members m ON m.project_id = p.id AND m.principal_id = "
+        ));
+        let caller = sql.arg(Arg::Uuid(self.caller.0));
+        let caller_type = sql.arg(Arg::Text(self.caller.1.as_str().to_owned()));
+        sql.push(&format!(
+            "{caller} AND m.principal_type = {caller_type} WHERE p.deleted_at IS NULL AND "
+        ));
+        match self.scope {
+            ListScope::Children(parent) => {
+                let parent = sql.arg(Arg::Uuid(parent.as_uuid()));
+                sql.push(&format!("p.parent_id = {parent}"));
+            }
+            ListScope::Roots(tenant) => {
+                let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+                sql.push(&format!("p.tenant_id = {tenant} AND p.parent_id IS NULL"));
+            }
+        }
+        let member_role = match self.parent_member_role {
+            Some(role) => format!(
+                "(CASE WHEN p.inherits_members THEN '{}' ELSE m.role END)",
+                role.as_str()
+            ),
+            None => "(CASE WHEN p.inherits_members THEN NULL ELSE m.role END)".to_owned(),
+        };
+        sql.push(&format!(
+            " AND {}",
+            access_condition(&member_role, self.standing, self.minimum)
+        ));
+        if !self.roles.is_empty() {
+            let roles: Vec<String> = self
+                .roles
+                .iter()
+                .map(|role| format!("'{}'", role.as_str()))
+                .collect();
+            sql.push(&format!(" AND {member_role} IN ({})", roles.join(", ")));
+        }
+        if let Some(prefix) = self.name_prefix {
+            let length = sql.arg(Arg::I64(
+                i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX),
+            ));
+            let value = sql.arg(Arg::Text(prefix.to_lowercase()));
+            sql.push(&format!(
+                " AND lower(substr(p.name, 1, CAST({length} AS INTEGER))) = {value}"
+            ));
+        }
+        sql
+    }
+}
+
+/// One keyset page of a project list. The hottest read: on SQLite it takes the synchronous
+/// read path.
+pub(crate) async fn list_projects(
+    db: &Db,
+    query: &ProjectListQuery<'_>,
+    page: &KeysetPage,
+) -> StoreResult<Vec<ProjectRow>> {
+    let mut sql = query.sql(COLUMNS);
+    sql.keyset_after(page).keyset_order(page);
+    fetch_projects(db, sql).await
+}
+
+/// One offset page of a project list, `(offset, limit)`.
+pub(crate) async fn list_projects_offset(
+    db: &Db,
+    query: &ProjectListQuery<'_>,
+    column: SortColumn,
+    descending: bool,
+    (offset, limit): (u32, u32),
+) -> StoreResult<Vec<ProjectRow>> {
+    let mut sql = query.sql(COLUMNS);
+    let direction = if descending { "DESC" } else { "ASC" };
+    let limit = sql.arg(Arg::I64(i64::from(limit)));
+    let offset = sql.arg(Arg::I64(i64::from(offset)));
+    sql.push(&format!(
+        " ORDER BY {column} {direction}, p.id {direction} LIMIT {limit} OFFSET {offset}",
+        column = column.sql()
+    ));
+    fetch_projects(db, sql).await
+}
+
+/// How many projects a list holds.
+pub(crate) async fn count_projects(db: &Db, query: &ProjectListQuery<'_>) -> StoreResult<u64> {
+    let count = query.sql("COUNT(*)").fetch_count(db).await?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+async fn fetch_projects(db: &Db, sql: Sql) -> StoreResult<Vec<ProjectRow>> {
+    match db {
+        Db::Sqlite(_, reader) => reader.fetch_all(sql, project_from_sqlite),
+        Db::Postgres(_) => sql.fetch_all(db).await,
+    }
+}
+
+/// Every subproject below `root` the caller can access, walked at most `levels_max` levels.
+#[derive(Debug, Clone)]
+pub(crate) struct DescendantsQuery {
+    /// Where the walk starts (not listed itself).
+    pub(crate) root: ProjectId,
+    /// The caller, as members are matched.
+    pub(crate) caller: (Uuid, PrincipalType),
+    /// The caller's membership role in `root`, inherited down.
+    pub(crate) parent_member_role: Option<ProjectRole>,
+    /// The caller's standing in the tenant.
+    pub(crate) standing: TenantStanding,
+    /// Deepest level walked: even a corrupt tree cannot make the walk loop.
+    pub(crate) levels_max: i64,
+}
+
+impl DescendantsQuery {
+    fn sql(&self, select: &str) -> Sql {
+        let mut sql = Sql::new(
+            "WITH RECURSIVE tree(id, parent_id, name, access_level, relative_path, member_role, level) AS (SELECT p.id, p.parent_id, p.name, p.access_level, '' || p.name, CASE WHEN p.inherits_members THEN ",
+        );
+        let parent_role = sql.arg(Arg::OptText(
+            self.parent_member_role.map(|role| role.as_str().to_owned()),
+        ));
+        let caller = sql.arg(Arg::Uuid(self.caller.0));
+        let caller_type = sql.arg(Arg::Text(self.caller.1.as_str().to_owned()));
+        let own_role = format!(
+            "(SELECT role FROM project_members WHERE project_id = p.id AND principal_id = {caller} AND principal_type = {caller_type})"
+        );
+        let root = sql.arg(Arg::Uuid(self.root.as_uuid()));
+        let levels = sql.arg(Arg::I64(self.levels_max));
+        sql.push(&format!(
+            "{parent_role} ELSE {own_role} END, 1 FROM projects p WHERE p.deleted_at IS NULL AND p.parent_id = {root} \
+             UNION ALL SELECT p.id, p.parent_id, p.name, p.access_level, tree.relative_path || '/' || p.name, \
+             CASE WHEN p.inherits_members THEN tree.member_role ELSE {own_role} END, tree.level + 1 \
+             FROM projects p JOIN tree ON p.parent_id = tree.id WHERE p.deleted_at IS NULL AND tree.level < {levels}) \
+             SELECT {select} FROM tree p WHERE {}",
+            access_condition("p.member_role", self.standing, ProjectRole::Reader)
+        ));
+        sql
+    }
+}
+
+/// How many projects [`list_descendants`] would give in all.
+pub(crate) async fn count_descendants(db: &Db, query: &DescendantsQuery) -> StoreResult<u64> {
+    let count = query.sql("COUNT(*)").fetch_count(db).await?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// One offset page of the accessible descendants, ordered by path.
+pub(crate) async fn list_descendants(
+    db: &Db,
+    query: &DescendantsQuery,
+    offset: u32,
+    limit: u32,
+) -> StoreResult<Vec<DescendantRow>> {
+    let mut sql = query.sql("p.id, p.parent_id, p.name, p.relative_path");
+    let limit = sql.arg(Arg::I64(i64::from(limit)));
+    let offset = sql.arg(Arg::I64(i64::from(offset)));
+    sql.push(&format!(
+        " ORDER BY p.relative_path, p.id LIMIT {limit} OFFSET {offset}"
+    ));
     sql.fetch_all(db).await
+}
+
+/// SQL condition: the caller's effective role on `p` is at least `minimum`, given its
+/// membership role expression and its standing in the tenant. Only trusted literals go in.
+fn access_condition(member_role: &str, standing: TenantStanding, minimum: ProjectRole) -> String {
+    let roles: Vec<String> = ProjectRole::ALL
+        .iter()
+        .filter(|role| **role >= minimum)
+        .map(|role| format!("'{}'", role.as_str()))
+        .collect();
+    let by_membership = format!("{member_role} IN ({})", roles.join(", "));
+    let levels: Vec<String> = AccessLevel::ALL
+        .iter()
+        .filter(|level| implicit_role(standing, **level) >= Some(minimum))
+        .map(|level| format!("'{}'", level.as_str()))
+        .collect();
+    if levels.is_empty() {
+        format!("({by_membership})")
+    } else {
+        format!(
+            "({by_membership} OR p.access_level IN ({}))",
+            levels.join(", ")
+        )
+    }
 }
 
 /// The live subprojects of `parent` with this name, oldest first, at most `limit`.
@@ -396,6 +653,26 @@ pub(super) async fn children_named_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn access_conditions_follow_the_role_table() {
+        assert_eq!(
+            access_condition("m.role", TenantStanding::Outsider, ProjectRole::Reader),
+            "(m.role IN ('Reader', 'Contributor', 'Owner'))"
+        );
+        assert_eq!(
+            access_condition("m.role", TenantStanding::Member, ProjectRole::Reader),
+            "(m.role IN ('Reader', 'Contributor', 'Owner') OR p.access_level IN ('Shared'))"
+        );
+        assert_eq!(
+            access_condition("m.role", TenantStanding::Member, ProjectRole::Contributor),
+            "(m.role IN ('Contributor', 'Owner'))"
+        );
+        assert_eq!(
+            access_condition("m.role", TenantStanding::Admin, ProjectRole::Contributor),
+            "(m.role IN ('Contributor', 'Owner') OR p.access_level IN ('Private', 'Shared'))"
+        );
+    }
 
     #[test]
     fn the_column_count_matches_the_column_list() {

@@ -8,10 +8,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Principal;
-use crate::blob::PublicBase;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, CONVERSION};
 use crate::http::extract::{Json, Path, Query};
+use crate::http::public_base::PublicBase;
 use crate::transfers::service::{DirectFile, TransferError, UploadFileName};
 
 /// What the transfer endpoints need: a substate of the app's state (axum `FromRef`).

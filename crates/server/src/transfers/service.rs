@@ -12,10 +12,11 @@ use uuid::Uuid;
 use crate::auth::Principal;
 use crate::blob::path::check_segment;
 use crate::blob::{
-    BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls, PublicBase,
+    BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls,
     UPLOADS_CONTAINER,
 };
 use crate::clock::Clock;
+use crate::http::public_base::PublicBase;
 use crate::ids::TenantId;
 
 /// Why a transfer request failed.
