@@ -173,7 +173,7 @@ pub struct LimitsConfig {
     /// Largest page size a client may ask for; larger is 400.
     pub page_size_max: u32,
     /// Largest JSON body, in bytes; larger is 413.
-    pub json_body_bytes_max: usize,
+    pub json_body_bytes_max: u64,
     /// Requests running longer are cancelled with 408 (not uploads: see
     /// `upload_idle_timeout_ms`).
     pub request_timeout_ms: u64,

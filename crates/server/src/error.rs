@@ -12,6 +12,8 @@ use std::sync::Arc;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::db::StoreError;
+
 /// Prefix of every problem `type`. A URN rather than a URL: it names the error kind and stays
 /// stable wherever Basin is hosted. docs/errors.md lists every kind.
 pub(crate) const PROBLEM_TYPE_PREFIX: &str = "urn:basin:problem:";
@@ -162,7 +164,7 @@ pub(crate) enum ApiError {
     #[error("payload too large (limit {limit_bytes} bytes)")]
     PayloadTooLarge {
         /// The limit that was exceeded.
-        limit_bytes: usize,
+        limit_bytes: u64,
     },
     /// An upload body sent nothing for `limits.upload_idle_timeout_ms`.
     #[error("the upload stalled")]
@@ -300,6 +302,26 @@ impl IntoResponse for ApiError {
         }
         response.extensions_mut().insert(problem);
         response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    /// Every store error, named: what a client caused is 4xx, the rest are Basin's faults.
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(cause) => Self::Unavailable(cause.into()),
+            StoreError::NotFound(what) => Self::NotFound(format!("The {what} does not exist.")),
+            StoreError::Duplicate(_) => Self::Conflict {
+                kind: "duplicate",
+                detail: "An item with the same identity exists already.".into(),
+            },
+            error @ (StoreError::InMemorySqlite
+            | StoreError::UnsupportedUrl(_)
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_)
+            | StoreError::Read(_)
+            | StoreError::Migrate(_)) => Self::Internal(error.into()),
+        }
     }
 }
 

@@ -7,7 +7,7 @@ pub(crate) const PAGE_SIZE_DEFAULT: u32 = 100;
 /// until the cursor is null, so anything smaller would break them.
 pub(crate) const PAGE_SIZE_MAX: u32 = 1000;
 /// Largest JSON request body. Metadata documents are small; 1 MiB leaves room for bulk calls.
-pub(crate) const JSON_BODY_BYTES_MAX: usize = 1024 * 1024;
+pub(crate) const JSON_BODY_BYTES_MAX: u64 = 1024 * 1024;
 /// A request that takes longer than this is answered with 408 and its work dropped.
 pub(crate) const REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// How long shutdown waits for in-flight requests before giving up on them.

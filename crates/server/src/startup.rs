@@ -295,7 +295,9 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .layer(from_fn(problem::render_problems))
         .layer(CatchPanicLayer::new())
         .layer(Extension(JsonBodyLimit(limits.json_body_bytes_max)))
-        .layer(DefaultBodyLimit::max(limits.json_body_bytes_max));
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(limits.json_body_bytes_max).unwrap_or(usize::MAX),
+        ));
     api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

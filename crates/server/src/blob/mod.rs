@@ -70,9 +70,12 @@ pub(crate) fn stalled() -> std::io::Error {
 
 /// `body` with a deadline on every chunk: a body that sends nothing for `idle` ends with an
 /// [`std::io::ErrorKind::TimedOut`] error, which abandons the write that reads it.
-pub(crate) fn idle_limited<S, E>(body: S, idle: std::time::Duration) -> ByteStream
+pub(crate) fn idle_limited<'a, S, E>(
+    body: S,
+    idle: std::time::Duration,
+) -> futures::stream::BoxStream<'a, std::io::Result<bytes::Bytes>>
 where
-    S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
+    S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'a,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     use futures::StreamExt;

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::db::JsonText;
 use crate::http::time::WireTime;
 use crate::ids::{DatasetId, ProjectId, TenantId};
 
@@ -49,18 +50,19 @@ pub(crate) struct DatasetRow {
     pub(crate) dataset_format: String,
     /// Where the bytes are in the blob store.
     pub(crate) data_path: String,
-    /// JSON object text.
-    pub(crate) metadata: String,
-    /// JSON object text.
-    pub(crate) properties: String,
-    /// JSON array text.
-    pub(crate) tags: String,
-    /// JSON object text.
-    pub(crate) temporal_information: Option<String>,
-    /// JSON object text.
-    pub(crate) spatial_information: Option<String>,
-    /// Bytes.
-    pub(crate) storage_size: i64,
+    /// Free JSON object.
+    pub(crate) metadata: JsonText,
+    /// Free JSON object.
+    pub(crate) properties: JsonText,
+    /// JSON array of strings.
+    pub(crate) tags: JsonText,
+    /// JSON object, when known.
+    pub(crate) temporal_information: Option<JsonText>,
+    /// JSON object, when known.
+    pub(crate) spatial_information: Option<JsonText>,
+    /// Bytes; stored as a signed 64-bit integer, which no blob comes near.
+    #[sqlx(try_from = "i64")]
+    pub(crate) storage_size: u64,
     /// Content checksum, `sha256:<hex>`.
     pub(crate) checksum: Option<String>,
     /// Bumped on every write.
@@ -98,22 +100,23 @@ pub(crate) struct DatasetDto {
     pub(crate) data_path: String,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub(crate) metadata: serde_json::Value,
+    pub(crate) metadata: JsonText,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub(crate) properties: serde_json::Value,
+    pub(crate) properties: JsonText,
     /// Tags.
-    pub(crate) tags: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub(crate) tags: JsonText,
     /// Time extent, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub(crate) temporal_information: Option<serde_json::Value>,
+    pub(crate) temporal_information: Option<JsonText>,
     /// Spatial extent, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub(crate) spatial_information: Option<serde_json::Value>,
+    pub(crate) spatial_information: Option<JsonText>,
     /// Size in bytes.
-    pub(crate) storage_size: i64,
+    pub(crate) storage_size: u64,
     /// File format, e.g. `.dfsu`.
     pub(crate) dataset_format: String,
     /// Content checksum, `sha256:<hex>`.
@@ -131,11 +134,6 @@ pub(crate) struct DatasetDto {
     pub(crate) updated_by: Option<Uuid>,
 }
 
-fn json_or(text: Option<&str>, fallback: serde_json::Value) -> serde_json::Value {
-    text.and_then(|text| serde_json::from_str(text).ok())
-        .unwrap_or(fallback)
-}
-
 impl From<&DatasetRow> for DatasetDto {
     fn from(row: &DatasetRow) -> Self {
         Self {
@@ -145,17 +143,11 @@ impl From<&DatasetRow> for DatasetDto {
             dataset_type: row.dataset_type.clone(),
             project_id: row.project_id,
             data_path: row.data_path.clone(),
-            metadata: json_or(Some(&row.metadata), serde_json::json!({})),
-            properties: json_or(Some(&row.properties), serde_json::json!({})),
-            tags: serde_json::from_str(&row.tags).unwrap_or_default(),
-            temporal_information: row
-                .temporal_information
-                .as_deref()
-                .map(|text| json_or(Some(text), serde_json::json!({}))),
-            spatial_information: row
-                .spatial_information
-                .as_deref()
-                .map(|text| json_or(Some(text), serde_json::json!({}))),
+            metadata: row.metadata.clone(),
+            properties: row.properties.clone(),
+            tags: row.tags.clone(),
+            temporal_information: row.temporal_information.clone(),
+            spatial_information: row.spatial_information.clone(),
             storage_size: row.storage_size,
             dataset_format: row.dataset_format.clone(),
             checksum: row.checksum.clone(),

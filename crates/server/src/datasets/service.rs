@@ -11,7 +11,7 @@ use crate::auth::Caller;
 use crate::clock::Clock;
 use crate::datasets::model::{DatasetRow, format_of, type_of};
 use crate::datasets::store;
-use crate::db::{Db, StoreError};
+use crate::db::{Db, JsonText, StoreError};
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::service::{ProjectError, ProjectService};
 
@@ -59,13 +59,13 @@ pub(crate) struct NewDataset {
     /// Where the bytes are.
     pub(crate) data_path: String,
     /// Size in bytes.
-    pub(crate) storage_size: i64,
+    pub(crate) storage_size: u64,
     /// `sha256:<hex>`.
     pub(crate) checksum: Option<String>,
-    /// JSON object text.
-    pub(crate) metadata: String,
-    /// JSON object text.
-    pub(crate) properties: String,
+    /// Free JSON object.
+    pub(crate) metadata: JsonText,
+    /// Free JSON object.
+    pub(crate) properties: JsonText,
 }
 
 /// The limits datasets obey.
@@ -116,7 +116,7 @@ impl DatasetService {
 
     /// Checks a tag list against `limits.dataset_tags_max` and `limits.dataset_tag_chars_max`
     /// and returns it as stored (a JSON array).
-    pub(crate) fn parse_tags(&self, tags: &[String]) -> DatasetResult<String> {
+    pub(crate) fn parse_tags(&self, tags: &[String]) -> DatasetResult<JsonText> {
         let invalid = |message: String| DatasetError::Invalid {
             field: "tags",
             message,
@@ -135,7 +135,9 @@ impl DatasetService {
                 )));
             }
         }
-        serde_json::to_string(tags).map_err(|error| invalid(error.to_string()))
+        Ok(JsonText::from_value(&serde_json::Value::from(
+            tags.to_vec(),
+        )))
     }
 
     /// Checks a dataset name (a file name; see [`crate::names`]).
@@ -357,7 +359,6 @@ impl DatasetService {
         md5: [u8; 16],
     ) -> DatasetResult<()> {
         let checksum = format!("md5:{}", hex(&md5));
-        let size = i64::try_from(size).unwrap_or(i64::MAX);
         store::set_content(&self.db, data_path, size, &checksum, self.clock.now()).await?;
         Ok(())
     }
@@ -401,7 +402,7 @@ impl DatasetService {
             data_path: input.data_path,
             metadata: input.metadata,
             properties: input.properties,
-            tags: "[]".into(),
+            tags: JsonText::empty_array(),
             temporal_information: None,
             spatial_information: None,
             storage_size: input.storage_size,

@@ -1,7 +1,7 @@
 //! SQL for datasets, on both databases.
 
 use crate::datasets::model::DatasetRow;
-use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreResult, Tx};
+use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx};
 use crate::ids::{DatasetId, ProjectId};
 use crate::on_tx;
 
@@ -30,7 +30,7 @@ pub(super) async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     .bind(&row.tags)
     .bind(&row.temporal_information)
     .bind(&row.spatial_information)
-    .bind(row.storage_size)
+    .bind(stored_size(row.storage_size)?)
     .bind(&row.checksum)
     .bind(row.row_version)
     .bind(row.created_at)
@@ -44,6 +44,11 @@ pub(super) async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     .map(|done| done.rows_affected())
     })?;
     Ok(())
+}
+
+/// A size as stored: no blob comes near `i64::MAX` bytes (the upload limit is 5 GiB).
+fn stored_size(size: u64) -> StoreResult<i64> {
+    i64::try_from(size).map_err(|_| StoreError::Corrupt("a size over 2^63 bytes"))
 }
 
 /// A dataset, deleted or not.
@@ -128,7 +133,7 @@ pub(super) async fn update(
 pub(super) async fn set_content(
     db: &Db,
     data_path: &str,
-    size: i64,
+    size: u64,
     checksum: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<u64> {
@@ -139,7 +144,7 @@ pub(super) async fn set_content(
          WHERE data_path = $1 AND deleted_at IS NULL"
     )
     .bind(data_path)
-    .bind(size)
+    .bind(stored_size(size)?)
     .bind(checksum)
     .bind(at)
     .execute(conn)

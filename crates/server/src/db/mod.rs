@@ -6,6 +6,7 @@
 //! [`on_tx!`]. `$1` placeholders work on both. Where the dialects differ, a store fn matches
 //! on the enum with both arms side by side.
 
+mod json;
 mod sql;
 mod sqlite_read;
 mod tx;
@@ -23,6 +24,7 @@ pub(crate) use tx::Tx;
 
 use crate::config::DatabaseConfig;
 use crate::limits;
+pub(crate) use json::JsonText;
 pub(crate) use sql::{Arg, KeysetPage, SortValue, Sql};
 pub use sqlite_read::SqliteReader;
 pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};

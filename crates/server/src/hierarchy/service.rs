@@ -386,8 +386,8 @@ impl HierarchyService {
             data_path: blob.key(),
             storage_size: 0,
             checksum: None,
-            metadata: "{}".into(),
-            properties: "{}".into(),
+            metadata: crate::db::JsonText::empty_object(),
+            properties: crate::db::JsonText::empty_object(),
         };
         self.datasets
             .create_in(tx, run.caller, folder.row.tenant_id, folder.row.id, input)

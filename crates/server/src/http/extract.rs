@@ -24,7 +24,7 @@ use crate::http::case_insensitive::{BindError, from_json_value, from_query_pairs
 
 /// The JSON body limit in force, set as a request extension by the router.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct JsonBodyLimit(pub usize);
+pub(crate) struct JsonBodyLimit(pub u64);
 
 /// A JSON request or response body.
 #[derive(Debug, Clone, Default)]

@@ -117,7 +117,7 @@ pub(crate) struct Member {
 }
 
 /// An API key record (never the key itself).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub(crate) struct ApiKey {
     /// Id, also the principal id of calls made with the key.
     pub(crate) id: ApiKeyId,

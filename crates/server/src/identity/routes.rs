@@ -13,7 +13,6 @@ use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::db::SortValue;
-use crate::db::StoreError;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, ADMIN, IAM};
 use crate::http::extract::{Json, Path, Query};
@@ -87,16 +86,6 @@ impl From<IdentityError> for ApiError {
                 ApiError::NotFound("The invitation does not exist, lapsed, or is not yours.".into())
             }
             IdentityError::Store(error) => error.into(),
-        }
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            StoreError::Unavailable(cause) => ApiError::Unavailable(cause.into()),
-            StoreError::NotFound(what) => ApiError::NotFound(format!("The {what} does not exist.")),
-            other => ApiError::Internal(other.into()),
         }
     }
 }

@@ -51,11 +51,6 @@ impl ListPage {
     }
 }
 
-fn role_from_db(raw: &str) -> Result<TenantRole, sqlx::Error> {
-    raw.parse()
-        .map_err(|error| sqlx::Error::Decode(Box::new(error)))
-}
-
 // ---- tenants ----
 
 pub(super) async fn insert_tenant(tx: &mut Tx, tenant: &Tenant) -> StoreResult<()> {
@@ -134,7 +129,7 @@ pub(super) async fn tenants_of(db: &Db, user: UserId) -> StoreResult<Vec<(Tenant
     .await
     .and_then(|rows| rows
         .iter()
-        .map(|row| Ok((Tenant::from_row(row)?, role_from_db(row.try_get("role")?)?)))
+        .map(|row| Ok((Tenant::from_row(row)?, row.try_get("role")?)))
         .collect::<Result<Vec<_>, sqlx::Error>>()))?;
     Ok(rows)
 }
@@ -231,7 +226,7 @@ pub(super) async fn insert_member(
     )
     .bind(tenant)
     .bind(user)
-    .bind(role.as_str())
+    .bind(role)
     .bind(at)
     .execute(conn)
     .await
@@ -244,16 +239,13 @@ pub(super) async fn find_member_role(
     tenant: TenantId,
     user: UserId,
 ) -> StoreResult<Option<TenantRole>> {
-    let raw: Option<String> = on_tx!(tx, |conn| sqlx::query_scalar(
+    Ok(on_tx!(tx, |conn| sqlx::query_scalar(
         "SELECT role FROM tenant_members WHERE tenant_id = $1 AND user_id = $2"
     )
     .bind(tenant)
     .bind(user)
     .fetch_optional(conn)
-    .await)?;
-    raw.map(|raw| role_from_db(&raw))
-        .transpose()
-        .map_err(StoreError::from)
+    .await)?)
 }
 
 /// Serialises membership changes of one tenant, so that two concurrent demotions cannot both
@@ -288,7 +280,7 @@ pub(super) async fn update_member_role(
     )
     .bind(tenant)
     .bind(user)
-    .bind(role.as_str())
+    .bind(role)
     .execute(conn)
     .await
     .map(|done| done.rows_affected()))?;
@@ -345,14 +337,13 @@ fn member_from_row<R: Row>(tenant: TenantId, row: &R) -> Result<Member, sqlx::Er
 where
     User: for<'r> FromRow<'r, R>,
     for<'r> &'r str: sqlx::ColumnIndex<R>,
-    String: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
+    TenantRole: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
     DateTime<Utc>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
 {
-    let role: String = row.try_get("role")?;
     Ok(Member {
         tenant_id: tenant,
         user: User::from_row(row)?,
-        role: role_from_db(&role)?,
+        role: row.try_get("role")?,
         created_at: row.try_get("joined_at")?,
     })
 }
@@ -379,16 +370,12 @@ pub(super) async fn memberships_of(
     db: &Db,
     user: UserId,
 ) -> StoreResult<Vec<(TenantId, TenantRole)>> {
-    let rows: Vec<(TenantId, String)> = on_db!(db, |pool| sqlx::query_as(
+    Ok(on_db!(db, |pool| sqlx::query_as(
         "SELECT tenant_id, role FROM tenant_members WHERE user_id = $1 ORDER BY tenant_id"
     )
     .bind(user)
     .fetch_all(pool)
-    .await)?;
-    rows.into_iter()
-        .map(|(tenant, role)| Ok((tenant, role_from_db(&role)?)))
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(StoreError::from)
+    .await)?)
 }
 
 /// Those of `users` who are members of `tenant`.
@@ -566,43 +553,14 @@ pub(super) async fn delete_invitation(tx: &mut Tx, id: InvitationId) -> StoreRes
 const API_KEY_COLUMNS: &str = "id, tenant_id, name, role, created_at, created_by, revoked_at";
 
 fn api_key_from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
-    let role: String = row.get(3)?;
     Ok(ApiKey {
         id: ApiKeyId::from_uuid(uuid_at(row, 0)?),
         tenant_id: TenantId::from_uuid(uuid_at(row, 1)?),
         name: row.get(2)?,
-        role: role.parse().map_err(|error| {
-            rusqlite::Error::FromSqlConversionFailure(
-                3,
-                rusqlite::types::Type::Text,
-                Box::new(error),
-            )
-        })?,
+        role: row.get(3)?,
         created_at: time_at(row, 4)?,
         created_by: opt_uuid_at(row, 5)?,
         revoked_at: opt_time_at(row, 6)?,
-    })
-}
-
-fn api_key_from_row<R: Row>(row: &R) -> Result<ApiKey, sqlx::Error>
-where
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-    ApiKeyId: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-    TenantId: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-    String: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-    DateTime<Utc>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-    Option<Uuid>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-    Option<DateTime<Utc>>: sqlx::Type<R::Database> + for<'r> sqlx::Decode<'r, R::Database>,
-{
-    let role: String = row.try_get("role")?;
-    Ok(ApiKey {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        role: role_from_db(&role)?,
-        created_at: row.try_get("created_at")?,
-        created_by: row.try_get("created_by")?,
-        revoked_at: row.try_get("revoked_at")?,
     })
 }
 
@@ -614,7 +572,7 @@ pub(super) async fn insert_api_key(tx: &mut Tx, key: &ApiKey, hash: &[u8]) -> St
     .bind(key.id)
     .bind(key.tenant_id)
     .bind(&key.name)
-    .bind(key.role.as_str())
+    .bind(key.role)
     .bind(hash.to_vec())
     .bind(key.created_at)
     .bind(key.created_by)
@@ -634,26 +592,22 @@ pub(super) async fn find_api_key_by_hash(db: &Db, hash: &[u8]) -> StoreResult<Op
         let keys = reader.fetch_all(statement, api_key_from_sqlite)?;
         return Ok(keys.into_iter().next());
     }
-    Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
-        .bind(hash.to_vec())
-        .fetch_optional(pool)
-        .await
-        .and_then(|row| row
-            .as_ref()
-            .map(api_key_from_row)
-            .transpose()))?)
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, ApiKey>(
+        AssertSqlSafe(sql)
+    )
+    .bind(hash.to_vec())
+    .fetch_optional(pool)
+    .await)?)
 }
 
 pub(super) async fn find_api_key(db: &Db, id: ApiKeyId) -> StoreResult<Option<ApiKey>> {
     let sql = format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE id = $1");
-    Ok(on_db!(db, |pool| sqlx::query(AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        .and_then(|row| row
-            .as_ref()
-            .map(api_key_from_row)
-            .transpose()))?)
+    Ok(on_db!(db, |pool| sqlx::query_as::<_, ApiKey>(
+        AssertSqlSafe(sql)
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await)?)
 }
 
 /// Marks a key revoked; a key already revoked keeps its first revocation time.
@@ -691,16 +645,12 @@ pub(super) async fn list_api_keys(
             .bind(tenant)
             .fetch_one(pool)
             .await?;
-        let rows = sqlx::query(AssertSqlSafe(sql))
+        let keys = sqlx::query_as::<_, ApiKey>(AssertSqlSafe(sql))
             .bind(tenant)
             .bind(i64::from(limit))
             .bind(i64::from(offset))
             .fetch_all(pool)
             .await?;
-        let keys = rows
-            .iter()
-            .map(api_key_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
         Ok::<_, sqlx::Error>((total, keys))
     })?;
     Ok((u64::try_from(total).unwrap_or(0), keys))

@@ -2,10 +2,10 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use crate::auth::PrincipalType;
+use crate::db::JsonText;
 use crate::http::time::WireTime;
 use crate::ids::{ProjectId, TenantId};
 use crate::projects::access::Capabilities;
@@ -51,18 +51,18 @@ pub(crate) struct ProjectRow {
     pub(crate) name: String,
     /// Description.
     pub(crate) description: String,
-    /// Free JSON object, as text.
-    pub(crate) metadata: String,
-    /// Free JSON object, as text.
-    pub(crate) settings: String,
+    /// Free JSON object.
+    pub(crate) metadata: JsonText,
+    /// Free JSON object.
+    pub(crate) settings: JsonText,
     /// Access level.
     pub(crate) access_level: AccessLevel,
     /// Takes members from the parent chain.
     pub(crate) inherits_members: bool,
     /// Has a thumbnail.
     pub(crate) has_thumbnail: bool,
-    /// Free JSON object, as text.
-    pub(crate) billing_information: Option<String>,
+    /// Free JSON object.
+    pub(crate) billing_information: Option<JsonText>,
     /// Bumped on every write.
     pub(crate) row_version: i64,
     /// Creation time.
@@ -80,7 +80,7 @@ pub(crate) struct ProjectRow {
 }
 
 /// A project member as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub(crate) struct ProjectMember {
     /// User id, API key id or group id.
     pub(crate) principal_id: Uuid,
@@ -147,10 +147,10 @@ pub(crate) struct ProjectListDto {
     pub(crate) description: String,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub(crate) metadata: Box<RawValue>,
+    pub(crate) metadata: JsonText,
     /// Free key/value object.
     #[schema(value_type = Object)]
-    pub(crate) settings: Box<RawValue>,
+    pub(crate) settings: JsonText,
     /// Access level.
     pub(crate) access_level: AccessLevel,
     /// Whether a thumbnail exists.
@@ -165,7 +165,7 @@ pub(crate) struct ProjectListDto {
     /// Billing data, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub(crate) billing_information: Option<Box<RawValue>>,
+    pub(crate) billing_information: Option<JsonText>,
     /// Opaque; send back to update.
     pub(crate) row_version: String,
     /// Creation time.
@@ -184,32 +184,20 @@ pub(crate) struct ProjectListDto {
     pub(crate) deleted_by: Option<Uuid>,
 }
 
-/// Stored JSON objects go out as they are, without being parsed into a tree and written
-/// again; text that is somehow not JSON goes out as `{}`.
-fn json_object(text: &str) -> Box<RawValue> {
-    RawValue::from_string(text.to_owned())
-        .or_else(|_| RawValue::from_string("{}".to_owned()))
-        .unwrap_or_else(|_| empty_object())
-}
-
-fn empty_object() -> Box<RawValue> {
-    serde_json::value::to_raw_value(&serde_json::Map::new()).unwrap_or_default()
-}
-
 impl From<&ProjectRow> for ProjectListDto {
     fn from(row: &ProjectRow) -> Self {
         Self {
             id: row.id,
             name: row.name.clone(),
             description: row.description.clone(),
-            metadata: json_object(&row.metadata),
-            settings: json_object(&row.settings),
+            metadata: row.metadata.clone(),
+            settings: row.settings.clone(),
             access_level: row.access_level,
             has_thumbnail: row.has_thumbnail,
             thumbnail_url: None,
             parent_project_id: row.parent_id,
             inherits_members: row.inherits_members,
-            billing_information: row.billing_information.as_deref().map(json_object),
+            billing_information: row.billing_information.clone(),
             row_version: row_version_text(row.row_version),
             created_at: row.created_at.into(),
             created_by: row.created_by,

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::auth::{Caller, PrincipalType, TenantStanding};
 use crate::clock::Clock;
 use crate::config::LimitsConfig;
-use crate::db::{Db, StoreError, Tx};
+use crate::db::{Db, JsonText, StoreError, Tx};
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
@@ -228,12 +228,12 @@ pub(crate) struct NewProject {
     pub(crate) description: String,
     /// Access level.
     pub(crate) access_level: AccessLevel,
-    /// Metadata JSON text.
-    pub(crate) metadata: String,
-    /// Settings JSON text.
-    pub(crate) settings: String,
-    /// Billing JSON text.
-    pub(crate) billing_information: Option<String>,
+    /// Metadata.
+    pub(crate) metadata: JsonText,
+    /// Settings.
+    pub(crate) settings: JsonText,
+    /// Billing data.
+    pub(crate) billing_information: Option<JsonText>,
     /// Members besides the caller.
     pub(crate) members: Vec<ProjectMember>,
     /// Inherit members (subprojects).
@@ -295,7 +295,7 @@ impl ProjectService {
     pub(crate) fn parse_object(
         field: &'static str,
         value: Option<serde_json::Value>,
-    ) -> ProjectResult<String> {
+    ) -> ProjectResult<JsonText> {
         let value = value.unwrap_or_else(|| serde_json::json!({}));
         if !value.is_object() {
             return Err(ProjectError::Invalid {
@@ -303,8 +303,8 @@ impl ProjectService {
                 message: format!("{field} must be a JSON object"),
             });
         }
-        let text = value.to_string();
-        if text.len() > PROJECT_JSON_BYTES_MAX {
+        let text = JsonText::from_value(&value);
+        if text.as_str().len() > PROJECT_JSON_BYTES_MAX {
             return Err(ProjectError::Invalid {
                 field,
                 message: format!("{field} must be at most {PROJECT_JSON_BYTES_MAX} bytes of JSON"),
@@ -648,7 +648,7 @@ impl ProjectService {
         &self,
         caller: &Caller,
         id: ProjectId,
-        fields: (String, String, String, String),
+        fields: (String, String, JsonText, JsonText),
         expected: Option<i64>,
     ) -> ProjectResult<(Chain, ProjectRow)> {
         let (mut tx, chain) = self.begin_change(caller, id).await?;
@@ -931,8 +931,8 @@ impl ProjectService {
             name,
             description: String::new(),
             access_level,
-            metadata: "{}".into(),
-            settings: "{}".into(),
+            metadata: JsonText::empty_object(),
+            settings: JsonText::empty_object(),
             billing_information: None,
             members: Vec::new(),
             inherits_members: true,

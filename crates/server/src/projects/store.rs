@@ -8,8 +8,8 @@ use uuid::Uuid;
 use crate::auth::PrincipalType;
 use crate::auth::TenantStanding;
 use crate::db::{
-    Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx, opt_time_at, opt_uuid_at,
-    time_at, uuid_at,
+    Arg, Db, KeysetPage, SortValue, Sql, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at,
+    uuid_at,
 };
 use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
@@ -213,27 +213,6 @@ pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<(
 
 // ---- members ----
 
-#[derive(sqlx::FromRow)]
-struct MemberRow {
-    principal_id: Uuid,
-    principal_type: String,
-    role: String,
-}
-
-fn member_from_row(row: MemberRow) -> StoreResult<ProjectMember> {
-    let decode = |error: crate::http::wire_enum::UnknownVariant| {
-        StoreError::Database(sqlx::Error::Decode(Box::new(error)))
-    };
-    Ok(ProjectMember {
-        principal_id: row.principal_id,
-        principal_type: row
-            .principal_type
-            .parse::<PrincipalType>()
-            .map_err(decode)?,
-        role: row.role.parse::<ProjectRole>().map_err(decode)?,
-    })
-}
-
 fn members_sql(project: ProjectId) -> Sql {
     let mut sql = Sql::new(
         "SELECT principal_id, principal_type, role FROM project_members WHERE project_id = ",
@@ -246,22 +225,12 @@ fn members_sql(project: ProjectId) -> Sql {
 
 /// The own members of a project.
 pub(super) async fn members(db: &Db, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
-    members_sql(project)
-        .fetch_all::<MemberRow>(db)
-        .await?
-        .into_iter()
-        .map(member_from_row)
-        .collect()
+    members_sql(project).fetch_all(db).await
 }
 
 /// The own members of a project, read inside `tx`.
 pub(super) async fn members_in(tx: &mut Tx, project: ProjectId) -> StoreResult<Vec<ProjectMember>> {
-    members_sql(project)
-        .fetch_all_in::<MemberRow>(tx)
-        .await?
-        .into_iter()
-        .map(member_from_row)
-        .collect()
+    members_sql(project).fetch_all_in(tx).await
 }
 
 /// Replaces the own members of a project.
@@ -286,8 +255,8 @@ pub(super) async fn replace_members(
         )
         .bind(project)
         .bind(member.principal_id)
-        .bind(member.principal_type.as_str())
-        .bind(member.role.as_str())
+        .bind(member.principal_type)
+        .bind(member.role)
         .bind(at)
         .execute(conn)
         .await

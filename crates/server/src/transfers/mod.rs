@@ -2,6 +2,7 @@
 //! URLs that clients PUT file bytes to (see [`crate::blob`]). Conversions and the transfer
 //! records that follow an upload build on [`service::TransferService::uploaded_blob`].
 
+mod multipart;
 pub(crate) mod routes;
 pub(crate) mod service;
 

@@ -12,6 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, CONVERSION};
 use crate::http::extract::{Json, Path, Query};
 use crate::http::public_base::PublicBase;
+use crate::transfers::multipart::{is_file_part, multipart_error, part_body};
 use crate::transfers::service::{DirectFile, TransferError, UploadFileName};
 
 /// What the transfer endpoints need: a substate of the app's state (axum `FromRef`).
@@ -72,9 +73,7 @@ impl From<TransferError> for ApiError {
                 ApiError::NotFound("Nothing was uploaded to this URL by your tenant.".into())
             }
             TransferError::Blob(error) => ApiError::Internal(error.into()),
-            TransferError::TooLarge { limit_bytes } => ApiError::PayloadTooLarge {
-                limit_bytes: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
-            },
+            TransferError::TooLarge { limit_bytes } => ApiError::PayloadTooLarge { limit_bytes },
             TransferError::Incomplete => {
                 ApiError::InvalidBody("The file could not be read completely.".into())
             }
@@ -146,7 +145,6 @@ async fn upload_file(
     multipart: Result<axum::extract::Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    use futures::{SinkExt, StreamExt};
     let mut multipart = multipart.map_err(|rejection| {
         ApiError::InvalidBody(format!(
             "Send the file as multipart/form-data: {}",
@@ -154,14 +152,12 @@ async fn upload_file(
         ))
     })?;
     let limit = state.blob_limits.direct_upload_bytes_max;
-    let mut field = loop {
+    let field = loop {
         match multipart.next_field().await {
-            Ok(Some(field)) if field.file_name().is_some() || field.name() == Some("file") => {
-                break field;
-            }
-            Ok(Some(_)) => continue,
+            Ok(Some(field)) if is_file_part(&field) => break field,
+            Ok(Some(_)) => {}
             Ok(None) => return Err(ApiError::field("file", "the form holds no file part")),
-            Err(error) => return Err(multipart_error(error, limit)),
+            Err(error) => return Err(multipart_error(&error, limit)),
         }
     };
     let raw_name = query
@@ -181,26 +177,7 @@ async fn upload_file(
         .content_type()
         .filter(|value| axum::http::HeaderValue::from_str(value).is_ok())
         .map(str::to_owned);
-    let (mut sender, receiver) =
-        futures::channel::mpsc::channel::<std::io::Result<axum::body::Bytes>>(4);
-    let idle = state.blob_limits.upload_idle_timeout;
-    let feed = async move {
-        loop {
-            let failure = match tokio::time::timeout(idle, field.chunk()).await {
-                Ok(Ok(Some(chunk))) => {
-                    if sender.send(Ok(chunk)).await.is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                Ok(Ok(None)) => return,
-                Ok(Err(error)) => std::io::Error::other(error.body_text()),
-                Err(_) => crate::blob::stalled(),
-            };
-            let _ = sender.send(Err(failure)).await;
-            return;
-        }
-    };
+    let (feed, body) = part_body(field, state.blob_limits.upload_idle_timeout);
     let caller = crate::auth::Caller::from(&principal);
     let store = state.transfers.upload_file(
         &state.datasets,
@@ -209,7 +186,7 @@ async fn upload_file(
         DirectFile {
             name: &name,
             content_type,
-            body: receiver.boxed(),
+            body,
         },
         limit,
     );
@@ -220,17 +197,4 @@ async fn upload_file(
         Json(crate::datasets::model::DatasetDto::from(&row)),
     )
         .into_response())
-}
-
-fn multipart_error(error: axum::extract::multipart::MultipartError, limit: u64) -> ApiError {
-    if error.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::PayloadTooLarge {
-            limit_bytes: usize::try_from(limit).unwrap_or(usize::MAX),
-        }
-    } else {
-        ApiError::InvalidBody(format!(
-            "The multipart body is malformed: {}",
-            error.body_text()
-        ))
-    }
 }

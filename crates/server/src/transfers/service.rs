@@ -203,13 +203,13 @@ impl TransferService {
             name: dataset_name,
             description: String::new(),
             data_path: path.key(),
-            storage_size: i64::try_from(written.meta.size).unwrap_or(i64::MAX),
+            storage_size: written.meta.size,
             checksum: Some(format!(
                 "md5:{}",
                 crate::datasets::service::hex(&written.md5)
             )),
-            metadata: "{}".into(),
-            properties: "{}".into(),
+            metadata: crate::db::JsonText::empty_object(),
+            properties: crate::db::JsonText::empty_object(),
         };
         match datasets.create(caller, project, input).await {
             Ok(row) => Ok(row),

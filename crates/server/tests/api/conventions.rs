@@ -35,7 +35,7 @@ api_test!(a_wrong_method_is_a_405_problem_with_allow, |app| {
 api_test!(
     a_body_over_the_limit_is_a_413_problem_and_creates_nothing,
     |app| {
-        let name = "x".repeat(app.config.limits.json_body_bytes_max + 1);
+        let name = "x".repeat(usize::try_from(app.config.limits.json_body_bytes_max).unwrap() + 1);
         let response = app
             .back_office(Method::POST, "/api/admin/tenants")
             .json(&json!({ "name": name }))
