@@ -131,22 +131,25 @@ enum TenantCommand {
 #[derive(Debug, Subcommand)]
 enum UserCommand {
     /// Create a user, optionally as a member of a tenant.
-    Create {
-        /// Display name.
-        #[arg(long)]
-        name: String,
-        /// E-mail.
-        #[arg(long)]
-        email: Option<String>,
-        /// Tenant to join.
-        #[arg(long)]
-        tenant: Option<TenantId>,
-        /// Role in the tenant.
-        #[arg(long, default_value = "User")]
-        role: TenantRole,
-        #[command(flatten)]
-        output: JsonFlag,
-    },
+    Create(CreateUserArgs),
+}
+
+#[derive(Debug, Args)]
+struct CreateUserArgs {
+    /// Display name.
+    #[arg(long)]
+    name: String,
+    /// E-mail.
+    #[arg(long)]
+    email: Option<String>,
+    /// Tenant to join.
+    #[arg(long)]
+    tenant: Option<TenantId>,
+    /// Role in the tenant.
+    #[arg(long, default_value = "User")]
+    role: TenantRole,
+    #[command(flatten)]
+    output: JsonFlag,
 }
 
 #[derive(Debug, Subcommand)]
@@ -322,27 +325,7 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             );
             print(output.json, &result, &text)
         }
-        AdminCommand::Token(args) => {
-            let ttl = parse_ttl(&args.ttl).map_err(anyhow::Error::msg)?;
-            let token = issue_token(
-                &services.secret,
-                &services.config.auth.issuer,
-                &services.config.auth.audience,
-                services.state.clock.now(),
-                &TokenRequest {
-                    subject: args.sub,
-                    tenant_id: args.tenant,
-                    roles: args.roles,
-                    scopes: args.scopes,
-                    client_id: args.client_id,
-                    name: None,
-                    email: None,
-                    ttl,
-                },
-            )?;
-            writeln!(std::io::stdout().lock(), "{token}")?;
-            Ok(())
-        }
+        AdminCommand::Token(args) => print_token(services, args),
         AdminCommand::Tenant {
             command: TenantCommand::Create { name, output },
         } => {
@@ -352,27 +335,8 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             print(output.json, &TenantDto::from(tenant), &text)
         }
         AdminCommand::User {
-            command:
-                UserCommand::Create {
-                    name,
-                    email,
-                    tenant,
-                    role,
-                    output,
-                },
-        } => {
-            let name = DisplayName::parse(&name).map_err(|e| anyhow::anyhow!("--name {e}"))?;
-            let email = email
-                .as_deref()
-                .map(Email::parse)
-                .transpose()
-                .map_err(|e| anyhow::anyhow!("--email {e}"))?;
-            let user = identity
-                .create_user(&operator, name, email, tenant.map(|tenant| (tenant, role)))
-                .await?;
-            let text = format!("created user {} ({})", user.id, user.name);
-            print(output.json, &UserDto::from(user), &text)
-        }
+            command: UserCommand::Create(args),
+        } => create_user(services, args).await,
         AdminCommand::ApiKey {
             command:
                 ApiKeyCommand::Create {
@@ -406,4 +370,54 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             print(output.json, &ApiKeyDto::from(key), &text)
         }
     }
+}
+
+fn print_token(services: &Services, args: TokenArgs) -> anyhow::Result<()> {
+    let ttl = parse_ttl(&args.ttl).map_err(anyhow::Error::msg)?;
+    let token = issue_token(
+        &services.secret,
+        &services.config.auth.issuer,
+        &services.config.auth.audience,
+        services.state.clock.now(),
+        &TokenRequest {
+            subject: args.sub,
+            tenant_id: args.tenant,
+            roles: args.roles,
+            scopes: args.scopes,
+            client_id: args.client_id,
+            name: None,
+            email: None,
+            ttl,
+        },
+    )?;
+    writeln!(std::io::stdout().lock(), "{token}")?;
+    Ok(())
+}
+
+async fn create_user(services: &Services, args: CreateUserArgs) -> anyhow::Result<()> {
+    let CreateUserArgs {
+        name,
+        email,
+        tenant,
+        role,
+        output,
+    } = args;
+    let name = DisplayName::parse(&name).map_err(|e| anyhow::anyhow!("--name {e}"))?;
+    let email = email
+        .as_deref()
+        .map(Email::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--email {e}"))?;
+    let user = services
+        .state
+        .identity
+        .create_user(
+            &Principal::operator(),
+            name,
+            email,
+            tenant.map(|tenant| (tenant, role)),
+        )
+        .await?;
+    let text = format!("created user {} ({})", user.id, user.name);
+    print(output.json, &UserDto::from(user), &text)
 }

@@ -190,6 +190,10 @@ impl ApiError {
     }
 
     /// The problem this error is rendered as. Every status decision is here.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "every status decision in one match is the point of this type"
+    )]
     pub(crate) fn problem(&self) -> Problem {
         use StatusCode as S;
         match self {

@@ -337,6 +337,10 @@ pub(crate) mod tests_support {
         chunks.concat()
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one contract, checked step by step on one store in the order a client would go"
+    )]
     pub(crate) async fn check_store_contract(store: &dyn BlobStore) {
         let path = BlobPath::parse("uploads", "tenant/one/data.bin").unwrap();
         let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
@@ -489,6 +493,10 @@ pub(crate) mod tests_support {
         store.delete(&path).await.unwrap();
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one contract, checked step by step on one store in the order a client would go"
+    )]
     async fn check_blocks(store: &dyn BlobStore) {
         let path = BlobPath::parse("uploads", "tenant/blocks").unwrap();
         let ids: Vec<BlockId> = ["AAAA", "AAAB", "AAAC"]

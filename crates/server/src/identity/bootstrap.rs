@@ -5,10 +5,13 @@
 
 use serde::Serialize;
 
+use chrono::{DateTime, Utc};
+
 use crate::auth::{
     PLATFORM_SCOPES, PlatformRole, SigningSecret, TokenRequest, derive_bootstrap_key, issue_token,
 };
 use crate::config::AuthConfig;
+use crate::db::Tx;
 use crate::identity::model::{ApiKey, Tenant, TenantRole, User};
 use crate::identity::service::{IdentityError, IdentityService};
 use crate::identity::store::{self, BootstrapRecord};
@@ -99,58 +102,87 @@ async fn ensure(
     }
     let (record, created) = match existing {
         Some(record) => (record, false),
-        None => {
-            let record = BootstrapRecord {
-                tenant_id: TenantId::new_random(),
-                user_id: UserId::new_random(),
-                api_key_id: ApiKeyId::new_random(),
-            };
-            let tenant = Tenant {
-                id: record.tenant_id,
-                name: BOOTSTRAP_TENANT_NAME.into(),
-                created_at: now,
-                updated_at: now,
-            };
-            let user = User {
-                id: record.user_id,
-                name: BOOTSTRAP_USER_NAME.into(),
-                email: None,
-                disabled_at: None,
-                created_at: now,
-                updated_at: now,
-            };
-            store::insert_tenant(&mut tx, &tenant).await?;
-            store::insert_user(&mut tx, &user).await?;
-            store::insert_member(&mut tx, tenant.id, user.id, TenantRole::Owner, now).await?;
-            (record, true)
-        }
+        None => (create_tenant_and_owner(&mut tx, now).await?, true),
     };
     let record = if !created && store::api_key_is_active(&mut tx, record.api_key_id).await? {
         record
     } else {
-        let record = BootstrapRecord {
-            api_key_id: if created {
-                record.api_key_id
-            } else {
-                ApiKeyId::new_random()
-            },
-            ..record
-        };
-        let key = ApiKey {
-            id: record.api_key_id,
-            tenant_id: record.tenant_id,
-            name: BOOTSTRAP_KEY_NAME.into(),
-            role: TenantRole::Owner,
-            created_at: now,
-            created_by: Some(record.user_id.as_uuid()),
-            revoked_at: None,
-        };
-        let key_secret = derive_bootstrap_key(secret, key.id);
-        store::insert_api_key(&mut tx, &key, &key_secret.hash()).await?;
-        store::upsert_bootstrap(&mut tx, record, now).await?;
-        record
+        replace_key(&mut tx, secret, record, created, now).await?
     };
     tx.commit().await?;
+    output(secret, auth, record, created, now).map(Some)
+}
+
+/// The first tenant and its Owner, with ids for all three records.
+async fn create_tenant_and_owner(
+    tx: &mut Tx,
+    now: DateTime<Utc>,
+) -> Result<BootstrapRecord, BootstrapError> {
+    let record = BootstrapRecord {
+        tenant_id: TenantId::new_random(),
+        user_id: UserId::new_random(),
+        api_key_id: ApiKeyId::new_random(),
+    };
+    let tenant = Tenant {
+        id: record.tenant_id,
+        name: BOOTSTRAP_TENANT_NAME.into(),
+        created_at: now,
+        updated_at: now,
+    };
+    let user = User {
+        id: record.user_id,
+        name: BOOTSTRAP_USER_NAME.into(),
+        email: None,
+        disabled_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store::insert_tenant(tx, &tenant).await?;
+    store::insert_user(tx, &user).await?;
+    store::insert_member(tx, tenant.id, user.id, TenantRole::Owner, now).await?;
+    Ok(record)
+}
+
+/// Stores the bootstrap key: the record's own id on first creation, a fresh one when the key
+/// was revoked.
+async fn replace_key(
+    tx: &mut Tx,
+    secret: &SigningSecret,
+    record: BootstrapRecord,
+    created: bool,
+    now: DateTime<Utc>,
+) -> Result<BootstrapRecord, BootstrapError> {
+    let record = BootstrapRecord {
+        api_key_id: if created {
+            record.api_key_id
+        } else {
+            ApiKeyId::new_random()
+        },
+        ..record
+    };
+    let key = ApiKey {
+        id: record.api_key_id,
+        tenant_id: record.tenant_id,
+        name: BOOTSTRAP_KEY_NAME.into(),
+        role: TenantRole::Owner,
+        created_at: now,
+        created_by: Some(record.user_id.as_uuid()),
+        revoked_at: None,
+    };
+    let key_secret = derive_bootstrap_key(secret, key.id);
+    store::insert_api_key(tx, &key, &key_secret.hash()).await?;
+    store::upsert_bootstrap(tx, record, now).await?;
+    Ok(record)
+}
+
+/// What the bootstrap prints: the ids, the key and fresh tokens.
+fn output(
+    secret: &SigningSecret,
+    auth: &AuthConfig,
+    record: BootstrapRecord,
+    created: bool,
+    now: DateTime<Utc>,
+) -> Result<BootstrapOutput, BootstrapError> {
     let token = |roles: Vec<String>, scopes: Vec<String>| {
         issue_token(
             secret,
@@ -169,7 +201,7 @@ async fn ensure(
             },
         )
     };
-    Ok(Some(BootstrapOutput {
+    Ok(BootstrapOutput {
         tenant_id: record.tenant_id,
         user_id: record.user_id,
         api_key: derive_bootstrap_key(secret, record.api_key_id).reveal(),
@@ -179,5 +211,5 @@ async fn ensure(
         )?,
         user_token: token(Vec::new(), Vec::new())?,
         created,
-    }))
+    })
 }

@@ -8,20 +8,15 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn project(app: &TestApp, name: &str, parent: Option<&str>) -> String {
-    let path = match parent {
-        Some(parent) => format!("/api/metadata/project/{parent}/subproject"),
-        None => "/api/metadata/project".to_owned(),
+    let record = match parent {
+        Some(parent) => {
+            let parent = json!({ "id": parent });
+            app.create_subproject(As::Key, &parent, name, json!({}))
+                .await
+        }
+        None => app.create_project(As::Key, name, json!({})).await,
     };
-    let response = app
-        .with_key(Method::POST, &path)
-        .json(&json!({"name": name}))
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::CREATED).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    id_str(&record).to_owned()
 }
 
 fn form(file_name: &str, bytes: Vec<u8>) -> Form {
@@ -36,12 +31,7 @@ async fn upload(
     file_name: &str,
     bytes: Vec<u8>,
 ) -> reqwest::Response {
-    upload_part(
-        app,
-        project,
-        Part::bytes(bytes).file_name(file_name.to_owned()),
-    )
-    .await
+    app.upload_file(project, file_name, bytes).await
 }
 
 async fn upload_part(app: &TestApp, project: &str, part: Part) -> reqwest::Response {

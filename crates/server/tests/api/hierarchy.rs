@@ -7,16 +7,8 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn root(app: &TestApp) -> String {
-    let response = app
-        .with_key(Method::POST, "/api/metadata/project")
-        .json(&json!({"name": "Root"}))
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::CREATED).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    let root = app.create_project(As::Key, "Root", json!({})).await;
+    id_str(&root).to_owned()
 }
 
 async fn bulk(app: &TestApp, project: &str, body: Value) -> reqwest::Response {

@@ -9,83 +9,13 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-/// A tenant user with a token acting in the bootstrap tenant.
-struct Person {
-    id: Uuid,
-    token: String,
-}
-
-async fn person(app: &TestApp, name: &str, tenant_role: &str) -> Person {
-    let id = app
-        .create_user(name, Some(app.tenant_id()), tenant_role)
-        .await;
-    Person {
-        id,
-        token: app.user_token(id, Some(app.tenant_id())),
-    }
-}
-
-async fn call(
-    app: &TestApp,
-    who: &Person,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> reqwest::Response {
-    let mut request = app
-        .with_token(method, path, &who.token)
-        .header("api-version", "3");
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    request.send().await.unwrap()
-}
-
-async fn create_root(app: &TestApp, who: &Person, name: &str, extra: Value) -> Value {
-    let mut body = json!({ "name": name });
-    if let (Some(target), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-        target.extend(extra.clone());
-    }
-    expect_status(
-        call(app, who, Method::POST, "/api/metadata/project", Some(body)).await,
-        StatusCode::CREATED,
-    )
-    .await
-}
-
-async fn create_sub(
-    app: &TestApp,
-    who: &Person,
-    parent: &Value,
-    name: &str,
-    extra: Value,
-) -> Value {
-    let mut body = json!({ "name": name });
-    if let (Some(target), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
-        target.extend(extra.clone());
-    }
-    let path = format!(
-        "/api/metadata/project/{}/subproject",
-        parent["id"].as_str().unwrap()
-    );
-    expect_status(
-        call(app, who, Method::POST, &path, Some(body)).await,
-        StatusCode::CREATED,
-    )
-    .await
-}
-
 async fn caps(app: &TestApp, who: &Person, project: &Value) -> Value {
-    let path = format!("/api/metadata/project/{}/capabilities", id(project));
+    let path = format!("/api/metadata/project/{}/capabilities", id_str(project));
     expect_status(
-        call(app, who, Method::GET, &path, None).await,
+        app.send_as(As::Person(who), Method::GET, &path, None).await,
         StatusCode::OK,
     )
     .await
-}
-
-fn id(project: &Value) -> &str {
-    project["id"].as_str().unwrap()
 }
 
 fn names(page: &Value) -> Vec<String> {
@@ -100,14 +30,14 @@ fn names(page: &Value) -> Vec<String> {
 api_test!(
     a_created_project_has_the_wire_fields_and_its_creator_as_owner,
     |app| {
-        let ann = person(&app, "Ann", "User").await;
-        let project = create_root(
-            &app,
-            &ann,
-            "Lake model",
-            json!({"description": "d", "metadata": {"k": "v"}, "accessLevel": "shared"}),
-        )
-        .await;
+        let ann = app.person("Ann", "User").await;
+        let project = app
+            .create_project(
+                As::Person(&ann),
+                "Lake model",
+                json!({"description": "d", "metadata": {"k": "v"}, "accessLevel": "shared"}),
+            )
+            .await;
         for field in [
             "id",
             "name",
@@ -140,11 +70,10 @@ api_test!(
         assert_eq!(project["capabilities"]["canGrantAccess"], true);
         assert_eq!(project["capabilities"].as_object().unwrap().len(), 9);
         let got = expect_status(
-            call(
-                &app,
-                &ann,
+            app.send_as(
+                As::Person(&ann),
                 Method::GET,
-                &format!("/api/metadata/project/{}", id(&project)),
+                &format!("/api/metadata/project/{}", id_str(&project)),
                 None,
             )
             .await,
@@ -156,9 +85,10 @@ api_test!(
 );
 
 api_test!(project_input_is_validated_at_and_past_the_limits, |app| {
-    let ann = person(&app, "Ann", "User").await;
+    let ann = app.person("Ann", "User").await;
     let max = app.config.limits.project_name_chars_max;
-    create_root(&app, &ann, &"n".repeat(max), json!({})).await;
+    app.create_project(As::Person(&ann), &"n".repeat(max), json!({}))
+        .await;
     for body in [
         json!({"name": "n".repeat(max + 1)}),
         json!({"name": "  "}),
@@ -168,29 +98,28 @@ api_test!(project_input_is_validated_at_and_past_the_limits, |app| {
         json!({"name": "x", "members": [{"userId": ann.id, "role": "Boss"}]}),
         json!({"name": "x", "members": [{"userId": Uuid::nil(), "role": "Reader"}, {"userId": Uuid::nil(), "role": "Owner"}]}),
     ] {
-        let response = call(
-            &app,
-            &ann,
-            Method::POST,
-            "/api/metadata/project",
-            Some(body.clone()),
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&ann),
+                Method::POST,
+                "/api/metadata/project",
+                Some(body.clone()),
+            )
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
-    let response = call(
-        &app,
-        &ann,
-        Method::POST,
-        "/api/metadata/project",
-        Some(json!({"name": "x", "inheritsMembers": true})),
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&ann),
+            Method::POST,
+            "/api/metadata/project",
+            Some(json!({"name": "x", "inheritsMembers": true})),
+        )
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
     let page = expect_status(
-        call(
-            &app,
-            &ann,
+        app.send_as(
+            As::Person(&ann),
             Method::GET,
             "/api/metadata/project/offset-list",
             None,
@@ -208,12 +137,12 @@ api_test!(project_input_is_validated_at_and_past_the_limits, |app| {
 api_test!(
     roles_and_access_levels_give_the_documented_capabilities,
     |app| {
-        let owner = person(&app, "Owner person", "User").await;
-        let contributor = person(&app, "Con", "User").await;
-        let reader = person(&app, "Rea", "User").await;
-        let stranger = person(&app, "Stranger", "User").await;
-        let admin = person(&app, "Tenant admin", "Administrator").await;
-        let project = create_root(&app, &owner, "P", json!({"members": [
+        let owner = app.person("Owner person", "User").await;
+        let contributor = app.person("Con", "User").await;
+        let reader = app.person("Rea", "User").await;
+        let stranger = app.person("Stranger", "User").await;
+        let admin = app.person("Tenant admin", "Administrator").await;
+        let project = app.create_project(As::Person(&owner), "P", json!({"members": [
         {"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "reader"}]})).await;
         let owner_caps = caps(&app, &owner, &project).await;
         assert!(
@@ -241,21 +170,20 @@ api_test!(
         );
         // Private: a tenant administrator is Owner, a stranger sees nothing.
         assert_eq!(caps(&app, &admin, &project).await["canEdit"], true);
-        let response = call(
-            &app,
-            &stranger,
-            Method::GET,
-            &format!("/api/metadata/project/{}", id(&project)),
-            None,
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&stranger),
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(&project)),
+                None,
+            )
+            .await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         // Shared: every tenant member reads; Confidential: the administrator loses implicit access.
-        let patch = |level: &str| json!({"id": id(&project), "accessLevel": level});
+        let patch = |level: &str| json!({"id": id_str(&project), "accessLevel": level});
         expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::PATCH,
                 "/api/metadata/project",
                 Some(patch("Shared")),
@@ -273,9 +201,8 @@ api_test!(
             false
         );
         expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::PATCH,
                 "/api/metadata/project/",
                 Some(patch("confidential")),
@@ -284,24 +211,24 @@ api_test!(
             StatusCode::OK,
         )
         .await;
-        let response = call(
-            &app,
-            &admin,
-            Method::GET,
-            &format!("/api/metadata/project/{}/capabilities", id(&project)),
-            None,
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&admin),
+                Method::GET,
+                &format!("/api/metadata/project/{}/capabilities", id_str(&project)),
+                None,
+            )
+            .await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         // Only Owners may change the access level or edit.
-        let response = call(
-            &app,
-            &contributor,
-            Method::PATCH,
-            "/api/metadata/project",
-            Some(patch("Shared")),
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&contributor),
+                Method::PATCH,
+                "/api/metadata/project",
+                Some(patch("Shared")),
+            )
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     }
 );
@@ -309,17 +236,31 @@ api_test!(
 api_test!(
     subprojects_inherit_members_from_the_first_ancestor_that_does_not,
     |app| {
-        let owner = person(&app, "Owner", "User").await;
-        let reader = person(&app, "Reader", "User").await;
-        let root = create_root(
-            &app,
-            &owner,
-            "Root",
-            json!({"members": [{"userId": reader.id, "role": "Reader"}]}),
-        )
-        .await;
-        let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
-        let b = create_sub(&app, &owner, &a, "b", json!({"inheritsMembers": true})).await;
+        let owner = app.person("Owner", "User").await;
+        let reader = app.person("Reader", "User").await;
+        let root = app
+            .create_project(
+                As::Person(&owner),
+                "Root",
+                json!({"members": [{"userId": reader.id, "role": "Reader"}]}),
+            )
+            .await;
+        let a = app
+            .create_subproject(
+                As::Person(&owner),
+                &root,
+                "a",
+                json!({"inheritsMembers": true}),
+            )
+            .await;
+        let b = app
+            .create_subproject(
+                As::Person(&owner),
+                &a,
+                "b",
+                json!({"inheritsMembers": true}),
+            )
+            .await;
         assert_eq!(
             b["members"],
             json!([]),
@@ -328,11 +269,10 @@ api_test!(
         assert_eq!(b["inheritsMembers"], true);
         assert_eq!(b["parentProjectId"], a["id"]);
         let members = expect_status(
-            call(
-                &app,
-                &reader,
+            app.send_as(
+                As::Person(&reader),
                 Method::GET,
-                &format!("/api/metadata/project/{}/member", id(&b)),
+                &format!("/api/metadata/project/{}/member", id_str(&b)),
                 None,
             )
             .await,
@@ -345,11 +285,10 @@ api_test!(
             "inherited from the root: {members}"
         );
         let caps = expect_status(
-            call(
-                &app,
-                &reader,
+            app.send_as(
+                As::Person(&reader),
                 Method::GET,
-                &format!("/api/metadata/project/{}/capabilities", id(&b)),
+                &format!("/api/metadata/project/{}/capabilities", id_str(&b)),
                 None,
             )
             .await,
@@ -360,11 +299,10 @@ api_test!(
         // Setting own members on `a` cancels inheritance there, and `b` now inherits from `a`.
         let body = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": a["rowVersion"]});
         let answer = expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::PUT,
-                &format!("/api/metadata/project/{}/members", id(&a)),
+                &format!("/api/metadata/project/{}/members", id_str(&a)),
                 Some(body),
             )
             .await,
@@ -373,23 +311,22 @@ api_test!(
         .await;
         assert_eq!(answer["id"], a["id"]);
         assert_ne!(answer["rowVersion"], a["rowVersion"]);
-        let response = call(
-            &app,
-            &reader,
-            Method::GET,
-            &format!("/api/metadata/project/{}", id(&b)),
-            None,
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&reader),
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(&b)),
+                None,
+            )
+            .await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         // members/inherit restores inheritance and clears the own list.
         let body = json!({"rowVersion": answer["rowVersion"]});
         expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::PUT,
-                &format!("/api/metadata/project/{}/members/inherit", id(&a)),
+                &format!("/api/metadata/project/{}/members/inherit", id_str(&a)),
                 Some(body),
             )
             .await,
@@ -397,36 +334,35 @@ api_test!(
         )
         .await;
         expect_status(
-            call(
-                &app,
-                &reader,
+            app.send_as(
+                As::Person(&reader),
                 Method::GET,
-                &format!("/api/metadata/project/{}", id(&b)),
+                &format!("/api/metadata/project/{}", id_str(&b)),
                 None,
             )
             .await,
             StatusCode::OK,
         )
         .await;
-        let response = call(
-            &app,
-            &owner,
-            Method::PUT,
-            &format!("/api/metadata/project/{}/members/inherit", id(&root)),
-            Some(json!({})),
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&owner),
+                Method::PUT,
+                &format!("/api/metadata/project/{}/members/inherit", id_str(&root)),
+                Some(json!({})),
+            )
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
         // A member list without an Owner is refused.
         let body = json!({"members": [{"userId": reader.id, "role": "Reader"}]});
-        let response = call(
-            &app,
-            &owner,
-            Method::PUT,
-            &format!("/api/metadata/project/{}/members", id(&root)),
-            Some(body),
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&owner),
+                Method::PUT,
+                &format!("/api/metadata/project/{}/members", id_str(&root)),
+                Some(body),
+            )
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
 );
@@ -434,33 +370,35 @@ api_test!(
 api_test!(
     a_member_of_a_subproject_only_reaches_it_without_its_parents,
     |app| {
-        let owner = person(&app, "Owner", "User").await;
-        let guest = person(&app, "Guest", "User").await;
-        let root = create_root(&app, &owner, "Root", json!({})).await;
-        let open = create_sub(
-            &app,
-            &owner,
-            &root,
-            "open",
-            json!({"members": [{"userId": guest.id, "role": "Contributor"}]}),
-        )
-        .await;
-        create_sub(&app, &owner, &root, "closed", json!({})).await;
-        let response = call(
-            &app,
-            &guest,
-            Method::GET,
-            &format!("/api/metadata/project/{}", id(&root)),
-            None,
-        )
-        .await;
+        let owner = app.person("Owner", "User").await;
+        let guest = app.person("Guest", "User").await;
+        let root = app
+            .create_project(As::Person(&owner), "Root", json!({}))
+            .await;
+        let open = app
+            .create_subproject(
+                As::Person(&owner),
+                &root,
+                "open",
+                json!({"members": [{"userId": guest.id, "role": "Contributor"}]}),
+            )
+            .await;
+        app.create_subproject(As::Person(&owner), &root, "closed", json!({}))
+            .await;
+        let response = app
+            .send_as(
+                As::Person(&guest),
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(&root)),
+                None,
+            )
+            .await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         let sub = expect_status(
-            call(
-                &app,
-                &guest,
+            app.send_as(
+                As::Person(&guest),
                 Method::GET,
-                &format!("/api/metadata/project/{}", id(&open)),
+                &format!("/api/metadata/project/{}", id_str(&open)),
                 None,
             )
             .await,
@@ -469,23 +407,24 @@ api_test!(
         .await;
         assert_eq!(sub["capabilities"]["canCreateContent"], true);
         // Listings are filtered per caller.
-        let listing = format!("/api/metadata/project/{}/subproject/list", id(&root));
+        let listing = format!("/api/metadata/project/{}/subproject/list", id_str(&root));
         let mine = expect_status(
-            call(&app, &guest, Method::GET, &listing, None).await,
+            app.send_as(As::Person(&guest), Method::GET, &listing, None)
+                .await,
             StatusCode::OK,
         )
         .await;
         assert_eq!(names(&mine), vec!["open"]);
         let all = expect_status(
-            call(&app, &owner, Method::GET, &listing, None).await,
+            app.send_as(As::Person(&owner), Method::GET, &listing, None)
+                .await,
             StatusCode::OK,
         )
         .await;
         assert_eq!(names(&all), vec!["closed", "open"]);
         let roots = expect_status(
-            call(
-                &app,
-                &guest,
+            app.send_as(
+                As::Person(&guest),
                 Method::GET,
                 "/api/metadata/project/list",
                 None,
@@ -497,11 +436,10 @@ api_test!(
         assert_eq!(names(&roots), Vec::<String>::new());
         // The path shows the ancestors without capabilities there.
         let path = expect_status(
-            call(
-                &app,
-                &guest,
+            app.send_as(
+                As::Person(&guest),
                 Method::GET,
-                &format!("/api/metadata/project/{}/path", id(&open)),
+                &format!("/api/metadata/project/{}/path", id_str(&open)),
                 None,
             )
             .await,
@@ -518,12 +456,13 @@ api_test!(
 );
 
 api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
-    let owner = person(&app, "Owner", "User").await;
-    let other = person(&app, "Other", "User").await;
+    let owner = app.person("Owner", "User").await;
+    let other = app.person("Other", "User").await;
     for name in ["delta", "Alpha", "charlie", "bravo", "echo"] {
-        create_root(&app, &owner, name, json!({"members": [{"userId": other.id, "role": if name < "c" { "Reader" } else { "Contributor" }}]})).await;
+        app.create_project(As::Person(&owner), name, json!({"members": [{"userId": other.id, "role": if name < "c" { "Reader" } else { "Contributor" }}]})).await;
     }
-    create_root(&app, &other, "own", json!({})).await;
+    app.create_project(As::Person(&other), "own", json!({}))
+        .await;
     let cursor_names = |query: String| {
         let app = &app;
         let other = &other;
@@ -536,7 +475,8 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
                     path.push_str(&format!("&Cursor={cursor}"));
                 }
                 let page = expect_status(
-                    call(app, other, Method::GET, &path, None).await,
+                    app.send_as(As::Person(other), Method::GET, &path, None)
+                        .await,
                     StatusCode::OK,
                 )
                 .await;
@@ -553,9 +493,8 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
         let other = &other;
         async move {
             let page = expect_status(
-                call(
-                    app,
-                    other,
+                app.send_as(
+                    As::Person(other),
                     Method::GET,
                     &format!("/api/metadata/project/offset-list?{query}"),
                     None,
@@ -609,35 +548,36 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
             .collect();
         assert_eq!(listed.len(), 6, "{sort}");
     }
-    let response = call(
-        &app,
-        &other,
-        Method::GET,
-        "/api/metadata/project/list?role=Reader&capability=CanReadContent",
-        None,
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&other),
+            Method::GET,
+            "/api/metadata/project/list?role=Reader&capability=CanReadContent",
+            None,
+        )
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "role-with-capability").await;
-    let response = call(
-        &app,
-        &other,
-        Method::GET,
-        "/api/metadata/project/list?capability=canreadcontent",
-        None,
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&other),
+            Method::GET,
+            "/api/metadata/project/list?capability=canreadcontent",
+            None,
+        )
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    let response = call(
-        &app,
-        &other,
-        Method::GET,
-        "/api/metadata/project/offset-list?sortBy=Size",
-        None,
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&other),
+            Method::GET,
+            "/api/metadata/project/offset-list?sortBy=Size",
+            None,
+        )
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     let legacy = expect_status(
-        call(&app, &other, Method::GET, "/api/project/list", None).await,
+        app.send_as(As::Person(&other), Method::GET, "/api/project/list", None)
+            .await,
         StatusCode::OK,
     )
     .await;
@@ -645,13 +585,14 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
 });
 
 api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
-    let owner = person(&app, "Owner", "User").await;
-    let project = create_root(&app, &owner, "Versioned", json!({})).await;
-    let first = json!({"id": id(&project), "name": "Renamed", "description": "new", "rowVersion": project["rowVersion"]});
+    let owner = app.person("Owner", "User").await;
+    let project = app
+        .create_project(As::Person(&owner), "Versioned", json!({}))
+        .await;
+    let first = json!({"id": id_str(&project), "name": "Renamed", "description": "new", "rowVersion": project["rowVersion"]});
     let updated = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
             "/api/metadata/project",
             Some(first),
@@ -663,11 +604,10 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
     assert_eq!(updated["name"], "Renamed");
     assert_ne!(updated["rowVersion"], project["rowVersion"]);
     let stale =
-        json!({"id": id(&project), "name": "Lost update", "rowversion": project["rowVersion"]});
+        json!({"id": id_str(&project), "name": "Lost update", "rowversion": project["rowVersion"]});
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
             "/api/metadata/project",
             Some(stale),
@@ -677,12 +617,10 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
         "row-version-conflict",
     )
     .await;
-    let stale_patch =
-        json!({"id": id(&project), "accesslevel": "Shared", "rowVersion": project["rowVersion"]});
+    let stale_patch = json!({"id": id_str(&project), "accesslevel": "Shared", "rowVersion": project["rowVersion"]});
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PATCH,
             "/api/metadata/project",
             Some(stale_patch),
@@ -694,11 +632,10 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
     .await;
     let stale_members = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": project["rowVersion"]});
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
-            &format!("/api/metadata/project/{}/members", id(&project)),
+            &format!("/api/metadata/project/{}/members", id_str(&project)),
             Some(stale_members),
         )
         .await,
@@ -706,11 +643,10 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
         "row-version-conflict",
     )
     .await;
-    let bad = json!({"id": id(&project), "name": "x", "rowVersion": "AAAA=="});
+    let bad = json!({"id": id_str(&project), "name": "x", "rowVersion": "AAAA=="});
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
             "/api/metadata/project",
             Some(bad),
@@ -721,11 +657,10 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
     )
     .await;
     let now = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}", id(&project)),
+            &format!("/api/metadata/project/{}", id_str(&project)),
             None,
         )
         .await,
@@ -740,15 +675,23 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
 api_test!(
     single_members_are_added_and_removed_keeping_an_owner,
     |app| {
-        let owner = person(&app, "Owner", "User").await;
-        let ben = person(&app, "Ben", "User").await;
-        let root = create_root(&app, &owner, "Root", json!({})).await;
-        let sub = create_sub(&app, &owner, &root, "sub", json!({"inheritsMembers": true})).await;
-        let path = format!("/api/metadata/project/{}/member", id(&sub));
+        let owner = app.person("Owner", "User").await;
+        let ben = app.person("Ben", "User").await;
+        let root = app
+            .create_project(As::Person(&owner), "Root", json!({}))
+            .await;
+        let sub = app
+            .create_subproject(
+                As::Person(&owner),
+                &root,
+                "sub",
+                json!({"inheritsMembers": true}),
+            )
+            .await;
+        let path = format!("/api/metadata/project/{}/member", id_str(&sub));
         expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::POST,
                 &path,
                 Some(json!({"userId": ben.id, "role": "Reader"})),
@@ -758,7 +701,8 @@ api_test!(
         )
         .await;
         let members = expect_status(
-            call(&app, &owner, Method::GET, &path, None).await,
+            app.send_as(As::Person(&owner), Method::GET, &path, None)
+                .await,
             StatusCode::OK,
         )
         .await;
@@ -768,11 +712,10 @@ api_test!(
             "the inherited Owner was kept: {members}"
         );
         let project = expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::GET,
-                &format!("/api/metadata/project/{}", id(&sub)),
+                &format!("/api/metadata/project/{}", id_str(&sub)),
                 None,
             )
             .await,
@@ -781,9 +724,8 @@ api_test!(
         .await;
         assert_eq!(project["inheritsMembers"], false);
         expect_problem(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::POST,
                 &path,
                 Some(json!({"userId": ben.id, "role": "Owner"})),
@@ -794,9 +736,8 @@ api_test!(
         )
         .await;
         expect_problem(
-            call(
-                &app,
-                &ben,
+            app.send_as(
+                As::Person(&ben),
                 Method::POST,
                 &path,
                 Some(json!({"userId": Uuid::new_v4(), "role": "Owner"})),
@@ -807,9 +748,8 @@ api_test!(
         )
         .await;
         expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::DELETE,
                 &format!("{path}/{}", ben.id),
                 None,
@@ -819,9 +759,8 @@ api_test!(
         )
         .await;
         expect_problem(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::DELETE,
                 &format!("{path}/{}", ben.id),
                 None,
@@ -832,9 +771,8 @@ api_test!(
         )
         .await;
         expect_problem(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::DELETE,
                 &format!("{path}/{}", owner.id),
                 None,
@@ -847,12 +785,14 @@ api_test!(
         // PUT .../member sets the whole list like PUT .../members.
         let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": ben.id, "role": "Contributor"}]});
         expect_status(
-            call(&app, &owner, Method::PUT, &path, Some(body)).await,
+            app.send_as(As::Person(&owner), Method::PUT, &path, Some(body))
+                .await,
             StatusCode::OK,
         )
         .await;
         let members = expect_status(
-            call(&app, &ben, Method::GET, &path, None).await,
+            app.send_as(As::Person(&ben), Method::GET, &path, None)
+                .await,
             StatusCode::OK,
         )
         .await;
@@ -861,27 +801,51 @@ api_test!(
 );
 
 api_test!(moves_follow_rule_5, |app| {
-    let owner = person(&app, "Owner", "User").await;
-    let helper = person(&app, "Helper", "User").await;
-    let root = create_root(&app, &owner, "Root", json!({})).await;
-    let other_root = create_root(&app, &owner, "Other", json!({})).await;
-    let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
-    let b = create_sub(&app, &owner, &a, "b", json!({"inheritsMembers": true})).await;
-    let c = create_sub(&app, &owner, &root, "c", json!({"inheritsMembers": true})).await;
-    let elsewhere = create_sub(
-        &app,
-        &owner,
-        &other_root,
-        "x",
-        json!({"inheritsMembers": true}),
-    )
-    .await;
-    let mv = |project: &Value| format!("/api/metadata/project/{}/move", id(project));
+    let owner = app.person("Owner", "User").await;
+    let helper = app.person("Helper", "User").await;
+    let root = app
+        .create_project(As::Person(&owner), "Root", json!({}))
+        .await;
+    let other_root = app
+        .create_project(As::Person(&owner), "Other", json!({}))
+        .await;
+    let a = app
+        .create_subproject(
+            As::Person(&owner),
+            &root,
+            "a",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    let b = app
+        .create_subproject(
+            As::Person(&owner),
+            &a,
+            "b",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    let c = app
+        .create_subproject(
+            As::Person(&owner),
+            &root,
+            "c",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    let elsewhere = app
+        .create_subproject(
+            As::Person(&owner),
+            &other_root,
+            "x",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    let mv = |project: &Value| format!("/api/metadata/project/{}/move", id_str(project));
     let to = |target: &Value| json!({"targetProjectId": target["id"]});
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::POST,
             &mv(&root),
             Some(to(&other_root)),
@@ -892,19 +856,27 @@ api_test!(moves_follow_rule_5, |app| {
     )
     .await;
     expect_problem(
-        call(&app, &owner, Method::POST, &mv(&a), Some(to(&elsewhere))).await,
+        app.send_as(
+            As::Person(&owner),
+            Method::POST,
+            &mv(&a),
+            Some(to(&elsewhere)),
+        )
+        .await,
         StatusCode::BAD_REQUEST,
         "move-across-roots",
     )
     .await;
     expect_problem(
-        call(&app, &owner, Method::POST, &mv(&a), Some(to(&b))).await,
+        app.send_as(As::Person(&owner), Method::POST, &mv(&a), Some(to(&b)))
+            .await,
         StatusCode::CONFLICT,
         "move-loop",
     )
     .await;
     expect_problem(
-        call(&app, &owner, Method::POST, &mv(&a), Some(to(&a))).await,
+        app.send_as(As::Person(&owner), Method::POST, &mv(&a), Some(to(&a)))
+            .await,
         StatusCode::CONFLICT,
         "move-loop",
     )
@@ -912,11 +884,10 @@ api_test!(moves_follow_rule_5, |app| {
     // A Contributor on the target only, without delete-content on the current parent: 403.
     let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Contributor"}]});
     expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
-            &format!("/api/metadata/project/{}/members", id(&c)),
+            &format!("/api/metadata/project/{}/members", id_str(&c)),
             Some(body),
         )
         .await,
@@ -925,11 +896,10 @@ api_test!(moves_follow_rule_5, |app| {
     .await;
     let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Reader"}]});
     expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::PUT,
-            &format!("/api/metadata/project/{}/members", id(&a)),
+            &format!("/api/metadata/project/{}/members", id_str(&a)),
             Some(body),
         )
         .await,
@@ -937,24 +907,28 @@ api_test!(moves_follow_rule_5, |app| {
     )
     .await;
     expect_problem(
-        call(&app, &helper, Method::POST, &mv(&b), Some(to(&c))).await,
+        app.send_as(As::Person(&helper), Method::POST, &mv(&b), Some(to(&c)))
+            .await,
         StatusCode::FORBIDDEN,
         "forbidden",
     )
     .await;
     // The owner moves b under c: the listings follow.
     let moved = expect_status(
-        call(&app, &owner, Method::POST, &mv(&b), Some(to(&c))).await,
+        app.send_as(As::Person(&owner), Method::POST, &mv(&b), Some(to(&c)))
+            .await,
         StatusCode::OK,
     )
     .await;
     assert_eq!(moved["parentProjectId"], c["id"]);
     let under_c = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}/subproject/offset-list", id(&c)),
+            &format!(
+                "/api/metadata/project/{}/subproject/offset-list",
+                id_str(&c)
+            ),
             None,
         )
         .await,
@@ -963,11 +937,10 @@ api_test!(moves_follow_rule_5, |app| {
     .await;
     assert_eq!(names(&under_c), vec!["b"]);
     let under_a = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}/subproject/list", id(&a)),
+            &format!("/api/metadata/project/{}/subproject/list", id_str(&a)),
             None,
         )
         .await,
@@ -976,11 +949,10 @@ api_test!(moves_follow_rule_5, |app| {
     .await;
     assert_eq!(names(&under_a), Vec::<String>::new());
     let path = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}/path", id(&b)),
+            &format!("/api/metadata/project/{}/path", id_str(&b)),
             None,
         )
         .await,
@@ -997,26 +969,27 @@ api_test!(moves_follow_rule_5, |app| {
 });
 
 api_test!(nesting_is_limited_at_the_configured_depth, |app| {
-    let owner = person(&app, "Owner", "User").await;
+    let owner = app.person("Owner", "User").await;
     let max = app.config.limits.project_depth_max as usize;
-    let mut current = create_root(&app, &owner, "level 0", json!({})).await;
+    let mut current = app
+        .create_project(As::Person(&owner), "level 0", json!({}))
+        .await;
     let mut chain = vec![current.clone()];
     for level in 1..=max {
-        current = create_sub(
-            &app,
-            &owner,
-            &current,
-            &format!("level {level}"),
-            json!({"inheritsMembers": true}),
-        )
-        .await;
+        current = app
+            .create_subproject(
+                As::Person(&owner),
+                &current,
+                &format!("level {level}"),
+                json!({"inheritsMembers": true}),
+            )
+            .await;
         chain.push(current.clone());
     }
-    let path = format!("/api/metadata/project/{}/subproject", id(&current));
+    let path = format!("/api/metadata/project/{}/subproject", id_str(&current));
     expect_problem(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::POST,
             &path,
             Some(json!({"name": "too deep"})),
@@ -1027,11 +1000,10 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
     )
     .await;
     let path = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}/path", id(&current)),
+            &format!("/api/metadata/project/{}/path", id_str(&current)),
             None,
         )
         .await,
@@ -1040,48 +1012,46 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
     .await;
     assert_eq!(path["data"].as_array().unwrap().len(), max + 1);
     // Moving a two-level subtree to the second-deepest level would pass the limit.
-    let subtree = create_sub(
-        &app,
-        &owner,
-        &chain[1],
-        "subtree",
-        json!({"inheritsMembers": true}),
-    )
-    .await;
-    create_sub(
-        &app,
-        &owner,
+    let subtree = app
+        .create_subproject(
+            As::Person(&owner),
+            &chain[1],
+            "subtree",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    app.create_subproject(
+        As::Person(&owner),
         &subtree,
         "leaf",
         json!({"inheritsMembers": true}),
     )
     .await;
-    let response = call(
-        &app,
-        &owner,
-        Method::POST,
-        &format!("/api/metadata/project/{}/move", id(&subtree)),
-        Some(json!({"targetProjectId": id(&chain[max - 1])})),
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&owner),
+            Method::POST,
+            &format!("/api/metadata/project/{}/move", id_str(&subtree)),
+            Some(json!({"targetProjectId": id_str(&chain[max - 1])})),
+        )
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "depth-limit").await;
-    let response = call(
-        &app,
-        &owner,
-        Method::POST,
-        &format!("/api/metadata/project/{}/move", id(&subtree)),
-        Some(json!({"targetProjectId": id(&chain[max - 2])})),
-    )
-    .await;
+    let response = app
+        .send_as(
+            As::Person(&owner),
+            Method::POST,
+            &format!("/api/metadata/project/{}/move", id_str(&subtree)),
+            Some(json!({"targetProjectId": id_str(&chain[max - 2])})),
+        )
+        .await;
     expect_status(response, StatusCode::OK).await;
     let recursive = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
             &format!(
                 "/api/metadata/project/{}/offset-list-recursive?limit=1000",
-                id(&chain[0])
+                id_str(&chain[0])
             ),
             None,
         )
@@ -1095,23 +1065,48 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
 api_test!(
     the_recursive_listing_gives_relative_paths_of_accessible_subprojects,
     |app| {
-        let owner = person(&app, "Owner", "User").await;
-        let guest = person(&app, "Guest", "User").await;
-        let root = create_root(&app, &owner, "Root", json!({})).await;
-        let a = create_sub(&app, &owner, &root, "a", json!({"inheritsMembers": true})).await;
-        create_sub(&app, &owner, &a, "a1", json!({"inheritsMembers": true})).await;
-        let b = create_sub(
-            &app,
-            &owner,
-            &root,
-            "b",
-            json!({"members": [{"userId": guest.id, "role": "Reader"}]}),
+        let owner = app.person("Owner", "User").await;
+        let guest = app.person("Guest", "User").await;
+        let root = app
+            .create_project(As::Person(&owner), "Root", json!({}))
+            .await;
+        let a = app
+            .create_subproject(
+                As::Person(&owner),
+                &root,
+                "a",
+                json!({"inheritsMembers": true}),
+            )
+            .await;
+        app.create_subproject(
+            As::Person(&owner),
+            &a,
+            "a1",
+            json!({"inheritsMembers": true}),
         )
         .await;
-        create_sub(&app, &owner, &b, "b1", json!({"inheritsMembers": true})).await;
-        let listing = format!("/api/metadata/project/{}/offset-list-recursive", id(&root));
+        let b = app
+            .create_subproject(
+                As::Person(&owner),
+                &root,
+                "b",
+                json!({"members": [{"userId": guest.id, "role": "Reader"}]}),
+            )
+            .await;
+        app.create_subproject(
+            As::Person(&owner),
+            &b,
+            "b1",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+        let listing = format!(
+            "/api/metadata/project/{}/offset-list-recursive",
+            id_str(&root)
+        );
         let all = expect_status(
-            call(&app, &owner, Method::GET, &listing, None).await,
+            app.send_as(As::Person(&owner), Method::GET, &listing, None)
+                .await,
             StatusCode::OK,
         )
         .await;
@@ -1125,7 +1120,8 @@ api_test!(
         assert_eq!(all["totalCount"], 4);
         assert_eq!(all["data"][1]["parentProjectId"], a["id"]);
         let guest_view = expect_status(
-            call(&app, &guest, Method::GET, &listing, None).await,
+            app.send_as(As::Person(&guest), Method::GET, &listing, None)
+                .await,
             StatusCode::OK,
         )
         .await;
@@ -1137,9 +1133,8 @@ api_test!(
             .collect();
         assert_eq!(paths, vec!["b", "b/b1"]);
         let page = expect_status(
-            call(
-                &app,
-                &owner,
+            app.send_as(
+                As::Person(&owner),
                 Method::GET,
                 &format!("{listing}?offset=1&limit=2"),
                 None,
@@ -1154,18 +1149,31 @@ api_test!(
 );
 
 api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
-    let owner = person(&app, "Owner", "User").await;
-    let contributor = person(&app, "Con", "User").await;
-    let reader = person(&app, "Rea", "User").await;
-    let root = create_root(&app, &owner, "Root", json!({"members": [{"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "Reader"}]})).await;
-    let sub = create_sub(&app, &owner, &root, "sub", json!({"inheritsMembers": true})).await;
-    let deep = create_sub(&app, &owner, &sub, "deep", json!({"inheritsMembers": true})).await;
+    let owner = app.person("Owner", "User").await;
+    let contributor = app.person("Con", "User").await;
+    let reader = app.person("Rea", "User").await;
+    let root = app.create_project(As::Person(&owner), "Root", json!({"members": [{"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "Reader"}]})).await;
+    let sub = app
+        .create_subproject(
+            As::Person(&owner),
+            &root,
+            "sub",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
+    let deep = app
+        .create_subproject(
+            As::Person(&owner),
+            &sub,
+            "deep",
+            json!({"inheritsMembers": true}),
+        )
+        .await;
     expect_problem(
-        call(
-            &app,
-            &reader,
+        app.send_as(
+            As::Person(&reader),
             Method::DELETE,
-            &format!("/api/metadata/project/{}", id(&sub)),
+            &format!("/api/metadata/project/{}", id_str(&sub)),
             None,
         )
         .await,
@@ -1174,11 +1182,10 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     )
     .await;
     expect_problem(
-        call(
-            &app,
-            &contributor,
+        app.send_as(
+            As::Person(&contributor),
             Method::DELETE,
-            &format!("/api/metadata/project/{}", id(&root)),
+            &format!("/api/metadata/project/{}", id_str(&root)),
             None,
         )
         .await,
@@ -1188,11 +1195,10 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     .await;
     // DeleteContent on the parent is enough for a subproject.
     expect_status(
-        call(
-            &app,
-            &contributor,
+        app.send_as(
+            As::Person(&contributor),
             Method::DELETE,
-            &format!("/api/project/{}", id(&sub)),
+            &format!("/api/project/{}", id_str(&sub)),
             None,
         )
         .await,
@@ -1200,22 +1206,21 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     )
     .await;
     for project in [&sub, &deep] {
-        let response = call(
-            &app,
-            &owner,
-            Method::GET,
-            &format!("/api/metadata/project/{}", id(project)),
-            None,
-        )
-        .await;
+        let response = app
+            .send_as(
+                As::Person(&owner),
+                Method::GET,
+                &format!("/api/metadata/project/{}", id_str(project)),
+                None,
+            )
+            .await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     }
     let listing = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/metadata/project/{}/subproject/list", id(&root)),
+            &format!("/api/metadata/project/{}/subproject/list", id_str(&root)),
             None,
         )
         .await,
@@ -1224,11 +1229,10 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     .await;
     assert_eq!(names(&listing), Vec::<String>::new());
     let path = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
-            &format!("/api/project/{}/path", id(&deep)),
+            &format!("/api/project/{}/path", id_str(&deep)),
             None,
         )
         .await,
@@ -1243,11 +1247,10 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
         .collect();
     assert_eq!(flags, vec![false, true, true]);
     expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::DELETE,
-            &format!("/api/metadata/project/{}", id(&root)),
+            &format!("/api/metadata/project/{}", id_str(&root)),
             None,
         )
         .await,
@@ -1255,9 +1258,8 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     )
     .await;
     let roots = expect_status(
-        call(
-            &app,
-            &owner,
+        app.send_as(
+            As::Person(&owner),
             Method::GET,
             "/api/metadata/project/list",
             None,

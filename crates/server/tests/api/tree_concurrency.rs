@@ -202,111 +202,147 @@ impl Storm {
 /// is a member of the ledger project at the end, by its own successful calls.
 async fn client(app: &TestApp, storm: &Storm, index: usize) -> bool {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1));
-    let me = &storm.people[index];
     let mut in_ledger = false;
     let mut counter = 0;
     while Instant::now() < storm.deadline {
         counter += 1;
         let status = match rng.below(10) {
-            0..=2 => {
-                let (project, target) = (storm.pick(&mut rng), storm.pick(&mut rng));
-                let status = app.move_project(As::Key, &project, &target).await.status();
-                if status == StatusCode::NOT_FOUND {
-                    storm.forget(&project);
-                    storm.forget(&target);
-                }
-                status
-            }
-            3 => {
-                let parent = storm.pick(&mut rng);
-                let body = json!({"name": format!("c{index}-{counter}"), "inheritsMembers": rng.below(2) == 0});
-                let path = format!("/api/metadata/project/{parent}/subproject");
-                let response = app.send_as(As::Key, Method::POST, &path, Some(body)).await;
-                let status = response.status();
-                if status == StatusCode::CREATED {
-                    let record: Value = response.json().await.unwrap();
-                    let id = id_str(&record).to_owned();
-                    storm.shared.lock().unwrap().projects.push(id);
-                } else if status == StatusCode::NOT_FOUND {
-                    storm.forget(&parent);
-                }
-                status
-            }
-            4 if rng.below(4) == 0 => {
-                let project = storm.pick(&mut rng);
-                if project == storm.root {
-                    continue;
-                }
-                let path = format!("/api/metadata/project/{project}");
-                let status = app
-                    .send_as(As::Key, Method::DELETE, &path, None)
-                    .await
-                    .status();
-                if status == StatusCode::NO_CONTENT || status == StatusCode::NOT_FOUND {
-                    storm.forget(&project);
-                }
-                status
-            }
-            5 => {
-                let project = storm.pick(&mut rng);
-                let other = &storm.people[rng.below(storm.people.len())];
-                let role = ["Reader", "Contributor", "Owner"][rng.below(3)];
-                let path = format!("/api/metadata/project/{project}/member");
-                let body = json!({"userId": other.id, "role": role});
-                app.send_as(As::Key, Method::POST, &path, Some(body))
-                    .await
-                    .status()
-            }
-            6 => {
-                let project = storm.pick(&mut rng);
-                if project == storm.ledger {
-                    continue;
-                }
-                if rng.below(2) == 0 {
-                    let path = format!("/api/metadata/project/{project}/members/inherit");
-                    app.send_as(As::Key, Method::PUT, &path, Some(json!({})))
-                        .await
-                        .status()
-                } else {
-                    let other = &storm.people[rng.below(storm.people.len())];
-                    let path = format!("/api/metadata/project/{project}/members");
-                    let body = json!({"members": [{"userId": other.id, "role": "Owner"}]});
-                    app.send_as(As::Key, Method::PUT, &path, Some(body))
-                        .await
-                        .status()
-                }
-            }
-            7 => {
-                let project = storm.pick(&mut rng);
-                let path = format!("/api/hierarchy/project/{project}");
-                let body = json!({"actions": [
-                    {"type": "PathActionCreateIfNotExists", "path": format!("h{}/x{}", rng.below(4), rng.below(4)), "isFolder": true},
-                    {"type": "PathActionCreateIfNotExists", "path": format!("h{}/f{index}.txt", rng.below(4)), "isFolder": false}
-                ]});
-                app.send_as(As::Key, Method::POST, &path, Some(body))
-                    .await
-                    .status()
-            }
-            8 => rename_ledger(app, storm, index, counter).await,
-            _ => {
-                let path = format!("/api/metadata/project/{}/member", storm.ledger);
-                let response = if in_ledger {
-                    let path = format!("{path}/{}", me.id);
-                    app.send_as(As::Key, Method::DELETE, &path, None).await
-                } else {
-                    let body = json!({"userId": me.id, "role": "Reader"});
-                    app.send_as(As::Key, Method::POST, &path, Some(body)).await
-                };
-                let status = response.status();
-                if status.is_success() {
-                    in_ledger = !in_ledger;
-                }
-                status
-            }
+            0..=2 => random_move(app, storm, &mut rng).await,
+            3 => random_create(app, storm, &mut rng, index, counter).await,
+            4 if rng.below(4) == 0 => random_delete(app, storm, &mut rng).await,
+            5 => random_member(app, storm, &mut rng).await,
+            6 => random_inheritance(app, storm, &mut rng).await,
+            7 => random_bulk(app, storm, &mut rng, index).await,
+            8 => Some(rename_ledger(app, storm, index, counter).await),
+            _ => Some(toggle_ledger_member(app, storm, index, &mut in_ledger).await),
         };
-        storm.record(status);
+        if let Some(status) = status {
+            storm.record(status);
+        }
     }
     in_ledger
+}
+
+async fn random_move(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<StatusCode> {
+    let (project, target) = (storm.pick(rng), storm.pick(rng));
+    let status = app.move_project(As::Key, &project, &target).await.status();
+    if status == StatusCode::NOT_FOUND {
+        storm.forget(&project);
+        storm.forget(&target);
+    }
+    Some(status)
+}
+
+async fn random_create(
+    app: &TestApp,
+    storm: &Storm,
+    rng: &mut Rng,
+    index: usize,
+    counter: usize,
+) -> Option<StatusCode> {
+    let parent = storm.pick(rng);
+    let body = json!({"name": format!("c{index}-{counter}"), "inheritsMembers": rng.below(2) == 0});
+    let path = format!("/api/metadata/project/{parent}/subproject");
+    let response = app.send_as(As::Key, Method::POST, &path, Some(body)).await;
+    let status = response.status();
+    if status == StatusCode::CREATED {
+        let record: Value = response.json().await.unwrap();
+        let id = id_str(&record).to_owned();
+        storm.shared.lock().unwrap().projects.push(id);
+    } else if status == StatusCode::NOT_FOUND {
+        storm.forget(&parent);
+    }
+    Some(status)
+}
+
+async fn random_delete(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<StatusCode> {
+    let project = storm.pick(rng);
+    if project == storm.root {
+        return None;
+    }
+    let path = format!("/api/metadata/project/{project}");
+    let status = app
+        .send_as(As::Key, Method::DELETE, &path, None)
+        .await
+        .status();
+    if status == StatusCode::NO_CONTENT || status == StatusCode::NOT_FOUND {
+        storm.forget(&project);
+    }
+    Some(status)
+}
+
+async fn random_member(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<StatusCode> {
+    let project = storm.pick(rng);
+    let other = &storm.people[rng.below(storm.people.len())];
+    let role = ["Reader", "Contributor", "Owner"][rng.below(3)];
+    let path = format!("/api/metadata/project/{project}/member");
+    let body = json!({"userId": other.id, "role": role});
+    Some(
+        app.send_as(As::Key, Method::POST, &path, Some(body))
+            .await
+            .status(),
+    )
+}
+
+async fn random_inheritance(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<StatusCode> {
+    let project = storm.pick(rng);
+    if project == storm.ledger {
+        return None;
+    }
+    let response = if rng.below(2) == 0 {
+        let path = format!("/api/metadata/project/{project}/members/inherit");
+        app.send_as(As::Key, Method::PUT, &path, Some(json!({})))
+            .await
+    } else {
+        let other = &storm.people[rng.below(storm.people.len())];
+        let path = format!("/api/metadata/project/{project}/members");
+        let body = json!({"members": [{"userId": other.id, "role": "Owner"}]});
+        app.send_as(As::Key, Method::PUT, &path, Some(body)).await
+    };
+    Some(response.status())
+}
+
+async fn random_bulk(
+    app: &TestApp,
+    storm: &Storm,
+    rng: &mut Rng,
+    index: usize,
+) -> Option<StatusCode> {
+    let project = storm.pick(rng);
+    let path = format!("/api/hierarchy/project/{project}");
+    let body = json!({"actions": [
+        {"type": "PathActionCreateIfNotExists", "path": format!("h{}/x{}", rng.below(4), rng.below(4)), "isFolder": true},
+        {"type": "PathActionCreateIfNotExists", "path": format!("h{}/f{index}.txt", rng.below(4)), "isFolder": false}
+    ]});
+    Some(
+        app.send_as(As::Key, Method::POST, &path, Some(body))
+            .await
+            .status(),
+    )
+}
+
+/// Adds the client's own person to the ledger project, or removes it: a read-modify-write of
+/// the member list, so a lost update would show in the final list.
+async fn toggle_ledger_member(
+    app: &TestApp,
+    storm: &Storm,
+    index: usize,
+    in_ledger: &mut bool,
+) -> StatusCode {
+    let me = &storm.people[index];
+    let path = format!("/api/metadata/project/{}/member", storm.ledger);
+    let response = if *in_ledger {
+        let path = format!("{path}/{}", me.id);
+        app.send_as(As::Key, Method::DELETE, &path, None).await
+    } else {
+        let body = json!({"userId": me.id, "role": "Reader"});
+        app.send_as(As::Key, Method::POST, &path, Some(body)).await
+    };
+    let status = response.status();
+    if status.is_success() {
+        *in_ledger = !*in_ledger;
+    }
+    status
 }
 
 /// A read-modify-write of the ledger's name with its rowVersion: a stale version must be 409,
