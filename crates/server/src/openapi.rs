@@ -3,11 +3,13 @@
 //! the two credential schemes and the `api-version` header.
 
 use utoipa::Modify;
+use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
-use utoipa::openapi::{ObjectBuilder, Required, Type};
+use utoipa::openapi::{ObjectBuilder, Ref, RefOr, Required, Type};
 
 /// Name of the API key security scheme.
 pub(crate) const API_KEY_SCHEME: &str = "apiKey";
@@ -93,4 +95,91 @@ pub(crate) fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi) {
                 .push(utoipa::openapi::RefOr::T(parameter));
         }
     }
+}
+
+/// Every error is a problem: for each `/api/` operation, the statuses any of them can answer
+/// are documented (400 for a bad `api-version` or input, 401 without valid credentials, 404
+/// for ids in the path, 413 for bodies), and every 4xx and 5xx response is
+/// `application/problem+json` with the `Problem` schema. Applied after the paths are collected.
+pub(crate) fn add_problem_responses(openapi: &mut utoipa::openapi::OpenApi) {
+    openapi
+        .components
+        .get_or_insert_with(Default::default)
+        .schemas
+        .insert("Problem".into(), problem_schema().into());
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        if !path.starts_with("/api/") {
+            continue;
+        }
+        let has_path_ids = path.contains('{');
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let responses = &mut operation.responses.responses;
+            let mut ensure = |status: &str, description: &str| {
+                responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| ResponseBuilder::new().description(description).into());
+            };
+            ensure("400", "The input or the api-version is invalid");
+            ensure(
+                "401",
+                "Credentials are missing, invalid, expired or revoked",
+            );
+            if has_path_ids {
+                ensure(
+                    "404",
+                    "The resource does not exist or is not visible to the caller",
+                );
+            }
+            if operation.request_body.is_some() {
+                ensure("413", "The body is larger than the endpoint accepts");
+            }
+            for (status, response) in responses.iter_mut() {
+                let is_error = status.starts_with('4') || status.starts_with('5');
+                if let (true, RefOr::T(response)) = (is_error, response) {
+                    response.content.clear();
+                    response.content.insert(
+                        crate::http::problem::PROBLEM_CONTENT_TYPE.to_owned(),
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Problem")))
+                            .into(),
+                    );
+                    if response.description.is_empty() {
+                        response.description = "A problem (RFC 9457); `type` names its kind".into();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// RFC 9457 problem details as Basin writes them.
+fn problem_schema() -> utoipa::openapi::schema::Schema {
+    let text = || ObjectBuilder::new().schema_type(Type::String);
+    ObjectBuilder::new()
+        .property(
+            "type",
+            text().description(Some("`urn:basin:problem:<kind>`")),
+        )
+        .required("type")
+        .property("title", text())
+        .required("title")
+        .property("status", ObjectBuilder::new().schema_type(Type::Integer))
+        .required("status")
+        .property("detail", text())
+        .property("instance", text())
+        .property("requestId", text())
+        .property(
+            "errors",
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("Messages per field, for validation problems")),
+        )
+        .into()
 }

@@ -98,7 +98,7 @@ pub(crate) fn row_version_text(version: i64) -> String {
 /// A member on the wire.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct MemberDto {
+pub(crate) struct ProjectMemberDto {
     /// User (or API key or group) id.
     pub(crate) user_id: Uuid,
     /// Role.
@@ -112,7 +112,7 @@ fn default_principal_type() -> PrincipalType {
     PrincipalType::UserIdentity
 }
 
-impl From<&ProjectMember> for MemberDto {
+impl From<&ProjectMember> for ProjectMemberDto {
     fn from(member: &ProjectMember) -> Self {
         Self {
             user_id: member.principal_id,
@@ -130,7 +130,7 @@ pub(crate) struct ProjectDto {
     #[serde(flatten)]
     pub(crate) record: ProjectListDto,
     /// Own members; empty for a subproject that inherits.
-    pub(crate) members: Vec<MemberDto>,
+    pub(crate) members: Vec<ProjectMemberDto>,
     /// The caller's capabilities.
     pub(crate) capabilities: Capabilities,
 }
@@ -228,7 +228,7 @@ pub(crate) struct CreateProjectRequest {
     pub(crate) settings: Option<serde_json::Value>,
     /// Members besides the caller, who is always added as Owner.
     #[serde(default)]
-    pub(crate) members: Vec<MemberDto>,
+    pub(crate) members: Vec<ProjectMemberDto>,
     /// Subprojects only: take members from the parent instead (then `members` must be empty).
     pub(crate) inherits_members: Option<bool>,
     /// Billing data.
@@ -273,7 +273,7 @@ pub(crate) struct PatchProjectRequest {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SetMembersRequest {
     /// The complete member list; it must hold an Owner.
-    pub(crate) members: Vec<MemberDto>,
+    pub(crate) members: Vec<ProjectMemberDto>,
     /// The version last read.
     pub(crate) row_version: Option<String>,
 }

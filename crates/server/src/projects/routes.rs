@@ -89,13 +89,13 @@ fn project_dto(chain: &Chain, row: &ProjectRow, members: &[ProjectMember]) -> Pr
         members: if row.inherits_members {
             Vec::new()
         } else {
-            members.iter().map(MemberDto::from).collect()
+            members.iter().map(ProjectMemberDto::from).collect()
         },
         capabilities: chain.capabilities(),
     }
 }
 
-fn members_from(input: Vec<MemberDto>) -> Vec<ProjectMember> {
+fn members_from(input: Vec<ProjectMemberDto>) -> Vec<ProjectMember> {
     input
         .into_iter()
         .map(|member| ProjectMember {
@@ -664,18 +664,18 @@ async fn move_project(
 /// The members that apply to the project (inherited ones for a subproject that inherits).
 #[utoipa::path(get, path = "/api/metadata/project/{id}/member", tag = "projects",
     params(("id" = uuid::Uuid, Path)),
-    responses((status = 200, body = DataList<MemberDto>), (status = 404)))]
+    responses((status = 200, body = DataList<ProjectMemberDto>), (status = 404)))]
 async fn list_members(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-) -> ApiResult<Json<DataList<MemberDto>>> {
+) -> ApiResult<Json<DataList<ProjectMemberDto>>> {
     let members = state
         .projects
         .effective_members(&Caller::from(&principal), id)
         .await?;
     Ok(Json(DataList {
-        data: members.iter().map(MemberDto::from).collect(),
+        data: members.iter().map(ProjectMemberDto::from).collect(),
     }))
 }
 
