@@ -2,8 +2,9 @@
 implementations (GDAL's command-line tools from Debian's gdal-bin, meshio from PyPI) that the
 tests compare Basin against.
 
-Outside CI a missing tool skips the test with a message saying what to install; in CI (CI set
-and not "false") it fails, so that a comparison is never silently dropped.
+Outside CI a missing tool, or a format `basin convert` reports as not implemented, skips the
+test with a message saying what is missing; in CI (CI set and not "false") it fails, so that a
+comparison is never silently dropped.
 """
 
 import os
@@ -17,15 +18,27 @@ BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "b
 IN_CI = os.environ.get("CI", "") not in ("", "false")
 
 
+def skip_or_fail(message):
+    """Skips the test with `message` outside CI; fails it with `message` in CI."""
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_tool(name, install="apt-get install gdal-bin"):
     """The path of command-line tool `name`; skips (locally) or fails (CI) when missing."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} not found ({install})"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"{name} not found ({install})")
     return path
+
+
+def require_implemented(result):
+    """`result` of a `convert(..., check=False)`; skips (locally) or fails (CI) when `basin
+    convert` says a format it needs is not implemented."""
+    if result.returncode != 0 and "not implemented" in result.stderr:
+        skip_or_fail(f"format not implemented: {result.stderr.strip()}")
+    return result
 
 
 def convert(source, target, *args, check=True):

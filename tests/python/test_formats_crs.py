@@ -18,17 +18,12 @@ import subprocess
 
 import pytest
 
-from formats_support import IN_CI, convert, require_tool, run
+from formats_support import convert, require_implemented, require_tool, run
 
 
 def basin_convert(source, target, *args):
     """`basin convert`, skipping (locally) while a needed format is still a stub."""
-    result = convert(source, target, *args, check=False)
-    if result.returncode != 0 and "not implemented yet" in result.stderr:
-        message = f"format not implemented yet: {result.stderr.strip()}"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+    result = require_implemented(convert(source, target, *args, check=False))
     if result.returncode != 0:
         raise AssertionError(f"basin convert {source} {target} {args} failed:\n{result.stderr}")
     return result

@@ -12,7 +12,8 @@ import random
 
 import pytest
 
-from formats_support import BINARY, ROOT, convert, require_tool, run
+from formats_support import (BINARY, ROOT, convert, require_implemented, require_tool, run,
+                             skip_or_fail)
 
 np = pytest.importorskip("numpy")
 meshio = pytest.importorskip("meshio")
@@ -32,10 +33,7 @@ def mikeio():
     try:
         import mikeio as module
     except ImportError as error:  # pragma: no cover - depends on the machine
-        message = f"mikeio not importable ({error}); pip install mikeio (Linux x86-64)"
-        if os.environ.get("CI", "") not in ("", "false"):
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"mikeio not importable ({error}); pip install mikeio (Linux x86-64)")
     return module
 
 
@@ -288,10 +286,8 @@ def test_bad_inputs_fail_with_a_message_naming_the_place(tmp_path):
 
 
 def shapefile_writer_available(tmp_path):
-    probe = convert(os.path.join(FIXTURES, "mesh2d_mixed.mesh"), tmp_path / "probe.shp", check=False)
-    if probe.returncode != 0 and "not implemented" in probe.stderr:
-        pytest.skip("the Shapefile writer is not implemented on this branch")
-    return probe
+    source = os.path.join(FIXTURES, "mesh2d_mixed.mesh")
+    return require_implemented(convert(source, tmp_path / "probe.shp", check=False))
 
 
 def test_mesh_to_shapefile_checked_with_ogr(tmp_path):
@@ -328,9 +324,7 @@ def test_shapefile_to_mesh_checked_with_mikeio(tmp_path):
     shapefile = tmp_path / "cells.shp"
     run(ogr2ogr, "-f", "ESRI Shapefile", shapefile, geojson)
     target = tmp_path / "cells.mesh"
-    result = convert(shapefile, target, check=False)
-    if result.returncode != 0 and "not implemented" in result.stderr:
-        pytest.skip("the Shapefile reader is not implemented on this branch")
+    result = require_implemented(convert(shapefile, target, check=False))
     assert result.returncode == 0, result.stderr
     geometry = mikeio().Mesh(str(target)).geometry
     assert len(geometry.element_table) == 6

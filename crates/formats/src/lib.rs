@@ -12,6 +12,8 @@ pub mod model;
 pub mod parameters;
 pub mod progress;
 pub mod registry;
+mod side_files;
+mod text;
 pub mod transform;
 
 pub mod ascii_grid;

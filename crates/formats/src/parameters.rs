@@ -56,6 +56,29 @@ pub struct ParameterSpec {
     pub allowed_values: &'static [&'static str],
 }
 
+/// Name of the reader parameter that gives the EPSG code of the input's coordinate system.
+pub const SRID: &str = "SRID";
+
+/// The `SRID` parameter of a reader whose input may state its coordinate system itself: the
+/// parameter then applies only when the file does not.
+pub const SRID_PARAMETER: ParameterSpec = srid_parameter(
+    "EPSG code of the input's coordinate system, used when the file does not state one",
+);
+
+/// A reader's optional, integer `SRID` parameter with its own `description`, for readers
+/// whose input states its coordinate system in its own way, or never. Read it with
+/// [`Parameters::srid`].
+pub const fn srid_parameter(description: &'static str) -> ParameterSpec {
+    ParameterSpec {
+        name: SRID,
+        description,
+        data_type: ParameterType::Integer,
+        required: false,
+        default_value: None,
+        allowed_values: &[],
+    }
+}
+
 /// A validated parameter value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParameterValue {

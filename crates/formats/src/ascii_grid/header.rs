@@ -15,8 +15,8 @@ use super::number::{Decimal, Number, Width, read_number};
 use super::{FORMAT, HEADER_LINE_BYTES_MAX, HEADER_LINES_MAX};
 use crate::error::{FormatError, FormatResult};
 use crate::limits::ReadLimits;
-use crate::mesh_file::shorten;
 use crate::model::GeoTransform;
+use crate::text::shorten;
 
 /// The keys of a header, as files spell them (matched case-insensitively).
 const KEYS: [&str; 10] = [

@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{Parameters, SRID, SRID_PARAMETER};
 
 const FORMAT: &str = "ASCII Grid";
 
@@ -58,14 +58,7 @@ pub const READER: ReaderSpec = ReaderSpec {
     dataset_format: ".asc",
     extensions: &[".asc"],
     produces: &[DataKind::Grid],
-    parameters: &[ParameterSpec {
-        name: "SRID",
-        description: "EPSG code of the input's coordinate system, used when the file does not state one",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    }],
+    parameters: &[SRID_PARAMETER],
 };
 
 /// Reads an ESRI ASCII Grid (.asc, optional .prj) as a one-item grid.
@@ -84,7 +77,7 @@ impl Reader for AsciiGridReader {
         context: &ReadContext<'_>,
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        let srid = parameters.srid("SRID")?;
+        let srid = parameters.srid(SRID)?;
         reader::read(input, srid, context, sink)
     }
 }

@@ -11,6 +11,8 @@
 //! 15 digits and [`Decimal::is_float32_written_out`] proves exactness in integer arithmetic,
 //! each only when the answer is certain, so that such a grid never needs the general parser.
 
+use crate::text::shorten;
+
 /// The powers of ten that are exact in f64.
 const POW10: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -72,60 +74,22 @@ impl Decimal {
             any_digit = true;
             rest = tail;
         }
-        let (mut mantissa, mut digits, mut exponent) = (0_u64, 0_u32, 0_i32);
-        while digits <= MANTISSA_DIGITS_MAX - 8
-            && let Some((chunk, tail)) = rest.split_first_chunk::<8>()
-            && let Some(value) = eight_digits(*chunk)
-        {
-            // At most 11 digits so far: below 10^11, times 10^8 plus 8 digits is below 10^19.
-            mantissa = mantissa * 100_000_000 + value;
-            digits += 8;
-            any_digit = true;
-            rest = tail;
-        }
-        while let [byte @ b'0'..=b'9', tail @ ..] = rest {
-            any_digit = true;
-            rest = tail;
-            if digits < MANTISSA_DIGITS_MAX {
-                // Fewer than 19 digits so far: below 10^18, times 10 plus 9 is below 2^64.
-                mantissa = mantissa * 10 + u64::from(byte - b'0');
-                digits += 1;
-            } else {
-                decimal.truncated |= *byte != b'0';
-                exponent = exponent.saturating_add(1);
-            }
-        }
+        let integer_part = rest;
+        rest = decimal.push_digits(rest, false);
+        any_digit |= rest.len() < integer_part.len();
         if let [b'.', tail @ ..] = rest {
             decimal.integer = false;
             rest = tail;
-            if mantissa == 0 {
+            if decimal.mantissa == 0 {
                 while let [b'0', tail @ ..] = rest {
                     any_digit = true;
-                    exponent = exponent.saturating_sub(1);
+                    decimal.exponent = decimal.exponent.saturating_sub(1);
                     rest = tail;
                 }
             }
-            while digits <= MANTISSA_DIGITS_MAX - 8
-                && let Some((chunk, tail)) = rest.split_first_chunk::<8>()
-                && let Some(value) = eight_digits(*chunk)
-            {
-                mantissa = mantissa * 100_000_000 + value;
-                digits += 8;
-                exponent = exponent.saturating_sub(8);
-                any_digit = true;
-                rest = tail;
-            }
-            while let [byte @ b'0'..=b'9', tail @ ..] = rest {
-                any_digit = true;
-                rest = tail;
-                if digits < MANTISSA_DIGITS_MAX {
-                    mantissa = mantissa * 10 + u64::from(byte - b'0');
-                    digits += 1;
-                    exponent = exponent.saturating_sub(1);
-                } else {
-                    decimal.truncated |= *byte != b'0';
-                }
-            }
+            let fraction = rest;
+            rest = decimal.push_digits(rest, true);
+            any_digit |= rest.len() < fraction.len();
         }
         if !any_digit {
             return None;
@@ -133,16 +97,48 @@ impl Decimal {
         if let [b'e' | b'E', tail @ ..] = rest {
             decimal.integer = false;
             let (power, after) = scan_exponent(tail)?;
-            exponent = exponent.saturating_add(power);
+            decimal.exponent = decimal.exponent.saturating_add(power);
             rest = after;
         }
-        if !rest.is_empty() {
-            return None;
+        rest.is_empty().then_some(decimal)
+    }
+
+    /// Adds the digits at the start of `rest` to the mantissa, eight at a time while they fit,
+    /// and returns what follows them. Past [`MANTISSA_DIGITS_MAX`] digits are dropped (noting
+    /// whether a non-zero one was). Digits after the point (`fraction`) lower the exponent when
+    /// kept; digits before it raise it when dropped. Inlined because [`Decimal::scan`] calls it
+    /// twice for every value of a grid.
+    #[inline(always)]
+    fn push_digits<'a>(&mut self, mut rest: &'a [u8], fraction: bool) -> &'a [u8] {
+        while self.digits <= MANTISSA_DIGITS_MAX - 8
+            && let Some((chunk, tail)) = rest.split_first_chunk::<8>()
+            && let Some(value) = eight_digits(*chunk)
+        {
+            // At most 11 digits so far: below 10^11, times 10^8 plus 8 digits is below 10^19.
+            self.mantissa = self.mantissa * 100_000_000 + value;
+            self.digits += 8;
+            if fraction {
+                self.exponent = self.exponent.saturating_sub(8);
+            }
+            rest = tail;
         }
-        decimal.mantissa = mantissa;
-        decimal.digits = digits;
-        decimal.exponent = exponent;
-        Some(decimal)
+        while let [byte @ b'0'..=b'9', tail @ ..] = rest {
+            rest = tail;
+            if self.digits < MANTISSA_DIGITS_MAX {
+                // Fewer than 19 digits so far: below 10^18, times 10 plus 9 is below 2^64.
+                self.mantissa = self.mantissa * 10 + u64::from(byte - b'0');
+                self.digits += 1;
+                if fraction {
+                    self.exponent = self.exponent.saturating_sub(1);
+                }
+            } else {
+                self.truncated |= *byte != b'0';
+                if !fraction {
+                    self.exponent = self.exponent.saturating_add(1);
+                }
+            }
+        }
+        rest
     }
 
     /// The value as f64, correctly rounded; `None` only if the general parser disagrees with
@@ -356,7 +352,7 @@ pub(crate) enum NumberError {
 impl NumberError {
     /// The message for `token`.
     pub fn message(self, token: &[u8]) -> String {
-        let text = crate::mesh_file::shorten(&String::from_utf8_lossy(token));
+        let text = shorten(&String::from_utf8_lossy(token));
         match self {
             Self::NotANumber => format!("{text:?} is not a number"),
             Self::OutOfRange => format!("{text:?} is beyond the range of a 64-bit float"),

@@ -16,6 +16,8 @@ use crate::error::{FormatError, FormatResult};
 use crate::model::{
     DataType, DatasetSink, Frame, GridGeometry, GridHeader, Header, Item, TimeAxis, Values,
 };
+use crate::side_files;
+use crate::text::shorten;
 
 /// Reads the grid at `input` into `sink`; `srid` applies when there is no `.prj`.
 pub(crate) fn read(
@@ -99,11 +101,10 @@ fn item_name(input: &Path) -> String {
 /// the older ESRI keyword form (`Projection UTM`...) is kept as a name, unless `srid` says
 /// what the system is. Without a `.prj`, `srid`.
 fn crs_of(input: &Path, srid: Option<u32>) -> FormatResult<Option<Crs>> {
-    let Some(path) = crate::shp::sibling(input, "prj") else {
+    let Some(path) = side_files::sibling(input, "prj") else {
         return Ok(srid.map(Crs::Epsg));
     };
-    let file = File::open(&path).map_err(|source| FormatError::read(&path, source))?;
-    let text = crate::shp::read_small(file).map_err(|source| FormatError::read(&path, source))?;
+    let text = side_files::read_text(&path)?;
     Ok(match (text, srid) {
         (Some(text), _) if text.contains('[') => Some(Crs::Wkt(text)),
         (_, Some(code)) => Some(Crs::Epsg(code)),
@@ -132,7 +133,7 @@ impl Cell for i32 {
             Ok(_) => Err(format!(
                 "{:?} is not an Int32 value, but the first pass found only Int32 values: did \
                  the file change while it was read?",
-                crate::mesh_file::shorten(&String::from_utf8_lossy(token))
+                shorten(&String::from_utf8_lossy(token))
             )),
         }
     }

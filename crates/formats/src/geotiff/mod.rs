@@ -29,7 +29,7 @@ use std::path::Path;
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::{FormatError, FormatResult};
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, SRID_PARAMETER};
 
 const FORMAT: &str = "GeoTIFF";
 
@@ -95,14 +95,7 @@ pub const READER: ReaderSpec = ReaderSpec {
     dataset_format: ".tif",
     extensions: &[".tif", ".tiff"],
     produces: &[DataKind::Grid],
-    parameters: &[ParameterSpec {
-        name: "SRID",
-        description: "EPSG code of the input's coordinate system, used when the file does not state one",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    }],
+    parameters: &[SRID_PARAMETER],
 };
 
 /// Reads a GeoTIFF; bands become items.
@@ -121,7 +114,7 @@ impl Reader for GeoTiffReader {
         context: &ReadContext<'_>,
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        let srid = parameters.srid("SRID")?;
+        let srid = parameters.srid(SRID)?;
         let mut file = ifd::TiffFile::open(input)?;
         let sides = reader::SideFiles {
             pam: pam::find(input).map(|path| pam::read(&path)).transpose()?,

@@ -27,6 +27,7 @@ use crate::limits::{ReadLimits, check_limit};
 use crate::model::{
     DatasetSink, Frame, GeoTransform, GridGeometry, GridHeader, Header, Item, TimeAxis, Values,
 };
+use crate::parameters::SRID;
 use crate::progress::Progress;
 
 /// What files beside the TIFF say about its placement and coordinate system.
@@ -492,13 +493,13 @@ fn georeference(
         (FileCrs::None | FileCrs::UserDefined, None, Some(srs)) => Crs::Wkt(srs),
         (FileCrs::UserDefined, None, None) => {
             return Err(FormatError::parameter(
-                "SRID",
+                SRID,
                 "the GeoTIFF's coordinate system is user-defined (described by parameters, not an EPSG code); give its EPSG code with the SRID reader parameter",
             ));
         }
         (FileCrs::None, None, None) => {
             return Err(FormatError::parameter(
-                "SRID",
+                SRID,
                 "the GeoTIFF states no coordinate system; give its EPSG code with the SRID reader parameter",
             ));
         }

@@ -12,6 +12,7 @@
 //! and needs the `SRID` reader parameter.
 
 use super::geokeys::{GeoKeys, USER_DEFINED};
+use crate::crs::wkt::{self, normalise};
 
 /// GeoKey ids of the geographic and projection parameters.
 mod key {
@@ -165,7 +166,6 @@ fn linear_unit(keys: &GeoKeys) -> Option<(&'static str, f64)> {
 /// the linear unit, as both GeoKeys and WKT 1 state them).
 fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)> {
     let value = |id: u16, default: f64| keys.double(id).unwrap_or(default);
-    let either = |first: u16, second: u16| keys.double(first).or(keys.double(second));
     let false_easting = value(key::FALSE_EASTING, 0.0);
     let false_northing = value(key::FALSE_NORTHING, 0.0);
     let latitude = value(key::NAT_ORIGIN_LAT, 0.0);
@@ -182,39 +182,6 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
                 ("false_northing", false_northing),
             ],
         )
-    };
-    // The conic projections: two standard parallels, and an origin with false coordinates
-    // stated at the false origin or the natural origin (GDAL writes the first for Lambert
-    // conformal conic, the second for Albers; either is read).
-    let conic = |(latitude_name, longitude_name), false_origin_first: bool, parallel: f64| {
-        let pick = |at_false_origin: u16, at_natural_origin: u16| {
-            let (first, second) = if false_origin_first {
-                (at_false_origin, at_natural_origin)
-            } else {
-                (at_natural_origin, at_false_origin)
-            };
-            either(first, second).unwrap_or(0.0)
-        };
-        vec![
-            ("standard_parallel_1", value(key::STD_PARALLEL_1, parallel)),
-            ("standard_parallel_2", value(key::STD_PARALLEL_2, parallel)),
-            (
-                latitude_name,
-                pick(key::FALSE_ORIGIN_LAT, key::NAT_ORIGIN_LAT),
-            ),
-            (
-                longitude_name,
-                pick(key::FALSE_ORIGIN_LONG, key::NAT_ORIGIN_LONG),
-            ),
-            (
-                "false_easting",
-                pick(key::FALSE_ORIGIN_EASTING, key::FALSE_EASTING),
-            ),
-            (
-                "false_northing",
-                pick(key::FALSE_ORIGIN_NORTHING, key::FALSE_NORTHING),
-            ),
-        ]
     };
     Some(match keys.short(key::COORD_TRANS)? {
         method::TRANSVERSE_MERCATOR => natural_origin("Transverse_Mercator"),
@@ -242,14 +209,71 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
         },
         method::LAMBERT_CONFORMAL_CONIC_2SP => (
             "Lambert_Conformal_Conic_2SP",
-            conic(("latitude_of_origin", "central_meridian"), true, latitude),
+            conic(
+                keys,
+                ("latitude_of_origin", "central_meridian"),
+                true,
+                latitude,
+            ),
         ),
         method::ALBERS_EQUAL_AREA => (
             "Albers_Conic_Equal_Area",
-            conic(("latitude_of_center", "longitude_of_center"), false, 0.0),
+            conic(
+                keys,
+                ("latitude_of_center", "longitude_of_center"),
+                false,
+                0.0,
+            ),
         ),
         _ => return None,
     })
+}
+
+/// The WKT parameters of a conic projection: two standard parallels (`parallel` when a key is
+/// missing), and an origin (named `origin_names` in the WKT) with false coordinates stated at
+/// the false origin or the natural origin. GDAL writes the first for Lambert conformal conic
+/// (`false_origin_first`), the second for Albers; either is read.
+fn conic(
+    keys: &GeoKeys,
+    origin_names: (&'static str, &'static str),
+    false_origin_first: bool,
+    parallel: f64,
+) -> Vec<(&'static str, f64)> {
+    let pick = |at_false_origin: u16, at_natural_origin: u16| {
+        let (first, second) = if false_origin_first {
+            (at_false_origin, at_natural_origin)
+        } else {
+            (at_natural_origin, at_false_origin)
+        };
+        keys.double(first).or(keys.double(second)).unwrap_or(0.0)
+    };
+    let (latitude_name, longitude_name) = origin_names;
+    vec![
+        (
+            "standard_parallel_1",
+            keys.double(key::STD_PARALLEL_1).unwrap_or(parallel),
+        ),
+        (
+            "standard_parallel_2",
+            keys.double(key::STD_PARALLEL_2).unwrap_or(parallel),
+        ),
+        (
+            latitude_name,
+            pick(key::FALSE_ORIGIN_LAT, key::NAT_ORIGIN_LAT),
+        ),
+        (
+            longitude_name,
+            pick(key::FALSE_ORIGIN_LONG, key::NAT_ORIGIN_LONG),
+        ),
+        (
+            "false_easting",
+            pick(key::FALSE_ORIGIN_EASTING, key::FALSE_EASTING),
+        ),
+        (
+            "false_northing",
+            pick(key::FALSE_ORIGIN_NORTHING, key::FALSE_NORTHING),
+        ),
+    ]
 }
 
 /// GeoKeys that describe a system without an EPSG code, ready for the key directory.
@@ -264,7 +288,6 @@ pub(crate) struct DescribedCrs {
 /// The GeoKeys of a WKT 1 definition without an EPSG code, for the methods [`wkt`] reads; the
 /// inverse of it. `None` for anything else.
 pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
-    use crate::crs::wkt::{self, normalise};
     let node = wkt::parse(wkt_text)?;
     let mut described = DescribedCrs::default();
     let geographic = match node.keyword.as_str() {
@@ -280,53 +303,71 @@ pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
     };
     match geographic.epsg().and_then(|code| u16::try_from(code).ok()) {
         Some(code) if code != USER_DEFINED => described.shorts.push((key::GEOGRAPHIC_TYPE, code)),
-        _ => {
-            let datum = geographic.child("DATUM")?;
-            let spheroid = datum.child("SPHEROID")?;
-            let semi_major = spheroid.number(1).filter(|a| *a > 0.0)?;
-            let inverse_flattening = spheroid.number(2).filter(|rf| *rf >= 0.0)?;
-            let angular = geographic.child("UNIT").and_then(|unit| unit.number(1));
-            if angular.is_some_and(|size| (size - 0.017_453_292_519_943_3).abs() > 1e-12) {
-                return None;
-            }
-            let wgs84 = matches!(
-                normalise(datum.name().unwrap_or_default()).as_str(),
-                "wgs1984" | "dwgs1984" | "wgs84"
-            );
-            described.shorts.extend([
-                (key::GEOGRAPHIC_TYPE, USER_DEFINED),
-                (
-                    key::GEODETIC_DATUM,
-                    if wgs84 { DATUM_WGS84 } else { USER_DEFINED },
-                ),
-                (key::ANGULAR_UNITS, ANGULAR_DEGREE),
-                (key::ELLIPSOID, USER_DEFINED),
-            ]);
-            described
-                .doubles
-                .push((key::SEMI_MAJOR_AXIS, vec![semi_major]));
-            described
-                .doubles
-                .push((key::INV_FLATTENING, vec![inverse_flattening]));
-            let prime_meridian = geographic
-                .child("PRIMEM")
-                .and_then(|primem| primem.number(1))
-                .unwrap_or(0.0);
-            if prime_meridian != 0.0 {
-                described
-                    .doubles
-                    .push((key::PRIME_MERIDIAN_LONG, vec![prime_meridian]));
-            }
-            if let Some(shift) = datum.child("TOWGS84") {
-                let values: Option<Vec<f64>> = (0..7).map(|index| shift.number(index)).collect();
-                described.doubles.push((key::TO_WGS84, values?));
-            }
-        }
+        _ => describe_geographic(geographic, &mut described)?,
     }
     if node.keyword == "GEOGCS" {
         return Some(described);
     }
-    let unit = node
+    describe_projected(&node, &mut described);
+    let (method, parameters) = projection_keys(&node)?;
+    described.shorts.push((key::COORD_TRANS, method));
+    described
+        .doubles
+        .extend(parameters.into_iter().map(|(id, value)| (id, vec![value])));
+    Some(described)
+}
+
+/// Adds the keys of a user-defined geographic system (datum, ellipsoid, prime meridian,
+/// shift to WGS 84) from its GEOGCS node; `None` when the node lacks one of them or states
+/// angles in a unit other than degrees.
+fn describe_geographic(geographic: &wkt::Node, described: &mut DescribedCrs) -> Option<()> {
+    let datum = geographic.child("DATUM")?;
+    let spheroid = datum.child("SPHEROID")?;
+    let semi_major = spheroid.number(1).filter(|a| *a > 0.0)?;
+    let inverse_flattening = spheroid.number(2).filter(|rf| *rf >= 0.0)?;
+    let angular = geographic.child("UNIT").and_then(|unit| unit.number(1));
+    if angular.is_some_and(|size| (size - 0.017_453_292_519_943_3).abs() > 1e-12) {
+        return None;
+    }
+    let wgs84 = matches!(
+        normalise(datum.name().unwrap_or_default()).as_str(),
+        "wgs1984" | "dwgs1984" | "wgs84"
+    );
+    described.shorts.extend([
+        (key::GEOGRAPHIC_TYPE, USER_DEFINED),
+        (
+            key::GEODETIC_DATUM,
+            if wgs84 { DATUM_WGS84 } else { USER_DEFINED },
+        ),
+        (key::ANGULAR_UNITS, ANGULAR_DEGREE),
+        (key::ELLIPSOID, USER_DEFINED),
+    ]);
+    described
+        .doubles
+        .push((key::SEMI_MAJOR_AXIS, vec![semi_major]));
+    described
+        .doubles
+        .push((key::INV_FLATTENING, vec![inverse_flattening]));
+    let prime_meridian = geographic
+        .child("PRIMEM")
+        .and_then(|primem| primem.number(1))
+        .unwrap_or(0.0);
+    if prime_meridian != 0.0 {
+        described
+            .doubles
+            .push((key::PRIME_MERIDIAN_LONG, vec![prime_meridian]));
+    }
+    if let Some(shift) = datum.child("TOWGS84") {
+        let values: Option<Vec<f64>> = (0..7).map(|index| shift.number(index)).collect();
+        described.doubles.push((key::TO_WGS84, values?));
+    }
+    Some(())
+}
+
+/// Adds the keys that make a projected system user-defined, and its linear unit from its
+/// PROJCS node (by code when it is the metre or one of the feet, else by size).
+fn describe_projected(projected: &wkt::Node, described: &mut DescribedCrs) {
+    let unit = projected
         .child("UNIT")
         .and_then(|unit| unit.number(1))
         .unwrap_or(1.0);
@@ -342,96 +383,136 @@ pub(crate) fn describe(wkt_text: &str) -> Option<DescribedCrs> {
     if unit_code == USER_DEFINED {
         described.doubles.push((key::LINEAR_UNIT_SIZE, vec![unit]));
     }
-    let p = |names: &[&str]| node.parameter(names);
-    let latitude = p(&["latitude_of_origin", "latitude_of_center"]).unwrap_or(0.0);
-    let longitude = p(&[
-        "central_meridian",
-        "longitude_of_origin",
-        "longitude_of_center",
-    ])
-    .unwrap_or(0.0);
-    let scale = p(&["scale_factor"]).unwrap_or(1.0);
-    let false_easting = p(&["false_easting"]).unwrap_or(0.0);
-    let false_northing = p(&["false_northing"]).unwrap_or(0.0);
-    let parallel_1 = p(&["standard_parallel_1"]);
-    let parallel_2 = p(&["standard_parallel_2"]);
-    let natural_origin = [
-        (key::NAT_ORIGIN_LAT, latitude),
-        (key::NAT_ORIGIN_LONG, longitude),
-        (key::SCALE_AT_NAT_ORIGIN, scale),
-        (key::FALSE_EASTING, false_easting),
-        (key::FALSE_NORTHING, false_northing),
-    ];
-    let (method, parameters): (u16, Vec<(u16, f64)>) =
-        match normalise(node.child("PROJECTION")?.name()?).as_str() {
+}
+
+/// The `ProjCoordTransGeoKey` method and its parameter keys for the PROJECTION and
+/// PARAMETERs of a PROJCS node; `None` for a projection outside the covered methods.
+fn projection_keys(projected: &wkt::Node) -> Option<(u16, Vec<(u16, f64)>)> {
+    let parameters = ProjectionParameters::of(projected);
+    Some(
+        match normalise(projected.child("PROJECTION")?.name()?).as_str() {
             "transversemercator" | "gausskruger" => {
-                (method::TRANSVERSE_MERCATOR, natural_origin.to_vec())
+                (method::TRANSVERSE_MERCATOR, parameters.natural_origin())
             }
             "obliquestereographic" | "doublestereographic" => {
-                (method::OBLIQUE_STEREOGRAPHIC, natural_origin.to_vec())
+                (method::OBLIQUE_STEREOGRAPHIC, parameters.natural_origin())
             }
-            "lambertconformalconic1sp" => {
-                (method::LAMBERT_CONFORMAL_CONIC_1SP, natural_origin.to_vec())
-            }
-            "lambertconformalconic" if parallel_2.is_none() => {
-                (method::LAMBERT_CONFORMAL_CONIC_1SP, natural_origin.to_vec())
-            }
+            "lambertconformalconic1sp" => (
+                method::LAMBERT_CONFORMAL_CONIC_1SP,
+                parameters.natural_origin(),
+            ),
+            "lambertconformalconic" if parameters.parallel_2.is_none() => (
+                method::LAMBERT_CONFORMAL_CONIC_1SP,
+                parameters.natural_origin(),
+            ),
             "lambertconformalconic2sp" | "lambertconformalconic" => (
                 method::LAMBERT_CONFORMAL_CONIC_2SP,
-                vec![
-                    (key::STD_PARALLEL_1, parallel_1.unwrap_or(latitude)),
-                    (
-                        key::STD_PARALLEL_2,
-                        parallel_2.or(parallel_1).unwrap_or(latitude),
-                    ),
-                    (key::FALSE_ORIGIN_LAT, latitude),
-                    (key::FALSE_ORIGIN_LONG, longitude),
-                    (key::FALSE_ORIGIN_EASTING, false_easting),
-                    (key::FALSE_ORIGIN_NORTHING, false_northing),
-                ],
+                parameters.conic(
+                    parameters.latitude,
+                    [
+                        key::FALSE_ORIGIN_LAT,
+                        key::FALSE_ORIGIN_LONG,
+                        key::FALSE_ORIGIN_EASTING,
+                        key::FALSE_ORIGIN_NORTHING,
+                    ],
+                ),
             ),
-            "mercator1sp" | "mercator2sp" | "mercator" => match parallel_1 {
-                Some(parallel) if parallel != 0.0 => (
-                    method::MERCATOR,
-                    vec![
-                        (key::STD_PARALLEL_1, parallel),
-                        (key::NAT_ORIGIN_LONG, longitude),
-                        (key::FALSE_EASTING, false_easting),
-                        (key::FALSE_NORTHING, false_northing),
-                    ],
-                ),
-                _ => (
-                    method::MERCATOR,
-                    vec![
-                        (key::NAT_ORIGIN_LAT, 0.0),
-                        (key::NAT_ORIGIN_LONG, longitude),
-                        (key::SCALE_AT_NAT_ORIGIN, scale),
-                        (key::FALSE_EASTING, false_easting),
-                        (key::FALSE_NORTHING, false_northing),
-                    ],
-                ),
-            },
+            "mercator1sp" | "mercator2sp" | "mercator" => (method::MERCATOR, parameters.mercator()),
             "albersconicequalarea" | "albers" => (
                 method::ALBERS_EQUAL_AREA,
-                vec![
-                    (key::STD_PARALLEL_1, parallel_1.unwrap_or(0.0)),
-                    (
-                        key::STD_PARALLEL_2,
-                        parallel_2.or(parallel_1).unwrap_or(0.0),
-                    ),
-                    (key::NAT_ORIGIN_LAT, latitude),
-                    (key::NAT_ORIGIN_LONG, longitude),
-                    (key::FALSE_EASTING, false_easting),
-                    (key::FALSE_NORTHING, false_northing),
-                ],
+                parameters.conic(
+                    0.0,
+                    [
+                        key::NAT_ORIGIN_LAT,
+                        key::NAT_ORIGIN_LONG,
+                        key::FALSE_EASTING,
+                        key::FALSE_NORTHING,
+                    ],
+                ),
             ),
             _ => return None,
-        };
-    described.shorts.push((key::COORD_TRANS, method));
-    described
-        .doubles
-        .extend(parameters.into_iter().map(|(id, value)| (id, vec![value])));
-    Some(described)
+        },
+    )
+}
+
+/// The parameters of a PROJCS node, found under any of the names WKT writers give them.
+struct ProjectionParameters {
+    latitude: f64,
+    longitude: f64,
+    scale: f64,
+    false_easting: f64,
+    false_northing: f64,
+    parallel_1: Option<f64>,
+    parallel_2: Option<f64>,
+}
+
+impl ProjectionParameters {
+    fn of(projected: &wkt::Node) -> Self {
+        let p = |names: &[&str]| projected.parameter(names);
+        Self {
+            latitude: p(&["latitude_of_origin", "latitude_of_center"]).unwrap_or(0.0),
+            longitude: p(&[
+                "central_meridian",
+                "longitude_of_origin",
+                "longitude_of_center",
+            ])
+            .unwrap_or(0.0),
+            scale: p(&["scale_factor"]).unwrap_or(1.0),
+            false_easting: p(&["false_easting"]).unwrap_or(0.0),
+            false_northing: p(&["false_northing"]).unwrap_or(0.0),
+            parallel_1: p(&["standard_parallel_1"]),
+            parallel_2: p(&["standard_parallel_2"]),
+        }
+    }
+
+    /// The keys of a method with a natural origin and a scale there.
+    fn natural_origin(&self) -> Vec<(u16, f64)> {
+        vec![
+            (key::NAT_ORIGIN_LAT, self.latitude),
+            (key::NAT_ORIGIN_LONG, self.longitude),
+            (key::SCALE_AT_NAT_ORIGIN, self.scale),
+            (key::FALSE_EASTING, self.false_easting),
+            (key::FALSE_NORTHING, self.false_northing),
+        ]
+    }
+
+    /// The keys of a conic method: two standard parallels (the second defaulting to the
+    /// first, both to `parallel`), then the origin's latitude, longitude, easting and northing
+    /// under `origin_keys`.
+    fn conic(&self, parallel: f64, origin_keys: [u16; 4]) -> Vec<(u16, f64)> {
+        let [latitude, longitude, easting, northing] = origin_keys;
+        vec![
+            (key::STD_PARALLEL_1, self.parallel_1.unwrap_or(parallel)),
+            (
+                key::STD_PARALLEL_2,
+                self.parallel_2.or(self.parallel_1).unwrap_or(parallel),
+            ),
+            (latitude, self.latitude),
+            (longitude, self.longitude),
+            (easting, self.false_easting),
+            (northing, self.false_northing),
+        ]
+    }
+
+    /// The keys of Mercator: with a standard parallel (2SP) when one other than the equator
+    /// is given, else with a scale (1SP).
+    fn mercator(&self) -> Vec<(u16, f64)> {
+        match self.parallel_1 {
+            Some(parallel) if parallel != 0.0 => vec![
+                (key::STD_PARALLEL_1, parallel),
+                (key::NAT_ORIGIN_LONG, self.longitude),
+                (key::FALSE_EASTING, self.false_easting),
+                (key::FALSE_NORTHING, self.false_northing),
+            ],
+            _ => vec![
+                (key::NAT_ORIGIN_LAT, 0.0),
+                (key::NAT_ORIGIN_LONG, self.longitude),
+                (key::SCALE_AT_NAT_ORIGIN, self.scale),
+                (key::FALSE_EASTING, self.false_easting),
+                (key::FALSE_NORTHING, self.false_northing),
+            ],
+        }
+    }
 }
 
 /// A number in its shortest exact form (`0.9996`, `500000`).

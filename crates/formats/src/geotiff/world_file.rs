@@ -6,12 +6,12 @@
 //! Six numbers, one per line: the cell width (A), the row and column rotations (D, B), the
 //! cell height (E, negative for north-up), and the centre of the upper-left cell (C, F).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::FORMAT;
 use crate::error::{FormatError, FormatResult};
 use crate::model::GeoTransform;
+use crate::side_files;
 
 /// The world file beside `tiff`, in GDAL's order: `.tfw` (first and last letter of the
 /// extension, then `w`), `.tifw` (the extension and `w`), `.wld`; any case.
@@ -24,16 +24,13 @@ pub(crate) fn find(tiff: &Path) -> Option<PathBuf> {
     );
     [short, format!("{extension}w"), "wld".to_owned()]
         .iter()
-        .find_map(|candidate| crate::shp::sibling(tiff, candidate))
+        .find_map(|candidate| side_files::sibling(tiff, candidate))
 }
 
 /// The transform a world file states, as GDAL computes it: the origin is the corner of the
 /// upper-left cell, half a cell from the centre the file names.
 pub(crate) fn read(path: &Path) -> FormatResult<GeoTransform> {
-    let file = File::open(path).map_err(|source| FormatError::read(path, source))?;
-    let text = crate::shp::read_small(file)
-        .map_err(|source| FormatError::read(path, source))?
-        .unwrap_or_default();
+    let text = side_files::read_text(path)?.unwrap_or_default();
     parse(&text).map_err(|message| {
         FormatError::invalid(FORMAT, format!("world file {}", path.display()), message)
     })

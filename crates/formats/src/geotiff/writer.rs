@@ -22,6 +22,7 @@ use crate::error::{FormatError, FormatResult};
 use crate::model::{
     DataType, DatasetSink, Frame, GeoTransform, GridHeader, Header, Item, TimeAxis, Values,
 };
+use crate::text::shorten;
 
 /// Most bands of a GeoTIFF: `SamplesPerPixel` is a 16-bit field (GDAL has the same limit).
 pub(crate) const BANDS_MAX: usize = 65_535;
@@ -519,7 +520,7 @@ fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<CrsKeys> {
         Some(CrsKeys::Described(described))
     });
     if keyed.is_none() {
-        let description = crate::mesh_file::shorten(&format!("{crs:?}"));
+        let description = shorten(&format!("{crs:?}"));
         notes.push(format!(
             "the coordinate system {description} has no projected or geographic EPSG code in the registry, and its parameters are not ones Basin can state in GeoKeys; the GeoTIFF was written without one"
         ));

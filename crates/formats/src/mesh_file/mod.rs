@@ -4,19 +4,16 @@
 //! bathymetry) and a boundary code, then triangles and quadrilaterals. It is a mesh dataset
 //! with no items and no time; the z values stay node z, with their EUM quantity.
 
-pub(crate) mod lines;
 mod reader;
-
-pub(crate) use reader::shorten;
 mod writer;
 
-use std::io::BufReader;
 use std::path::Path;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::{FormatError, FormatResult};
 use crate::model::{DataKind, DatasetSink, Header, MeshHeader, TimeAxis};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{Parameters, SRID, srid_parameter};
+use crate::text::Lines;
 
 const FORMAT: &str = "MIKE mesh";
 
@@ -27,14 +24,9 @@ pub const READER: ReaderSpec = ReaderSpec {
     dataset_format: ".mesh",
     extensions: &[".mesh"],
     produces: &[DataKind::Mesh],
-    parameters: &[ParameterSpec {
-        name: "SRID",
-        description: "EPSG code of the input's coordinate system, used when the file's projection is missing or a name rather than a WKT",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    }],
+    parameters: &[srid_parameter(
+        "EPSG code of the input's coordinate system, used when the file's projection is missing or a name rather than a WKT",
+    )],
 };
 
 /// Reads a MIKE .mesh file.
@@ -53,18 +45,8 @@ impl Reader for MeshFileReader {
         context: &ReadContext<'_>,
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        let srid = parameters.srid("SRID")?;
-        let file = std::fs::File::open(input).map_err(|source| FormatError::read(input, source))?;
-        if let Ok(metadata) = file.metadata() {
-            context.progress.set_total(metadata.len());
-        }
-        let mut lines = lines::Lines::new(
-            BufReader::new(file),
-            FORMAT,
-            input,
-            context.limits.line_bytes_max,
-            context.progress,
-        );
+        let srid = parameters.srid(SRID)?;
+        let mut lines = Lines::open(input, FORMAT, context)?;
         let Some(first) = lines.next_non_blank()? else {
             return Err(FormatError::invalid(FORMAT, "line 1", "the file is empty"));
         };

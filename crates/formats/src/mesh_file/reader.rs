@@ -6,11 +6,11 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use super::FORMAT;
-use super::lines::Lines;
 use crate::crs::Crs;
 use crate::error::{FormatError, FormatResult};
 use crate::limits::{ReadLimits, check_limit, prealloc_capacity};
 use crate::model::{ElementKind, Elements, MeshGeometry, Nodes, Quantity};
+use crate::text::{Lines, shorten};
 
 /// The EUM item code of bathymetry, implied by the old header variant.
 pub(crate) const EUM_BATHYMETRY: i32 = 100_079;
@@ -284,13 +284,4 @@ fn parse_count(token: &str) -> Option<u64> {
 fn split_token(text: &str) -> (&str, &str) {
     let text = text.trim_start();
     text.split_once(char::is_whitespace).unwrap_or((text, ""))
-}
-
-/// At most 60 characters of `text`, for messages.
-pub(crate) fn shorten(text: &str) -> String {
-    let mut short: String = text.chars().take(60).collect();
-    if text.chars().nth(60).is_some() {
-        short.push_str("...");
-    }
-    short
 }

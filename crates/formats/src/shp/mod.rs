@@ -14,14 +14,12 @@ mod shape;
 mod writer;
 mod zip_input;
 
-pub(crate) use reader::{read_small, sibling};
-
 use std::path::Path;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{Parameters, SRID, SRID_PARAMETER};
 
 const FORMAT: &str = "Shapefile";
 
@@ -32,14 +30,7 @@ pub const READER: ReaderSpec = ReaderSpec {
     dataset_format: ".shp",
     extensions: &[".shp", ".zip"],
     produces: &[DataKind::Features],
-    parameters: &[ParameterSpec {
-        name: "SRID",
-        description: "EPSG code of the input's coordinate system, used when the file does not state one",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    }],
+    parameters: &[SRID_PARAMETER],
 };
 
 /// Reads an ESRI Shapefile (or a .zip holding one).
@@ -58,7 +49,7 @@ impl Reader for ShpReader {
         context: &ReadContext<'_>,
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        let srid = parameters.srid("SRID")?;
+        let srid = parameters.srid(SRID)?;
         reader::read(input, srid, context, sink)
     }
 }

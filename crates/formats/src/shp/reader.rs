@@ -13,13 +13,12 @@ use crate::catalogue::ReadContext;
 use crate::crs::Crs;
 use crate::error::{FormatError, FormatResult};
 use crate::model::{DatasetSink, Feature, FeatureSchema, Geometry, Header, Value};
+use crate::side_files;
 
 use super::FORMAT;
 use super::dbf::{self, DbfHeader};
 use super::shape::{self, RecordPlace, ShapeType};
 
-/// Most bytes of a .prj or .cpg: both hold one short line of text.
-const SIDE_FILE_BYTES_MAX: u64 = 1024 * 1024;
 /// Progress is reported in steps of this many bytes, so that a progress bar costs nothing.
 const PROGRESS_STEP_BYTES: u64 = 1024 * 1024;
 
@@ -48,7 +47,7 @@ pub(crate) fn read(
     }
     let shp = open(input)?;
     let total = shp.metadata().map(|meta| meta.len()).unwrap_or(0);
-    let dbf_path = sibling(input, "dbf");
+    let dbf_path = side_files::sibling(input, "dbf");
     let dbf = match &dbf_path {
         Some(path) => Some(open(path)?),
         None => None,
@@ -59,8 +58,8 @@ pub(crate) fn read(
         .map_or(0, |meta| meta.len());
     context.progress.set_total(total.saturating_add(dbf_bytes));
     let side = SideFiles {
-        prj: read_side(sibling(input, "prj"))?,
-        cpg: read_side(sibling(input, "cpg"))?,
+        prj: read_side(side_files::sibling(input, "prj"))?,
+        cpg: read_side(side_files::sibling(input, "cpg"))?,
     };
     let shp = BufReader::with_capacity(256 * 1024, shp);
     let dbf = dbf.map(|file| BufReader::with_capacity(256 * 1024, file));
@@ -71,46 +70,11 @@ fn open(path: &Path) -> FormatResult<File> {
     File::open(path).map_err(|error| FormatError::read(path, error))
 }
 
-/// The file beside `shp` with the same stem and extension `extension` in any case.
-pub(crate) fn sibling(shp: &Path, extension: &str) -> Option<PathBuf> {
-    let stem = shp.file_stem()?;
-    let folder = match shp.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    for candidate in [extension.to_owned(), extension.to_ascii_uppercase()] {
-        let path = folder.join(stem).with_extension(candidate);
-        if path.is_file() {
-            return Some(path);
-        }
-    }
-    std::fs::read_dir(&folder)
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path())
-        .find(|path| {
-            path.file_stem() == Some(stem)
-                && path
-                    .extension()
-                    .and_then(|found| found.to_str())
-                    .is_some_and(|found| found.eq_ignore_ascii_case(extension))
-        })
-}
-
 fn read_side(path: Option<PathBuf>) -> FormatResult<Option<String>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let file = open(&path)?;
-    read_small(file).map_err(|error| FormatError::read(&path, error))
-}
-
-/// Reads a small text side file, at most [`SIDE_FILE_BYTES_MAX`].
-pub(crate) fn read_small(reader: impl Read) -> std::io::Result<Option<String>> {
-    let mut bytes = Vec::new();
-    reader.take(SIDE_FILE_BYTES_MAX).read_to_end(&mut bytes)?;
-    let text = String::from_utf8_lossy(&bytes).trim().to_owned();
-    Ok((!text.is_empty()).then_some(text))
+    match path {
+        Some(path) => side_files::read_text(&path),
+        None => Ok(None),
+    }
 }
 
 /// Reads the .shp header: the shape type.

@@ -11,9 +11,10 @@ use zip::ZipArchive;
 use crate::catalogue::ReadContext;
 use crate::error::{FormatError, FormatResult};
 use crate::model::DatasetSink;
+use crate::side_files::read_small;
 
 use super::FORMAT;
-use super::reader::{SideFiles, read_small, read_streams};
+use super::reader::{SideFiles, read_streams};
 
 fn open(input: &Path) -> FormatResult<ZipArchive<BufReader<File>>> {
     let file = File::open(input).map_err(|error| FormatError::read(input, error))?;

@@ -13,6 +13,7 @@ use super::FORMAT;
 use crate::error::{FormatError, FormatResult};
 use crate::limits::prealloc_capacity;
 use crate::model::{DataType, Values};
+use crate::text::shorten;
 
 /// The element type of a VTK data array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,11 +220,7 @@ pub(crate) fn decode_ascii(
             FormatError::invalid(
                 FORMAT,
                 format!("DataArray {name:?}"),
-                format!(
-                    "{:?} is not a valid {}",
-                    crate::mesh_file::shorten(token),
-                    vtk_type.name()
-                ),
+                format!("{:?} is not a valid {}", shorten(token), vtk_type.name()),
             )
         })?;
     }

@@ -22,7 +22,7 @@ use crate::model::{
     DataKind, DatasetSink, ElementKind, Elements, Frame, Header, Item, ItemLocation, MeshGeometry,
     MeshHeader, Nodes, Quantity, TimeAxis, Values,
 };
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, srid_parameter};
 
 use reader::{Array, Piece, Section};
 
@@ -38,14 +38,9 @@ pub const READER: ReaderSpec = ReaderSpec {
     dataset_format: ".vtu",
     extensions: &[".vtu"],
     produces: &[DataKind::Mesh],
-    parameters: &[ParameterSpec {
-        name: "SRID",
-        description: "EPSG code of the coordinates (a VTU file does not state one)",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    }],
+    parameters: &[srid_parameter(
+        "EPSG code of the coordinates (a VTU file does not state one)",
+    )],
 };
 
 /// Reads a VTK XML UnstructuredGrid (.vtu).
@@ -64,7 +59,7 @@ impl Reader for VtuReader {
         context: &ReadContext<'_>,
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
-        let crs = parameters.srid("SRID")?.map(Crs::Epsg);
+        let crs = parameters.srid(SRID)?.map(Crs::Epsg);
         if let Ok(metadata) = std::fs::metadata(input) {
             context.progress.set_total(metadata.len());
         }

@@ -7,15 +7,14 @@
 //! every later line must have the same number of columns. Columns other than x, y and z
 //! become extra items named `column<index>` (zero-based), so no value is dropped.
 
-use std::io::BufReader;
 use std::path::Path;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec};
 use crate::crs::Crs;
 use crate::error::{FormatError, FormatResult};
-use crate::mesh_file::lines::Lines;
 use crate::model::{DataKind, DataType, DatasetSink, Header, Item, PointChunk, PointHeader};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, SRID_PARAMETER};
+use crate::text::{Lines, shorten};
 
 const FORMAT: &str = "XYZ";
 
@@ -35,14 +34,7 @@ pub const READER: ReaderSpec = ReaderSpec {
             default_value: Some("2"),
             allowed_values: &[],
         },
-        ParameterSpec {
-            name: "SRID",
-            description: "EPSG code of the input's coordinate system, used when the file does not state one",
-            data_type: ParameterType::Integer,
-            required: false,
-            default_value: None,
-            allowed_values: &[],
-        },
+        SRID_PARAMETER,
     ],
 };
 
@@ -69,18 +61,8 @@ impl Reader for XyzReader {
         sink: &mut dyn DatasetSink,
     ) -> FormatResult<()> {
         let z_column = z_column_index(parameters)?;
-        let crs = parameters.srid("SRID")?.map(Crs::Epsg);
-        let file = std::fs::File::open(input).map_err(|source| FormatError::read(input, source))?;
-        if let Ok(metadata) = file.metadata() {
-            context.progress.set_total(metadata.len());
-        }
-        let mut lines = Lines::new(
-            BufReader::new(file),
-            FORMAT,
-            input,
-            context.limits.line_bytes_max,
-            context.progress,
-        );
+        let crs = parameters.srid(SRID)?.map(Crs::Epsg);
+        let mut lines = Lines::open(input, FORMAT, context)?;
         let Some(first) = lines.next_non_blank()? else {
             return Err(FormatError::invalid(
                 FORMAT,
@@ -205,7 +187,7 @@ impl Layout {
                     format!(
                         "column {} {:?} is not a number{hint}",
                         count - 1,
-                        crate::mesh_file::shorten(token)
+                        shorten(token)
                     ),
                 )
             })?;

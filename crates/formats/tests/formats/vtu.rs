@@ -1,12 +1,6 @@
 //! VTU: round trips (ascii and binary, time series as .pvd and zip), the encodings ParaView
 //! and meshio write (UInt64 headers, zlib, appended raw and base64), and every error.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test helpers fail the test on unexpected results"
-)]
-
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

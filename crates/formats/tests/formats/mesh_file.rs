@@ -1,11 +1,5 @@
 //! MIKE .mesh: the corpus files against mikeio's values, round trips, and every error.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test helpers fail the test on unexpected results"
-)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

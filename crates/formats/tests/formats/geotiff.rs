@@ -2,13 +2,6 @@
 //! every data type through the writer, an independent decoder (the `tiff` crate) on the
 //! writer's output, the writer's parameters and notes, every limit, and hostile input.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    reason = "test helpers fail the test on unexpected results"
-)]
-
 use std::path::{Path, PathBuf};
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};

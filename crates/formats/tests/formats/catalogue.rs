@@ -2,12 +2,6 @@
 //! feed (the conversions of spec 4.4 rule 4), parameter validation before any work, the plain
 //! copy, and the pipeline's clean-up after a failed conversion.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test code: a failed assumption should abort the test loudly"
-)]
-
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -1,12 +1,25 @@
-//! Line-by-line reading of the text formats of this area (.mesh, XYZ) with a bound on the
-//! length of one line, so that a file without line breaks cannot make a reader buffer it
-//! whole, and with progress in bytes.
+//! Text helpers the formats share: [`Lines`], line-by-line reading of the line-based text
+//! formats (.mesh, XYZ) with a bound on the length of one line, so that a file without line
+//! breaks cannot make a reader buffer it whole, and with progress in bytes; and [`shorten`],
+//! which keeps a piece of input quoted in a message short. They live here rather than in one
+//! format so that no format module depends on another.
 
-use std::io::{BufRead, Read};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use crate::catalogue::ReadContext;
 use crate::error::{FormatError, FormatResult};
 use crate::progress::Progress;
+
+/// At most 60 characters of `text`, then `...` if there were more, for messages.
+pub(crate) fn shorten(text: &str) -> String {
+    let mut short: String = text.chars().take(60).collect();
+    if text.chars().nth(60).is_some() {
+        short.push_str("...");
+    }
+    short
+}
 
 /// Reads lines of at most `line_bytes_max` bytes, counting line numbers (1-based) and
 /// reporting bytes to a [`Progress`].
@@ -20,9 +33,31 @@ pub(crate) struct Lines<'a, R> {
     line_number: u64,
 }
 
+impl<'a> Lines<'a, BufReader<File>> {
+    /// Opens the file at `path` for reading its lines with the line bound of
+    /// `context.limits`, after telling `context.progress` its size; errors name `format`.
+    pub(crate) fn open(
+        path: &'a Path,
+        format: &'static str,
+        context: &ReadContext<'a>,
+    ) -> FormatResult<Self> {
+        let file = File::open(path).map_err(|source| FormatError::read(path, source))?;
+        if let Ok(metadata) = file.metadata() {
+            context.progress.set_total(metadata.len());
+        }
+        Ok(Self::new(
+            BufReader::new(file),
+            format,
+            path,
+            context.limits.line_bytes_max,
+            context.progress,
+        ))
+    }
+}
+
 impl<'a, R: BufRead> Lines<'a, R> {
     /// Wraps `reader`; errors name `format` and `path`.
-    pub(crate) fn new(
+    fn new(
         reader: R,
         format: &'static str,
         path: &'a Path,

@@ -1,11 +1,5 @@
 //! XYZ: separators, z column, extra columns, chunked streaming, and every error.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test helpers fail the test on unexpected results"
-)]
-
 use std::path::Path;
 
 use basin_formats::catalogue::{ReadContext, Reader};

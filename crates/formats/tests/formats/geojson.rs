@@ -1,14 +1,6 @@
 //! GeoJSON reader and writer: round trips, single Feature and bare Geometry documents, the
 //! legacy `crs` member, property type widening, and hostile documents.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed assumption should abort the test loudly"
-)]
-
 use std::path::Path;
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};

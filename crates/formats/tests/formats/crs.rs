@@ -6,12 +6,6 @@
 //! Reference numbers come from GDAL 3.6 (Debian gdal-bin, PROJ 9.1) on the machine that wrote
 //! the tests; each test names the command.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test code: a failed assumption should abort the test loudly"
-)]
-
 use std::sync::Arc;
 
 use basin_formats::crs::{

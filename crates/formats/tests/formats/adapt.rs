@@ -1,12 +1,6 @@
 //! The adapters between kinds of data, with in-memory datasets: points to a mesh, a mesh to
 //! features, features to a mesh, and the pairs without an adapter.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "test helpers fail the test on unexpected results"
-)]
-
 use std::sync::Arc;
 
 use basin_formats::adapt::{MESH_FIELDS_MAX, for_writer};

@@ -1,14 +1,6 @@
 //! Shapefile reader and writer: round trips of every geometry type (with z, m and nulls) and
 //! attribute type, .zip input and output, field name truncation, code pages, and hostile files.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test code: a failed assumption should abort the test loudly"
-)]
-
 use std::path::{Path, PathBuf};
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};

@@ -1,0 +1,21 @@
+//! The tests of basin-formats through its public API. One binary (see `autotests = false`),
+//! one module per format plus the catalogue, the adapters between data kinds and the
+//! coordinate systems; fixtures are in `tests/fixtures/`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed assumption should abort the test loudly"
+)]
+
+mod adapt;
+mod ascii_grid;
+mod catalogue;
+mod crs;
+mod geojson;
+mod geotiff;
+mod mesh_file;
+mod shapefile;
+mod vtu;
+mod xyz;
