@@ -7,6 +7,7 @@ test with a message saying what is missing; in CI (CI set and not "false") it fa
 comparison is never silently dropped.
 """
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -23,6 +24,18 @@ def skip_or_fail(message):
     if IN_CI:
         pytest.fail(message)
     pytest.skip(message)
+
+
+def require_module(name):
+    """Imports Python module `name` (from requirements.txt); outside CI a missing one skips the
+    whole test module with a message, in CI it fails."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        message = f"Python module {name} is missing (pip install -r tests/python/requirements.txt)"
+        if IN_CI:
+            raise ImportError(message) from error
+        pytest.skip(message, allow_module_level=True)
 
 
 def require_tool(name, install="apt-get install gdal-bin"):

@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from formats_support import convert, require_tool, run
+from formats_support import convert, require_module, require_tool, run
 
-np = pytest.importorskip("numpy")
-meshio = pytest.importorskip("meshio")
+np = require_module("numpy")
+meshio = require_module("meshio")
 
 
 def write_asc(path, columns, rows, header, value):

@@ -12,11 +12,11 @@ import random
 
 import pytest
 
-from formats_support import (BINARY, ROOT, convert, require_implemented, require_tool, run,
-                             skip_or_fail)
+from formats_support import (BINARY, ROOT, convert, require_implemented, require_module,
+                             require_tool, run, skip_or_fail)
 
-np = pytest.importorskip("numpy")
-meshio = pytest.importorskip("meshio")
+np = require_module("numpy")
+meshio = require_module("meshio")
 
 FIXTURES = os.path.join(ROOT, "crates", "formats", "tests", "fixtures", "meshes")
 FIXTURE_MESHES = ["quad_tri.mesh", "odense_rough.mesh", "mesh2d_mixed.mesh"]

@@ -19,7 +19,7 @@ import zipfile
 
 import pytest
 
-from formats_support import convert, require_tool, run
+from formats_support import convert, require_module, require_tool, run
 
 LATIN = "Zürich, Genève, Ærø"
 
@@ -160,7 +160,7 @@ def test_a_zipped_latin1_shapefile_matches_ogr2ogr(tmp_path):
 
 
 def test_a_pyshp_shapefile_without_cpg_matches_ogr2ogr(tmp_path):
-    shapefile = pytest.importorskip("shapefile")
+    shapefile = require_module("shapefile")
     path = str(tmp_path / "pyshp")
     with shapefile.Writer(path, shapeType=shapefile.POLYGONM, encoding="latin1") as writer:
         writer.field("NAME", "C", size=40)
