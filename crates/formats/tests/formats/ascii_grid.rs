@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::helpers::params;
+
 use basin_formats::ascii_grid::{
     AsciiGridReader, AsciiGridWriter, FRAME_VALUES, HEADER_LINE_BYTES_MAX, TOKEN_BYTES_MAX,
 };
@@ -19,11 +21,7 @@ use basin_formats::{Catalogue, FormatError, FormatResult, Parameters, Progress, 
 const UTM_32N_ESRI: &str = r#"PROJCS["WGS_1984_UTM_Zone_32N",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Transverse_Mercator"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",9.0],PARAMETER["Scale_Factor",0.9996],PARAMETER["Latitude_Of_Origin",0.0],UNIT["Meter",1.0]]"#;
 
 fn parameters(raw: &[(&str, &str)]) -> Parameters {
-    let raw: Vec<(String, String)> = raw
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-        .collect();
-    Parameters::validate(AsciiGridReader.spec().parameters, &raw).unwrap()
+    params(AsciiGridReader.spec().parameters, raw)
 }
 
 fn read_with(path: &Path, raw: &[(&str, &str)], limits: ReadLimits) -> FormatResult<Dataset> {

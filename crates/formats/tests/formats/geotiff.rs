@@ -2,7 +2,9 @@
 //! every data type through the writer, an independent decoder (the `tiff` crate) on the
 //! writer's output, the writer's parameters and notes, every limit, and hostile input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::helpers::{fixture, params};
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
 use basin_formats::crs::Crs;
@@ -11,21 +13,7 @@ use basin_formats::model::{
     Data, DataType, Dataset, GeoTransform, GridGeometry, GridHeader, Header, Item, TimeAxis,
     Values, VerticalAxis,
 };
-use basin_formats::{FormatError, FormatResult, Parameters, ReadLimits};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/geotiff")
-        .join(name)
-}
-
-fn params(specs: &'static [basin_formats::ParameterSpec], raw: &[(&str, &str)]) -> Parameters {
-    let raw: Vec<(String, String)> = raw
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-        .collect();
-    Parameters::validate(specs, &raw).unwrap()
-}
+use basin_formats::{FormatError, FormatResult, ReadLimits};
 
 fn read_with(path: &Path, raw: &[(&str, &str)], limits: ReadLimits) -> FormatResult<Dataset> {
     let parameters = params(GeoTiffReader.spec().parameters, raw);
@@ -200,7 +188,7 @@ fn gdal_files_of_every_layout_and_codec_read_exactly() {
         ("tiled_zstd_predictor3_float32.tif", DataType::F32, 4.0),
         ("strip_zstd_predictor2_int16.tif", DataType::I16, 1.0),
     ] {
-        let dataset = read(&fixture(name)).unwrap();
+        let dataset = read(&fixture("geotiff", name)).unwrap();
         let grid = grid_of(&dataset);
         assert_eq!(
             (grid.geometry.columns, grid.geometry.rows),
@@ -253,7 +241,7 @@ fn gdal_georeferencing_and_crs_agree_with_gdalinfo() {
             32632,
         ),
     ] {
-        let dataset = read(&fixture(name)).unwrap();
+        let dataset = read(&fixture("geotiff", name)).unwrap();
         let geometry = &grid_of(&dataset).geometry;
         assert_eq!(geometry.transform.to_gdal(), transform, "{name}");
         assert_eq!(geometry.crs, Some(Crs::Epsg(code)), "{name}");
@@ -266,7 +254,7 @@ fn gdal_multi_band_files_give_named_items_chunky_or_planar() {
         "planar_tiled_3band_uint16.tif",
         "chunky_striped_3band_uint16.tif",
     ] {
-        let dataset = read(&fixture(name)).unwrap();
+        let dataset = read(&fixture("geotiff", name)).unwrap();
         let grid = grid_of(&dataset);
         let names: Vec<&str> = grid.items.iter().map(|item| item.name.as_str()).collect();
         assert_eq!(names, ["level 0", "level 1", "level 2"], "{name}");
@@ -301,7 +289,7 @@ fn gdal_files_survive_a_round_trip_through_the_writer() {
         "tiled_deflate_predictor3_float32.tif",
         "rotated_uint16.tif",
     ] {
-        let original = read(&fixture(name)).unwrap();
+        let original = read(&fixture("geotiff", name)).unwrap();
         let path = folder.path().join(name);
         write(&original, &path);
         assert_eq!(read(&path).unwrap(), original, "{name}");
@@ -525,14 +513,14 @@ fn crs_is_written_as_an_epsg_code_or_dropped_with_a_note() {
 #[test]
 fn a_user_defined_crs_is_read_as_wkt_and_written_back_as_parameters() {
     let expected = "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378137,298.257222101]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"latitude_of_origin\",0],PARAMETER[\"central_meridian\",10.5],PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",200000],PARAMETER[\"false_northing\",0],UNIT[\"metre\",1]]";
-    let dataset = read(&fixture("user_defined_tm_int16.tif")).unwrap();
+    let dataset = read(&fixture("geotiff", "user_defined_tm_int16.tif")).unwrap();
     assert_eq!(
         grid_of(&dataset).geometry.crs,
         Some(Crs::Wkt(expected.to_owned()))
     );
     // The SRID parameter still overrides a system that has no code.
     let with_srid = read_with(
-        &fixture("user_defined_tm_int16.tif"),
+        &fixture("geotiff", "user_defined_tm_int16.tif"),
         &[("SRID", "25832")],
         ReadLimits::default(),
     )
@@ -613,7 +601,7 @@ fn a_world_file_places_a_tiff_without_georeferencing() {
     assert!(error.to_string().contains("scan.tif.aux.xml"), "{error}");
     // A file's own georeferencing wins over a world file.
     let own = folder.path().join("own.tif");
-    std::fs::copy(fixture("strip_lzw_predictor2_int16.tif"), &own).unwrap();
+    std::fs::copy(fixture("geotiff", "strip_lzw_predictor2_int16.tif"), &own).unwrap();
     std::fs::write(folder.path().join("own.wld"), "1\n0\n0\n-1\n0.5\n-0.5\n").unwrap();
     assert_eq!(placed(&own).origin_x, 500_000.0);
 }
@@ -621,7 +609,7 @@ fn a_world_file_places_a_tiff_without_georeferencing() {
 #[test]
 fn a_file_crs_wins_over_the_srid_parameter() {
     let dataset = read_with(
-        &fixture("strip_lzw_predictor2_int16.tif"),
+        &fixture("geotiff", "strip_lzw_predictor2_int16.tif"),
         &[("SRID", "4326")],
         ReadLimits::default(),
     )
@@ -1028,8 +1016,8 @@ fn corrupted_bytes_never_panic() {
     write(&dataset, &path);
     let inputs = [
         std::fs::read(&path).unwrap(),
-        std::fs::read(fixture("chunky_striped_3band_uint16.tif")).unwrap(),
-        std::fs::read(fixture("bigtiff_bigendian_packbits_int32.tif")).unwrap(),
+        std::fs::read(fixture("geotiff", "chunky_striped_3band_uint16.tif")).unwrap(),
+        std::fs::read(fixture("geotiff", "bigtiff_bigendian_packbits_int32.tif")).unwrap(),
         small_tiff(Vec::new()),
     ];
     let limits = ReadLimits {

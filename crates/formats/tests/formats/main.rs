@@ -15,6 +15,7 @@ mod catalogue;
 mod crs;
 mod geojson;
 mod geotiff;
+mod helpers;
 mod mesh_file;
 mod shapefile;
 mod vtu;

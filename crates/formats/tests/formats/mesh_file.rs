@@ -1,7 +1,9 @@
 //! MIKE .mesh: the corpus files against mikeio's values, round trips, and every error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+
+use crate::helpers::fixture;
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
 use basin_formats::crs::Crs;
@@ -11,12 +13,6 @@ use basin_formats::model::{
     Quantity, TimeAxis,
 };
 use basin_formats::{FormatError, FormatResult, Parameters, ReadLimits};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/meshes")
-        .join(name)
-}
 
 fn read_with(path: &Path, raw: &[(&str, &str)], limits: ReadLimits) -> FormatResult<Dataset> {
     let raw: Vec<(String, String)> = raw
@@ -67,10 +63,10 @@ fn close(a: f64, b: f64) -> bool {
 fn corpus_meshes_match_mikeio() {
     for name in ["odense_rough.mesh", "quad_tri.mesh"] {
         let expected: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap(),
+            &std::fs::read_to_string(fixture("meshes", &format!("{name}.json"))).unwrap(),
         )
         .unwrap();
-        let dataset = read(&fixture(name)).unwrap();
+        let dataset = read(&fixture("meshes", name)).unwrap();
         let geometry = &mesh(&dataset).geometry;
         assert_eq!(
             geometry.nodes.len() as u64,
@@ -113,7 +109,7 @@ fn corpus_meshes_match_mikeio() {
 
 #[test]
 fn mixed_sample_reads_exactly() {
-    let dataset = read(&fixture("mesh2d_mixed.mesh")).unwrap();
+    let dataset = read(&fixture("meshes", "mesh2d_mixed.mesh")).unwrap();
     let header = mesh(&dataset);
     let geometry = &header.geometry;
     assert!(header.items.is_empty());
@@ -134,7 +130,7 @@ fn mixed_sample_reads_exactly() {
 fn mesh_round_trips_exactly() {
     let folder = tempfile::tempdir().unwrap();
     for name in ["odense_rough.mesh", "quad_tri.mesh", "mesh2d_mixed.mesh"] {
-        let dataset = read(&fixture(name)).unwrap();
+        let dataset = read(&fixture("meshes", name)).unwrap();
         let output = folder.path().join(name);
         let written = write(&dataset, &output).unwrap();
         assert_eq!(written.files, vec![output.clone()]);
@@ -175,21 +171,21 @@ fn old_header_implies_bathymetry_and_2012_header_keeps_eum_codes() {
 #[test]
 fn srid_parameter_replaces_a_projection_name_but_not_a_wkt() {
     let named = read_with(
-        &fixture("mesh2d_mixed.mesh"),
+        &fixture("meshes", "mesh2d_mixed.mesh"),
         &[("SRID", "32632")],
         ReadLimits::default(),
     )
     .unwrap();
     assert_eq!(mesh(&named).geometry.crs, Some(Crs::Epsg(32632)));
     let wkt = read_with(
-        &fixture("quad_tri.mesh"),
+        &fixture("meshes", "quad_tri.mesh"),
         &[("SRID", "32617")],
         ReadLimits::default(),
     )
     .unwrap();
     assert!(matches!(mesh(&wkt).geometry.crs, Some(Crs::Wkt(_))));
     let bad = read_with(
-        &fixture("quad_tri.mesh"),
+        &fixture("meshes", "quad_tri.mesh"),
         &[("SRID", "-1")],
         ReadLimits::default(),
     );
@@ -199,7 +195,7 @@ fn srid_parameter_replaces_a_projection_name_but_not_a_wkt() {
 #[test]
 fn writer_spells_epsg_as_wkt_and_no_crs_as_non_utm() {
     let folder = tempfile::tempdir().unwrap();
-    let mut dataset = read(&fixture("mesh2d_mixed.mesh")).unwrap();
+    let mut dataset = read(&fixture("meshes", "mesh2d_mixed.mesh")).unwrap();
     let Header::Mesh(header) = &mut dataset.header else {
         unreachable!()
     };
@@ -259,7 +255,7 @@ fn writer_refuses_3d_elements_and_non_finite_coordinates_and_notes_dropped_items
     assert!(matches!(error, FormatError::Incompatible { .. }), "{error}");
     assert!(error.to_string().contains("Prism"), "{error}");
 
-    let mut dataset = read(&fixture("mesh2d_mixed.mesh")).unwrap();
+    let mut dataset = read(&fixture("meshes", "mesh2d_mixed.mesh")).unwrap();
     let Header::Mesh(header) = &mut dataset.header else {
         unreachable!()
     };
@@ -269,7 +265,7 @@ fn writer_refuses_3d_elements_and_non_finite_coordinates_and_notes_dropped_items
     let error = write(&dataset, &output).unwrap_err().to_string();
     assert!(error.contains("node 4"), "{error}");
 
-    let mut dataset = read(&fixture("mesh2d_mixed.mesh")).unwrap();
+    let mut dataset = read(&fixture("meshes", "mesh2d_mixed.mesh")).unwrap();
     let Header::Mesh(header) = &mut dataset.header else {
         unreachable!()
     };

@@ -2,8 +2,10 @@
 //! and meshio write (UInt64 headers, zlib, appended raw and base64), and every error.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+
+use crate::helpers::{fixture, params};
 
 use base64::Engine;
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
@@ -15,20 +17,6 @@ use basin_formats::model::{
 };
 use basin_formats::vtu::{VtuReader, VtuWriter};
 use basin_formats::{FormatError, FormatResult, Parameters, ReadLimits};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/meshes")
-        .join(name)
-}
-
-fn params(specs: &'static [basin_formats::ParameterSpec], raw: &[(&str, &str)]) -> Parameters {
-    let raw: Vec<(String, String)> = raw
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-        .collect();
-    Parameters::validate(specs, &raw).unwrap()
-}
 
 fn read_with(path: &Path, limits: ReadLimits) -> FormatResult<Dataset> {
     let parameters = params(VtuReader.spec().parameters, &[]);
@@ -62,7 +50,7 @@ fn mesh_of(dataset: &Dataset) -> &MeshHeader {
 fn sample(steps: usize) -> Dataset {
     let mesh = Dataset::collect(|sink| {
         MeshFileReader.read(
-            &fixture("mesh2d_mixed.mesh"),
+            &fixture("meshes", "mesh2d_mixed.mesh"),
             &Parameters::default(),
             &ReadContext::default(),
             sink,
@@ -181,7 +169,7 @@ fn a_mesh_without_items_round_trips_through_vtu_and_back_to_mesh() {
     let folder = tempfile::tempdir().unwrap();
     let mesh = Dataset::collect(|sink| {
         MeshFileReader.read(
-            &fixture("quad_tri.mesh"),
+            &fixture("meshes", "quad_tri.mesh"),
             &Parameters::default(),
             &ReadContext::default(),
             sink,
