@@ -65,13 +65,24 @@ impl Modify for CommonParts {
     }
 }
 
-/// Adds the optional `api-version` header to every `/api/` operation. Applied after the
-/// paths are collected, since the base document has none yet.
-pub(crate) fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi) {
+/// Adds the optional `api-version` header to every `/api/` operation, with the values its
+/// group accepts (`1` and `1.0`, ...), and bounds every `limit` to the page sizes in force
+/// (`1` to `page_size_max`) and every `offset` to natural numbers, so that the document
+/// describes exactly what the server accepts. Applied after the paths are collected.
+pub(crate) fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi, page_size_max: u32) {
     for (path, item) in openapi.paths.paths.iter_mut() {
         if !path.starts_with("/api/") {
             continue;
         }
+        // An empty value means the default, as an absent header does.
+        let versions: Vec<String> = std::iter::once(String::new())
+            .chain(
+                crate::http::api_version::versions_for_path(path)
+                    .supported
+                    .iter()
+                    .flat_map(|major| [format!("{major}"), format!("{major}.0")]),
+            )
+            .collect();
         let operations = [
             &mut item.get,
             &mut item.put,
@@ -87,14 +98,43 @@ pub(crate) fn add_api_version_header(openapi: &mut utoipa::openapi::OpenApi) {
                 .description(Some(
                     "API version (`1`, `1.0`, ...); the endpoint's default when absent",
                 ))
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(versions.clone())),
+                ))
                 .build();
-            operation
-                .parameters
-                .get_or_insert_with(Vec::new)
-                .push(utoipa::openapi::RefOr::T(parameter));
+            let parameters = operation.parameters.get_or_insert_with(Vec::new);
+            for parameter in parameters.iter_mut() {
+                if let RefOr::T(parameter) = parameter {
+                    bound_paging(parameter, page_size_max);
+                }
+            }
+            parameters.push(RefOr::T(parameter));
         }
     }
+}
+
+/// `limit` is 1 to `page_size_max`, `offset` at least 0.
+fn bound_paging(parameter: &mut utoipa::openapi::path::Parameter, page_size_max: u32) {
+    if parameter.parameter_in != ParameterIn::Query {
+        return;
+    }
+    let (minimum, maximum) = match parameter.name.as_str() {
+        "limit" => (1, Some(page_size_max)),
+        "offset" => (0, None),
+        _ => return,
+    };
+    parameter.schema = Some(
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Int32,
+            )))
+            .minimum(Some(minimum))
+            .maximum(maximum)
+            .into(),
+    );
 }
 
 /// Every error is a problem: for each `/api/` operation, the statuses any of them can answer

@@ -282,7 +282,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .split_for_parts();
     let (uploads, uploads_openapi) = crate::transfers::upload_router().split_for_parts();
     openapi.merge(uploads_openapi);
-    crate::openapi::add_api_version_header(&mut openapi);
+    crate::openapi::add_api_version_header(&mut openapi, limits.page_size_max);
     crate::openapi::add_problem_responses(&mut openapi);
     let middleware = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

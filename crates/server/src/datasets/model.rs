@@ -167,6 +167,7 @@ pub(crate) struct UpdateDatasetRequest {
     /// Which dataset.
     pub(crate) id: DatasetId,
     /// New name.
+    #[schema(min_length = 1, max_length = 255)]
     pub(crate) name: Option<String>,
     /// New description.
     pub(crate) description: Option<String>,

@@ -51,7 +51,6 @@ where
 pub(crate) struct PathActionDto {
     /// `PathActionCreate`, `PathActionCreateIfNotExists` or `PathActionDelete`.
     #[serde(rename = "type")]
-    #[schema(value_type = String)]
     pub(crate) kind: PathActionType,
     /// Path below the project, `/` separated.
     pub(crate) path: String,

@@ -55,6 +55,19 @@ pub(crate) const ALL: ApiVersions = ApiVersions {
 /// What a non-text `api-version` header is reported as.
 const NOT_TEXT: &str = "(not text)";
 
+/// The versions the endpoints under `path` accept: the group each area's router enforces.
+pub(crate) fn versions_for_path(path: &str) -> ApiVersions {
+    if path.starts_with("/api/admin/") {
+        ADMIN
+    } else if path.starts_with("/api/iam/") {
+        IAM
+    } else if path.starts_with("/api/conversion/") {
+        CONVERSION
+    } else {
+        METADATA
+    }
+}
+
 /// The version a request was served with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ApiVersion(pub u16);

@@ -375,6 +375,7 @@ impl InvitationDto {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CreateTenantRequest {
     /// Name, 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub(crate) name: String,
 }
 
@@ -383,6 +384,7 @@ pub(crate) struct CreateTenantRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CreateUserRequest {
     /// Display name.
+    #[schema(min_length = 1, max_length = 200)]
     pub(crate) name: String,
     /// E-mail, unique ignoring case. Platform administrators only: tenant owners and
     /// administrators invite an address instead (`POST .../members {email}`).
@@ -398,6 +400,7 @@ pub(crate) struct CreateUserRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateUserRequest {
     /// New name.
+    #[schema(min_length = 1, max_length = 200)]
     pub(crate) name: Option<String>,
     /// New e-mail.
     pub(crate) email: Option<String>,
@@ -431,6 +434,7 @@ pub(crate) struct SetMemberRoleRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CreateApiKeyRequest {
     /// Label.
+    #[schema(min_length = 1, max_length = 200)]
     pub(crate) name: String,
     /// Role the key acts with (default `User`); at most the creator's own.
     pub(crate) role: Option<TenantRole>,

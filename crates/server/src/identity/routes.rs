@@ -164,10 +164,10 @@ struct KeysetListQuery {
     /// Page size.
     limit: Option<u32>,
     /// `Name` (default) or `CreatedAt`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<ListSortBy>)]
     sort_by: Option<ListSortBy>,
     /// `Asc` (default) or `Desc`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<SortOrder>)]
     sort_order: Option<SortOrder>,
     /// Only users of this tenant (user list only).
     #[param(value_type = Option<uuid::Uuid>)]
@@ -540,7 +540,7 @@ async fn revoke_api_key(
 /// Create a user. Tenant owners and administrators must give their `tenantId`; the user
 /// joins it with `role` (default `User`).
 #[utoipa::path(post, path = "/api/admin/users", tag = "admin", request_body = CreateUserRequest,
-    responses((status = 201, body = UserDto), (status = 400), (status = 403), (status = 409)))]
+    responses((status = 201, body = UserDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn create_user(
     State(state): State<IdentityState>,
     principal: Principal,
@@ -562,7 +562,7 @@ async fn create_user(
 
 /// Users: all (BackOffice), or the members of the caller's tenant; cursor-paged.
 #[utoipa::path(get, path = "/api/admin/users", tag = "admin", params(KeysetListQuery),
-    responses((status = 200, body = CursorPage<UserDto>), (status = 400), (status = 403)))]
+    responses((status = 200, body = CursorPage<UserDto>), (status = 400), (status = 403), (status = 404)))]
 async fn list_users(
     State(state): State<IdentityState>,
     principal: Principal,

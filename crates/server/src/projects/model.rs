@@ -214,6 +214,7 @@ impl From<&ProjectRow> for ProjectListDto {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateProjectRequest {
     /// Name.
+    #[schema(min_length = 1, max_length = 255)]
     pub(crate) name: String,
     /// Description.
     #[serde(default)]
@@ -243,6 +244,7 @@ pub(crate) struct UpdateProjectRequest {
     /// Which project.
     pub(crate) id: ProjectId,
     /// Name.
+    #[schema(min_length = 1, max_length = 255)]
     pub(crate) name: String,
     /// Description (empty when absent).
     pub(crate) description: Option<String>,
@@ -273,6 +275,7 @@ pub(crate) struct PatchProjectRequest {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SetMembersRequest {
     /// The complete member list; it must hold an Owner.
+    #[schema(min_items = 1)]
     pub(crate) members: Vec<ProjectMemberDto>,
     /// The version last read.
     pub(crate) row_version: Option<String>,

@@ -153,16 +153,17 @@ struct ProjectListQuery {
     name_prefix: Option<String>,
     /// The caller's role (repeatable; inherited roles count).
     #[serde(default)]
-    #[param(value_type = Vec<String>)]
-    role: Vec<ProjectRole>,
+    #[param(value_type = Vec<ProjectRole>)]
+    role: Vec<String>,
     /// One of CanReadContent, CanListContent, CanCreateContent, CanUpdateContent,
     /// CanDeleteContent (case sensitive); not together with `role`.
+    #[param(value_type = Option<CapabilityFilter>)]
     capability: Option<String>,
     /// `Name` (default), `CreatedAt`, `UpdatedAt` or `AccessLevel`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<ProjectSortBy>)]
     sort_by: Option<ProjectSortBy>,
     /// `Asc` (default) or `Desc`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<SortOrder>)]
     sort_order: Option<SortOrder>,
 }
 
@@ -177,7 +178,7 @@ impl ProjectListQuery {
                 )
             })?),
         };
-        if capability.is_some() && !self.role.is_empty() {
+        if capability.is_some() && self.role.iter().any(|raw| !raw.trim().is_empty()) {
             return Err(ApiError::Rejected {
                 kind: "role-with-capability",
                 detail: "filter by role or by capability, not both".into(),
@@ -189,9 +190,19 @@ impl ProjectListQuery {
             ProjectSortBy::UpdatedAt => SortColumn::UpdatedAt,
             ProjectSortBy::AccessLevel => SortColumn::AccessLevel,
         };
+        // An empty `role=` is no filter, as an empty value of any other parameter is.
+        let roles = self
+            .role
+            .iter()
+            .filter(|raw| !raw.trim().is_empty())
+            .map(|raw| {
+                raw.parse::<ProjectRole>()
+                    .map_err(|error| ApiError::field("role", error.to_string()))
+            })
+            .collect::<ApiResult<BTreeSet<_>>>()?;
         Ok(ListFilter {
             name_prefix: self.name_prefix.clone().filter(|prefix| !prefix.is_empty()),
-            roles: self.role.iter().copied().collect::<BTreeSet<_>>(),
+            roles,
             capability,
             column,
             descending: self.sort_order.unwrap_or_default() == SortOrder::Desc,
@@ -532,7 +543,7 @@ async fn patch_project(
 
 /// The same, with the trailing slash the interface writes.
 #[utoipa::path(patch, path = "/api/metadata/project/", tag = "projects", request_body = PatchProjectRequest,
-    responses((status = 200, body = ProjectDto)))]
+    responses((status = 200, body = ProjectDto), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn patch_project_slash(
     State(state): State<ProjectsState>,
     principal: Principal,

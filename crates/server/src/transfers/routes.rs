@@ -132,10 +132,24 @@ struct FileUploadQuery {
     file_name: Option<String>,
 }
 
+/// The form of a direct upload: one file part (named `file`, or any part with a file name);
+/// other parts are ignored.
+#[derive(utoipa::ToSchema)]
+#[allow(
+    dead_code,
+    reason = "describes the multipart body in the OpenAPI document only"
+)]
+struct FileUploadForm {
+    /// The file's bytes; the part's file name names the dataset unless `fileName` does.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
 /// Upload a small file directly (multipart/form-data, one file part) and create its dataset in
 /// the project. Files over `limits.direct_upload_bytes_max` are 413; use an upload URL.
 #[utoipa::path(post, path = "/api/conversion/project/{id}/file/upload", tag = "transfers",
     params(("id" = uuid::Uuid, Path), FileUploadQuery),
+    request_body(content = inline(FileUploadForm), content_type = "multipart/form-data"),
     responses((status = 201, body = crate::datasets::model::DatasetDto), (status = 400), (status = 403), (status = 404), (status = 413)))]
 async fn upload_file(
     State(state): State<TransfersState>,
