@@ -3,6 +3,9 @@
 //! can feed), and the one pipeline that runs a conversion, used by both `basin convert` and the
 //! server's conversion jobs.
 //!
+//! The same pipeline appends one file's data to another's ([`Catalogue::append`], see
+//! [`crate::append`]), and both return a [`DataSummary`] of what they wrote.
+//!
 //! A reader can feed a writer when the kinds of data it produces and the writer accepts
 //! overlap; writers that accept a kind other than their own (a Shapefile writer given a mesh)
 //! adapt it themselves. The plain-copy pair `FileReader`/`FileWriter` bypasses the model.
@@ -14,6 +17,7 @@ use crate::limits::ReadLimits;
 use crate::model::{DataKind, DatasetSink};
 use crate::parameters::{ParameterSpec, Parameters};
 use crate::progress::{NoProgress, Progress};
+use crate::summary::{DataSummary, SummarySink};
 use crate::transform::{self, Transformation};
 
 /// What a reader publishes.
@@ -94,6 +98,10 @@ pub struct Written {
     /// Things the user should know, e.g. `field name "temperature_max" truncated to
     /// "temperatur1"`.
     pub notes: Vec<String>,
+    /// What was written, as the pipeline saw it on its way into the writer; `None` for the
+    /// plain copy, which does not look at the data. Writers leave it `None`; the pipeline
+    /// fills it.
+    pub summary: Option<DataSummary>,
 }
 
 /// A writer's sink: receives the dataset, then [`WriterSink::finish`] completes the files.
@@ -120,6 +128,15 @@ pub struct Catalogue {
     writers: Vec<Box<dyn Writer>>,
 }
 
+impl std::fmt::Debug for Catalogue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalogue")
+            .field("readers", &self.readers.len())
+            .field("writers", &self.writers.len())
+            .finish()
+    }
+}
+
 /// One conversion to run.
 #[derive(Debug, Clone, Default)]
 pub struct Conversion<'a> {
@@ -133,6 +150,25 @@ pub struct Conversion<'a> {
     pub writer_parameters: &'a [(String, String)],
     /// Transformations applied between reader and writer, in order.
     pub transformations: &'a [Transformation],
+}
+
+/// One append to run: the data of an addition file after the data of an existing file, into
+/// a new output (usually in the existing file's format). See [`crate::append`] for what must
+/// agree.
+#[derive(Debug, Clone, Default)]
+pub struct Append<'a> {
+    /// Reader of the existing file (case-insensitive); inferred from its extension when `None`.
+    pub existing_reader: Option<&'a str>,
+    /// Reader parameters of the existing file.
+    pub existing_reader_parameters: &'a [(String, String)],
+    /// Reader of the addition (case-insensitive); inferred from its extension when `None`.
+    pub addition_reader: Option<&'a str>,
+    /// Reader parameters of the addition.
+    pub addition_reader_parameters: &'a [(String, String)],
+    /// Writer name (case-insensitive); inferred from the output's extension when `None`.
+    pub writer: Option<&'a str>,
+    /// Writer parameters.
+    pub writer_parameters: &'a [(String, String)],
 }
 
 impl Catalogue {
@@ -189,6 +225,49 @@ impl Catalogue {
             .find(|writer| writer.spec().extensions.contains(&extension.as_str()))
     }
 
+    /// The reader named `name`, or the one for `input`'s extension.
+    fn resolve_reader(&self, name: Option<&str>, input: &Path) -> FormatResult<&dyn Reader> {
+        match name {
+            Some(name) => self
+                .reader(name)
+                .ok_or_else(|| FormatError::Catalogue(format!("no reader named {name:?}"))),
+            None => self.reader_for_path(input).ok_or_else(|| {
+                FormatError::Catalogue(format!(
+                    "no reader for {}; name one with --reader",
+                    input.display()
+                ))
+            }),
+        }
+    }
+
+    /// The writer named `name`, or the one for `output`'s extension.
+    fn resolve_writer(&self, name: Option<&str>, output: &Path) -> FormatResult<&dyn Writer> {
+        match name {
+            Some(name) => self
+                .writer(name)
+                .ok_or_else(|| FormatError::Catalogue(format!("no writer named {name:?}"))),
+            None => self.writer_for_path(output).ok_or_else(|| {
+                FormatError::Catalogue(format!(
+                    "no writer for {}; name one with --writer",
+                    output.display()
+                ))
+            }),
+        }
+    }
+
+    /// Fails unless `reader` can feed `writer`.
+    fn check_can_feed(&self, reader: &dyn Reader, writer: &dyn Writer) -> FormatResult<()> {
+        if can_feed(reader.spec(), writer.spec()) {
+            return Ok(());
+        }
+        Err(FormatError::Catalogue(format!(
+            "{} cannot feed {}; it can feed {}",
+            reader.spec().name,
+            writer.spec().name,
+            self.writers_for(reader.spec()).join(", ")
+        )))
+    }
+
     /// Resolves names (or infers them), and validates both parameter sets, without touching
     /// any file: every error a user can fix by changing the request is found here.
     pub fn prepare(
@@ -197,36 +276,9 @@ impl Catalogue {
         output: &Path,
         conversion: &Conversion<'_>,
     ) -> FormatResult<Prepared<'_>> {
-        let reader = match conversion.reader {
-            Some(name) => self
-                .reader(name)
-                .ok_or_else(|| FormatError::Catalogue(format!("no reader named {name:?}")))?,
-            None => self.reader_for_path(input).ok_or_else(|| {
-                FormatError::Catalogue(format!(
-                    "no reader for {}; name one with --reader",
-                    input.display()
-                ))
-            })?,
-        };
-        let writer = match conversion.writer {
-            Some(name) => self
-                .writer(name)
-                .ok_or_else(|| FormatError::Catalogue(format!("no writer named {name:?}")))?,
-            None => self.writer_for_path(output).ok_or_else(|| {
-                FormatError::Catalogue(format!(
-                    "no writer for {}; name one with --writer",
-                    output.display()
-                ))
-            })?,
-        };
-        if !can_feed(reader.spec(), writer.spec()) {
-            return Err(FormatError::Catalogue(format!(
-                "{} cannot feed {}; it can feed {}",
-                reader.spec().name,
-                writer.spec().name,
-                self.writers_for(reader.spec()).join(", ")
-            )));
-        }
+        let reader = self.resolve_reader(conversion.reader, input)?;
+        let writer = self.resolve_writer(conversion.writer, output)?;
+        self.check_can_feed(reader, writer)?;
         let reader_parameters =
             Parameters::validate(reader.spec().parameters, conversion.reader_parameters)?;
         let writer_parameters =
@@ -257,6 +309,80 @@ impl Catalogue {
     ) -> FormatResult<Written> {
         let prepared = self.prepare(input, output, conversion)?;
         prepared.run(input, output, conversion.transformations, context)
+    }
+
+    /// Resolves and validates an append like [`Catalogue::prepare`], without touching any
+    /// file. Both readers must be able to feed the writer; the plain copy cannot append.
+    pub fn prepare_append(
+        &self,
+        existing: &Path,
+        addition: &Path,
+        output: &Path,
+        append: &Append<'_>,
+    ) -> FormatResult<PreparedAppend<'_>> {
+        let existing_reader = self.resolve_reader(append.existing_reader, existing)?;
+        let addition_reader = self.resolve_reader(append.addition_reader, addition)?;
+        let writer = self.resolve_writer(append.writer, output)?;
+        let copy = crate::file_copy::READER.name;
+        if existing_reader.spec().name == copy || addition_reader.spec().name == copy {
+            return Err(FormatError::Catalogue(
+                "a plain copy (FileReader) cannot append; name the readers of both files"
+                    .to_owned(),
+            ));
+        }
+        self.check_can_feed(existing_reader, writer)?;
+        self.check_can_feed(addition_reader, writer)?;
+        Ok(PreparedAppend {
+            existing_reader,
+            addition_reader,
+            writer,
+            existing_reader_parameters: Parameters::validate(
+                existing_reader.spec().parameters,
+                append.existing_reader_parameters,
+            )?,
+            addition_reader_parameters: Parameters::validate(
+                addition_reader.spec().parameters,
+                append.addition_reader_parameters,
+            )?,
+            writer_parameters: Parameters::validate(
+                writer.spec().parameters,
+                append.writer_parameters,
+            )?,
+        })
+    }
+
+    /// Writes the data of `existing` followed by the data of `addition` to `output`. Every
+    /// mismatch between the two is a [`FormatError::Append`] found before the writer starts.
+    /// On failure no output file is left behind.
+    pub fn append(
+        &self,
+        existing: &Path,
+        addition: &Path,
+        output: &Path,
+        append: &Append<'_>,
+        context: &ReadContext<'_>,
+    ) -> FormatResult<Written> {
+        let prepared = self.prepare_append(existing, addition, output, append)?;
+        prepared.run(existing, addition, output, context)
+    }
+
+    /// Reads `input` with the named (or inferred) reader and summarises it without writing
+    /// anything: for data stored by plain copy, whose conversion gave no summary.
+    pub fn summarize(
+        &self,
+        input: &Path,
+        reader: Option<&str>,
+        reader_parameters: &[(String, String)],
+        context: &ReadContext<'_>,
+    ) -> FormatResult<DataSummary> {
+        let reader = self.resolve_reader(reader, input)?;
+        if reader.spec().name == crate::file_copy::READER.name {
+            return Err(FormatError::Catalogue(
+                "the plain copy (FileReader) does not read data; name the file's reader".to_owned(),
+            ));
+        }
+        let parameters = Parameters::validate(reader.spec().parameters, reader_parameters)?;
+        crate::summary::summarize(|sink| reader.read(input, &parameters, context, sink))
     }
 }
 
@@ -314,17 +440,177 @@ impl Prepared<'_> {
         context: &ReadContext<'_>,
     ) -> FormatResult<Written> {
         let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
-        {
-            let native = self.writer.spec().accepts.first().copied().ok_or_else(|| {
-                FormatError::Catalogue(format!("{} accepts no data", self.writer.spec().name))
-            })?;
-            let mut adapted = crate::adapt::for_writer(native, writer_sink.as_mut());
-            let mut sink = transform::apply(transformations, adapted.as_mut())?;
-            self.reader
-                .read(input, &self.reader_parameters, context, sink.as_mut())?;
-        }
-        writer_sink.finish()
+        let summary = {
+            let mut summarised = SummarySink::new(writer_sink.as_mut());
+            {
+                let mut adapted = for_writer(self.writer, &mut summarised)?;
+                let mut sink = transform::apply(transformations, adapted.as_mut())?;
+                self.reader
+                    .read(input, &self.reader_parameters, context, sink.as_mut())?;
+            }
+            summarised.into_summary()?
+        };
+        let mut written = writer_sink.finish()?;
+        written.summary = Some(summary);
+        Ok(written)
     }
+}
+
+/// An append whose names and parameters are valid; see [`Catalogue::prepare_append`].
+pub struct PreparedAppend<'a> {
+    /// The reader of the existing file.
+    pub existing_reader: &'a dyn Reader,
+    /// The reader of the addition.
+    pub addition_reader: &'a dyn Reader,
+    /// The writer.
+    pub writer: &'a dyn Writer,
+    /// Validated reader parameters of the existing file.
+    pub existing_reader_parameters: Parameters,
+    /// Validated reader parameters of the addition.
+    pub addition_reader_parameters: Parameters,
+    /// Validated writer parameters.
+    pub writer_parameters: Parameters,
+}
+
+impl PreparedAppend<'_> {
+    /// Runs it. On failure, removes what the writer wrote.
+    pub fn run(
+        &self,
+        existing: &Path,
+        addition: &Path,
+        output: &Path,
+        context: &ReadContext<'_>,
+    ) -> FormatResult<Written> {
+        for input in [existing, addition] {
+            if !input.exists() {
+                return Err(FormatError::read(
+                    input,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                ));
+            }
+            if is_same_file(input, output) {
+                return Err(FormatError::Catalogue(format!(
+                    "the output {} is an input; choose another output",
+                    output.display()
+                )));
+            }
+        }
+        let before = side_files(output);
+        let result = self.run_through_model(existing, addition, output, context);
+        if result.is_err() {
+            remove_partial_output(output, &before);
+        }
+        result
+    }
+
+    fn run_through_model(
+        &self,
+        existing: &Path,
+        addition: &Path,
+        output: &Path,
+        context: &ReadContext<'_>,
+    ) -> FormatResult<Written> {
+        // The addition's progress counts on from the existing file's total.
+        let existing_progress = StackedProgress::new(context.progress, None);
+        let addition_progress = StackedProgress::new(context.progress, Some(&existing_progress));
+        let existing_context = ReadContext {
+            limits: context.limits,
+            progress: &existing_progress,
+        };
+        let addition_context = ReadContext {
+            limits: context.limits,
+            progress: &addition_progress,
+        };
+        let existing_source = |sink: &mut dyn DatasetSink| {
+            self.existing_reader.read(
+                existing,
+                &self.existing_reader_parameters,
+                &existing_context,
+                sink,
+            )
+        };
+        let addition_source = |sink: &mut dyn DatasetSink| {
+            self.addition_reader.read(
+                addition,
+                &self.addition_reader_parameters,
+                &addition_context,
+                sink,
+            )
+        };
+        // Both headers are checked before the writer creates a file, without progress: the
+        // bar should count the data pass.
+        let quiet = ReadContext {
+            limits: context.limits,
+            progress: &NoProgress,
+        };
+        let appending = crate::append::Appending::check(
+            &|sink: &mut dyn DatasetSink| {
+                self.existing_reader
+                    .read(existing, &self.existing_reader_parameters, &quiet, sink)
+            },
+            &|sink: &mut dyn DatasetSink| {
+                self.addition_reader
+                    .read(addition, &self.addition_reader_parameters, &quiet, sink)
+            },
+        )?;
+        let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
+        let summary = {
+            let mut summarised = SummarySink::new(writer_sink.as_mut());
+            {
+                let mut adapted = for_writer(self.writer, &mut summarised)?;
+                appending.stream(&existing_source, &addition_source, adapted.as_mut())?;
+            }
+            summarised.into_summary()?
+        };
+        let mut written = writer_sink.finish()?;
+        written.summary = Some(summary);
+        Ok(written)
+    }
+}
+
+/// Progress of the second of two readers in one run: its total is added to the first's, so
+/// the count goes on rising instead of starting again.
+struct StackedProgress<'a> {
+    inner: &'a dyn Progress,
+    before: Option<&'a StackedProgress<'a>>,
+    total: std::sync::atomic::AtomicU64,
+}
+
+impl<'a> StackedProgress<'a> {
+    fn new(inner: &'a dyn Progress, before: Option<&'a StackedProgress<'a>>) -> Self {
+        Self {
+            inner,
+            before,
+            total: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl Progress for StackedProgress<'_> {
+    fn set_total(&self, units: u64) {
+        let before = self.before.map_or(0, |before| {
+            before.total.load(std::sync::atomic::Ordering::Relaxed)
+        });
+        self.total
+            .store(units, std::sync::atomic::Ordering::Relaxed);
+        self.inner.set_total(before.saturating_add(units));
+    }
+
+    fn advance(&self, units: u64) {
+        self.inner.advance(units);
+    }
+}
+
+/// `sink` behind the adapter that converts other kinds to `writer`'s native kind.
+fn for_writer<'s>(
+    writer: &dyn Writer,
+    sink: &'s mut dyn DatasetSink,
+) -> FormatResult<Box<dyn DatasetSink + 's>> {
+    let native =
+        writer.spec().accepts.first().copied().ok_or_else(|| {
+            FormatError::Catalogue(format!("{} accepts no data", writer.spec().name))
+        })?;
+    Ok(crate::adapt::for_writer(native, sink))
 }
 
 /// Side files sharing `output`'s stem that exist before a conversion: a failed conversion

@@ -54,6 +54,19 @@ pub enum FormatError {
     /// No reader or writer of that name, or the two cannot be combined.
     #[error("{0}")]
     Catalogue(String),
+    /// A transformation is malformed (a request's JSON, an empty selection) or does not apply
+    /// to the data it was given (an unknown item name, a time filter on data without times).
+    #[error("{transformation}: {message}")]
+    Transformation {
+        /// The transformation's type as the interface names it, e.g. `ItemFilterTransformation`.
+        transformation: &'static str,
+        /// What is wrong, naming the property or value at fault.
+        message: String,
+    },
+    /// The data to append does not fit the existing data: another kind, other items or
+    /// fields, another geometry, times that do not follow on.
+    #[error("cannot append: {0}")]
+    Append(String),
     /// A coordinate reference system is unknown or a transformation failed.
     #[error("coordinate system: {0}")]
     Crs(String),
@@ -125,6 +138,14 @@ impl FormatError {
             action: "writing",
             path: path.into(),
             source,
+        }
+    }
+
+    /// A [`FormatError::Transformation`] error.
+    pub fn transformation(transformation: &'static str, message: impl Into<String>) -> Self {
+        Self::Transformation {
+            transformation,
+            message: message.into(),
         }
     }
 

@@ -76,5 +76,6 @@ pub fn copy(input: &Path, output: &Path) -> FormatResult<Written> {
     Ok(Written {
         files: vec![output.to_path_buf()],
         notes: Vec::new(),
+        summary: None,
     })
 }

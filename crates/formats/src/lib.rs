@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 pub mod adapt;
+pub mod append;
 pub mod catalogue;
 pub mod crs;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod parameters;
 pub mod progress;
 pub mod registry;
 mod side_files;
+pub mod summary;
 mod text;
 pub mod transform;
 
@@ -25,9 +27,12 @@ pub mod shp;
 pub mod vtu;
 pub mod xyz;
 
-pub use catalogue::{Catalogue, Conversion, ReadContext, Reader, Writer, WriterSink, Written};
+pub use catalogue::{
+    Append, Catalogue, Conversion, ReadContext, Reader, Writer, WriterSink, Written,
+};
 pub use error::{FormatError, FormatResult};
 pub use limits::ReadLimits;
 pub use parameters::{ParameterSpec, ParameterType, Parameters};
 pub use progress::{NoProgress, Progress};
-pub use transform::Transformation;
+pub use summary::DataSummary;
+pub use transform::{ItemSelection, TemporalFilter, Transformation};

@@ -169,6 +169,7 @@ impl WriterSink for AsciiGridSink {
         Ok(Written {
             files: self.files,
             notes: self.notes,
+            summary: None,
         })
     }
 }

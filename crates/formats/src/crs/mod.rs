@@ -69,6 +69,14 @@ pub fn definition(code: u32) -> Option<CrsDefinition> {
     })
 }
 
+/// Every registry entry, by ascending code: what a coordinate-system list searches. Built on
+/// first use (the registry is only reachable code by code, so building means asking for every
+/// code below 65536 once, a few milliseconds) and kept for the life of the process.
+pub fn definitions() -> &'static [CrsDefinition] {
+    static DEFINITIONS: std::sync::OnceLock<Vec<CrsDefinition>> = std::sync::OnceLock::new();
+    DEFINITIONS.get_or_init(|| (0..=u32::from(u16::MAX)).filter_map(definition).collect())
+}
+
 /// True for a geographic (longitude/latitude) system, false for a projected one, `None` for
 /// an unknown code.
 pub fn is_geographic(code: u32) -> Option<bool> {

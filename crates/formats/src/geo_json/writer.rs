@@ -343,6 +343,7 @@ impl WriterSink for GeoJsonSink {
         Ok(Written {
             files: vec![self.path.clone()],
             notes: std::mem::take(&mut self.notes),
+            summary: None,
         })
     }
 }

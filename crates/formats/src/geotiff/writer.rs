@@ -224,6 +224,7 @@ impl WriterSink for GeoTiffSink {
         Ok(Written {
             files: vec![self.output],
             notes: self.notes,
+            summary: None,
         })
     }
 }

@@ -89,6 +89,7 @@ impl WriterSink for MeshFileSink {
         Ok(Written {
             files: vec![self.output],
             notes: self.notes,
+            summary: None,
         })
     }
 }

@@ -597,12 +597,17 @@ impl WriterSink for ShpSink {
         } = this;
         drop((shp, shx, dbf));
         if target.staging.is_none() {
-            return Ok(Written { files, notes });
+            return Ok(Written {
+                files,
+                notes,
+                summary: None,
+            });
         }
         zip_parts(&files, &target.output)?;
         Ok(Written {
             files: vec![target.output],
             notes,
+            summary: None,
         })
     }
 }

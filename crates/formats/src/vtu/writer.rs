@@ -245,6 +245,7 @@ impl WriterSink for VtuSink {
         Ok(Written {
             files: self.files,
             notes: self.notes,
+            summary: None,
         })
     }
 }

@@ -6,6 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use basin_formats::catalogue::ReaderSpec;
+use basin_formats::model::DataKind;
+use basin_formats::summary::DataSize;
 use basin_formats::{
     Catalogue, Conversion, FormatError, ParameterSpec, Parameters, ReadContext, Transformation,
 };
@@ -454,4 +456,85 @@ fn failed_conversions_leave_no_output() {
             "{input_name} -> {output_name}"
         );
     }
+}
+
+/// The summary describes what the writer got: after the kind adapter, a mesh written as a
+/// Shapefile is a feature collection of its elements.
+#[test]
+fn conversions_summarise_what_they_wrote() {
+    let catalogue = Catalogue::standard();
+    let dir = tempfile::tempdir().unwrap();
+    let input = crate::helpers::fixture("meshes", "quad_tri.mesh");
+    let as_mesh = catalogue
+        .convert(
+            &input,
+            &dir.path().join("copy.mesh"),
+            &Conversion::default(),
+            &ReadContext::default(),
+        )
+        .unwrap()
+        .summary
+        .unwrap();
+    assert_eq!(as_mesh.kind, DataKind::Mesh);
+    let DataSize::Mesh { elements, .. } = as_mesh.size else {
+        panic!("{:?}", as_mesh.size)
+    };
+    assert_eq!(as_mesh.steps, Some(1));
+    assert_eq!(as_mesh.time, None);
+    let as_features = catalogue
+        .convert(
+            &input,
+            &dir.path().join("elements.shp"),
+            &Conversion::default(),
+            &ReadContext::default(),
+        )
+        .unwrap()
+        .summary
+        .unwrap();
+    assert_eq!(as_features.kind, DataKind::Features);
+    assert_eq!(
+        as_features.size,
+        DataSize::Features {
+            count: elements as u64
+        }
+    );
+    assert_eq!(as_features.extent, as_mesh.extent);
+    assert!(as_mesh.extent.is_some());
+
+    // The plain copy does not look at the data.
+    let copied = catalogue
+        .convert(
+            &input,
+            &dir.path().join("plain.bin"),
+            &Conversion {
+                reader: Some("FileReader"),
+                writer: Some("FileWriter"),
+                ..Conversion::default()
+            },
+            &ReadContext::default(),
+        )
+        .unwrap();
+    assert_eq!(copied.summary, None);
+}
+
+#[test]
+fn a_stored_file_can_be_summarised_without_writing() {
+    let catalogue = Catalogue::standard();
+    let input = crate::helpers::fixture("geotiff", "strip_lzw_predictor2_int16.tif");
+    let summary = catalogue
+        .summarize(&input, None, &[], &ReadContext::default())
+        .unwrap();
+    assert_eq!(summary.kind, DataKind::Grid);
+    assert_eq!(summary.srid, Some(32632));
+    assert!(summary.wkt.is_some());
+    let DataSize::Grid { columns, rows, .. } = summary.size else {
+        panic!("{:?}", summary.size)
+    };
+    assert_eq!((columns, rows), (37, 23));
+    let [min_x, min_y, max_x, max_y] = summary.extent.unwrap();
+    assert!(min_x < max_x && min_y < max_y);
+    let error = catalogue
+        .summarize(&input, Some("FileReader"), &[], &ReadContext::default())
+        .unwrap_err();
+    assert!(error.to_string().contains("plain copy"), "{error}");
 }

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use basin_formats::crs::{
-    Crs, CrsTransform, Projection, definition, is_geographic, resolve_epsg, validate_srids, wkt_of,
+    Crs, CrsTransform, Projection, definition, definitions, is_geographic, resolve_epsg,
+    validate_srids, wkt_of,
 };
 use basin_formats::model::DatasetSink;
 use basin_formats::model::{
@@ -57,6 +58,18 @@ fn the_registry_knows_names_wkt_and_proj4_of_common_codes() {
     assert_eq!(is_geographic(4326), Some(true));
     assert_eq!(is_geographic(32632), Some(false));
     assert_eq!(is_geographic(1), None);
+}
+
+#[test]
+fn definitions_lists_every_registry_entry_by_ascending_code() {
+    let all = definitions();
+    assert!(all.len() > 5_000, "{}", all.len());
+    assert!(all.windows(2).all(|pair| pair[0].code < pair[1].code));
+    assert!(all.iter().all(|def| definition(def.code) == Some(*def)));
+    for code in [4326, 25832, 32632, 3857] {
+        assert!(all.iter().any(|def| def.code == code), "{code}");
+    }
+    assert!(std::ptr::eq(all, definitions()), "built once");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 )]
 
 mod adapt;
+mod append;
 mod ascii_grid;
 mod catalogue;
 mod crs;
@@ -18,5 +19,6 @@ mod geotiff;
 mod helpers;
 mod mesh_file;
 mod shapefile;
+mod transform;
 mod vtu;
 mod xyz;
