@@ -49,6 +49,13 @@ enum Command {
         #[arg(long)]
         listen: Option<SocketAddr>,
     },
+    /// Run queued transfers without an HTTP listener, against the same database and blob
+    /// store as the servers (`transfers.workers` at once), until stopped.
+    Worker {
+        /// Run only this transfer, then exit (the entry point of one Kubernetes Job).
+        #[arg(long)]
+        transfer: Option<crate::ids::TransferId>,
+    },
     /// Apply database migrations and exit.
     Migrate,
     /// Print the effective configuration, secrets masked.
@@ -224,6 +231,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     match cli.command {
         Command::Serve { .. } => serve(config, clock).await,
+        Command::Worker { transfer } => worker(config, clock, transfer).await,
         Command::Migrate => {
             Services::connect(config, clock).await?;
             tracing::info!("migrations applied");
@@ -245,6 +253,32 @@ async fn serve(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {
         print_banner(bootstrap, address)?;
     }
     app.run_until_stopped(shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn worker(
+    config: Config,
+    clock: Arc<dyn Clock>,
+    transfer: Option<crate::ids::TransferId>,
+) -> anyhow::Result<()> {
+    let services = Services::connect(config, clock).await?;
+    let pool = services.worker_pool();
+    if let Some(id) = transfer {
+        if !crate::jobs::run_one(&pool, id).await? {
+            tracing::info!(transfer = %id, "nothing to run: the transfer is not queued");
+        }
+        return Ok(());
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    let workers = tokio::spawn(pool.run(services.config.transfers.workers, stop.clone()));
+    tracing::info!(
+        workers = services.config.transfers.workers,
+        "worker started; running queued transfers"
+    );
+    shutdown_signal().await;
+    tracing::info!("worker stopping");
+    stop.cancel();
+    let _ = workers.await;
     Ok(())
 }
 

@@ -42,6 +42,8 @@ pub struct Config {
     pub blob: BlobConfig,
     /// Limits that deployments may tune.
     pub limits: LimitsConfig,
+    /// Transfers: where they run, how workers claim them, what a request may ask for.
+    pub transfers: TransfersConfig,
     /// Logging.
     pub log: LogConfig,
 }
@@ -57,6 +59,7 @@ impl Default for Config {
             auth: AuthConfig::default(),
             blob: BlobConfig::default(),
             limits: LimitsConfig::default(),
+            transfers: TransfersConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -221,6 +224,111 @@ impl Default for LimitsConfig {
             dataset_tags_max: limits::DATASET_TAGS_MAX,
             dataset_tag_chars_max: limits::DATASET_TAG_CHARS_MAX,
         }
+    }
+}
+
+/// Where transfers run.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransferExecutor {
+    /// Worker tasks inside each `basin serve` process (`transfers.workers` of them).
+    InProcess,
+    /// `basin worker` processes elsewhere; `basin serve` only queues.
+    External,
+    /// One Kubernetes Job per transfer (cargo feature `kubernetes`).
+    Kubernetes,
+}
+
+/// A machine type a transfer may ask for by `nodeSize`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSize {
+    /// Name clients send, e.g. `Medium`.
+    pub name: String,
+    /// VM family, added to the transfer's labels as `svc.platform/vmsize=<family>`.
+    pub family: String,
+    /// CPU cores of the machine.
+    pub cpu_cores: f64,
+    /// Memory of the machine, in MB.
+    pub memory_mb: u64,
+    /// Local disk of the machine, in GB.
+    pub storage_gb: f64,
+}
+
+/// Transfers: executor, queue timing and the resources a request may ask for.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransfersConfig {
+    /// Where transfers run.
+    pub executor: TransferExecutor,
+    /// Transfers one process runs at once (in-process executor and `basin worker`).
+    pub workers: usize,
+    /// Folder for the temporary files of running transfers; `<data_dir>/work` when absent.
+    pub work_dir: Option<PathBuf>,
+    /// A claimed transfer whose worker has not renewed its lease for this long is taken up
+    /// again by another worker.
+    pub lease_seconds: u64,
+    /// How often a worker renews its lease and records progress.
+    pub heartbeat_seconds: u64,
+    /// Claims of one transfer before it ends in `Error` (a worker died on it each time).
+    pub attempts_max: u32,
+    /// How often an idle worker looks for queued transfers.
+    pub poll_interval_ms: u64,
+    /// Memory of a transfer that asks for none, in MB.
+    pub memory_mb_default: u64,
+    /// Most memory a transfer may ask for without `nodeSize`, in MB.
+    pub memory_mb_max: u64,
+    /// CPU cores of a transfer that asks for none.
+    pub cpu_cores_default: f64,
+    /// Most CPU cores a transfer may ask for without `nodeSize`.
+    pub cpu_cores_max: f64,
+    /// Most scratch storage a transfer may ask for without `nodeSize`, in GB.
+    pub storage_gb_max: f64,
+    /// Machine types `nodeSize` may name.
+    pub node_sizes: Vec<NodeSize>,
+    /// Export results (`downloadPath`) are removed this many hours after the export ended.
+    pub export_ttl_hours: u64,
+}
+
+impl Default for TransfersConfig {
+    fn default() -> Self {
+        let node = |name: &str, cpu_cores: f64, memory_mb: u64, storage_gb: f64| NodeSize {
+            name: name.to_owned(),
+            family: "standard".to_owned(),
+            cpu_cores,
+            memory_mb,
+            storage_gb,
+        };
+        Self {
+            executor: TransferExecutor::InProcess,
+            workers: limits::TRANSFER_WORKERS,
+            work_dir: None,
+            lease_seconds: limits::TRANSFER_LEASE_SECONDS,
+            heartbeat_seconds: limits::TRANSFER_HEARTBEAT_SECONDS,
+            attempts_max: limits::TRANSFER_ATTEMPTS_MAX,
+            poll_interval_ms: limits::TRANSFER_POLL_INTERVAL_MS,
+            memory_mb_default: limits::TRANSFER_MEMORY_MB_DEFAULT,
+            memory_mb_max: limits::TRANSFER_MEMORY_MB_MAX,
+            cpu_cores_default: 1.0,
+            cpu_cores_max: limits::TRANSFER_CPU_CORES_MAX,
+            storage_gb_max: limits::TRANSFER_STORAGE_GB_MAX,
+            node_sizes: vec![
+                node("Small", 2.0, 8_192, 64.0),
+                node("Medium", 4.0, 16_384, 128.0),
+                node("Large", 8.0, 32_768, 256.0),
+                node("XLarge", 16.0, 65_536, 512.0),
+            ],
+            export_ttl_hours: limits::EXPORT_TTL_HOURS,
+        }
+    }
+}
+
+impl TransfersConfig {
+    /// The folder for temporary files of running transfers.
+    pub(crate) fn work_dir(&self, data_dir: &std::path::Path) -> PathBuf {
+        self.work_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("work"))
     }
 }
 

@@ -83,3 +83,7 @@ id!(
     /// An invitation to join a tenant.
     InvitationId
 );
+id!(
+    /// A transfer (an import, export, conversion, update or append).
+    TransferId
+);

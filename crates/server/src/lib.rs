@@ -16,15 +16,20 @@ mod blob;
 mod cli;
 mod clock;
 mod config;
+mod conversion;
 mod convert_command;
 mod datasets;
 mod db;
 mod error;
+#[cfg_attr(not(test), expect(dead_code, reason = "transfers (issue 10) call it"))]
+mod fetch;
+mod gis;
 mod health;
 mod hierarchy;
 mod http;
 mod identity;
 mod ids;
+mod jobs;
 mod limits;
 mod names;
 mod openapi;
@@ -38,9 +43,10 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, DatabaseConfig, LimitsConfig, LogConfig, LogFormat, OidcConfig,
+    AuthConfig, BlobConfig, Config, DatabaseConfig, LimitsConfig, LogConfig, LogFormat, NodeSize,
+    OidcConfig, TransferExecutor, TransfersConfig,
 };
 pub use db::{Db, SqliteReader};
 pub use identity::bootstrap::BootstrapOutput;
-pub use ids::{ApiKeyId, DatasetId, InvitationId, ProjectId, TenantId, UserId};
+pub use ids::{ApiKeyId, DatasetId, InvitationId, ProjectId, TenantId, TransferId, UserId};
 pub use startup::{App, Services};

@@ -49,6 +49,17 @@ pub(crate) const JWKS_BYTES_MAX: usize = 1024 * 1024;
 pub(crate) const JWKS_FETCH_TIMEOUT_MS: u64 = 5_000;
 /// Longest accepted opaque paging cursor, in bytes.
 pub(crate) const CURSOR_BYTES_MAX: usize = 2048;
+/// Geometries in one `POST /api/crs/project`: a layer of features per call, few enough that
+/// per-geometry error messages stay readable and the answer stays a few megabytes.
+pub(crate) const REPROJECT_GEOMETRIES_MAX: usize = 10_000;
+/// Positions in one `POST /api/crs/project`, all geometries together. A million take 0.5 s end
+/// to end in a release build (10 MB of JSON in, 38 MB out, 140 MB of memory at the peak), so
+/// one request cannot hold a thread or memory for long. The JSON body limit usually stops a
+/// request first: 1 MiB by default holds 28,000 positions at full precision.
+pub(crate) const REPROJECT_POSITIONS_MAX: usize = 1_000_000;
+/// Length of `nametext` and `fulltext` of the coordinate-system list, in characters: longer
+/// than any registry name and any useful piece of WKT.
+pub(crate) const CRS_SEARCH_TEXT_CHARS_MAX: usize = 1000;
 /// Longest project name: file-system-like names, with room to spare.
 pub(crate) const PROJECT_NAME_CHARS_MAX: usize = 255;
 /// Deepest subproject (a root is depth 0). Deep enough for any model archive, shallow enough
@@ -115,3 +126,32 @@ pub(crate) const HIERARCHY_CREATED_MAX: usize = 2000;
 pub(crate) const DATASET_TAGS_MAX: usize = 64;
 /// Length of one dataset tag, in characters.
 pub(crate) const DATASET_TAG_CHARS_MAX: usize = 128;
+/// Transfers one process runs at once by default: conversions are CPU-bound, so about the
+/// cores of a small machine.
+pub(crate) const TRANSFER_WORKERS: usize = 2;
+/// A worker that has not renewed its lease for this long is presumed dead.
+pub(crate) const TRANSFER_LEASE_SECONDS: u64 = 60;
+/// Workers renew their lease this often: several renewals fit in one lease, so one slow
+/// database round trip does not lose it.
+pub(crate) const TRANSFER_HEARTBEAT_SECONDS: u64 = 10;
+/// A transfer whose worker died this many times ends in `Error`: the file probably kills it.
+pub(crate) const TRANSFER_ATTEMPTS_MAX: u32 = 3;
+/// Idle workers look for queued transfers this often (a transfer queued by the same process
+/// wakes them at once).
+pub(crate) const TRANSFER_POLL_INTERVAL_MS: u64 = 1_000;
+/// Job memory when a request names none (the interface's default).
+pub(crate) const TRANSFER_MEMORY_MB_DEFAULT: u64 = 4_096;
+/// Most job memory without `nodeSize`: the largest default machine type.
+pub(crate) const TRANSFER_MEMORY_MB_MAX: u64 = 65_536;
+/// Most CPU cores without `nodeSize`.
+pub(crate) const TRANSFER_CPU_CORES_MAX: f64 = 16.0;
+/// Most scratch storage without `nodeSize`, in GB.
+pub(crate) const TRANSFER_STORAGE_GB_MAX: f64 = 512.0;
+/// Export results stay downloadable this long.
+pub(crate) const EXPORT_TTL_HOURS: u64 = 72;
+/// Parameters in one reader or writer parameter list.
+pub(crate) const TRANSFER_PARAMETERS_MAX: usize = 64;
+/// Transformations in one request.
+pub(crate) const TRANSFER_TRANSFORMATIONS_MAX: usize = 16;
+/// Labels in `requiredLabels`.
+pub(crate) const TRANSFER_LABELS_MAX: usize = 32;

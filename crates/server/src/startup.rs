@@ -36,9 +36,12 @@ use crate::http::public_base::PublicBase;
 use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
+use crate::jobs::WorkerPool;
+use crate::jobs::run::Runner;
+use crate::jobs::worker::QueueSettings;
 use crate::openapi::ApiDoc;
 use crate::projects::service::{ProjectLimits, ProjectService};
-use crate::transfers::service::TransferService;
+use crate::transfers::service::{TransferDeps, TransferService};
 
 /// State shared by every handler. Cheap to clone. Areas never see it whole: each takes the
 /// part it needs, its own substate or a field, through `FromRef` (below and derived).
@@ -66,8 +69,10 @@ pub(crate) struct AppState {
     pub(crate) blob_urls: BlobUrls,
     /// Limits of the blob endpoint.
     pub(crate) blob_limits: BlobLimits,
-    /// Upload rules.
+    /// Transfer rules.
     pub(crate) transfers: TransferService,
+    /// Readers and writers.
+    pub(crate) catalogue: Arc<basin_formats::Catalogue>,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -79,6 +84,8 @@ pub struct Services {
     pub(crate) state: AppState,
     /// The HS256 signing secret.
     pub(crate) secret: SigningSecret,
+    /// Woken when a transfer is queued.
+    pub(crate) queued: Arc<tokio::sync::Notify>,
 }
 
 impl Services {
@@ -98,6 +105,10 @@ impl Services {
     }
 
     /// Connects to the store, runs migrations and loads the secret.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "every service built in dependency order, in one place"
+    )]
     pub async fn connect(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let url = config.effective_database_url();
         let db = Db::connect(&url, &config.database).await.with_context(|| {
@@ -135,17 +146,36 @@ impl Services {
             projects.clone(),
             DatasetLimits::from(&config.limits),
         );
+        let catalogue = Arc::new(basin_formats::Catalogue::standard());
+        let queued = Arc::new(tokio::sync::Notify::new());
+        let transfers = TransferService::new(TransferDeps {
+            db: db.clone(),
+            blobs: blobs.clone(),
+            urls: blob_urls.clone(),
+            clock: clock.clone(),
+            catalogue: catalogue.clone(),
+            datasets: datasets.clone(),
+            config: Arc::new(config.transfers.clone()),
+            queued: queued.clone(),
+        });
+        let blob_limits = BlobLimits {
+            upload_bytes_max: config.limits.upload_bytes_max,
+            direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
+            upload_idle_timeout: Duration::from_millis(config.limits.upload_idle_timeout_ms),
+        };
+        let hierarchy = HierarchyService::new(
+            projects.clone(),
+            datasets.clone(),
+            blob_urls.clone(),
+            clock.clone(),
+            HierarchyLimits::from(&config.limits),
+        );
         let state = AppState {
             identity,
-            transfers: TransferService::new(blobs.clone(), blob_urls.clone(), clock.clone()),
+            transfers,
+            catalogue,
             datasets: datasets.clone(),
-            hierarchy: HierarchyService::new(
-                projects.clone(),
-                datasets,
-                blob_urls.clone(),
-                clock.clone(),
-                HierarchyLimits::from(&config.limits),
-            ),
+            hierarchy,
             projects,
             db,
             auth: Arc::new(auth),
@@ -153,18 +183,58 @@ impl Services {
             clock,
             blobs,
             blob_urls,
-            blob_limits: BlobLimits {
-                upload_bytes_max: config.limits.upload_bytes_max,
-                direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
-                upload_idle_timeout: Duration::from_millis(config.limits.upload_idle_timeout_ms),
-            },
+            blob_limits,
         };
         Ok(Self {
             config: Arc::new(config),
             state,
             secret,
+            queued,
         })
     }
+
+    /// The transfer workers of this process.
+    pub(crate) fn worker_pool(&self) -> WorkerPool {
+        let transfers = &self.config.transfers;
+        let runner = Runner {
+            db: self.state.db.clone(),
+            blobs: self.state.blobs.clone(),
+            datasets: self.state.datasets.clone(),
+            catalogue: self.state.catalogue.clone(),
+            clock: self.state.clock.clone(),
+            work_dir: transfers.work_dir(&self.config.data_dir),
+            lease: Duration::from_secs(transfers.lease_seconds.max(1)),
+            heartbeat: Duration::from_secs(transfers.heartbeat_seconds.max(1)),
+            result_bytes_max: self.config.limits.upload_bytes_max,
+            worker_id: worker_id(),
+        };
+        WorkerPool::new(
+            runner,
+            QueueSettings {
+                attempts_max: transfers.attempts_max.max(1),
+                poll_interval: Duration::from_millis(transfers.poll_interval_ms.max(10)),
+                export_ttl: chrono::TimeDelta::hours(
+                    i64::try_from(transfers.export_ttl_hours).unwrap_or(i64::MAX / 4_000_000),
+                ),
+            },
+            self.queued.clone(),
+        )
+    }
+}
+
+/// This process's name in transfer leases: host, process id and a random part, so that two
+/// processes never share one even on one host.
+fn worker_id() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|host| !host.is_empty())
+        .unwrap_or_else(|| "basin".to_owned());
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "{host}:{}:{}",
+        std::process::id(),
+        random.get(..8).unwrap_or_default()
+    )
 }
 
 /// A bound, ready server.
@@ -236,6 +306,14 @@ impl App {
             let _ = stopping_tx.send(Some(tokio::time::Instant::now() + grace));
         };
         tracing::info!("listening on http://{address}");
+        let workers_stop = tokio_util::sync::CancellationToken::new();
+        let workers = (self.services.config.transfers.executor
+            == crate::config::TransferExecutor::InProcess)
+            .then(|| {
+                let pool = self.services.worker_pool();
+                let count = self.services.config.transfers.workers;
+                tokio::spawn(pool.run(count, workers_stop.clone()))
+            });
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
         let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {
@@ -254,6 +332,10 @@ impl App {
                 Ok(())
             }
         };
+        workers_stop.cancel();
+        if let Some(workers) = workers {
+            let _ = workers.await;
+        }
         let deadline = *stopping_rx.borrow_and_update();
         let remaining = deadline.map_or(
             Duration::from_millis(crate::limits::DB_CLOSE_TIMEOUT_MS),
@@ -278,6 +360,8 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::datasets::router())
         .merge(crate::hierarchy::router())
         .merge(crate::transfers::router())
+        .merge(crate::conversion::router())
+        .merge(crate::gis::router())
         .merge(crate::health::router())
         .split_for_parts();
     let (uploads, uploads_openapi) = crate::transfers::upload_router().split_for_parts();
@@ -372,6 +456,16 @@ impl FromRef<AppState> for crate::transfers::routes::TransfersState {
             transfers: app.transfers.clone(),
             datasets: app.datasets.clone(),
             blob_limits: app.blob_limits,
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::gis::routes::GisState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            gis: crate::gis::service::GisService::new(crate::gis::service::GisLimits::default()),
+            page_limits: app.page_limits,
         }
     }
 }

@@ -5,11 +5,17 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
 
-/// Installs the global subscriber. `RUST_LOG`, when set, wins over `log.level`.
+/// Installs the global subscriber. `RUST_LOG`, when set, wins over `log.level`, except that
+/// the ftp client never logs below `info`: at `trace` it writes the commands it sends, ftp
+/// passwords included.
 pub(crate) fn init(config: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = match "suppaftp=info".parse() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -53,6 +53,15 @@ impl Caller {
         }
     }
 
+    /// The principal `id` as records name it, with no standing anywhere: for work done later
+    /// on a request whose permissions were checked when it was made (a transfer's result).
+    pub(crate) fn recorded(id: Uuid) -> Self {
+        Self {
+            id,
+            ..Self::nobody()
+        }
+    }
+
     /// The tenant the caller acts in, if any.
     pub(crate) fn tenant_id(&self) -> Option<TenantId> {
         self.tenant_id

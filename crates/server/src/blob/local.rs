@@ -285,6 +285,10 @@ impl BlobStore for LocalBlobStore {
         })
     }
 
+    fn local_file(&self, path: &BlobPath) -> Option<PathBuf> {
+        Some(self.blob_file(path))
+    }
+
     async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError> {
         match fs::metadata(self.blob_file(path)).await {
             Ok(metadata) if metadata.is_file() => {

@@ -37,7 +37,9 @@ pub(crate) use local::LocalBlobStore;
 pub(crate) use object::ObjectBlobStore;
 pub(crate) use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
 pub(crate) use routes::router;
-pub(crate) use store::{BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions};
+pub(crate) use store::{
+    BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions, Written,
+};
 pub(crate) use urls::BlobUrlError;
 pub(crate) use urls::BlobUrls;
 pub use urls::resign_blob_url;

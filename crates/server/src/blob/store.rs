@@ -206,6 +206,15 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
         options: WriteOptions,
     ) -> Result<Written, BlobError>;
 
+    /// The file holding the blob, for backends that keep blobs as local files: readers may open
+    /// it in place instead of copying it (never write to it). A write replaces the file
+    /// atomically, so a reader that opened it keeps reading the version it opened. `None` for
+    /// remote backends.
+    fn local_file(&self, path: &BlobPath) -> Option<std::path::PathBuf> {
+        let _ = path;
+        None
+    }
+
     /// Removes leftovers older than `age`: blocks staged and never committed, and writes that a
     /// crashed process left behind. Returns how many entries it removed. Committed blobs are
     /// never touched.

@@ -66,6 +66,34 @@ pub(crate) struct NewDataset {
     pub(crate) metadata: JsonText,
     /// Free JSON object.
     pub(crate) properties: JsonText,
+    /// What a conversion learnt of the content; `None` infers format and type from the name.
+    pub(crate) details: Option<ContentDetails>,
+}
+
+/// What the data of a dataset is, as a conversion found it.
+#[derive(Debug, Clone)]
+pub(crate) struct ContentDetails {
+    /// Format, `.tif`.
+    pub(crate) dataset_format: String,
+    /// Kind, lower case (`multidimensional`).
+    pub(crate) dataset_type: String,
+    /// `{startTime, endTime, interval, resolution}`, when the data has time.
+    pub(crate) temporal_information: Option<JsonText>,
+    /// `{location, primarySpatialReference, resolution, srid}`, when the data is placed.
+    pub(crate) spatial_information: Option<JsonText>,
+}
+
+/// New content of an existing dataset.
+#[derive(Debug, Clone)]
+pub(crate) struct NewContent {
+    /// Blob key of the content.
+    pub(crate) data_path: String,
+    /// Size in bytes.
+    pub(crate) storage_size: u64,
+    /// `md5:<hex>`.
+    pub(crate) checksum: Option<String>,
+    /// What the content is.
+    pub(crate) details: ContentDetails,
 }
 
 /// The limits datasets obey.
@@ -112,6 +140,11 @@ impl DatasetService {
             projects,
             limits,
         }
+    }
+
+    /// The project rules datasets follow.
+    pub(crate) fn projects(&self) -> &ProjectService {
+        &self.projects
     }
 
     /// Checks a tag list against `limits.dataset_tags_max` and `limits.dataset_tag_chars_max`
@@ -224,6 +257,57 @@ impl DatasetService {
             );
         }
         Ok(row)
+    }
+
+    /// A dataset whose content the caller may replace or extend (`canUpdateContent`), outside
+    /// the recycle bin.
+    pub(crate) async fn content_updatable(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> DatasetResult<DatasetRow> {
+        let (row, capabilities) = self.visible(caller, id).await?;
+        if !capabilities.can_update_content {
+            return Err(ProjectError::Forbidden(
+                "you may not update content in this project".into(),
+            )
+            .into());
+        }
+        Ok(row)
+    }
+
+    /// A dataset as stored, for workers acting on a request checked when it was made. `None`
+    /// when it is gone or in the recycle bin (itself or a project above it).
+    pub(crate) async fn live(&self, id: DatasetId) -> DatasetResult<Option<DatasetRow>> {
+        let Some(row) = store::find(&self.db, id).await? else {
+            return Ok(None);
+        };
+        if row.deleted_at.is_some() || self.projects.in_recycle_bin(row.project_id).await? {
+            return Ok(None);
+        }
+        Ok(Some(row))
+    }
+
+    /// Whether datasets may be created in `project` now: it exists and is not in the recycle
+    /// bin. For workers publishing a result checked when the transfer was queued.
+    pub(crate) async fn project_is_live(&self, project: ProjectId) -> DatasetResult<bool> {
+        match self.projects.in_recycle_bin(project).await {
+            Ok(in_bin) => Ok(!in_bin),
+            Err(ProjectError::NotFound) => Ok(false),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Replaces a live dataset's content inside `tx`: new blob, size, checksum and extents, a
+    /// new row version. False when the dataset is gone or deleted.
+    pub(crate) async fn replace_content_in(
+        &self,
+        tx: &mut crate::db::Tx,
+        id: DatasetId,
+        content: &NewContent,
+        by: Uuid,
+    ) -> DatasetResult<bool> {
+        Ok(store::replace_content_in(tx, id, content, self.clock.now(), by).await?)
     }
 
     /// Datasets placed directly in `project` (rule 6), by name.
@@ -390,21 +474,29 @@ impl DatasetService {
         input: NewDataset,
     ) -> DatasetResult<DatasetRow> {
         let now = self.clock.now();
-        let format = format_of(&input.name);
+        let details = input.details.unwrap_or_else(|| {
+            let format = format_of(&input.name);
+            ContentDetails {
+                dataset_type: type_of(&format).wire(),
+                dataset_format: format,
+                temporal_information: None,
+                spatial_information: None,
+            }
+        });
         let row = DatasetRow {
             id: input.id,
             tenant_id,
             project_id: project,
-            dataset_type: Some(type_of(&format).wire()),
-            dataset_format: format,
+            dataset_type: Some(details.dataset_type),
+            dataset_format: details.dataset_format,
             name: input.name,
             description: input.description,
             data_path: input.data_path,
             metadata: input.metadata,
             properties: input.properties,
             tags: JsonText::empty_array(),
-            temporal_information: None,
-            spatial_information: None,
+            temporal_information: details.temporal_information,
+            spatial_information: details.spatial_information,
             storage_size: input.storage_size,
             checksum: input.checksum,
             row_version: 1,

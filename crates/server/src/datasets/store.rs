@@ -46,6 +46,39 @@ pub(super) async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     Ok(())
 }
 
+/// Replaces the content of a live dataset; false when it is gone or deleted.
+pub(super) async fn replace_content_in(
+    tx: &mut Tx,
+    id: DatasetId,
+    content: &crate::datasets::service::NewContent,
+    now: chrono::DateTime<chrono::Utc>,
+    by: uuid::Uuid,
+) -> StoreResult<bool> {
+    let size = stored_size(content.storage_size)?;
+    let changed = on_tx!(tx, |conn| {
+        sqlx::query(
+            "UPDATE datasets SET data_path = $1, storage_size = $2, checksum = $3, dataset_format = $4, \
+             dataset_type = $5, temporal_information = $6, spatial_information = $7, \
+             row_version = row_version + 1, updated_at = $8, updated_by = $9 \
+             WHERE id = $10 AND deleted_at IS NULL",
+        )
+        .bind(&content.data_path)
+        .bind(size)
+        .bind(&content.checksum)
+        .bind(&content.details.dataset_format)
+        .bind(&content.details.dataset_type)
+        .bind(&content.details.temporal_information)
+        .bind(&content.details.spatial_information)
+        .bind(now)
+        .bind(by)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(changed == 1)
+}
+
 /// A size as stored: no blob comes near `i64::MAX` bytes (the upload limit is 5 GiB).
 fn stored_size(size: u64) -> StoreResult<i64> {
     i64::try_from(size).map_err(|_| StoreError::Corrupt("a size over 2^63 bytes"))

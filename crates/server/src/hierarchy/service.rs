@@ -388,6 +388,7 @@ impl HierarchyService {
             checksum: None,
             metadata: crate::db::JsonText::empty_object(),
             properties: crate::db::JsonText::empty_object(),
+            details: None,
         };
         self.datasets
             .create_in(tx, run.caller, folder.row.tenant_id, folder.row.id, input)

@@ -36,6 +36,11 @@ pub(crate) const CONVERSION: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
     default: 2,
 };
+/// GIS endpoints (`/api/crs/...`, the platform's gis service): clients send 2.
+pub(crate) const GIS: ApiVersions = ApiVersions {
+    supported: &[1, 2],
+    default: 2,
+};
 /// Basin's own administration API.
 pub(crate) const ADMIN: ApiVersions = ApiVersions {
     supported: &[1],
@@ -61,8 +66,10 @@ pub(crate) fn versions_for_path(path: &str) -> ApiVersions {
         ADMIN
     } else if path.starts_with("/api/iam/") {
         IAM
-    } else if path.starts_with("/api/conversion/") {
+    } else if path.starts_with("/api/conversion/") || path.starts_with("/api/transfer/") {
         CONVERSION
+    } else if path.starts_with("/api/crs/") {
+        GIS
     } else {
         METADATA
     }

@@ -1,9 +1,16 @@
-//! Transfers (spec part 4, wire-contract 4 and 5): for now the upload half, handing out signed
-//! URLs that clients PUT file bytes to (see [`crate::blob`]). Conversions and the transfer
-//! records that follow an upload build on [`service::TransferService::uploaded_blob`].
+//! Transfers (spec 4.4, wire-contract 4 and 5): uploads to signed URLs, and the operations
+//! that queue an import, export, conversion, update or append as a transfer row, monitored
+//! until it ends. Workers ([`crate::jobs`]) run the queued transfers.
 
+pub(crate) mod details;
+pub(crate) mod model;
 mod multipart;
+pub(crate) mod naming;
+pub(crate) mod plan;
+pub(crate) mod records;
 pub(crate) mod routes;
 pub(crate) mod service;
+pub(crate) mod start;
+pub(crate) mod store;
 
 pub(crate) use routes::{router, upload_router};

@@ -1,5 +1,7 @@
-//! Transfer endpoints: `GET /api/conversion/transfer/upload-url`. HTTP only: rules live in
-//! `service.rs`.
+//! Transfer endpoints: upload URLs and direct uploads; the operations that start transfers
+//! (`.../convert`, `upload-convert`, `download-convert`, `update`, `append`); and reading,
+//! listing and cancelling transfers. HTTP only: rules live in `service.rs`, `start.rs` and
+//! `records.rs`.
 
 use axum::extract::{FromRef, State};
 use axum::middleware::from_fn_with_state;
@@ -9,11 +11,18 @@ use utoipa_axum::routes;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::http::api_version::{self, CONVERSION};
+use crate::http::api_version::{self, ApiVersion, CONVERSION, METADATA};
 use crate::http::extract::{Json, Path, Query};
+use crate::http::paging::{DataList, OffsetPage, OffsetRequest};
 use crate::http::public_base::PublicBase;
+use crate::ids::{DatasetId, ProjectId, TransferId};
+use crate::transfers::model::{
+    TransferDto, TransferRequest, TransferRow, TransferStatus, TransferSummaryDto,
+};
 use crate::transfers::multipart::{is_file_part, multipart_error, part_body};
+use crate::transfers::records::ListFilter;
 use crate::transfers::service::{DirectFile, TransferError, UploadFileName};
+use crate::transfers::start::Starter;
 
 /// What the transfer endpoints need: a substate of the app's state (axum `FromRef`).
 #[derive(Debug, Clone)]
@@ -24,6 +33,8 @@ pub(crate) struct TransfersState {
     pub(crate) datasets: crate::datasets::service::DatasetService,
     /// Upload limits.
     pub(crate) blob_limits: crate::blob::BlobLimits,
+    /// Page sizes of the transfer list.
+    pub(crate) page_limits: crate::http::paging::PageLimits,
 }
 
 /// Transfer routes with their OpenAPI description, but for the direct upload
@@ -35,9 +46,24 @@ where
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
     crate::blob::BlobUrls: FromRef<S>,
 {
-    OpenApiRouter::new()
+    let conversion = OpenApiRouter::new()
         .routes(routes!(get_upload_url))
-        .layer(from_fn_with_state(CONVERSION, api_version::enforce))
+        .routes(routes!(upload_convert))
+        .routes(routes!(legacy_upload_convert))
+        .routes(routes!(get_transfer))
+        .routes(routes!(list_transfers))
+        .routes(routes!(list_summaries))
+        .routes(routes!(legacy_list_summaries))
+        .routes(routes!(cancel_transfer))
+        .layer(from_fn_with_state(CONVERSION, api_version::enforce));
+    let metadata = OpenApiRouter::new()
+        .routes(routes!(convert))
+        .routes(routes!(download_convert))
+        .routes(routes!(update_from_upload))
+        .routes(routes!(update_from_dataset))
+        .routes(routes!(append))
+        .layer(from_fn_with_state(METADATA, api_version::enforce));
+    conversion.merge(metadata)
 }
 
 /// The direct upload, kept apart so that the request timeout does not apply to it: a 64 MiB
@@ -79,6 +105,17 @@ impl From<TransferError> for ApiError {
             }
             TransferError::Stalled => ApiError::BodyStalled,
             TransferError::Dataset(error) => error.into(),
+            TransferError::Invalid(invalid) => ApiError::field(
+                invalid.field.clone(),
+                format!("{}: {}", invalid.field, invalid.message),
+            ),
+            TransferError::NotFound => ApiError::NotFound("There is no such transfer.".into()),
+            TransferError::Ended => ApiError::Conflict {
+                kind: "transfer-ended",
+                detail: "The transfer has ended already; there is nothing to cancel.".into(),
+            },
+            TransferError::Store(error) => error.into(),
+            TransferError::Internal(error) => ApiError::Internal(error),
         }
     }
 }
@@ -211,4 +248,302 @@ async fn upload_file(
         Json(crate::datasets::model::DatasetDto::from(&row)),
     )
         .into_response())
+}
+
+// ---- starting transfers ----
+
+/// Who starts a transfer, with the request's `api-version` (or the group's default).
+fn starter(
+    principal: &Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    default: u16,
+) -> Starter<'_> {
+    Starter {
+        principal,
+        api_version: version.map_or(default, |axum::Extension(ApiVersion(version))| version),
+    }
+}
+
+fn summary(row: &TransferRow) -> Json<TransferSummaryDto> {
+    Json(TransferSummaryDto::from(row))
+}
+
+/// Converts a dataset into a new dataset (in the same project unless `outputProjectId`
+/// names another). Requires `outputDatasetData.name` and `writerName`; the reader is
+/// inferred from the stored format when omitted.
+#[utoipa::path(post, path = "/api/metadata/dataset/{id}/convert", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn convert(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Path(dataset): Path<DatasetId>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, METADATA.default);
+    let row = state
+        .transfers
+        .start_convert(starter, dataset, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+/// Imports an uploaded file as a new dataset in `projectId` (a project or subproject).
+/// Requires `uploadUrl` (an upload URL, query optional), `outputDatasetData.name`,
+/// `readerName`, `writerName`, and from api-version 2 on `originalFileName`.
+#[utoipa::path(post, path = "/api/conversion/upload-convert", tag = "transfers",
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn upload_convert(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, CONVERSION.default);
+    let row = state
+        .transfers
+        .start_upload_convert(starter, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+/// The legacy path of upload-convert; `projectId` may name a subproject.
+#[utoipa::path(post, path = "/api/transfer/upload-convert", tag = "transfers",
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn legacy_upload_convert(
+    state: State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    request: Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    upload_convert(state, principal, version, request).await
+}
+
+/// Exports a dataset as a file in the writer's format; the completed transfer's
+/// `downloadPath` is a signed URL of the file. Requires `writerName`.
+#[utoipa::path(post, path = "/api/metadata/dataset/{id}/download-convert", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn download_convert(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Path(dataset): Path<DatasetId>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, METADATA.default);
+    let row = state
+        .transfers
+        .start_download_convert(starter, dataset, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+/// Replaces a dataset's content with an uploaded file. Requires `uploadUrl`, `readerName`
+/// and `originalFileName`; the writer is inferred from the stored format.
+#[utoipa::path(post, path = "/api/metadata/dataset/{id}/update", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn update_from_upload(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Path(dataset): Path<DatasetId>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, METADATA.default);
+    let row = state
+        .transfers
+        .start_update_from_upload(starter, dataset, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+/// Replaces the content of `targetId` with the content of `sourceId`, converted; reader and
+/// writer are inferred from the stored formats when omitted.
+#[utoipa::path(post, path = "/api/metadata/dataset/{sourceId}/update/{targetId}", tag = "transfers",
+    params(("sourceId" = uuid::Uuid, Path), ("targetId" = uuid::Uuid, Path)),
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn update_from_dataset(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Path((source, target)): Path<(DatasetId, DatasetId)>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, METADATA.default);
+    let row = state
+        .transfers
+        .start_update_from_dataset(starter, source, target, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+/// Adds the time steps or features of an uploaded file to a dataset. Requires `uploadUrl`,
+/// `readerName`, and from api-version 2 on `originalFileName`; the writer is inferred.
+#[utoipa::path(post, path = "/api/metadata/dataset/{id}/append", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = TransferRequest,
+    responses((status = 200, body = TransferSummaryDto), (status = 400), (status = 403), (status = 404)))]
+async fn append(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    version: Option<axum::Extension<ApiVersion>>,
+    Path(dataset): Path<DatasetId>,
+    Json(request): Json<TransferRequest>,
+) -> ApiResult<Json<TransferSummaryDto>> {
+    let starter = starter(&principal, version, METADATA.default);
+    let row = state
+        .transfers
+        .start_append(starter, dataset, &request)
+        .await?;
+    Ok(summary(&row))
+}
+
+// ---- monitoring ----
+
+/// A transfer: status, progress, parameters, results, and for a completed export a signed
+/// `downloadPath`.
+#[utoipa::path(get, path = "/api/conversion/transfer/{id}", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, body = TransferDto), (status = 401), (status = 404)))]
+async fn get_transfer(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(id): Path<TransferId>,
+) -> ApiResult<Json<TransferDto>> {
+    let row = state.transfers.transfer(&principal, id).await?;
+    Ok(Json(state.transfers.record(&row, &base)?))
+}
+
+/// Query of the transfer list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct TransferListQuery {
+    /// Only this project's transfers (needs `canListContent` there).
+    project_id: Option<ProjectId>,
+    /// Only transfers reading or changing this dataset.
+    dataset_id: Option<DatasetId>,
+    /// Created at or after (ISO 8601).
+    from: Option<String>,
+    /// Created at or before (ISO 8601).
+    to: Option<String>,
+    /// Statuses (repeatable).
+    #[serde(default)]
+    #[param(value_type = Option<Vec<String>>)]
+    status: Vec<String>,
+    /// Rows to skip.
+    offset: Option<u32>,
+    /// Rows per page.
+    limit: Option<u32>,
+}
+
+fn parse_time(field: &str, raw: Option<&str>) -> ApiResult<Option<chrono::DateTime<chrono::Utc>>> {
+    match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
+        None => Ok(None),
+        Some(raw) => crate::http::time::WireTime::parse(raw)
+            .map(|time| time.0)
+            .or_else(|| {
+                chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|date| date.and_hms_opt(0, 0, 0))
+                    .map(|time| time.and_utc())
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::field(field, format!("{field}: not an ISO 8601 time: {raw:?}"))
+            }),
+    }
+}
+
+/// Transfers, newest first, as an offset page of summaries: the caller's own, or with
+/// `projectId` that project's; tenant administrators see all of the tenant's.
+#[utoipa::path(get, path = "/api/conversion/transfer/list", tag = "transfers",
+    params(TransferListQuery),
+    responses((status = 200, body = inline(OffsetPage<TransferSummaryDto>)), (status = 400), (status = 401), (status = 404)))]
+async fn list_transfers(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    Query(query): Query<TransferListQuery>,
+) -> ApiResult<Json<OffsetPage<TransferSummaryDto>>> {
+    let page = OffsetRequest::parse(query.offset, query.limit, state.page_limits)?;
+    let mut statuses = Vec::new();
+    for raw in query.status.iter().flat_map(|raw| raw.split(',')) {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            continue;
+        }
+        let status: TransferStatus = raw
+            .parse()
+            .map_err(|error| ApiError::field("status", format!("status: {error}")))?;
+        statuses.push(status);
+    }
+    let filter = ListFilter {
+        project: query.project_id,
+        dataset: query.dataset_id,
+        from: parse_time("from", query.from.as_deref())?,
+        to: parse_time("to", query.to.as_deref())?,
+        statuses,
+    };
+    let (rows, total) = state
+        .transfers
+        .list(&principal, filter, page.offset, page.limit)
+        .await?;
+    Ok(Json(OffsetPage {
+        total_count: u64::try_from(total).unwrap_or(0),
+        offset: page.offset,
+        limit: page.limit,
+        data: rows.iter().map(TransferSummaryDto::from).collect(),
+    }))
+}
+
+/// The caller's own transfers, newest first (the most recent `limits.page_size_max`).
+#[utoipa::path(get, path = "/api/conversion/transfer/list-summaries", tag = "transfers",
+    responses((status = 200, body = inline(DataList<TransferSummaryDto>)), (status = 401)))]
+async fn list_summaries(
+    State(state): State<TransfersState>,
+    principal: Principal,
+) -> ApiResult<Json<DataList<TransferSummaryDto>>> {
+    let rows = state
+        .transfers
+        .own(&principal, state.page_limits.max)
+        .await?;
+    Ok(Json(DataList {
+        data: rows.iter().map(TransferSummaryDto::from).collect(),
+    }))
+}
+
+/// The legacy path of list-summaries.
+#[utoipa::path(get, path = "/api/transfer/list-summaries", tag = "transfers",
+    responses((status = 200, body = inline(DataList<TransferSummaryDto>)), (status = 401)))]
+async fn legacy_list_summaries(
+    state: State<TransfersState>,
+    principal: Principal,
+) -> ApiResult<Json<DataList<TransferSummaryDto>>> {
+    list_summaries(state, principal).await
+}
+
+/// Cancels a transfer: a queued one ends at once, a running one within a heartbeat; both end
+/// in `Error` with an `errorMessage` saying it was cancelled. 409 once it has ended. Only its
+/// starter and the tenant's administrators may cancel it.
+#[utoipa::path(post, path = "/api/conversion/transfer/{id}/cancel", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, body = TransferDto), (status = 401), (status = 403), (status = 404), (status = 409)))]
+async fn cancel_transfer(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(id): Path<TransferId>,
+) -> ApiResult<Json<TransferDto>> {
+    let row = state.transfers.cancel(&principal, id).await?;
+    Ok(Json(state.transfers.record(&row, &base)?))
 }

@@ -50,9 +50,24 @@ pub(crate) enum TransferError {
     /// The client sent nothing for `limits.upload_idle_timeout_ms`.
     #[error("the upload stalled")]
     Stalled,
-    /// The dataset could not be created.
+    /// The dataset could not be created, or is not there.
     #[error(transparent)]
     Dataset(#[from] crate::datasets::service::DatasetError),
+    /// A request field is wrong.
+    #[error(transparent)]
+    Invalid(crate::transfers::plan::Invalid),
+    /// No such transfer, or not one the caller may see.
+    #[error("transfer not found")]
+    NotFound,
+    /// The transfer has ended already.
+    #[error("the transfer has ended")]
+    Ended,
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] crate::db::StoreError),
+    /// A fault of Basin's own.
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
 }
 
 /// A file name for an upload: one blob name segment.
@@ -65,18 +80,107 @@ impl UploadFileName {
         check_segment(raw).map_err(TransferError::InvalidFileName)?;
         Ok(Self(raw.to_owned()))
     }
+
+    /// The name.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
-/// Upload rules.
+/// Transfer rules: uploads, and the operations that queue transfers.
 #[derive(Debug, Clone)]
 pub(crate) struct TransferService {
+    pub(super) db: crate::db::Db,
+    pub(super) blobs: Arc<dyn BlobStore>,
+    pub(super) urls: BlobUrls,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) catalogue: Arc<basin_formats::Catalogue>,
+    pub(super) datasets: crate::datasets::service::DatasetService,
+    pub(super) config: Arc<crate::config::TransfersConfig>,
+    /// Woken when a transfer is queued, so that idle in-process workers start at once.
+    pub(super) queued: Arc<tokio::sync::Notify>,
+}
+
+/// What a [`TransferService`] is built from.
+#[derive(Debug, Clone)]
+pub(crate) struct TransferDeps {
+    /// The metadata store.
+    pub(crate) db: crate::db::Db,
+    /// Blob storage.
+    pub(crate) blobs: Arc<dyn BlobStore>,
+    /// Signed URLs.
+    pub(crate) urls: BlobUrls,
+    /// Time.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Readers and writers.
+    pub(crate) catalogue: Arc<basin_formats::Catalogue>,
+    /// Dataset rules.
+    pub(crate) datasets: crate::datasets::service::DatasetService,
+    /// Transfer settings.
+    pub(crate) config: Arc<crate::config::TransfersConfig>,
+    /// Woken when a transfer is queued.
+    pub(crate) queued: Arc<tokio::sync::Notify>,
+}
+
+impl TransferService {
+    /// The service.
+    pub(crate) fn new(deps: TransferDeps) -> Self {
+        let TransferDeps {
+            db,
+            blobs,
+            urls,
+            clock,
+            catalogue,
+            datasets,
+            config,
+            queued,
+        } = deps;
+        Self {
+            db,
+            blobs,
+            urls,
+            clock,
+            catalogue,
+            datasets,
+            config,
+            queued,
+        }
+    }
+
+    fn uploads(&self) -> Uploads {
+        Uploads::new(self.blobs.clone(), self.urls.clone(), self.clock.clone())
+    }
+
+    /// A signed URL to upload one file to a fresh path of the caller's tenant.
+    pub(crate) fn upload_url(
+        &self,
+        principal: &Principal,
+        file_name: Option<&UploadFileName>,
+        base: &PublicBase,
+    ) -> Result<String, TransferError> {
+        self.uploads().upload_url(principal, file_name, base)
+    }
+
+    /// The uploaded blob an upload URL names, if it belongs to the caller's tenant.
+    pub(crate) async fn uploaded_blob(
+        &self,
+        principal: &Principal,
+        upload_url: &str,
+    ) -> Result<(BlobPath, BlobMeta), TransferError> {
+        self.uploads().uploaded_blob(principal, upload_url).await
+    }
+}
+
+/// Upload URLs: handing them out, and taking them back.
+#[derive(Debug, Clone)]
+pub(crate) struct Uploads {
     blobs: Arc<dyn BlobStore>,
     urls: BlobUrls,
     clock: Arc<dyn Clock>,
 }
 
-impl TransferService {
-    /// The service over a blob store.
+impl Uploads {
+    /// Upload URLs over a blob store.
     pub(crate) fn new(blobs: Arc<dyn BlobStore>, urls: BlobUrls, clock: Arc<dyn Clock>) -> Self {
         Self { blobs, urls, clock }
     }
@@ -100,13 +204,6 @@ impl TransferService {
 
     /// The uploaded blob an upload URL (with or without its query) names, if it belongs to the
     /// caller's tenant and holds bytes. For upload-convert and datasets from uploads.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "upload-convert (issue 10) takes uploads back by their URL"
-        )
-    )]
     pub(crate) async fn uploaded_blob(
         &self,
         principal: &Principal,
@@ -210,6 +307,7 @@ impl TransferService {
             )),
             metadata: crate::db::JsonText::empty_object(),
             properties: crate::db::JsonText::empty_object(),
+            details: None,
         };
         match datasets.create(caller, project, input).await {
             Ok(row) => Ok(row),
@@ -253,7 +351,7 @@ mod tests {
             "a secret of at least thirty-two bytes!!",
         ));
         let urls = BlobUrls::new(&secret, None, TimeDelta::hours(1), TimeDelta::hours(1));
-        let service = TransferService::new(blobs.clone(), urls.clone(), Arc::new(SystemClock));
+        let service = Uploads::new(blobs.clone(), urls.clone(), Arc::new(SystemClock));
         let tenant = TenantId::from_uuid(Uuid::new_v4());
         let caller = member_of(tenant);
         let base = PublicBase::from_host("127.0.0.1:8080").unwrap();

@@ -1,0 +1,391 @@
+//! SQL for transfers and their queue, on both databases.
+//!
+//! The queue is the table: a worker claims the oldest queued transfer (or one whose lease ran
+//! out) in one statement. PostgreSQL skips rows another worker is claiming
+//! (`FOR UPDATE SKIP LOCKED`), so any number of workers claim without waiting on each other;
+//! SQLite runs one writer at a time, so the same statement without the lock clause is already
+//! exclusive. Every later write of a running transfer names the worker's lease, so a worker
+//! that lost its lease (it stalled, and another took the transfer over) changes nothing.
+
+use chrono::{DateTime, Utc};
+
+use crate::db::{Arg, Backend, Db, JsonText, Sql, StoreResult, Tx};
+use crate::ids::{DatasetId, ProjectId, TenantId, TransferId};
+use crate::transfers::model::{TransferRow, TransferStatus};
+use crate::{on_db, on_tx};
+
+const COLUMNS: &str = "id, tenant_id, kind, status, format, project_id, dataset_id, request, progress, \
+    error_message, import_results, download_blob, attempts, created_at, created_by, \
+    created_by_type, started_at, finished_at, updated_at";
+
+/// A transfer to queue.
+#[derive(Debug, Clone)]
+pub(crate) struct NewTransfer {
+    /// The row, status `Pending`.
+    pub(crate) row: TransferRow,
+    /// The address to fetch from when it carries credentials.
+    pub(crate) source_secret: Option<String>,
+}
+
+/// Queues a transfer.
+pub(crate) async fn insert(db: &Db, transfer: &NewTransfer) -> StoreResult<()> {
+    let row = &transfer.row;
+    on_db!(db, |pool| {
+        sqlx::query(
+            "INSERT INTO transfers (id, tenant_id, kind, status, format, project_id, dataset_id, request, \
+             source_secret, progress, error_message, import_results, download_blob, attempts, \
+             cancel_requested, created_at, created_by, created_by_type, started_at, finished_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, NULL, $10, NULL, 0, FALSE, $11, $12, $13, NULL, NULL, $11)",
+        )
+        .bind(row.id)
+        .bind(row.tenant_id)
+        .bind(&row.kind)
+        .bind(&row.status)
+        .bind(&row.format)
+        .bind(row.project_id)
+        .bind(row.dataset_id)
+        .bind(&row.request)
+        .bind(&transfer.source_secret)
+        .bind(&row.import_results)
+        .bind(row.created_at)
+        .bind(row.created_by)
+        .bind(&row.created_by_type)
+        .execute(pool)
+        .await
+        .map(|_| ())
+    })?;
+    Ok(())
+}
+
+/// A transfer of `tenant`.
+pub(crate) async fn find(
+    db: &Db,
+    tenant: TenantId,
+    id: TransferId,
+) -> StoreResult<Option<TransferRow>> {
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM transfers WHERE id = "));
+    let id = sql.arg(Arg::Uuid(id.as_uuid()));
+    sql.push(&id).push(" AND tenant_id = ");
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    Ok(sql.fetch_all(db).await?.into_iter().next())
+}
+
+/// A transfer, whoever's.
+pub(crate) async fn find_any(db: &Db, id: TransferId) -> StoreResult<Option<TransferRow>> {
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM transfers WHERE id = "));
+    let id = sql.arg(Arg::Uuid(id.as_uuid()));
+    sql.push(&id);
+    Ok(sql.fetch_all(db).await?.into_iter().next())
+}
+
+/// Filters of the transfer list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TransferFilter {
+    /// Only transfers started by this principal.
+    pub(crate) created_by: Option<uuid::Uuid>,
+    /// Only transfers of these projects (the caller may see their content).
+    pub(crate) projects: Option<Vec<ProjectId>>,
+    /// Only transfers reading or changing this dataset.
+    pub(crate) dataset: Option<DatasetId>,
+    /// Created at or after.
+    pub(crate) from: Option<DateTime<Utc>>,
+    /// Created at or before.
+    pub(crate) to: Option<DateTime<Utc>>,
+    /// Any of these statuses.
+    pub(crate) statuses: Vec<TransferStatus>,
+}
+
+fn filtered(select: &str, tenant: TenantId, filter: &TransferFilter) -> Sql {
+    let mut sql = Sql::new(select);
+    sql.push(" FROM transfers WHERE tenant_id = ");
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    match (filter.created_by, &filter.projects) {
+        (Some(creator), Some(projects)) => {
+            // Visible: started by the caller, or in a project whose content the caller sees.
+            sql.push(" AND (created_by = ");
+            let creator = sql.arg(Arg::Uuid(creator));
+            sql.push(&creator);
+            push_in_projects(&mut sql, projects, " OR ");
+            sql.push(")");
+        }
+        (Some(creator), None) => {
+            sql.push(" AND created_by = ");
+            let creator = sql.arg(Arg::Uuid(creator));
+            sql.push(&creator);
+        }
+        (None, Some(projects)) => {
+            sql.push(" AND (1 = 0");
+            push_in_projects(&mut sql, projects, " OR ");
+            sql.push(")");
+        }
+        (None, None) => {}
+    }
+    if let Some(dataset) = filter.dataset {
+        sql.push(" AND dataset_id = ");
+        let dataset = sql.arg(Arg::Uuid(dataset.as_uuid()));
+        sql.push(&dataset);
+    }
+    if let Some(from) = filter.from {
+        sql.push(" AND created_at >= ");
+        let from = sql.arg(Arg::Time(from));
+        sql.push(&from);
+    }
+    if let Some(to) = filter.to {
+        sql.push(" AND created_at <= ");
+        let to = sql.arg(Arg::Time(to));
+        sql.push(&to);
+    }
+    if !filter.statuses.is_empty() {
+        sql.push(" AND status IN (");
+        for (index, status) in filter.statuses.iter().enumerate() {
+            if index > 0 {
+                sql.push(", ");
+            }
+            let status = sql.arg(Arg::Text(status.as_str().to_owned()));
+            sql.push(&status);
+        }
+        sql.push(")");
+    }
+    sql
+}
+
+fn push_in_projects(sql: &mut Sql, projects: &[ProjectId], joiner: &str) {
+    if projects.is_empty() {
+        return;
+    }
+    sql.push(joiner).push("project_id IN (");
+    for (index, project) in projects.iter().enumerate() {
+        if index > 0 {
+            sql.push(", ");
+        }
+        let project = sql.arg(Arg::Uuid(project.as_uuid()));
+        sql.push(&project);
+    }
+    sql.push(")");
+}
+
+/// One offset page of transfers, newest first, and the number of all that match.
+pub(crate) async fn list(
+    db: &Db,
+    tenant: TenantId,
+    filter: &TransferFilter,
+    offset: u32,
+    limit: u32,
+) -> StoreResult<(Vec<TransferRow>, i64)> {
+    let count = filtered("SELECT COUNT(*)", tenant, filter)
+        .fetch_count(db)
+        .await?;
+    let mut sql = filtered(&format!("SELECT {COLUMNS}"), tenant, filter);
+    sql.push(" ORDER BY created_at DESC, id DESC LIMIT ");
+    let limit = sql.arg(Arg::I64(i64::from(limit)));
+    sql.push(&limit).push(" OFFSET ");
+    let offset = sql.arg(Arg::I64(i64::from(offset)));
+    sql.push(&offset);
+    Ok((sql.fetch_all(db).await?, count))
+}
+
+/// Ends every running transfer whose lease ran out after its last allowed attempt, so that no
+/// transfer stays `InProgress` for ever. Returns how many.
+pub(crate) async fn fail_exhausted(
+    db: &Db,
+    now: DateTime<Utc>,
+    attempts_max: u32,
+) -> StoreResult<u64> {
+    let message = format!(
+        "The transfer was stopped: the worker running it stopped responding {attempts_max} times."
+    );
+    Ok(on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
+             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+             WHERE status = 'InProgress' AND lease_expires_at < $2 AND attempts >= $3",
+        )
+        .bind(&message)
+        .bind(now)
+        .bind(i64::from(attempts_max))
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?)
+}
+
+/// Claims the oldest queued transfer (or one whose worker's lease ran out), or `only` that
+/// transfer, for `worker` until `lease_until`.
+pub(crate) async fn claim(
+    db: &Db,
+    worker: &str,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    attempts_max: u32,
+    only: Option<TransferId>,
+) -> StoreResult<Option<TransferRow>> {
+    let lock = match db.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let only_clause = if only.is_some() { " AND id = $5" } else { "" };
+    let text = format!(
+        "UPDATE transfers SET status = 'InProgress', lease_owner = $1, lease_expires_at = $2, \
+         attempts = attempts + 1, started_at = COALESCE(started_at, $3), updated_at = $3 \
+         WHERE id = (SELECT id FROM transfers \
+           WHERE (status = 'Pending' OR (status = 'InProgress' AND lease_expires_at < $3)) \
+           AND attempts < $4 AND cancel_requested = FALSE{only_clause} \
+           ORDER BY created_at, id LIMIT 1{lock}) \
+         RETURNING {COLUMNS}"
+    );
+    Ok(on_db!(db, |pool| {
+        let query = sqlx::query_as::<_, TransferRow>(sqlx::AssertSqlSafe(text))
+            .bind(worker)
+            .bind(lease_until)
+            .bind(now)
+            .bind(i64::from(attempts_max));
+        match only {
+            Some(id) => query.bind(id).fetch_optional(pool).await,
+            None => query.fetch_optional(pool).await,
+        }
+    })?)
+}
+
+/// What a heartbeat learns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Heartbeat {
+    /// The lease is renewed.
+    Renewed,
+    /// The caller asked to cancel.
+    CancelRequested,
+    /// Another worker holds the transfer now, or it ended: stop and publish nothing.
+    Lost,
+}
+
+/// Renews `worker`'s lease on `id` and records progress.
+pub(crate) async fn heartbeat(
+    db: &Db,
+    id: TransferId,
+    worker: &str,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    progress: u8,
+) -> StoreResult<Heartbeat> {
+    let cancel: Option<bool> = on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "UPDATE transfers SET lease_expires_at = $1, progress = $2, updated_at = $3 \
+             WHERE id = $4 AND lease_owner = $5 AND status = 'InProgress' RETURNING cancel_requested",
+        )
+        .bind(lease_until)
+        .bind(i64::from(progress))
+        .bind(now)
+        .bind(id)
+        .bind(worker)
+        .fetch_optional(pool)
+        .await
+    })?;
+    Ok(match cancel {
+        None => Heartbeat::Lost,
+        Some(true) => Heartbeat::CancelRequested,
+        Some(false) => Heartbeat::Renewed,
+    })
+}
+
+/// How a transfer ended.
+#[derive(Debug, Clone)]
+pub(crate) struct Outcome {
+    /// `Completed` or `Error`.
+    pub(crate) status: TransferStatus,
+    /// Why it failed.
+    pub(crate) error_message: Option<String>,
+    /// Datasets made or changed.
+    pub(crate) import_results: JsonText,
+    /// Blob key of an export's result.
+    pub(crate) download_blob: Option<String>,
+}
+
+/// Ends `worker`'s transfer inside `tx`, which also publishes its result; false when the
+/// worker no longer holds it (the caller must then roll back and publish nothing).
+pub(crate) async fn finish_in(
+    tx: &mut Tx,
+    id: TransferId,
+    worker: &str,
+    now: DateTime<Utc>,
+    outcome: &Outcome,
+) -> StoreResult<bool> {
+    let updated = on_tx!(tx, |conn| {
+        sqlx::query(
+            "UPDATE transfers SET status = $1, error_message = $2, import_results = $3, download_blob = $4, \
+             progress = CASE WHEN $1 = 'Completed' THEN 100 ELSE progress END, finished_at = $5, updated_at = $5, \
+             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+             WHERE id = $6 AND lease_owner = $7 AND status = 'InProgress'",
+        )
+        .bind(outcome.status.as_str())
+        .bind(&outcome.error_message)
+        .bind(&outcome.import_results)
+        .bind(&outcome.download_blob)
+        .bind(now)
+        .bind(id)
+        .bind(worker)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
+}
+
+/// Asks a transfer to stop: a queued one ends at once in `Error`; a running one is flagged,
+/// and its worker stops at its next heartbeat. Returns the status it had, or `None` when it
+/// had ended already.
+pub(crate) async fn cancel(
+    db: &Db,
+    id: TransferId,
+    now: DateTime<Utc>,
+    message: &str,
+) -> StoreResult<bool> {
+    let changed = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET \
+               cancel_requested = TRUE, updated_at = $1, \
+               status = CASE WHEN status = 'Pending' THEN 'Error' ELSE status END, \
+               error_message = CASE WHEN status = 'Pending' THEN $2 ELSE error_message END, \
+               finished_at = CASE WHEN status = 'Pending' THEN $1 ELSE finished_at END, \
+               source_secret = CASE WHEN status = 'Pending' THEN NULL ELSE source_secret END \
+             WHERE id = $3 AND status IN ('Pending', 'InProgress')",
+        )
+        .bind(now)
+        .bind(message)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(changed == 1)
+}
+
+/// Export results older than `before`: (transfer, blob key) pairs to remove.
+pub(crate) async fn expired_downloads(
+    db: &Db,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> StoreResult<Vec<(TransferId, String)>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_as::<_, (TransferId, String)>(
+            "SELECT id, download_blob FROM transfers WHERE download_blob IS NOT NULL AND finished_at < $1 \
+             ORDER BY finished_at LIMIT $2",
+        )
+        .bind(before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
+}
+
+/// Forgets an export's result once its blob is gone.
+pub(crate) async fn clear_download(db: &Db, id: TransferId) -> StoreResult<()> {
+    on_db!(db, |pool| {
+        sqlx::query("UPDATE transfers SET download_blob = NULL WHERE id = $1")
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|_| ())
+    })?;
+    Ok(())
+}

@@ -1,0 +1,756 @@
+//! Transfers through HTTP: the catalogue, every start operation end to end (upload URL ->
+//! blob PUT -> transfer -> dataset -> raw download; download-convert -> downloadPath), the
+//! transfer record, lists and cancel, and each validation error (nothing is queued).
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// A 3 x 2 ASCII grid in EPSG:25832.
+const GRID: &str = "ncols 3\nnrows 2\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n1 2 3\n4 5 -9999\n";
+
+/// A feature collection of two points.
+const POINTS: &str = r#"{"type":"FeatureCollection","features":[
+ {"type":"Feature","properties":{"name":"a","depth":1.5},"geometry":{"type":"Point","coordinates":[9.0,56.0]}},
+ {"type":"Feature","properties":{"name":"b","depth":2.5},"geometry":{"type":"Point","coordinates":[10.0,55.5]}}]}"#;
+
+/// Uploads `bytes` to a fresh upload URL and returns the URL without its query.
+async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> String {
+    let body = expect_status(
+        app.with_key(Method::GET, "/api/conversion/transfer/upload-url")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    let url = body["data"].as_str().unwrap().to_owned();
+    let put = app
+        .client
+        .put(&url)
+        .header("x-ms-blob-type", "BlockBlob")
+        .body(bytes.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let _ = file_name;
+    url.split_once('?').unwrap().0.to_owned()
+}
+
+/// Polls a transfer every 50 ms until it ends; returns its record.
+async fn wait_for(app: &TestApp, transfer: &str) -> Value {
+    for _ in 0..600 {
+        let record = expect_status(
+            app.with_key(Method::GET, &format!("/api/conversion/transfer/{transfer}"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let status = record["status"].as_str().unwrap();
+        if status == "Completed" || status == "Error" {
+            return record;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("transfer {transfer} did not end within 30 s");
+}
+
+async fn start(app: &TestApp, path: &str, body: Value) -> Value {
+    expect_status(
+        app.with_key(Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await
+}
+
+async fn project(app: &TestApp, name: &str) -> String {
+    let project = app.create_project(As::Key, name, json!({})).await;
+    id_str(&project).to_owned()
+}
+
+async fn import(
+    app: &TestApp,
+    project: &str,
+    file_name: &str,
+    bytes: &[u8],
+    reader: &str,
+    writer: &str,
+) -> Value {
+    let url = upload(app, file_name, bytes).await;
+    let summary = start(
+        app,
+        "/api/conversion/upload-convert",
+        json!({
+            "uploadUrl": url, "originalFileName": file_name, "projectId": project,
+            "readerName": reader, "writerName": writer,
+            "outputDatasetData": {"name": file_name, "description": "imported", "metadata": {"k": "v"}}
+        }),
+    )
+    .await;
+    wait_for(app, summary["id"].as_str().unwrap()).await
+}
+
+async fn dataset(app: &TestApp, id: &str) -> Value {
+    expect_status(
+        app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await
+}
+
+async fn content(app: &TestApp, dataset: &str) -> Vec<u8> {
+    let url = read_url(app, dataset).await;
+    let response = app.client.get(&url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.bytes().await.unwrap().to_vec()
+}
+
+api_test!(the_catalogue_lists_readers_writers_and_their_pairs, |app| {
+    let readers = expect_status(
+        app.with_key(Method::GET, "/api/conversion/reader/list?filter=All")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    let readers = readers["data"].as_array().unwrap();
+    let geotiff = readers
+        .iter()
+        .find(|reader| reader["name"] == "GeoTiffReader")
+        .unwrap();
+    assert_eq!(geotiff["datasetFormat"], ".tif");
+    assert!(
+        geotiff["writers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("AsciiGridWriter"))
+    );
+    assert!(
+        geotiff["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|parameter| parameter["name"] == "SRID" && parameter["dataType"] == "Integer")
+    );
+    let file = readers
+        .iter()
+        .find(|reader| reader["name"] == "FileReader")
+        .unwrap();
+    assert_eq!(file["writers"], json!(["FileWriter"]));
+    let dedicated = expect_status(
+        app.with_key(Method::GET, "/api/conversion/writer/list?Filter=dedicated")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(dedicated["data"], json!([]));
+    let one = expect_status(
+        app.with_key(Method::GET, "/api/conversion/writer/vtuwriter")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(one["name"], "VtuWriter");
+    assert!(one.get("writers").is_none());
+    expect_problem(
+        app.with_key(Method::GET, "/api/conversion/reader/NoSuchReader")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::NOT_FOUND,
+        "not-found",
+    )
+    .await;
+    expect_problem(
+        app.with_key(Method::GET, "/api/conversion/reader/list?filter=Some")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::BAD_REQUEST,
+        "validation",
+    )
+    .await;
+    expect_problem(
+        app.anonymous(Method::GET, "/api/conversion/reader/list")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::UNAUTHORIZED,
+        "credentials-missing",
+    )
+    .await;
+});
+
+api_test!(an_upload_is_imported_converted_and_downloaded, |app| {
+    let project = project(&app, "Imports").await;
+    let record = import(
+        &app,
+        &project,
+        "grid.asc",
+        GRID.as_bytes(),
+        "AsciiGridReader",
+        "GeoTiffWriter",
+    )
+    .await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    assert_eq!(record["type"], "Import");
+    assert_eq!(record["format"], ".tif");
+    assert_eq!(record["progress"], 100);
+    assert_eq!(record["importParameters"]["readerName"], "AsciiGridReader");
+    assert_eq!(record["exportParameters"]["writerName"], "GeoTiffWriter");
+    assert_eq!(record["datasetImportData"]["name"], "grid.asc");
+    assert!(record["startedAt"].is_string() && record["finishedAt"].is_string());
+    assert!(record.get("errorMessage").is_none());
+    let result = &record["importResults"][0];
+    assert_eq!(result["projectId"], json!(project));
+    let id = result["datasetId"].as_str().unwrap();
+    let made = dataset(&app, id).await;
+    assert_eq!(made["name"], "grid.asc");
+    assert_eq!(made["description"], "imported");
+    assert_eq!(made["metadata"], json!({"k": "v"}));
+    assert_eq!(made["datasetFormat"], ".tif");
+    assert_eq!(made["datasetType"], "multidimensional");
+    let bytes = content(&app, id).await;
+    assert_eq!(made["storageSize"], json!(bytes.len()));
+    assert_eq!(&bytes[..4], b"II*\0", "a little-endian TIFF");
+});
+
+api_test!(a_plain_copy_keeps_the_bytes, |app| {
+    let project = project(&app, "Copies").await;
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let record = import(
+        &app,
+        &project,
+        "archive.bin",
+        &bytes,
+        "FileReader",
+        "FileWriter",
+    )
+    .await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    let id = record["importResults"][0]["datasetId"].as_str().unwrap();
+    assert_eq!(content(&app, id).await, bytes);
+    assert_eq!(dataset(&app, id).await["datasetFormat"], ".bin");
+});
+
+api_test!(a_dataset_is_converted_exported_and_updated, |app| {
+    let project = project(&app, "Vectors").await;
+    let record = import(
+        &app,
+        &project,
+        "points.geojson",
+        POINTS.as_bytes(),
+        "GeoJsonReader",
+        "GeoJsonWriter",
+    )
+    .await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    let source = record["importResults"][0]["datasetId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // convert: a new dataset in another project, reprojected; the reader is inferred.
+    let other = crate::transfers::project(&app, "Elsewhere").await;
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{source}/convert"),
+        json!({
+            "writerName": "ShpWriter", "outputProjectId": other,
+            "outputDatasetData": {"name": "points utm"},
+            "transformations": [{"type": "crsTransformation", "outputSrid": 25832}]
+        }),
+    )
+    .await;
+    assert_eq!(summary["type"], "Conversion");
+    assert_eq!(summary["status"], "Pending");
+    assert!(summary["createdAt"].as_str().unwrap().len() == 27);
+    let converted = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(converted["status"], "Completed", "{converted}");
+    assert_eq!(converted["importResults"][0]["projectId"], json!(other));
+    let shp = converted["importResults"][0]["datasetId"].as_str().unwrap();
+    let made = dataset(&app, shp).await;
+    assert_eq!(made["projectId"], json!(other));
+    assert_eq!(made["datasetType"], "gisvectordata");
+
+    // download-convert: a signed downloadPath once completed.
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{source}/download-convert"),
+        json!({"writerName": "GeoJsonWriter"}),
+    )
+    .await;
+    assert_eq!(summary["type"], "Export");
+    let exported = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(exported["status"], "Completed", "{exported}");
+    assert_eq!(
+        exported["exportParameters"]["outputFileName"],
+        "points.geojson"
+    );
+    let url = exported["downloadPath"].as_str().unwrap();
+    let file = app.client.get(url).send().await.unwrap();
+    assert_eq!(file.status(), StatusCode::OK);
+    let text = file.text().await.unwrap();
+    assert!(
+        text.contains("FeatureCollection") && text.contains("\"b\""),
+        "{text}"
+    );
+
+    // update: the content is replaced and the row version moves on.
+    let before = dataset(&app, &source).await;
+    let url = upload(
+        &app,
+        "three.geojson",
+        POINTS.replace("\"b\"", "\"c\"").as_bytes(),
+    )
+    .await;
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{source}/update"),
+        json!({"uploadUrl": url, "originalFileName": "three.geojson", "readerName": "GeoJsonReader"}),
+    )
+    .await;
+    assert_eq!(summary["type"], "Update");
+    let updated = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(updated["status"], "Completed", "{updated}");
+    let after = dataset(&app, &source).await;
+    assert_ne!(before["rowVersion"], after["rowVersion"]);
+    let text = String::from_utf8(content(&app, &source).await).unwrap();
+    assert!(text.contains("\"c\"") && !text.contains("\"b\""), "{text}");
+
+    // update from another dataset: formats inferred on both sides.
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{shp}/update/{source}"),
+        json!({}),
+    )
+    .await;
+    let updated = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(updated["status"], "Completed", "{updated}");
+    assert_eq!(updated["importParameters"]["readerName"], "ShpReader");
+    assert_eq!(updated["exportParameters"]["writerName"], "GeoJsonWriter");
+});
+
+api_test!(
+    a_file_the_reader_cannot_read_ends_the_transfer_in_error,
+    |app| {
+        let project = project(&app, "Broken").await;
+        let record = import(
+            &app,
+            &project,
+            "grid.tif",
+            b"not a tiff at all",
+            "GeoTiffReader",
+            "AsciiGridWriter",
+        )
+        .await;
+        assert_eq!(record["status"], "Error");
+        let message = record["errorMessage"].as_str().unwrap();
+        assert!(message.to_lowercase().contains("tiff"), "{message}");
+        assert_eq!(record["importResults"], json!([]));
+        let datasets = expect_status(
+            app.with_key(
+                Method::GET,
+                &format!("/api/metadata/project/{project}/dataset/list"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(datasets["data"], json!([]));
+    }
+);
+
+// Each request that must be refused before a transfer exists, with the field it names.
+api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
+    let project = project(&app, "Checks").await;
+    let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
+    let base = json!({
+        "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
+        "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+        "outputDatasetData": {"name": "g"}
+    });
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"readerName": "NoReader"}), "readerName"),
+        (json!({"writerName": "NoWriter"}), "writerName"),
+        (json!({"writerName": "GeoJsonWriter"}), "writerName"),
+        (json!({"readerName": null}), "readerName"),
+        (
+            json!({"readerParameters": [{"name": "Bogus", "value": 1}]}),
+            "readerParameters",
+        ),
+        (
+            json!({"readerParameters": [{"name": "SRID", "value": "x"}]}),
+            "readerParameters",
+        ),
+        (
+            json!({"transformations": [{"type": "MagicTransformation"}]}),
+            "transformations[0]",
+        ),
+        (
+            json!({"transformations": [{"type": "SpatialFilterTransformation"}]}),
+            "transformations[0]",
+        ),
+        (
+            json!({"transformations": [{"type": "CrsTransformation", "outputSrid": 999999}]}),
+            "transformations[0]",
+        ),
+        (
+            json!({"transformations": [{"type": "CrsTransformation"}]}),
+            "transformations[0]",
+        ),
+        (json!({"memoryRequestMb": 1000}), "memoryRequestMb"),
+        (json!({"memoryRequestMb": 1048576}), "memoryRequestMb"),
+        (json!({"cpuCoresRequest": 0}), "cpuCoresRequest"),
+        (json!({"storageSizeGb": -1}), "storageSizeGb"),
+        (json!({"nodeSize": "Enormous"}), "nodeSize"),
+        (
+            json!({"nodeSize": "Small", "memoryRequestMb": 16384}),
+            "memoryRequestMb",
+        ),
+        (
+            json!({"nodeSize": "Small", "storageSizeGb": 100}),
+            "storageSizeGb",
+        ),
+        (
+            json!({"requiredLabels": ["not a label"]}),
+            "requiredLabels[0]",
+        ),
+        (json!({"projectId": null}), "projectId"),
+        (json!({"originalFileName": null}), "originalFileName"),
+        (json!({"originalFileName": "a/b.asc"}), "originalFileName"),
+        (json!({"uploadUrl": "gopher://example.com/x"}), "uploadUrl"),
+        (json!({"uploadUrl": null}), "uploadUrl"),
+        (
+            json!({"outputDatasetData": {"name": ""}}),
+            "outputDatasetData.name",
+        ),
+        (json!({"outputDatasetData": null}), "outputDatasetData.name"),
+    ];
+    for (change, field) in cases {
+        let body = with_fields(base.clone(), change.clone());
+        let response = app
+            .with_key(Method::POST, "/api/conversion/upload-convert")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        assert!(
+            problem["errors"].get(field).is_some(),
+            "{change} should name {field}: {problem}"
+        );
+    }
+    let summaries = expect_status(
+        app.with_key(Method::GET, "/api/transfer/list-summaries")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(summaries["data"], json!([]), "nothing was queued");
+    // api-version 1 clients may leave out originalFileName: the URL's last segment names it.
+    let v1 = app
+        .with_key(Method::POST, "/api/conversion/upload-convert")
+        .header("api-version", "1")
+        .json(&with_fields(
+            base.clone(),
+            json!({"originalFileName": null}),
+        ))
+        .send()
+        .await
+        .unwrap();
+    expect_status(v1, StatusCode::OK).await;
+});
+
+api_test!(foreign_and_missing_targets_are_404, |app| {
+    let project = project(&app, "Mine").await;
+    let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
+    let body = json!({
+        "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
+        "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+        "outputDatasetData": {"name": "g"}
+    });
+    let missing = with_fields(body.clone(), json!({"projectId": uuid::Uuid::new_v4()}));
+    let response = app
+        .with_key(Method::POST, "/api/conversion/upload-convert")
+        .json(&missing)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    // Another tenant may neither use this upload nor see this project.
+    let tenant = app.create_tenant("Other").await;
+    let (_, key) = app.create_api_key(tenant, "Owner").await;
+    let response = app
+        .client
+        .post(app.url("/api/conversion/upload-convert"))
+        .header("svc-open-api-key", &key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/metadata/dataset/{}/convert", uuid::Uuid::new_v4()),
+        )
+        .json(&json!({"writerName": "GeoTiffWriter", "outputDatasetData": {"name": "x"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let response = app
+        .with_key(
+            Method::GET,
+            &format!("/api/conversion/transfer/{}", uuid::Uuid::new_v4()),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+});
+
+api_test!(transfers_are_listed_filtered_and_cancelled, |app| {
+    let project = project(&app, "Listed").await;
+    let done = import(
+        &app,
+        &project,
+        "grid.asc",
+        GRID.as_bytes(),
+        "AsciiGridReader",
+        "GeoTiffWriter",
+    )
+    .await;
+    let legacy = expect_status(
+        app.with_key(Method::GET, "/api/transfer/list-summaries")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(legacy["data"][0]["id"], done["id"]);
+    let page = expect_status(
+        app.with_key(
+            Method::GET,
+            &format!("/api/conversion/transfer/list?projectId={project}&status=Completed&status=Error&offset=0&limit=10"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(page["totalCount"], 1);
+    assert_eq!(page["data"][0]["status"], "Completed");
+    let none = expect_status(
+        app.with_key(Method::GET, "/api/conversion/transfer/list?status=Pending")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(none["totalCount"], 0);
+    expect_problem(
+        app.with_key(Method::GET, "/api/conversion/transfer/list?status=Sleeping")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::BAD_REQUEST,
+        "validation",
+    )
+    .await;
+    expect_problem(
+        app.with_key(Method::GET, "/api/conversion/transfer/list?from=yesterday")
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::BAD_REQUEST,
+        "validation",
+    )
+    .await;
+    let id = done["id"].as_str().unwrap();
+    expect_problem(
+        app.with_key(
+            Method::POST,
+            &format!("/api/conversion/transfer/{id}/cancel"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::CONFLICT,
+        "transfer-ended",
+    )
+    .await;
+    // A member who did not start it and may not see the project does not see it at all.
+    let stranger = app.person("Stranger", "User").await;
+    let response = app
+        .send_as(
+            As::Person(&stranger),
+            Method::GET,
+            &format!("/api/conversion/transfer/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+});
+
+api_test_with!(
+    a_queued_transfer_is_cancelled_at_once,
+    |config: &mut basin::Config| config.transfers.executor = basin::TransferExecutor::External,
+    |app| {
+        let project = project(&app, "Queued").await;
+        let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
+        let summary = start(
+            &app,
+            "/api/conversion/upload-convert",
+            json!({
+                "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
+                "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+                "outputDatasetData": {"name": "g"}, "nodeSize": "Medium", "memoryRequestMb": 8192,
+                "requiredLabels": ["pool=conversion"]
+            }),
+        )
+        .await;
+        let id = summary["id"].as_str().unwrap();
+        let record = expect_status(
+            app.with_key(Method::GET, &format!("/api/conversion/transfer/{id}"))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(record["status"], "Pending");
+        assert_eq!(record["nodeSize"], "Medium");
+        assert_eq!(record["memoryRequestMb"], 8192);
+        assert_eq!(
+            record["requiredLabels"],
+            json!(["pool=conversion", "svc.platform/vmsize=standard"])
+        );
+        let cancelled = expect_status(
+            app.with_key(
+                Method::POST,
+                &format!("/api/conversion/transfer/{id}/cancel"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(cancelled["status"], "Error");
+        assert!(
+            cancelled["errorMessage"]
+                .as_str()
+                .unwrap()
+                .contains("Cancelled")
+        );
+    }
+);
+
+api_test!(features_are_appended_and_described, |app| {
+    let project = project(&app, "Appends").await;
+    let record = import(
+        &app,
+        &project,
+        "points.geojson",
+        POINTS.as_bytes(),
+        "GeoJsonReader",
+        "GeoJsonWriter",
+    )
+    .await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    let id = record["importResults"][0]["datasetId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let made = dataset(&app, &id).await;
+    assert_eq!(made["datasetType"], "gisvectordata");
+    assert_eq!(made["spatialInformation"]["srid"], 4326);
+    assert_eq!(
+        made["spatialInformation"]["location"],
+        "POLYGON ((9 55.5, 10 55.5, 10 56, 9 56, 9 55.5))"
+    );
+    assert!(made.get("temporalInformation").is_none());
+
+    let more = POINTS.replace("\"a\"", "\"c\"").replace("\"b\"", "\"d\"");
+    let url = upload(&app, "more.geojson", more.as_bytes()).await;
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{id}/append"),
+        json!({"uploadUrl": url, "originalFileName": "more.geojson", "readerName": "GeoJsonReader"}),
+    )
+    .await;
+    assert_eq!(summary["type"], "Append");
+    let appended = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(appended["status"], "Completed", "{appended}");
+    assert_eq!(appended["importParameters"]["appendDatasetId"], json!(id));
+    let text = String::from_utf8(content(&app, &id).await).unwrap();
+    for name in ["\"a\"", "\"b\"", "\"c\"", "\"d\""] {
+        assert!(text.contains(name), "{name} in {text}");
+    }
+
+    // A file of another structure is a clear error, and the dataset keeps its content.
+    let url = upload(&app, "grid.geojson", br#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"other":1},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#).await;
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{id}/append"),
+        json!({"uploadUrl": url, "originalFileName": "grid.geojson", "readerName": "GeoJsonReader"}),
+    )
+    .await;
+    let refused = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(refused["status"], "Error", "{refused}");
+    assert!(
+        refused["errorMessage"].as_str().unwrap().contains("append"),
+        "{refused}"
+    );
+    assert_eq!(String::from_utf8(content(&app, &id).await).unwrap(), text);
+});
+
+api_test!(an_item_filter_and_a_reprojection_apply_on_import, |app| {
+    let project = project(&app, "Filtered").await;
+    let url = upload(&app, "points.geojson", POINTS.as_bytes()).await;
+    let summary = start(
+        &app,
+        "/api/conversion/upload-convert",
+        json!({
+            "uploadUrl": url, "originalFileName": "points.geojson", "projectId": project,
+            "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
+            "outputDatasetData": {"name": "depths"},
+            "transformations": [
+                {"type": "ItemFilterTransformation", "itemFilter": [{"names": ["depth"]}]},
+                {"type": "CrsTransformation", "inputSrid": 4326, "outputSrid": 25832}
+            ]
+        }),
+    )
+    .await;
+    let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    let id = record["importResults"][0]["datasetId"].as_str().unwrap();
+    assert_eq!(dataset(&app, id).await["spatialInformation"]["srid"], 25832);
+    let text = String::from_utf8(content(&app, id).await).unwrap();
+    assert!(text.contains("depth") && !text.contains("\"a\""), "{text}");
+});
