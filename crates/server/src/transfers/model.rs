@@ -228,7 +228,7 @@ pub(crate) struct OutputDatasetData {
 
 /// One `{name, value}` of `readerParameters` or `writerParameters`.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-pub(crate) struct ParameterDto {
+pub(crate) struct ParameterValueDto {
     /// Parameter name (case-insensitive).
     pub(crate) name: String,
     /// A number, string, boolean, or any JSON value (sent on as JSON text).
@@ -246,9 +246,9 @@ pub(crate) struct TransferRequest {
     /// Writer name; inferred from the stored format where the operation allows.
     pub(crate) writer_name: Option<String>,
     /// Reader parameters.
-    pub(crate) reader_parameters: Option<Vec<ParameterDto>>,
+    pub(crate) reader_parameters: Option<Vec<ParameterValueDto>>,
     /// Writer parameters.
-    pub(crate) writer_parameters: Option<Vec<ParameterDto>>,
+    pub(crate) writer_parameters: Option<Vec<ParameterValueDto>>,
     /// `CrsTransformation`, `ItemFilterTransformation`, `TemporalFilterTransformation`.
     #[schema(value_type = Option<Vec<Object>>)]
     pub(crate) transformations: Option<Vec<serde_json::Value>>,

@@ -8,7 +8,7 @@ use basin_formats::{Catalogue, Parameters, Transformation};
 
 use crate::config::TransfersConfig;
 use crate::limits;
-use crate::transfers::model::{ParameterDto, Resources, TransferRequest};
+use crate::transfers::model::{ParameterValueDto, Resources, TransferRequest};
 
 /// A request field that is wrong, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -186,7 +186,10 @@ fn non_empty(raw: Option<&str>) -> Option<&str> {
 /// Parameters as the format library takes them: text values. Numbers and booleans are given
 /// raw, a list of texts as a comma-separated list (the library's `StringList`), anything else
 /// as JSON text (spec 2.4). A `null` value is the same as leaving the parameter out.
-fn parameters(field: &str, raw: Option<&[ParameterDto]>) -> Result<Vec<(String, String)>, Invalid> {
+fn parameters(
+    field: &str,
+    raw: Option<&[ParameterValueDto]>,
+) -> Result<Vec<(String, String)>, Invalid> {
     let raw = raw.unwrap_or_default();
     if raw.len() > limits::TRANSFER_PARAMETERS_MAX {
         return Err(invalid(
@@ -564,7 +567,7 @@ mod tests {
 
     #[test]
     fn parameter_values_become_text() {
-        let raw: Vec<ParameterDto> = serde_json::from_value(serde_json::json!([
+        let raw: Vec<ParameterValueDto> = serde_json::from_value(serde_json::json!([
             {"name": "SRID", "value": 25832},
             {"name": "AllowedItemNames", "value": ["H", "U"]},
             {"name": "Flag", "value": true},
@@ -582,7 +585,7 @@ mod tests {
                 ("Odd".to_owned(), "{\"a\":1}".to_owned()),
             ]
         );
-        let twice: Vec<ParameterDto> = serde_json::from_value(
+        let twice: Vec<ParameterValueDto> = serde_json::from_value(
             serde_json::json!([{"name": "a", "value": 1}, {"name": "A", "value": 2}]),
         )
         .unwrap();
