@@ -44,6 +44,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// Transfers: where they run, how workers claim them, what a request may ask for.
     pub transfers: TransfersConfig,
+    /// Imports from URLs: which addresses they may reach, and their time limits.
+    pub fetch: FetchConfig,
     /// Logging.
     pub log: LogConfig,
 }
@@ -60,6 +62,7 @@ impl Default for Config {
             blob: BlobConfig::default(),
             limits: LimitsConfig::default(),
             transfers: TransfersConfig::default(),
+            fetch: FetchConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -332,6 +335,64 @@ impl TransfersConfig {
     }
 }
 
+/// Imports from URLs (docs/fetch.md). By default they reach public addresses only.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FetchConfig {
+    /// Allow private, loopback and link-local addresses too (every class but multicast,
+    /// broadcast and unspecified): only where no user can be an attacker.
+    pub allow_private: bool,
+    /// Networks always allowed, even when private: `["10.1.0.0/16", "fd00:1::/64"]`.
+    pub allowed_networks: Vec<String>,
+    /// Longest wait for a connection, DNS included.
+    pub connect_timeout_ms: u64,
+    /// Longest wait for the next byte or FTP reply.
+    pub idle_timeout_ms: u64,
+    /// Longest whole fetch.
+    pub total_timeout_ms: u64,
+    /// Most redirects followed.
+    pub redirects_max: u8,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        let policy = crate::fetch::FetchPolicy::default();
+        Self {
+            allow_private: policy.allow_private,
+            allowed_networks: Vec::new(),
+            connect_timeout_ms: crate::fetch::FETCH_CONNECT_TIMEOUT_MS,
+            idle_timeout_ms: crate::fetch::FETCH_IDLE_TIMEOUT_MS,
+            total_timeout_ms: crate::fetch::FETCH_TOTAL_TIMEOUT_MS,
+            redirects_max: policy.redirects_max,
+        }
+    }
+}
+
+impl FetchConfig {
+    /// The fetch policy these settings give; files are at most `bytes_max` (the upload limit,
+    /// since an imported file becomes a blob). Fails naming a malformed network.
+    pub(crate) fn policy(&self, bytes_max: u64) -> Result<crate::fetch::FetchPolicy, String> {
+        let allowed_networks = self
+            .allowed_networks
+            .iter()
+            .map(|raw| {
+                raw.trim()
+                    .parse::<crate::fetch::IpNetwork>()
+                    .map_err(|error| format!("fetch.allowed_networks: {error}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(crate::fetch::FetchPolicy {
+            allow_private: self.allow_private,
+            allowed_networks,
+            bytes_max,
+            connect_timeout: std::time::Duration::from_millis(self.connect_timeout_ms),
+            idle_timeout: std::time::Duration::from_millis(self.idle_timeout_ms),
+            total_timeout: std::time::Duration::from_millis(self.total_timeout_ms),
+            redirects_max: self.redirects_max,
+        })
+    }
+}
+
 /// Log output.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -446,6 +507,19 @@ impl Config {
             ));
         }
         self.check_blob()?;
+        let fetch = &self.fetch;
+        if fetch.connect_timeout_ms == 0
+            || fetch.idle_timeout_ms == 0
+            || fetch.total_timeout_ms == 0
+        {
+            return Err(ConfigError::Inconsistent(
+                "fetch.connect_timeout_ms, idle_timeout_ms and total_timeout_ms must be at least 1"
+                    .into(),
+            ));
+        }
+        fetch
+            .policy(limits.upload_bytes_max)
+            .map_err(ConfigError::Inconsistent)?;
         if self.database.max_connections == 0 {
             return Err(ConfigError::Inconsistent(
                 "database.max_connections must be at least 1".into(),
@@ -682,6 +756,46 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.limits.upload_idle_timeout_ms, 120_000);
+    }
+
+    #[test]
+    fn fetch_networks_and_timeouts_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("basin.toml");
+        for (toml, says) in [
+            (
+                "[fetch]\nallowed_networks = [\"10.1.2.3/16\"]\n",
+                "bits set past",
+            ),
+            (
+                "[fetch]\nallowed_networks = [\"intranet\"]\n",
+                "not an IP address",
+            ),
+            (
+                "[fetch]\nallowed_networks = [\"10.0.0.0/33\"]\n",
+                "prefix length",
+            ),
+            ("[fetch]\ntotal_timeout_ms = 0\n", "at least 1"),
+        ] {
+            std::fs::write(&file, toml).unwrap();
+            let error =
+                Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap_err();
+            assert!(error.to_string().contains(says), "{toml}: {error}");
+        }
+        std::fs::write(
+            &file,
+            "[fetch]\nallowed_networks = [\"10.1.0.0/16\", \"fd00:1::/64\", \"192.0.2.7\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(
+            Some(&file),
+            env(&[("BASIN_FETCH__ALLOW_PRIVATE", "true")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        let policy = config.fetch.policy(config.limits.upload_bytes_max).unwrap();
+        assert!(policy.allow_private);
+        assert_eq!(policy.allowed_networks.len(), 3);
     }
 
     #[test]

@@ -21,7 +21,6 @@ mod convert_command;
 mod datasets;
 mod db;
 mod error;
-#[cfg_attr(not(test), expect(dead_code, reason = "transfers (issue 10) call it"))]
 mod fetch;
 mod gis;
 mod health;

@@ -86,6 +86,8 @@ pub struct Services {
     pub(crate) secret: SigningSecret,
     /// Woken when a transfer is queued.
     pub(crate) queued: Arc<tokio::sync::Notify>,
+    /// Outbound fetches of imports from URLs.
+    pub(crate) fetcher: crate::fetch::Fetcher,
 }
 
 impl Services {
@@ -148,6 +150,12 @@ impl Services {
         );
         let catalogue = Arc::new(basin_formats::Catalogue::standard());
         let queued = Arc::new(tokio::sync::Notify::new());
+        let fetch_policy = config
+            .fetch
+            .policy(config.limits.upload_bytes_max)
+            .map_err(anyhow::Error::msg)?;
+        let fetcher =
+            crate::fetch::Fetcher::new(fetch_policy).context("cannot set up outbound fetches")?;
         let transfers = TransferService::new(TransferDeps {
             db: db.clone(),
             blobs: blobs.clone(),
@@ -156,6 +164,7 @@ impl Services {
             catalogue: catalogue.clone(),
             datasets: datasets.clone(),
             config: Arc::new(config.transfers.clone()),
+            fetcher: fetcher.clone(),
             queued: queued.clone(),
         });
         let blob_limits = BlobLimits {
@@ -190,6 +199,7 @@ impl Services {
             state,
             secret,
             queued,
+            fetcher,
         })
     }
 
@@ -207,6 +217,7 @@ impl Services {
             heartbeat: Duration::from_secs(transfers.heartbeat_seconds.max(1)),
             result_bytes_max: self.config.limits.upload_bytes_max,
             worker_id: worker_id(),
+            fetcher: self.fetcher.clone(),
         };
         WorkerPool::new(
             runner,

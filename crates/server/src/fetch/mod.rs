@@ -29,21 +29,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-// The API for the rest of the server; until transfers (issue 10) and the configuration use
-// it, some of it is used only by the tests.
 pub(crate) use address::IpNetwork;
-#[cfg_attr(
-    not(test),
-    expect(unused_imports, reason = "transfers (issue 10) call it")
-)]
-pub(crate) use address::{AddressClass, IpNetworkError};
-pub(crate) use error::{FetchError, Timeout};
-#[cfg_attr(
-    not(test),
-    expect(unused_imports, reason = "transfers (issue 10) call it")
-)]
-pub(crate) use urls::redact;
-pub(crate) use urls::{FetchUrl, Scheme};
+pub(crate) use error::FetchError;
+pub(crate) use urls::FetchUrl;
+
+use crate::fetch::error::Timeout;
+use crate::fetch::urls::Scheme;
 
 use crate::fetch::address::AddressRules;
 use crate::fetch::error::ResolveError;
@@ -139,11 +130,6 @@ impl Fetcher {
             policy: Arc::new(policy),
             rules,
         })
-    }
-
-    /// The policy this fetcher applies.
-    pub(crate) fn policy(&self) -> &FetchPolicy {
-        &self.policy
     }
 
     /// Checks a URL without fetching it: at most 8 KiB, no control characters, scheme http,

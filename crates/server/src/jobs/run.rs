@@ -52,6 +52,8 @@ pub(crate) struct Runner {
     pub(crate) result_bytes_max: u64,
     /// This worker's name in leases (`host:pid:uuid`).
     pub(crate) worker_id: String,
+    /// Fetches imports from outside addresses.
+    pub(crate) fetcher: crate::fetch::Fetcher,
 }
 
 /// Why a run did not produce a result. The message is shown to the user as `errorMessage`.
@@ -244,7 +246,7 @@ impl Runner {
         let output_dir = dir.join("out");
         tokio::fs::create_dir_all(&input_dir).await?;
         tokio::fs::create_dir_all(&output_dir).await?;
-        let input = self.stage(row, &plan, &input_dir).await?;
+        let input = self.stage(row, &plan, &input_dir, &meter).await?;
         meter.set_percent(5);
         let output_name = self.output_name(&plan, &input).await?;
         let output = output_dir.join(&output_name);
@@ -407,6 +409,7 @@ impl Runner {
         row: &TransferRow,
         plan: &TransferPlan,
         input_dir: &Path,
+        meter: &Meter,
     ) -> Result<PathBuf, Failed> {
         match &plan.source {
             Source::Upload {
@@ -420,14 +423,35 @@ impl Runner {
                 Ok(target)
             }
             Source::Dataset { dataset_id } => self.stage_dataset(*dataset_id, input_dir).await,
-            Source::Url { .. } => {
-                let _ = row;
-                Err(Failed(
-                    "imports from outside addresses are not available in this version of Basin"
-                        .to_owned(),
-                ))
+            Source::Url { file_name, .. } => {
+                let target = input_dir.join(file_name);
+                self.stage_url(row.id, &target, meter).await?;
+                Ok(target)
             }
         }
+    }
+
+    /// Fetches the outside file of `transfer` to `target`; the download is the first 5 %.
+    async fn stage_url(
+        &self,
+        transfer: TransferId,
+        target: &Path,
+        meter: &Meter,
+    ) -> Result<(), Failed> {
+        let secret = crate::transfers::store::source_secret(&self.db, transfer)
+            .await?
+            .ok_or_else(|| Failed("the address to import from is no longer known".to_owned()))?;
+        // Checked when the transfer was queued; checked again in case the policy changed.
+        let url = self.fetcher.check_url(&secret)?;
+        let progress = |done: u64, total: Option<u64>| {
+            if let Some(share) =
+                total.and_then(|total| done.min(total).saturating_mul(5).checked_div(total))
+            {
+                meter.set_percent(u8::try_from(share).unwrap_or(5));
+            }
+        };
+        self.fetcher.fetch_to_file(&url, target, &progress).await?;
+        Ok(())
     }
 
     /// Makes a dataset's content available as a file in `dir`, named as stored.

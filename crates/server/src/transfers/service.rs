@@ -97,6 +97,8 @@ pub(crate) struct TransferService {
     pub(super) catalogue: Arc<basin_formats::Catalogue>,
     pub(super) datasets: crate::datasets::service::DatasetService,
     pub(super) config: Arc<crate::config::TransfersConfig>,
+    /// Checks the outside addresses imports name.
+    pub(super) fetcher: crate::fetch::Fetcher,
     /// Woken when a transfer is queued, so that idle in-process workers start at once.
     pub(super) queued: Arc<tokio::sync::Notify>,
 }
@@ -118,6 +120,8 @@ pub(crate) struct TransferDeps {
     pub(crate) datasets: crate::datasets::service::DatasetService,
     /// Transfer settings.
     pub(crate) config: Arc<crate::config::TransfersConfig>,
+    /// Outbound fetches of imports from URLs.
+    pub(crate) fetcher: crate::fetch::Fetcher,
     /// Woken when a transfer is queued.
     pub(crate) queued: Arc<tokio::sync::Notify>,
 }
@@ -133,6 +137,7 @@ impl TransferService {
             catalogue,
             datasets,
             config,
+            fetcher,
             queued,
         } = deps;
         Self {
@@ -143,6 +148,7 @@ impl TransferService {
             catalogue,
             datasets,
             config,
+            fetcher,
             queued,
         }
     }

@@ -397,18 +397,26 @@ impl TransferService {
 }
 
 impl TransferService {
-    /// A file at an outside address.
+    /// A file at an outside address (http, https, ftp), checked now so that a bad or refused
+    /// one is a 400 before any transfer exists; host names are judged when the transfer runs.
+    /// The full address, credentials included, goes to the row's `source_secret`, which is
+    /// cleared when the transfer ends; the plan, and so the record, keeps it redacted.
     fn outside_source(
         &self,
         url: &str,
         file_name: UploadFileName,
     ) -> Result<(Source, Option<String>), TransferError> {
-        let _ = (url, file_name);
-        Err(invalid(
-            "uploadUrl",
-            "not an upload URL of this Basin (GET /api/conversion/transfer/upload-url gives one)",
-        )
-        .into())
+        let checked = self
+            .fetcher
+            .check_url(url)
+            .map_err(|error| invalid("uploadUrl", error.to_string()))?;
+        Ok((
+            Source::Url {
+                redacted: checked.redacted(),
+                file_name: file_name.as_str().to_owned(),
+            },
+            Some(checked.expose_url().to_owned()),
+        ))
     }
 }
 

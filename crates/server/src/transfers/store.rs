@@ -71,6 +71,18 @@ pub(crate) async fn find(
     Ok(sql.fetch_all(db).await?.into_iter().next())
 }
 
+/// The full source address of a transfer (credentials included), while it runs; `None` once
+/// it has ended or when it has none.
+pub(crate) async fn source_secret(db: &Db, id: TransferId) -> StoreResult<Option<String>> {
+    let secret: Option<Option<String>> = on_db!(db, |pool| {
+        sqlx::query_scalar("SELECT source_secret FROM transfers WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+    })?;
+    Ok(secret.flatten())
+}
+
 /// A transfer, whoever's.
 pub(crate) async fn find_any(db: &Db, id: TransferId) -> StoreResult<Option<TransferRow>> {
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM transfers WHERE id = "));

@@ -98,6 +98,21 @@ async fn import(
     wait_for(app, summary["id"].as_str().unwrap()).await
 }
 
+/// The dataset list of a project.
+async fn datasets_in(app: &TestApp, project: &str) -> Value {
+    expect_status(
+        app.with_key(
+            Method::GET,
+            &format!("/api/metadata/project/{project}/dataset/list"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await
+}
+
 async fn dataset(app: &TestApp, id: &str) -> Value {
     expect_status(
         app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
@@ -364,17 +379,7 @@ api_test!(
         let message = record["errorMessage"].as_str().unwrap();
         assert!(message.to_lowercase().contains("tiff"), "{message}");
         assert_eq!(record["importResults"], json!([]));
-        let datasets = expect_status(
-            app.with_key(
-                Method::GET,
-                &format!("/api/metadata/project/{project}/dataset/list"),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let datasets = datasets_in(&app, &project).await;
         assert_eq!(datasets["data"], json!([]));
     }
 );
@@ -754,3 +759,158 @@ api_test!(an_item_filter_and_a_reprojection_apply_on_import, |app| {
     let text = String::from_utf8(content(&app, id).await).unwrap();
     assert!(text.contains("depth") && !text.contains("\"a\""), "{text}");
 });
+
+/// Imports the ASCII grid at `url` as a GeoTIFF dataset of `project`; returns the ended record.
+async fn import_grid_from(app: &TestApp, project: &str, url: &str) -> Value {
+    let summary = start(
+        app,
+        "/api/conversion/upload-convert",
+        json!({
+            "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
+            "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+            "outputDatasetData": {"name": "From outside"}
+        }),
+    )
+    .await;
+    wait_for(app, summary["id"].as_str().unwrap()).await
+}
+
+/// Serves `body` at `/files/{name}` on a loopback port, to `user:password` in Basic auth only.
+async fn file_server(body: &'static str, user: &str, password: &str) -> std::net::SocketAddr {
+    use base64::Engine as _;
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    );
+    let router = axum::Router::new().route(
+        "/files/{name}",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let expected = expected.clone();
+            async move {
+                let authorised = headers
+                    .get("authorization")
+                    .and_then(|value| value.to_str().ok())
+                    == Some(expected.as_str());
+                if authorised {
+                    (axum::http::StatusCode::OK, body)
+                } else {
+                    (axum::http::StatusCode::UNAUTHORIZED, "")
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    address
+}
+
+api_test!(
+    imports_from_private_addresses_are_refused_by_default,
+    |app| {
+        let project = project(&app, "Outside").await;
+        let address = file_server(GRID, "importer", "s3cret").await;
+        let request = |url: String| {
+            json!({
+                "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
+                "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+                "outputDatasetData": {"name": "g"}
+            })
+        };
+        // Refused when the request arrives: IP literals in every spelling, other schemes.
+        for (url, says) in [
+            (
+                format!("http://importer:s3cret@{address}/files/grid.asc"),
+                "loopback",
+            ),
+            (
+                format!("http://2130706433:{}/files/grid.asc", address.port()),
+                "loopback",
+            ),
+            (
+                "http://169.254.169.254/latest/meta-data".to_owned(),
+                "link-local",
+            ),
+            ("http://[::ffff:10.0.0.1]/grid.asc".to_owned(), "private"),
+            ("file:///etc/passwd".to_owned(), "scheme"),
+            ("gopher://example.com/grid.asc".to_owned(), "scheme"),
+            ("http://example.com:25/grid.asc".to_owned(), "port"),
+        ] {
+            let problem = expect_problem(
+                app.with_key(Method::POST, "/api/conversion/upload-convert")
+                    .json(&request(url.clone()))
+                    .send()
+                    .await
+                    .unwrap(),
+                StatusCode::BAD_REQUEST,
+                "validation",
+            )
+            .await;
+            let text = problem.to_string();
+            assert!(text.contains("uploadUrl"), "{url}: {text}");
+            assert!(text.contains(says), "{url}: {text}");
+            assert!(!text.contains("s3cret"), "{url}: {text}");
+        }
+        // A host name is judged when the transfer runs: `localhost` resolves to loopback.
+        let url = format!(
+            "http://importer:s3cret@localhost:{}/files/grid.asc",
+            address.port()
+        );
+        let record = import_grid_from(&app, &project, &url).await;
+        assert_eq!(record["status"], "Error");
+        let message = record["errorMessage"].as_str().unwrap();
+        assert!(message.contains("loopback"), "{message}");
+        assert!(!record.to_string().contains("s3cret"), "{record}");
+        let datasets = datasets_in(&app, &project).await;
+        assert_eq!(datasets["data"], json!([]), "nothing was imported");
+    }
+);
+
+api_test_with!(
+    an_allowed_network_is_imported_from_with_credentials_kept_secret,
+    |config: &mut basin::Config| config.fetch.allowed_networks = vec!["127.0.0.0/8".to_owned()],
+    |app| {
+        let project = project(&app, "Outside").await;
+        let address = file_server(GRID, "importer", "p@ss:w/rd").await;
+        let url =
+            format!("http://importer:p%40ss%3Aw%2Frd@{address}/files/grid.asc?sig=SIGNATURE&v=1");
+        let record = import_grid_from(&app, &project, &url).await;
+        assert_eq!(record["status"], "Completed", "{record}");
+        let text = record.to_string();
+        assert!(
+            !text.contains("p%40ss") && !text.contains("SIGNATURE"),
+            "{text}"
+        );
+        let dataset_id = record["importResults"][0]["datasetId"].as_str().unwrap();
+        let imported = dataset(&app, dataset_id).await;
+        assert_eq!(imported["datasetFormat"], ".tif");
+        assert!(content(&app, dataset_id).await.starts_with(b"II*\0"));
+
+        // Wrong credentials fail the transfer with the server's answer, not its body.
+        let record = import_grid_from(&app, &project, &url.replace("p%40ss", "nope")).await;
+        assert_eq!(record["status"], "Error");
+        assert!(
+            record["errorMessage"]
+                .as_str()
+                .unwrap()
+                .contains("status 401"),
+            "{record}"
+        );
+        // Addresses outside the allowed network stay refused.
+        expect_problem(
+            app.with_key(Method::POST, "/api/conversion/upload-convert")
+                .json(&json!({
+                    "uploadUrl": "http://10.0.0.1/grid.asc", "originalFileName": "grid.asc",
+                    "projectId": project,
+                    "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+                    "outputDatasetData": {"name": "g"}
+                }))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "validation",
+        )
+        .await;
+    }
+);
