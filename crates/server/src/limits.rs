@@ -8,6 +8,10 @@ pub(crate) const PAGE_SIZE_DEFAULT: u32 = 100;
 pub(crate) const PAGE_SIZE_MAX: u32 = 1000;
 /// Largest JSON request body. Metadata documents are small; 1 MiB leaves room for bulk calls.
 pub(crate) const JSON_BODY_BYTES_MAX: u64 = 1024 * 1024;
+/// Most files one import of staged files names: the original platform's SDKs send one folder
+/// per request, and a request copies each file before it answers, so within the request time
+/// limit.
+pub(crate) const STAGED_FILES_MAX: usize = 1000;
 /// A request that takes longer than this is answered with 408 and its work dropped.
 pub(crate) const REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// How long shutdown waits for in-flight requests before giving up on them.

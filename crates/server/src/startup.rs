@@ -468,6 +468,7 @@ impl FromRef<AppState> for crate::transfers::routes::TransfersState {
             datasets: app.datasets.clone(),
             blob_limits: app.blob_limits,
             page_limits: app.page_limits,
+            hierarchy: app.hierarchy.clone(),
         }
     }
 }

@@ -70,6 +70,29 @@ pub(crate) struct NewDataset {
     pub(crate) details: Option<ContentDetails>,
 }
 
+impl NewDataset {
+    /// A dataset of a file just stored as it came (`written` at `path`): no description,
+    /// metadata or properties, its format and type inferred from the name.
+    pub(crate) fn stored(
+        id: DatasetId,
+        name: String,
+        path: &crate::blob::BlobPath,
+        written: &crate::blob::Written,
+    ) -> Self {
+        Self {
+            id,
+            name,
+            description: String::new(),
+            data_path: path.key(),
+            storage_size: written.meta.size,
+            checksum: Some(format!("md5:{}", hex(&written.md5))),
+            metadata: JsonText::empty_object(),
+            properties: JsonText::empty_object(),
+            details: None,
+        }
+    }
+}
+
 /// What the data of a dataset is, as a conversion found it.
 #[derive(Debug, Clone)]
 pub(crate) struct ContentDetails {
@@ -454,7 +477,12 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 impl DatasetService {
-    /// A live dataset of `project` named `name`, read inside `tx`.
+    /// Whether `project` holds a live dataset named `name`.
+    pub(crate) async fn name_taken(&self, project: ProjectId, name: &str) -> DatasetResult<bool> {
+        Ok(store::name_taken(&self.db, project, name).await?)
+    }
+
+    /// A live dataset of `project` named `name`, inside `tx`.
     pub(crate) async fn find_by_name_in(
         &self,
         tx: &mut crate::db::Tx,

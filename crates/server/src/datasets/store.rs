@@ -3,7 +3,7 @@
 use crate::datasets::model::DatasetRow;
 use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx};
 use crate::ids::{DatasetId, ProjectId};
-use crate::on_tx;
+use crate::{on_db, on_tx};
 
 const COLUMNS: &str = "id, tenant_id, project_id, name, description, dataset_type, dataset_format, data_path, \
     metadata, properties, tags, temporal_information, spatial_information, storage_size, checksum, \
@@ -189,6 +189,21 @@ pub(super) async fn set_content(
 }
 
 /// A live dataset of `project` with this name (the oldest, if several share it).
+/// Whether `project` holds a live dataset named `name`.
+pub(super) async fn name_taken(db: &Db, project: ProjectId, name: &str) -> StoreResult<bool> {
+    let found: i64 = on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM datasets \
+             WHERE project_id = $1 AND name = $2 AND deleted_at IS NULL LIMIT 1) AS found",
+        )
+        .bind(project)
+        .bind(name)
+        .fetch_one(pool)
+        .await
+    })?;
+    Ok(found > 0)
+}
+
 pub(super) async fn find_by_name_in(
     tx: &mut Tx,
     project: ProjectId,

@@ -198,27 +198,7 @@ impl HierarchyService {
         base: &PublicBase,
     ) -> Result<Vec<CreatedPath>, HierarchyError> {
         let whole = |error: ActionError| HierarchyError { index: None, error };
-        let mut tx = self
-            .projects
-            .db()
-            .begin()
-            .await
-            .map_err(|error| whole(ProjectError::Store(error).into()))?;
-        // The tree is locked before anything of it is read, so that every folder this request
-        // walks or creates is decided on what is committed when it writes.
-        self.projects
-            .lock_tree_in(&mut tx, root)
-            .await
-            .map_err(|error| whole(error.into()))?;
-        let chain = match self.projects.visible_in(&mut tx, caller, root).await {
-            Ok(chain) => chain,
-            Err(error) => return Err(whole(error.into())),
-        };
-        let root = Folder {
-            capabilities: chain.capabilities(),
-            member_role: chain.target().member_role,
-            row: chain.target().row.clone(),
-        };
+        let (mut tx, root) = self.open_root(caller, root).await.map_err(whole)?;
         let mut state = Run {
             caller,
             access_level,
@@ -240,6 +220,74 @@ impl HierarchyService {
             .await
             .map_err(|error| whole(ProjectError::Store(error).into()))?;
         Ok(state.results)
+    }
+
+    /// Begins the transaction of a request on the tree of `root` and finds `root` as the caller
+    /// sees it. The tree is locked before anything of it is read, so that every folder the
+    /// request walks or creates is decided on what is committed when it writes.
+    async fn open_root(
+        &self,
+        caller: &Caller,
+        root: ProjectId,
+    ) -> Result<(crate::db::Tx, Folder), ActionError> {
+        let mut tx = self
+            .projects
+            .db()
+            .begin()
+            .await
+            .map_err(ProjectError::Store)?;
+        self.projects.lock_tree_in(&mut tx, root).await?;
+        let chain = self.projects.visible_in(&mut tx, caller, root).await?;
+        let folder = Folder {
+            capabilities: chain.capabilities(),
+            member_role: chain.target().member_role,
+            row: chain.target().row.clone(),
+        };
+        Ok((tx, folder))
+    }
+
+    /// The folder at `path` below `root` (the root itself for `None`), its missing folders
+    /// created with `access_level` when `create` is set, in one transaction. For imports into
+    /// a destination path.
+    pub(crate) async fn folder_at(
+        &self,
+        caller: &Caller,
+        root: ProjectId,
+        path: Option<&HierarchyPath>,
+        create: bool,
+        access_level: AccessLevel,
+        base: &PublicBase,
+    ) -> Result<ProjectId, HierarchyError> {
+        let whole = |error: ActionError| HierarchyError { index: None, error };
+        let (mut tx, mut folder) = self.open_root(caller, root).await.map_err(whole)?;
+        let mut run = Run {
+            caller,
+            access_level,
+            expiry: self.clock.now(),
+            base,
+            folders: HashMap::new(),
+            results: Vec::new(),
+            created: 0,
+        };
+        let mut walked = Vec::new();
+        for segment in path.map_or(&[][..], HierarchyPath::segments) {
+            walked.push(segment.clone());
+            folder = self
+                .step(
+                    &mut tx,
+                    &mut run,
+                    folder,
+                    segment,
+                    create,
+                    &walked.join("/"),
+                )
+                .await
+                .map_err(whole)?;
+        }
+        tx.commit()
+            .await
+            .map_err(|error| whole(ProjectError::Store(error).into()))?;
+        Ok(folder.row.id)
     }
 
     async fn run(

@@ -55,6 +55,11 @@ impl HierarchyPath {
         self.segments.last().map_or("", String::as_str)
     }
 
+    /// Every name, outermost first.
+    pub(crate) fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
     /// The folders above the last name.
     pub(crate) fn parent_segments(&self) -> &[String] {
         self.segments

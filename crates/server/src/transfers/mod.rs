@@ -10,6 +10,7 @@ pub(crate) mod plan;
 pub(crate) mod records;
 pub(crate) mod routes;
 pub(crate) mod service;
+pub(crate) mod staged;
 pub(crate) mod start;
 pub(crate) mod store;
 

@@ -35,6 +35,8 @@ pub(crate) struct TransfersState {
     pub(crate) blob_limits: crate::blob::BlobLimits,
     /// Page sizes of the transfer list.
     pub(crate) page_limits: crate::http::paging::PageLimits,
+    /// Destination folders of staged imports.
+    pub(crate) hierarchy: crate::hierarchy::service::HierarchyService,
 }
 
 /// Transfer routes with their OpenAPI description, but for the direct upload
@@ -55,6 +57,7 @@ where
         .routes(routes!(list_summaries))
         .routes(routes!(legacy_list_summaries))
         .routes(routes!(cancel_transfer))
+        .routes(routes!(import_staged))
         .layer(from_fn_with_state(CONVERSION, api_version::enforce));
     let metadata = OpenApiRouter::new()
         .routes(routes!(convert))
@@ -546,4 +549,183 @@ async fn cancel_transfer(
 ) -> ApiResult<Json<TransferDto>> {
     let row = state.transfers.cancel(&principal, id).await?;
     Ok(Json(state.transfers.record(&row, &base)?))
+}
+
+/// One staged file of an import.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StagedFileDto {
+    /// The upload URL the file was written to (query optional).
+    url: String,
+    /// The dataset's name, and its file name.
+    file_name: String,
+}
+
+/// An import of staged files into a folder of the project.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StagedFilesRequest {
+    /// The files, at least one and at most `limits::STAGED_FILES_MAX`.
+    files: Vec<StagedFileDto>,
+    /// Folder below the project (`a/b`) to import into; the project itself when absent.
+    destination_path: Option<String>,
+    /// The same, as the original platform's SDKs spell it.
+    #[serde(rename = "destingationPath")]
+    destingation_path: Option<String>,
+    /// Create the missing folders of the destination (as `Private` folders); default false.
+    #[serde(default)]
+    create_destination_path_if_not_exists: bool,
+}
+
+impl StagedFilesRequest {
+    /// The files, checked.
+    fn files(&self) -> ApiResult<Vec<crate::transfers::staged::StagedFile>> {
+        let max = crate::limits::STAGED_FILES_MAX;
+        if self.files.is_empty() || self.files.len() > max {
+            return Err(ApiError::field(
+                "files",
+                format!("files: give from 1 to {max} files"),
+            ));
+        }
+        let mut files = Vec::with_capacity(self.files.len());
+        for (index, file) in self.files.iter().enumerate() {
+            let file_name = UploadFileName::parse(file.file_name.trim()).map_err(|error| {
+                ApiError::field(
+                    format!("files[{index}].fileName"),
+                    format!("files[{index}].fileName: {error}"),
+                )
+            })?;
+            let url = file.url.trim();
+            if url.is_empty() {
+                return Err(ApiError::field(
+                    format!("files[{index}].url"),
+                    format!("files[{index}].url: required"),
+                ));
+            }
+            files.push(crate::transfers::staged::StagedFile {
+                url: url.to_owned(),
+                file_name,
+            });
+        }
+        Ok(files)
+    }
+
+    /// The destination folder, checked; `None` for the project itself.
+    fn destination(
+        &self,
+        limits: crate::projects::service::ProjectLimits,
+    ) -> ApiResult<Option<crate::projects::hierarchy_path::HierarchyPath>> {
+        let given = match (&self.destination_path, &self.destingation_path) {
+            (Some(one), Some(other)) if one.trim() != other.trim() => {
+                return Err(ApiError::field(
+                    "destinationPath",
+                    "destinationPath and destingationPath differ; give one",
+                ));
+            }
+            (Some(path), _) | (None, Some(path)) => path,
+            (None, None) => return Ok(None),
+        };
+        if given.trim().trim_matches('/').is_empty() {
+            return Ok(None);
+        }
+        crate::projects::hierarchy_path::HierarchyPath::parse(
+            given,
+            limits.name_chars_max,
+            usize::try_from(limits.depth_max).unwrap_or(usize::MAX),
+        )
+        .map(Some)
+        .map_err(|message| {
+            ApiError::field("destinationPath", format!("destinationPath: {message}"))
+        })
+    }
+}
+
+/// A dataset an import created.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StagedDatasetDto {
+    /// The file name given.
+    file_name: String,
+    /// The new dataset.
+    dataset_id: DatasetId,
+}
+
+/// A file an import did not import.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StagedFailureDto {
+    /// The file name given.
+    file_name: String,
+    /// Why.
+    message: String,
+}
+
+/// What an import of staged files did.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub(crate) struct StagedFilesResponse {
+    /// The datasets created, in request order.
+    datasets: Vec<StagedDatasetDto>,
+    /// The files not imported, in request order.
+    failures: Vec<StagedFailureDto>,
+}
+
+/// Imports files already written to upload URLs as datasets, unchanged, into a folder of the
+/// project (created when asked). Each file succeeds or fails on its own: the answer lists the
+/// datasets created and the failures. No transfer is queued.
+#[utoipa::path(post, path = "/api/conversion/project/{id}/file/import-staged", tag = "transfers",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = StagedFilesRequest,
+    responses((status = 200, body = StagedFilesResponse), (status = 400), (status = 403), (status = 404)))]
+async fn import_staged(
+    State(state): State<TransfersState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(project): Path<ProjectId>,
+    Json(request): Json<StagedFilesRequest>,
+) -> ApiResult<Json<StagedFilesResponse>> {
+    let files = request.files()?;
+    let destination = request.destination(state.datasets.projects().limits())?;
+    let caller = crate::auth::Caller::from(&principal);
+    let folder = state
+        .hierarchy
+        .folder_at(
+            &caller,
+            project,
+            destination.as_ref(),
+            request.create_destination_path_if_not_exists,
+            crate::projects::model::AccessLevel::Private,
+            &base,
+        )
+        .await
+        .map_err(|error| match error.error {
+            crate::hierarchy::service::ActionError::NotFound(path) => ApiError::NotFound(format!(
+                "The folder {path} does not exist or is not visible to you; set createDestinationPathIfNotExists to create it."
+            )),
+            _ => ApiError::from(error),
+        })?;
+    let outcome = state
+        .transfers
+        .import_staged(
+            &principal,
+            &caller,
+            folder,
+            files,
+            state.blob_limits.upload_bytes_max,
+        )
+        .await?;
+    Ok(Json(StagedFilesResponse {
+        datasets: outcome
+            .datasets
+            .into_iter()
+            .map(|(file_name, dataset_id)| StagedDatasetDto {
+                file_name,
+                dataset_id,
+            })
+            .collect(),
+        failures: outcome
+            .failures
+            .into_iter()
+            .map(|(file_name, message)| StagedFailureDto { file_name, message })
+            .collect(),
+    }))
 }

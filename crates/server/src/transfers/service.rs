@@ -301,20 +301,7 @@ impl TransferService {
                 BlobError::Body(_) => TransferError::Incomplete,
                 other => TransferError::Blob(other),
             })?;
-        let input = NewDataset {
-            id,
-            name: dataset_name,
-            description: String::new(),
-            data_path: path.key(),
-            storage_size: written.meta.size,
-            checksum: Some(format!(
-                "md5:{}",
-                crate::datasets::service::hex(&written.md5)
-            )),
-            metadata: crate::db::JsonText::empty_object(),
-            properties: crate::db::JsonText::empty_object(),
-            details: None,
-        };
+        let input = NewDataset::stored(id, dataset_name, &path, &written);
         match datasets.create(caller, project, input).await {
             Ok(row) => Ok(row),
             Err(error) => {

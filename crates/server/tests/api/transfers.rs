@@ -914,3 +914,209 @@ api_test_with!(
         .await;
     }
 );
+
+/// Imports staged files into `project`; returns the status and the body.
+async fn import_staged(app: &TestApp, project: &str, body: Value) -> (StatusCode, Value) {
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/import-staged"),
+        )
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+api_test!(staged_files_become_datasets_in_a_created_folder, |app| {
+    let project = project(&app, "Staged").await;
+    let grid = upload(&app, "grid.asc", GRID.as_bytes()).await;
+    let points = upload(&app, "points.geojson", POINTS.as_bytes()).await;
+    // The SDK's spelling of the destination, and a signed URL with its query.
+    let (status, body) = import_staged(
+        &app,
+        &project,
+        json!({
+            "files": [
+                {"url": grid, "fileName": "grid.asc"},
+                {"url": format!("{points}?sig=ignored"), "fileName": "points.geojson"}
+            ],
+            "destingationPath": "Upload/2026",
+            "createDestinationPathIfNotExists": true
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["failures"], json!([]));
+    let datasets = body["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 2);
+    assert_eq!(datasets[0]["fileName"], "grid.asc");
+    let grid_id = datasets[0]["datasetId"].as_str().unwrap();
+    assert_eq!(content(&app, grid_id).await, GRID.as_bytes());
+    let record = dataset(&app, grid_id).await;
+    assert_eq!(record["name"], "grid.asc");
+    let folder = record["projectId"].as_str().unwrap();
+    assert_ne!(folder, project);
+    let folder_record = expect_status(
+        app.with_key(Method::GET, &format!("/api/metadata/project/{folder}"))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(folder_record["name"], "2026");
+    let points_id = datasets[1]["datasetId"].as_str().unwrap();
+    assert_eq!(content(&app, points_id).await, POINTS.as_bytes());
+
+    // Into the existing folder again: the taken name, a missing upload and an address that
+    // is not an upload URL fail on their own; the new file is imported.
+    let again = upload(&app, "again.asc", GRID.as_bytes()).await;
+    let never_written = {
+        let url = upload(&app, "x", b"x").await;
+        url.replace(&url[url.len() - 8..], "00000000")
+    };
+    let (status, body) = import_staged(
+        &app,
+        &project,
+        json!({
+            "files": [
+                {"url": again, "fileName": "grid.asc"},
+                {"url": never_written, "fileName": "missing.asc"},
+                {"url": "https://example.com/file.asc", "fileName": "outside.asc"},
+                {"url": again, "fileName": "again.asc"}
+            ],
+            "destinationPath": "/Upload/2026/"
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let failures = body["failures"].as_array().unwrap();
+    let failed: Vec<&str> = failures
+        .iter()
+        .map(|failure| failure["fileName"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["grid.asc", "missing.asc", "outside.asc"], "{body}");
+    assert!(failures[0]["message"].as_str().unwrap().contains("exists"));
+    assert_eq!(body["datasets"].as_array().unwrap().len(), 1);
+    assert_eq!(body["datasets"][0]["fileName"], "again.asc");
+    let in_folder = datasets_in(&app, folder).await;
+    assert_eq!(in_folder["data"].as_array().unwrap().len(), 3);
+
+    // Without a destination the project itself receives the files.
+    let root_file = upload(&app, "root.asc", GRID.as_bytes()).await;
+    let (status, body) = import_staged(
+        &app,
+        &project,
+        json!({"files": [{"url": root_file, "fileName": "root.asc"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let root_id = body["datasets"][0]["datasetId"].as_str().unwrap();
+    assert_eq!(dataset(&app, root_id).await["projectId"], project.as_str());
+});
+
+api_test!(
+    staged_imports_refuse_bad_requests_and_foreign_files,
+    |app| {
+        let project = project(&app, "Staged").await;
+        let grid = upload(&app, "grid.asc", GRID.as_bytes()).await;
+        let file = json!({"url": grid, "fileName": "grid.asc"});
+        for (body, field) in [
+            (json!({"files": []}), "files"),
+            (
+                json!({"files": [{"url": grid, "fileName": "a/b.asc"}]}),
+                "files[0].fileName",
+            ),
+            (
+                json!({"files": [{"url": " ", "fileName": "b.asc"}]}),
+                "files[0].url",
+            ),
+            (
+                json!({"files": [file], "destinationPath": "a/../b"}),
+                "destinationPath",
+            ),
+            (
+                json!({"files": [file], "destinationPath": "a", "destingationPath": "b"}),
+                "destinationPath",
+            ),
+        ] {
+            let (status, problem) = import_staged(&app, &project, body.clone()).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {problem}");
+            assert!(problem["errors"][field].is_array(), "{body}: {problem}");
+        }
+        let too_many: Vec<Value> = (0..1001).map(|_| file.clone()).collect();
+        let (status, _) = import_staged(&app, &project, json!({ "files": too_many })).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        // A missing folder is 404 unless it may be created; nothing is created.
+        let (status, problem) = import_staged(
+            &app,
+            &project,
+            json!({"files": [file], "destinationPath": "Nowhere"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{problem}");
+        assert!(problem["detail"].as_str().unwrap().contains("Nowhere"));
+        assert_eq!(datasets_in(&app, &project).await["data"], json!([]));
+        // Another tenant can neither import into this project nor import this tenant's upload.
+        let tenant = app.create_tenant("Other").await;
+        let (_, key) = app.create_api_key(tenant, "Owner").await;
+        let other_project = expect_status(
+            app.client
+                .post(app.url("/api/metadata/project"))
+                .header("svc-open-api-key", &key)
+                .json(&json!({"name": "Theirs"}))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::CREATED,
+        )
+        .await;
+        let as_other = |project: &str| {
+            app.client
+                .post(app.url(&format!(
+                    "/api/conversion/project/{project}/file/import-staged"
+                )))
+                .header("svc-open-api-key", &key)
+                .json(&json!({ "files": [file] }))
+        };
+        let response = as_other(&project).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        let body = expect_status(
+            as_other(id_str(&other_project)).send().await.unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(body["datasets"], json!([]));
+        assert!(
+            body["failures"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("your tenant"),
+            "{body}"
+        );
+        // A user of the tenant who is no member of the project may not create content in it.
+        let reader = app.person("Reader", "User").await;
+        let response = app
+            .with_token(
+                Method::POST,
+                &format!("/api/conversion/project/{project}/file/import-staged"),
+                &reader.token,
+            )
+            .json(&json!({ "files": [file] }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                response.status(),
+                StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+            ),
+            "{}",
+            response.status()
+        );
+        assert_eq!(datasets_in(&app, &project).await["data"], json!([]));
+    }
+);
