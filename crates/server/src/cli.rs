@@ -263,13 +263,18 @@ async fn worker(
 ) -> anyhow::Result<()> {
     let services = Services::connect(config, clock).await?;
     let pool = services.worker_pool();
+    let stop = tokio_util::sync::CancellationToken::new();
     if let Some(id) = transfer {
-        if !crate::jobs::run_one(&pool, id).await? {
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            on_signal.cancel();
+        });
+        if !crate::jobs::run_one(&pool, id, &stop).await? {
             tracing::info!(transfer = %id, "nothing to run: the transfer is not queued");
         }
         return Ok(());
     }
-    let stop = tokio_util::sync::CancellationToken::new();
     let workers = tokio::spawn(pool.run(services.config.transfers.workers, stop.clone()));
     tracing::info!(
         workers = services.config.transfers.workers,

@@ -123,8 +123,9 @@ enum Stop {
 
 impl Runner {
     /// Runs a claimed transfer to its end. Never fails: every failure ends the transfer in
-    /// `Error` (or, when the lease was lost, leaves it to the worker that holds it).
-    pub(crate) async fn run(&self, row: TransferRow) {
+    /// `Error` (or, when the lease was lost, leaves it to the worker that holds it). When
+    /// `shutdown` is cancelled first, the transfer goes back to the queue for another worker.
+    pub(crate) async fn run(&self, row: TransferRow, shutdown: &CancellationToken) {
         let id = row.id;
         let dir = self.work_dir.join(id.to_string());
         let meter = Arc::new(Meter::default());
@@ -138,6 +139,13 @@ impl Runner {
         let outcome = tokio::select! {
             result = self.execute(&row, &dir, meter.clone()) => Some(result),
             () = stop.cancelled() => None,
+            () = shutdown.cancelled() => {
+                stop.cancel();
+                let _ = heartbeat.await;
+                self.release(id).await;
+                remove_dir(&dir).await;
+                return;
+            }
         };
         stop.cancel();
         let _ = heartbeat.await;
@@ -208,6 +216,19 @@ impl Runner {
                 // The database is unreachable for now: keep working; the lease may run out,
                 // in which case the next heartbeat learns it was lost.
                 Err(error) => tracing::warn!(transfer = %id, %error, "heartbeat failed"),
+            }
+        }
+    }
+
+    /// Puts the transfer back in the queue (this worker is stopping).
+    async fn release(&self, id: TransferId) {
+        match store::release(&self.db, id, &self.worker_id, self.clock.now()).await {
+            Ok(true) => {
+                tracing::info!(transfer = %id, "worker stopping; the transfer is queued again")
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(transfer = %id, %error, "could not queue the transfer again; another worker takes it over when its lease runs out");
             }
         }
     }

@@ -48,8 +48,8 @@ impl WorkerPool {
         }
     }
 
-    /// Runs `count` workers until `stop` is cancelled; a transfer running then is dropped and
-    /// taken up again by another worker once its lease runs out.
+    /// Runs `count` workers until `stop` is cancelled; a transfer running then goes back to the
+    /// queue, its attempt not counted, for another worker (or this one after a restart).
     pub(crate) async fn run(self, count: usize, stop: CancellationToken) {
         if let Err(error) = tokio::fs::create_dir_all(&self.runner.work_dir).await {
             tracing::error!(%error, dir = %self.runner.work_dir.display(), "cannot create the transfer work dir; no transfers will run");
@@ -69,12 +69,7 @@ impl WorkerPool {
                 return;
             }
             match self.claim(None).await {
-                Ok(Some(row)) => {
-                    tokio::select! {
-                        () = self.runner.run(row) => {}
-                        () = stop.cancelled() => return,
-                    }
-                }
+                Ok(Some(row)) => self.runner.run(row, &stop).await,
                 Ok(None) => {
                     tokio::select! {
                         () = stop.cancelled() => return,
@@ -180,12 +175,17 @@ impl WorkerPool {
 }
 
 /// Runs the one transfer `id` if it is queued (or its worker died), then returns: the entry
-/// point of a Kubernetes Job. False when there was nothing to run.
-pub(crate) async fn run_one(pool: &WorkerPool, id: TransferId) -> anyhow::Result<bool> {
+/// point of a Kubernetes Job. False when there was nothing to run. When `stop` is cancelled
+/// first (the pod is told to stop), the transfer goes back to the queue.
+pub(crate) async fn run_one(
+    pool: &WorkerPool,
+    id: TransferId,
+    stop: &CancellationToken,
+) -> anyhow::Result<bool> {
     tokio::fs::create_dir_all(&pool.runner.work_dir).await?;
     match pool.claim(Some(id)).await? {
         Some(row) => {
-            pool.runner.run(row).await;
+            pool.runner.run(row, stop).await;
             Ok(true)
         }
         None => Ok(false),

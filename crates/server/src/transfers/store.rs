@@ -343,6 +343,32 @@ pub(crate) async fn finish_in(
     Ok(updated == 1)
 }
 
+/// Gives `worker`'s transfer back to the queue, because the worker is shutting down: it is
+/// `Pending` again for any worker, and the attempt it was on does not count, since the
+/// transfer did not fail. False when the worker no longer held it.
+pub(crate) async fn release(
+    db: &Db,
+    id: TransferId,
+    worker: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let updated = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET status = 'Pending', progress = 0, started_at = NULL, updated_at = $1, \
+             attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, \
+             lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id = $2 AND lease_owner = $3 AND status = 'InProgress'",
+        )
+        .bind(now)
+        .bind(id)
+        .bind(worker)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
+}
+
 /// Asks a transfer to stop: a queued one ends at once in `Error`; a running one is flagged,
 /// and its worker stops at its next heartbeat. Returns the status it had, or `None` when it
 /// had ended already.

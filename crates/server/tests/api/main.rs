@@ -26,3 +26,4 @@ mod permissions;
 mod projects;
 mod transfers;
 mod tree_concurrency;
+mod workers;

@@ -16,7 +16,7 @@ const POINTS: &str = r#"{"type":"FeatureCollection","features":[
  {"type":"Feature","properties":{"name":"b","depth":2.5},"geometry":{"type":"Point","coordinates":[10.0,55.5]}}]}"#;
 
 /// Uploads `bytes` to a fresh upload URL and returns the URL without its query.
-async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> String {
+pub(crate) async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> String {
     let body = expect_status(
         app.with_key(Method::GET, "/api/conversion/transfer/upload-url")
             .send()
@@ -59,7 +59,7 @@ async fn wait_for(app: &TestApp, transfer: &str) -> Value {
     panic!("transfer {transfer} did not end within 30 s");
 }
 
-async fn start(app: &TestApp, path: &str, body: Value) -> Value {
+pub(crate) async fn start(app: &TestApp, path: &str, body: Value) -> Value {
     expect_status(
         app.with_key(Method::POST, path)
             .json(&body)
@@ -71,7 +71,7 @@ async fn start(app: &TestApp, path: &str, body: Value) -> Value {
     .await
 }
 
-async fn project(app: &TestApp, name: &str) -> String {
+pub(crate) async fn project(app: &TestApp, name: &str) -> String {
     let project = app.create_project(As::Key, name, json!({})).await;
     id_str(&project).to_owned()
 }
@@ -99,7 +99,7 @@ async fn import(
 }
 
 /// The dataset list of a project.
-async fn datasets_in(app: &TestApp, project: &str) -> Value {
+pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> Value {
     expect_status(
         app.with_key(
             Method::GET,

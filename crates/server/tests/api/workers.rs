@@ -1,0 +1,229 @@
+//! Transfers run by `basin worker` processes on a server's store, the scale-out shape: a worker
+//! killed mid-transfer (its lease runs out and another worker completes the transfer, once), a
+//! worker stopped gracefully (the transfer is queued again at once, its attempt not counted),
+//! and two workers sharing a queue of 200 transfers (each runs exactly once). The server only
+//! queues (`transfers.executor = "external"`); the workers are the built binary, started with
+//! the server's data dir and database.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::transfers::{datasets_in, project, start, upload};
+
+/// A `basin worker` process, killed when dropped.
+struct Worker(Child);
+
+impl Worker {
+    /// Starts a worker with `workers` tasks and a lease of `lease_seconds`.
+    fn start(app: &TestApp, workers: usize, lease_seconds: u64) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_basin"));
+        command
+            .arg("worker")
+            .arg("--data-dir")
+            .arg(&app.config.data_dir)
+            .current_dir(&app.config.data_dir)
+            .env_remove("BASIN_CONFIG")
+            .env("BASIN_AUTH__JWT_SECRET", TEST_SECRET)
+            .env("BASIN_TRANSFERS__WORKERS", workers.to_string())
+            .env("BASIN_TRANSFERS__LEASE_SECONDS", lease_seconds.to_string())
+            .env("BASIN_TRANSFERS__HEARTBEAT_SECONDS", "1")
+            .env("BASIN_TRANSFERS__POLL_INTERVAL_MS", "100")
+            .env("BASIN_LOG__LEVEL", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        if let Some(url) = &app.config.database_url {
+            command.arg("--database-url").arg(url);
+        }
+        Self(command.spawn().expect("the basin binary starts"))
+    }
+
+    /// Ends the process at once (SIGKILL): no clean-up, the lease stays until it runs out.
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// Asks the process to stop (SIGTERM) and waits for it.
+    fn terminate(&mut self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.0.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(exit)) = self.0.try_wait() {
+                assert!(exit.success(), "the worker stopped with {exit}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the worker did not stop within 30 s of SIGTERM");
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn external(config: &mut basin::Config) {
+    config.transfers.executor = basin::TransferExecutor::External;
+}
+
+async fn record(app: &TestApp, id: &str) -> Value {
+    expect_status(
+        app.with_key(Method::GET, &format!("/api/conversion/transfer/{id}"))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await
+}
+
+/// Polls the transfer until its status is `status`; panics after `seconds`.
+async fn wait_for_status(app: &TestApp, id: &str, status: &str, seconds: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        let record = record(app, id).await;
+        if record["status"] == status {
+            return record;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "transfer {id} not {status} within {seconds} s: {record}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Queues the import of a grid large enough that converting it takes a while (1500 x 1500
+/// cells, 9 MB of text) and returns the transfer id.
+async fn queue_slow_import(app: &TestApp, project: &str) -> String {
+    let mut grid = String::from(
+        "ncols 1500\nnrows 1500\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n",
+    );
+    for row in 0..1500_u32 {
+        let line: Vec<String> = (0..1500_u32)
+            .map(|column| format!("{}.25", (row * 7 + column) % 1000))
+            .collect();
+        grid.push_str(&line.join(" "));
+        grid.push('\n');
+    }
+    let url = upload(app, "big.asc", grid.as_bytes()).await;
+    let summary = start(
+        app,
+        "/api/conversion/upload-convert",
+        json!({
+            "uploadUrl": url, "originalFileName": "big.asc", "projectId": project,
+            "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+            "outputDatasetData": {"name": "Big"}
+        }),
+    )
+    .await;
+    summary["id"].as_str().unwrap().to_owned()
+}
+
+api_test_with!(
+    a_killed_workers_transfer_completes_once_on_another,
+    external,
+    |app| {
+        let project = project(&app, "Killed").await;
+        let id = queue_slow_import(&app, &project).await;
+        let mut first = Worker::start(&app, 1, 2);
+        wait_for_status(&app, &id, "InProgress", 60).await;
+        first.kill();
+        let killed = record(&app, &id).await;
+        assert_eq!(killed["status"], "InProgress", "{killed}");
+        let _second = Worker::start(&app, 1, 2);
+        let done = wait_for_status(&app, &id, "Completed", 120).await;
+        assert_eq!(done["importResults"].as_array().unwrap().len(), 1, "{done}");
+        let datasets = datasets_in(&app, &project).await;
+        assert_eq!(datasets["data"].as_array().unwrap().len(), 1, "{datasets}");
+    }
+);
+
+api_test_with!(
+    a_stopping_worker_queues_its_transfer_again,
+    external,
+    |app| {
+        let project = project(&app, "Stopped").await;
+        let id = queue_slow_import(&app, &project).await;
+        // A lease of 10 minutes: the transfer can only be Pending again through the release.
+        let mut first = Worker::start(&app, 1, 600);
+        wait_for_status(&app, &id, "InProgress", 60).await;
+        first.terminate();
+        let released = record(&app, &id).await;
+        assert_eq!(released["status"], "Pending", "{released}");
+        assert_eq!(released["progress"], 0, "{released}");
+        let _second = Worker::start(&app, 1, 600);
+        let done = wait_for_status(&app, &id, "Completed", 120).await;
+        assert_eq!(done["importResults"].as_array().unwrap().len(), 1, "{done}");
+        assert_eq!(
+            datasets_in(&app, &project).await["data"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+);
+
+api_test_with!(
+    two_workers_run_each_of_200_transfers_once,
+    external,
+    |app| {
+        const TRANSFERS: usize = 200;
+        let project = project(&app, "Shared queue").await;
+        let url = upload(&app, "note.txt", b"a small file, copied as it is").await;
+        let mut ids = Vec::with_capacity(TRANSFERS);
+        for index in 0..TRANSFERS {
+            let summary = start(
+                &app,
+                "/api/conversion/upload-convert",
+                json!({
+                    "uploadUrl": url, "originalFileName": "note.txt", "projectId": project,
+                    "readerName": "FileReader", "writerName": "FileWriter",
+                    "outputDatasetData": {"name": format!("copy {index}")}
+                }),
+            )
+            .await;
+            ids.push(summary["id"].as_str().unwrap().to_owned());
+        }
+        let _first = Worker::start(&app, 2, 30);
+        let _second = Worker::start(&app, 2, 30);
+        let mut created = std::collections::HashSet::new();
+        for id in &ids {
+            let done = wait_for_status(&app, id, "Completed", 180).await;
+            let results = done["importResults"].as_array().unwrap();
+            assert_eq!(results.len(), 1, "{done}");
+            assert!(
+                created.insert(results[0]["datasetId"].as_str().unwrap().to_owned()),
+                "two transfers reported one dataset: {done}"
+            );
+        }
+        let datasets = expect_status(
+            app.with_key(
+                Method::GET,
+                &format!("/api/metadata/project/{project}/dataset/list?limit=1000"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(
+            datasets["data"].as_array().unwrap().len(),
+            TRANSFERS,
+            "each transfer made exactly one dataset"
+        );
+    }
+);
