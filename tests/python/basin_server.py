@@ -35,13 +35,16 @@ def data(length, seed=0):
     return block * repeats + block[:rest]
 
 
-def _pump(stream, lines):
+def _pump(stream, lines, everything):
     for line in iter(stream.readline, ""):
-        lines.put(ANSI.sub("", line))
+        line = ANSI.sub("", line)
+        everything.append(line)
+        lines.put(line)
 
 
 class ApiError(Exception):
-    """A non-2xx answer of Basin's API: `status`, `headers` and the parsed JSON `body`."""
+    """A non-2xx answer of Basin's API: `status`, `headers` (case-insensitive) and the parsed
+    JSON `body`."""
 
     def __init__(self, status, headers, body):
         super().__init__(f"HTTP {status}: {body}")
@@ -66,8 +69,10 @@ class Basin:
             cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.stdout, self.stderr = queue.Queue(), queue.Queue()
-        threading.Thread(target=_pump, args=(self.process.stdout, self.stdout), daemon=True).start()
-        threading.Thread(target=_pump, args=(self.process.stderr, self.stderr), daemon=True).start()
+        # Every line printed so far, both streams (for checks that logs keep secrets out).
+        self.output = []
+        for stream, lines in ((self.process.stdout, self.stdout), (self.process.stderr, self.stderr)):
+            threading.Thread(target=_pump, args=(stream, lines, self.output), daemon=True).start()
         self.address = self._wait_for(self.stderr, r"listening on (http://\S+)")
         self.api_key = self._wait_for(self.stdout, r"API key:\s+(\S+)")
 
@@ -87,7 +92,7 @@ class Basin:
         self.stop()
         raise RuntimeError(f"basin did not print {pattern!r}; saw: {''.join(seen)}")
 
-    def call(self, method, path, body=None, api_version="2"):
+    def call(self, method, path, body=None, api_version="2", headers=None):
         """Calls the API with the bootstrap key, as the platform's clients send requests;
         returns the parsed JSON answer, or raises ApiError for a non-2xx status."""
         payload = None if body is None else json.dumps(body).encode()
@@ -96,13 +101,14 @@ class Basin:
             "api-version": api_version,
             "Content-Type": "application/json-patch+json",
             "Accept": "text/plain",
+            **(headers or {}),
         })
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 text = response.read()
         except urllib.error.HTTPError as error:
             text = error.read()
-            raise ApiError(error.code, dict(error.headers), json.loads(text) if text else None) from None
+            raise ApiError(error.code, error.headers, json.loads(text) if text else None) from None
         return json.loads(text) if text else None
 
     def upload_url(self, file_name=None):
