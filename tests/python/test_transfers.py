@@ -325,6 +325,7 @@ def test_download_convert_gives_back_the_uploaded_values(basin, tmp_path):
     # The dataset has a CRS, so the writer makes grid.asc and grid.prj: one .zip holds both
     # (docs/conversion.md, "What the result is").
     assert urllib.parse.urlparse(path).path.endswith("/grid.zip"), path
+    assert record["exportParameters"]["outputFileName"] == "grid.zip", record
     with zipfile.ZipFile(io.BytesIO(content)) as archive:
         assert sorted(archive.namelist()) == ["grid.asc", "grid.prj"]
         text = archive.read("grid.asc").decode()
