@@ -1,118 +1,23 @@
 """Uploads and downloads through Basin's blob endpoint with the real Azure Blob client library
 (azure-storage-blob from PyPI), as existing clients of the platform do (wire-contract 4).
 
-A fresh `basin serve` runs on a free loopback port with its own data folder. The tests ask the
-API for upload URLs, upload a small file with a single PUT and a file over 64 MiB as staged
-blocks, download ranges, and check that expired, tampered and read-only URLs are refused.
+A fresh `basin serve` (the `basin` fixture of conftest.py) runs on a free loopback port with
+its own data folder. The tests ask the API for upload URLs, upload a small file with a single
+PUT and a file over 64 MiB as staged blocks, download ranges, and check that expired, tampered and read-only URLs are refused.
 Data is generated, never checked in. Run with scripts/python-tests.
 """
 
 import base64
 import hashlib
 import hmac
-import json
-import os
-import queue
-import re
-import subprocess
-import tempfile
-import threading
 import urllib.parse
-import urllib.request
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import BlobClient, ContentSettings
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
-SECRET = "python-test-secret-python-test-secret-0123"
-MIB = 1024 * 1024
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def data(length, seed=0):
-    """Deterministic bytes that differ from position to position (no fixtures in the repo)."""
-    block = bytes((i * 7 + seed) % 251 for i in range(251 * 64))
-    repeats, rest = divmod(length, len(block))
-    return block * repeats + block[:rest]
-
-
-def _pump(stream, lines):
-    for line in iter(stream.readline, ""):
-        lines.put(ANSI.sub("", line))
-
-
-class Basin:
-    """A running `basin serve` and what the tests need from it."""
-
-    def __init__(self, folder):
-        # Only the settings below: BASIN_* variables of the calling shell (CI sets
-        # BASIN_REQUIRE_POSTGRES for the Rust tests) would be read as configuration keys.
-        env = {key: value for key, value in os.environ.items() if not key.startswith("BASIN_")}
-        env.update({
-            "BASIN_AUTH__JWT_SECRET": SECRET,
-            "BASIN_LOG__FORMAT": "text",
-            "NO_COLOR": "1",
-        })
-        self.process = subprocess.Popen(
-            [BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(folder, "data")],
-            cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-        self.stdout, self.stderr = queue.Queue(), queue.Queue()
-        threading.Thread(target=_pump, args=(self.process.stdout, self.stdout), daemon=True).start()
-        threading.Thread(target=_pump, args=(self.process.stderr, self.stderr), daemon=True).start()
-        self.address = self._wait_for(self.stderr, r"listening on (http://\S+)")
-        self.api_key = self._wait_for(self.stdout, r"API key:\s+(\S+)")
-
-    def _wait_for(self, lines, pattern):
-        seen = []
-        for _ in range(300):
-            try:
-                line = lines.get(timeout=0.1)
-            except queue.Empty:
-                if self.process.poll() is not None and lines.empty():
-                    break
-                continue
-            seen.append(line)
-            match = re.search(pattern, line)
-            if match:
-                return match.group(1)
-        self.stop()
-        raise RuntimeError(f"basin did not print {pattern!r}; saw: {''.join(seen)}")
-
-    def upload_url(self, file_name=None):
-        path = "/api/conversion/transfer/upload-url"
-        if file_name:
-            path += "?" + urllib.parse.urlencode({"fileName": file_name})
-        request = urllib.request.Request(self.address + path, headers={
-            "svc-open-api-key": self.api_key,
-            "api-version": "2",
-            "Content-Type": "application/json-patch+json",
-            "Accept": "text/plain",
-        })
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.load(response)["data"]
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
-@pytest.fixture(scope="module")
-def basin():
-    if not os.path.exists(BINARY):
-        pytest.fail(f"{BINARY} is missing; build it with `cargo build` first")
-    with tempfile.TemporaryDirectory() as folder:
-        server = Basin(folder)
-        try:
-            yield server
-        finally:
-            server.stop()
+from basin_server import MIB, SECRET, data
 
 
 def sign(url_without_query, permissions, expiry):

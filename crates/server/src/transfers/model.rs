@@ -451,7 +451,16 @@ impl TransferDto {
             Target::NewDataset { data, .. } => (Some(data.clone()), None, None),
             Target::AppendContent { dataset_id } => (None, Some(*dataset_id), None),
             Target::ReplaceContent { .. } => (None, None, None),
-            Target::Download { file_name } => (None, None, Some(file_name.clone())),
+            // Once stored, the file the export made: a writer that writes several files gives
+            // one `.zip` (`points.zip`, not the planned `points.shp`), the file at downloadPath.
+            Target::Download { file_name } => {
+                let stored = row
+                    .download_blob
+                    .as_deref()
+                    .and_then(|key| key.rsplit('/').next())
+                    .filter(|name| !name.is_empty());
+                (None, None, Some(stored.unwrap_or(file_name).to_owned()))
+            }
         };
         let import_results = serde_json::from_str(row.import_results.as_str()).unwrap_or_default();
         Self {

@@ -327,6 +327,27 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
         "{text}"
     );
 
+    // A writer that writes several files exports one .zip: the record names that file, the
+    // one at downloadPath, not the planned points.shp.
+    let summary = start(
+        &app,
+        &format!("/api/metadata/dataset/{source}/download-convert"),
+        json!({"writerName": "ShpWriter"}),
+    )
+    .await;
+    let exported = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(exported["status"], "Completed", "{exported}");
+    let url = exported["downloadPath"].as_str().unwrap();
+    let stored = url.split_once('?').unwrap().0.rsplit('/').next().unwrap();
+    assert_eq!(stored, "points.zip");
+    assert_eq!(
+        exported["exportParameters"]["outputFileName"], stored,
+        "{exported}"
+    );
+    let file = app.client.get(url).send().await.unwrap();
+    assert_eq!(file.status(), StatusCode::OK);
+    assert!(file.bytes().await.unwrap().starts_with(b"PK\x03\x04"));
+
     // update: the content is replaced and the row version moves on.
     let before = dataset(&app, &source).await;
     let url = upload(
