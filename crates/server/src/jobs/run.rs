@@ -239,6 +239,7 @@ impl Runner {
             error_message: Some(message.to_owned()),
             import_results: JsonText::empty_array(),
             download_blob: None,
+            format: None,
         };
         let result = async {
             let mut tx = self.db.begin().await?;
@@ -593,12 +594,7 @@ impl Runner {
             &format!("{}/{}/{}", row.tenant_id, row.id, produced.file_name),
         )?;
         self.store_result(produced, &path).await?;
-        let outcome = Outcome {
-            status: TransferStatus::Completed,
-            error_message: None,
-            import_results: JsonText::empty_array(),
-            download_blob: Some(path.key()),
-        };
+        let outcome = completed(produced, JsonText::empty_array(), Some(path.key()));
         let mut tx = self.db.begin().await?;
         let ended =
             store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await?;
@@ -655,12 +651,11 @@ impl Runner {
             project_id: project,
             dataset_id: id,
         }];
-        let outcome = Outcome {
-            status: TransferStatus::Completed,
-            error_message: None,
-            import_results: JsonText::from_value(&serde_json::to_value(&results)?),
-            download_blob: None,
-        };
+        let outcome = completed(
+            produced,
+            JsonText::from_value(&serde_json::to_value(&results)?),
+            None,
+        );
         let caller = creator_of(row);
         let mut tx = self.db.begin().await?;
         if !store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await? {
@@ -686,12 +681,11 @@ impl Runner {
             project_id: old.project_id,
             dataset_id: old.id,
         }];
-        let outcome = Outcome {
-            status: TransferStatus::Completed,
-            error_message: None,
-            import_results: JsonText::from_value(&serde_json::to_value(&results)?),
-            download_blob: None,
-        };
+        let outcome = completed(
+            produced,
+            JsonText::from_value(&serde_json::to_value(&results)?),
+            None,
+        );
         let content = NewContent {
             data_path: path.key(),
             storage_size: written.meta.size,
@@ -780,4 +774,19 @@ fn zip_files(files: &[PathBuf], target: &Path) -> Result<(), Failed> {
     }
     zip.finish()?;
     Ok(())
+}
+
+/// How a transfer that produced `produced` ends.
+fn completed(
+    produced: &Produced,
+    import_results: JsonText,
+    download_blob: Option<String>,
+) -> Outcome {
+    Outcome {
+        status: TransferStatus::Completed,
+        error_message: None,
+        import_results,
+        download_blob,
+        format: Some(produced.format.clone()),
+    }
 }

@@ -311,6 +311,9 @@ pub(crate) struct Outcome {
     pub(crate) import_results: JsonText,
     /// Blob key of an export's result.
     pub(crate) download_blob: Option<String>,
+    /// The result's dataset format, when it differs from the one planned (`.zip` for a
+    /// writer's several files); `None` keeps the planned one.
+    pub(crate) format: Option<String>,
 }
 
 /// Ends `worker`'s transfer inside `tx`, which also publishes its result; false when the
@@ -326,7 +329,7 @@ pub(crate) async fn finish_in(
         sqlx::query(
             "UPDATE transfers SET status = $1, error_message = $2, import_results = $3, download_blob = $4, \
              progress = CASE WHEN $1 = 'Completed' THEN 100 ELSE progress END, finished_at = $5, updated_at = $5, \
-             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL, format = COALESCE($8, format) \
              WHERE id = $6 AND lease_owner = $7 AND status = 'InProgress'",
         )
         .bind(outcome.status.as_str())
@@ -336,6 +339,7 @@ pub(crate) async fn finish_in(
         .bind(now)
         .bind(id)
         .bind(worker)
+        .bind(&outcome.format)
         .execute(conn)
         .await
         .map(|done| done.rows_affected())

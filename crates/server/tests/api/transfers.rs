@@ -328,7 +328,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     );
 
     // A writer that writes several files exports one .zip: the record names that file, the
-    // one at downloadPath, not the planned points.shp.
+    // one at downloadPath, not the planned points.shp, and its format is the result's.
     let summary = start(
         &app,
         &format!("/api/metadata/dataset/{source}/download-convert"),
@@ -344,6 +344,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
         exported["exportParameters"]["outputFileName"], stored,
         "{exported}"
     );
+    assert_eq!(exported["format"], ".zip", "{exported}");
     let file = app.client.get(url).send().await.unwrap();
     assert_eq!(file.status(), StatusCode::OK);
     assert!(file.bytes().await.unwrap().starts_with(b"PK\x03\x04"));
