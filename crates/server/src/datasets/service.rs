@@ -322,14 +322,15 @@ impl DatasetService {
     }
 
     /// Replaces a live dataset's content inside `tx`: new blob, size, checksum and extents, a
-    /// new row version. False when the dataset is gone or deleted.
+    /// new row version. Returns the blob key of the content replaced; `None` when the dataset
+    /// is gone or deleted.
     pub(crate) async fn replace_content_in(
         &self,
         tx: &mut crate::db::Tx,
         id: DatasetId,
         content: &NewContent,
         by: Uuid,
-    ) -> DatasetResult<bool> {
+    ) -> DatasetResult<Option<String>> {
         Ok(store::replace_content_in(tx, id, content, self.clock.now(), by).await?)
     }
 

@@ -46,14 +46,32 @@ pub(super) async fn insert(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     Ok(())
 }
 
-/// Replaces the content of a live dataset; false when it is gone or deleted.
+/// Replaces the content of a live dataset and returns where the replaced content was; `None`
+/// when the dataset is gone or deleted. The row is locked first (PostgreSQL `FOR UPDATE`; a
+/// SQLite transaction holds the write lock already), so two replacements of one dataset
+/// queue, and each learns exactly which content it replaced.
 pub(super) async fn replace_content_in(
     tx: &mut Tx,
     id: DatasetId,
     content: &crate::datasets::service::NewContent,
     now: chrono::DateTime<chrono::Utc>,
     by: uuid::Uuid,
-) -> StoreResult<bool> {
+) -> StoreResult<Option<String>> {
+    let lock = match tx {
+        Tx::Sqlite(_) => "",
+        Tx::Postgres(_) => " FOR UPDATE",
+    };
+    let select =
+        format!("SELECT data_path FROM datasets WHERE id = $1 AND deleted_at IS NULL{lock}");
+    let previous: Option<String> = on_tx!(tx, |conn| {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(select))
+            .bind(id)
+            .fetch_optional(conn)
+            .await
+    })?;
+    if previous.is_none() {
+        return Ok(None);
+    }
     let size = stored_size(content.storage_size)?;
     let changed = on_tx!(tx, |conn| {
         sqlx::query(
@@ -76,7 +94,7 @@ pub(super) async fn replace_content_in(
         .await
         .map(|done| done.rows_affected())
     })?;
-    Ok(changed == 1)
+    Ok(previous.filter(|_| changed == 1))
 }
 
 /// A size as stored: no blob comes near `i64::MAX` bytes (the upload limit is 5 GiB).

@@ -569,17 +569,22 @@ impl Runner {
                     &format!("{tenant}/{dataset_id}/{}/{}", row.id, produced.file_name),
                 )?;
                 let written = self.store_result(&produced, &path).await?;
+                // An append extends the content it read; if another transfer replaced that
+                // content meanwhile, publishing would silently drop the other's change.
+                let appended_to = matches!(plan.target, Target::AppendContent { .. })
+                    .then_some(old.data_path.as_str());
                 let result = self
-                    .publish_content(row, &old, &path, &written, &produced)
+                    .publish_content(row, &old, appended_to, &path, &written, &produced)
                     .await;
-                if matches!(result, Ok(true)) {
-                    if let Ok(old_path) = BlobPath::parse_key(&old.data_path)
-                        && old.data_path != path.key()
-                    {
-                        self.remove_blob(&old_path).await;
+                match &result {
+                    Ok(Some(replaced)) => {
+                        if let Ok(replaced_path) = BlobPath::parse_key(replaced)
+                            && *replaced != path.key()
+                        {
+                            self.remove_blob(&replaced_path).await;
+                        }
                     }
-                } else {
-                    self.remove_blob(&path).await;
+                    Ok(None) | Err(_) => self.remove_blob(&path).await,
                 }
                 result.map(|_| ())
             }
@@ -668,15 +673,18 @@ impl Runner {
         Ok(true)
     }
 
-    /// Replaces the dataset's content and ends the transfer; false when the lease was lost.
+    /// Replaces the dataset's content and ends the transfer. Returns the blob key of the
+    /// content replaced, or `None` when the lease was lost. With `appended_to`, fails unless
+    /// that is still the dataset's content.
     async fn publish_content(
         &self,
         row: &TransferRow,
         old: &crate::datasets::model::DatasetRow,
+        appended_to: Option<&str>,
         path: &BlobPath,
         written: &crate::blob::Written,
         produced: &Produced,
-    ) -> Result<bool, Failed> {
+    ) -> Result<Option<String>, Failed> {
         let results = vec![ImportResultDto {
             project_id: old.project_id,
             dataset_id: old.id,
@@ -697,19 +705,23 @@ impl Runner {
         };
         let mut tx = self.db.begin().await?;
         if !store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await? {
-            return Ok(false);
+            return Ok(None);
         }
-        if !self
+        let replaced = self
             .datasets
             .replace_content_in(&mut tx, old.id, &content, row.created_by)
             .await?
-        {
+            .ok_or_else(|| {
+                Failed("the dataset was deleted or moved to the recycle bin".to_owned())
+            })?;
+        if appended_to.is_some_and(|appended_to| appended_to != replaced) {
             return Err(Failed(
-                "the dataset was deleted or moved to the recycle bin".to_owned(),
+                "the dataset's content was replaced while the append ran; nothing was appended, append again"
+                    .to_owned(),
             ));
         }
         tx.commit().await?;
-        Ok(true)
+        Ok(Some(replaced))
     }
 
     async fn remove_blob(&self, path: &BlobPath) {

@@ -1142,3 +1142,118 @@ api_test!(
         assert_eq!(datasets_in(&app, &project).await["data"], json!([]));
     }
 );
+
+/// The files holding a dataset's content in the local blob store: exactly one while nothing
+/// leaks (properties live elsewhere).
+fn content_files(app: &TestApp, dataset: &str) -> Vec<std::path::PathBuf> {
+    let tenant = app.tenant_id();
+    let dir = app
+        .config
+        .data_dir
+        .join("blobs")
+        .join("datasets")
+        .join(tenant.to_string())
+        .join(dataset);
+    let mut files = Vec::new();
+    let mut folders = vec![dir];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+api_test!(
+    concurrent_appends_and_updates_lose_nothing_and_leak_nothing,
+    |app| {
+        let project = project(&app, "Concurrent").await;
+        let record = import(
+            &app,
+            &project,
+            "points.geojson",
+            POINTS.as_bytes(),
+            "GeoJsonReader",
+            "GeoJsonWriter",
+        )
+        .await;
+        let id = record["importResults"][0]["datasetId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // Six appends at once, each of one differently named point: every one that completes is
+        // in the content; one that raced another fails saying so and adds nothing.
+        let mut appends = Vec::new();
+        for index in 0..6 {
+            let more = POINTS
+            .replace("\"a\"", &format!("\"append-{index}\""))
+            .replace(",\n {\"type\":\"Feature\",\"properties\":{\"name\":\"b\",\"depth\":2.5},\"geometry\":{\"type\":\"Point\",\"coordinates\":[10.0,55.5]}}", "");
+            let url = upload(&app, "more.geojson", more.as_bytes()).await;
+            let summary = start(
+            &app,
+            &format!("/api/metadata/dataset/{id}/append"),
+            json!({"uploadUrl": url, "originalFileName": "more.geojson", "readerName": "GeoJsonReader"}),
+        )
+        .await;
+            appends.push((index, summary["id"].as_str().unwrap().to_owned()));
+        }
+        let mut ended = Vec::new();
+        for (index, transfer) in &appends {
+            ended.push((index, wait_for(&app, transfer).await));
+        }
+        let text = String::from_utf8(content(&app, &id).await).unwrap();
+        let mut completed = 0;
+        for (index, record) in &ended {
+            let present = text.contains(&format!("\"append-{index}\""));
+            if record["status"] == "Completed" {
+                completed += 1;
+                assert!(present, "{record} against {text}");
+            } else {
+                let message = record["errorMessage"].as_str().unwrap();
+                assert!(message.contains("append again"), "{record}");
+                assert!(!present, "{record} against {text}");
+            }
+        }
+        assert!(completed >= 1);
+        assert_eq!(
+            content_files(&app, &id).len(),
+            1,
+            "{:?}",
+            content_files(&app, &id)
+        );
+
+        // Four updates at once: all complete, the last one published wins, no content leaks.
+        let mut updates = Vec::new();
+        for index in 0..4 {
+            let replacement = POINTS.replace("\"a\"", &format!("\"update-{index}\""));
+            let url = upload(&app, "new.geojson", replacement.as_bytes()).await;
+            let summary = start(
+            &app,
+            &format!("/api/metadata/dataset/{id}/update"),
+            json!({"uploadUrl": url, "originalFileName": "new.geojson", "readerName": "GeoJsonReader"}),
+        )
+        .await;
+            updates.push(summary["id"].as_str().unwrap().to_owned());
+        }
+        for transfer in &updates {
+            let ended = wait_for(&app, transfer).await;
+            assert_eq!(ended["status"], "Completed", "{ended}");
+        }
+        let text = String::from_utf8(content(&app, &id).await).unwrap();
+        assert!(
+            (0..4).any(|index| text.contains(&format!("\"update-{index}\""))),
+            "{text}"
+        );
+        assert_eq!(
+            content_files(&app, &id).len(),
+            1,
+            "{:?}",
+            content_files(&app, &id)
+        );
+    }
+);
