@@ -1257,3 +1257,233 @@ api_test!(
         );
     }
 );
+
+api_test!(
+    another_tenants_ids_in_every_slot_are_404_and_change_nothing,
+    |app| {
+        // Tenant A (the bootstrap key): a project, a dataset and a finished transfer.
+        let mine = project(&app, "Mine").await;
+        let record = import(
+            &app,
+            &mine,
+            "points.geojson",
+            POINTS.as_bytes(),
+            "GeoJsonReader",
+            "GeoJsonWriter",
+        )
+        .await;
+        let my_transfer = record["id"].as_str().unwrap().to_owned();
+        let my_dataset = record["importResults"][0]["datasetId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let my_upload = upload(&app, "points.geojson", POINTS.as_bytes()).await;
+        let before = dataset(&app, &my_dataset).await;
+        let my_content = content(&app, &my_dataset).await;
+
+        // Tenant B: its own project, dataset and upload, so that only the foreign slot is wrong.
+        let tenant = app.create_tenant("Other").await;
+        let (_, key) = app.create_api_key(tenant, "Owner").await;
+        let as_other = |method: Method, path: &str| {
+            app.client
+                .request(method, app.url(path))
+                .header("svc-open-api-key", &key)
+        };
+        let theirs = expect_status(
+            as_other(Method::POST, "/api/metadata/project")
+                .json(&json!({"name": "Theirs"}))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::CREATED,
+        )
+        .await;
+        let theirs = id_str(&theirs).to_owned();
+        let upload_url = expect_status(
+            as_other(Method::GET, "/api/conversion/transfer/upload-url")
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await["data"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let put = app
+            .client
+            .put(&upload_url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .body(POINTS.as_bytes().to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+        let their_upload = upload_url.split_once('?').unwrap().0.to_owned();
+        let started = expect_status(
+        as_other(Method::POST, "/api/conversion/upload-convert")
+            .json(&json!({
+                "uploadUrl": their_upload, "originalFileName": "points.geojson",
+                "projectId": theirs, "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
+                "outputDatasetData": {"name": "theirs"}
+            }))
+            .send()
+            .await
+            .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+        let their_transfer = started["id"].as_str().unwrap().to_owned();
+        let mut their_dataset = String::new();
+        for _ in 0..600 {
+            let record = expect_status(
+                as_other(
+                    Method::GET,
+                    &format!("/api/conversion/transfer/{their_transfer}"),
+                )
+                .send()
+                .await
+                .unwrap(),
+                StatusCode::OK,
+            )
+            .await;
+            if record["status"] == "Completed" {
+                their_dataset = record["importResults"][0]["datasetId"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(!their_dataset.is_empty());
+
+        let with_upload = |upload: &str| json!({"uploadUrl": upload, "originalFileName": "points.geojson", "readerName": "GeoJsonReader"});
+        let tries: Vec<(Method, String, Value)> = vec![
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{my_dataset}/convert"),
+                json!({"writerName": "GeoJsonWriter", "outputProjectId": theirs, "outputDatasetData": {"name": "x"}}),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{their_dataset}/convert"),
+                json!({"writerName": "GeoJsonWriter", "outputProjectId": mine, "outputDatasetData": {"name": "x"}}),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{my_dataset}/download-convert"),
+                json!({"writerName": "GeoJsonWriter"}),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{my_dataset}/update"),
+                with_upload(&their_upload),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{their_dataset}/update"),
+                with_upload(&my_upload),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{my_dataset}/update/{their_dataset}"),
+                json!({}),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{their_dataset}/update/{my_dataset}"),
+                json!({}),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{my_dataset}/append"),
+                with_upload(&their_upload),
+            ),
+            (
+                Method::POST,
+                format!("/api/metadata/dataset/{their_dataset}/append"),
+                with_upload(&my_upload),
+            ),
+            (
+                Method::POST,
+                "/api/conversion/upload-convert".to_owned(),
+                json!({
+                    "uploadUrl": their_upload, "originalFileName": "points.geojson", "projectId": mine,
+                    "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
+                    "outputDatasetData": {"name": "x"}
+                }),
+            ),
+            (
+                Method::GET,
+                format!("/api/conversion/transfer/{my_transfer}"),
+                Value::Null,
+            ),
+            (
+                Method::POST,
+                format!("/api/conversion/transfer/{my_transfer}/cancel"),
+                Value::Null,
+            ),
+            (
+                Method::POST,
+                format!("/api/conversion/project/{mine}/file/import-staged"),
+                json!({"files": [{"url": their_upload, "fileName": "x.geojson"}]}),
+            ),
+        ];
+        for (method, path, body) in tries {
+            let mut request = as_other(method.clone(), &path);
+            if !body.is_null() {
+                request = request.json(&body);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::NOT_FOUND,
+                "{method} {path} {body}"
+            );
+        }
+        // The lists show B nothing of A's, whatever the filter names.
+        for query in [
+            format!("projectId={mine}"),
+            format!("datasetId={my_dataset}"),
+            String::new(),
+        ] {
+            let response = as_other(
+                Method::GET,
+                &format!("/api/conversion/transfer/list?{query}"),
+            )
+            .send()
+            .await
+            .unwrap();
+            let status = response.status();
+            let text = response.text().await.unwrap();
+            assert!(
+                status == StatusCode::NOT_FOUND || !text.contains(&my_transfer),
+                "{query}: {status} {text}"
+            );
+        }
+        // Nothing of A's changed, and no transfer of B touches A's dataset.
+        let after = dataset(&app, &my_dataset).await;
+        assert_eq!(before["rowVersion"], after["rowVersion"]);
+        assert_eq!(content(&app, &my_dataset).await, my_content);
+        let mine_record = expect_status(
+            app.with_key(
+                Method::GET,
+                &format!("/api/conversion/transfer/{my_transfer}"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(mine_record["status"], "Completed");
+        assert_eq!(
+            datasets_in(&app, &mine).await["data"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+);
