@@ -444,7 +444,9 @@ impl Prepared<'_> {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
             {
                 let mut adapted = for_writer(self.writer, &mut summarised)?;
-                let mut sink = transform::apply(transformations, adapted.as_mut())?;
+                let mut guarded =
+                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
+                let mut sink = transform::apply(transformations, &mut guarded)?;
                 self.reader
                     .read(input, &self.reader_parameters, context, sink.as_mut())?;
             }
@@ -558,7 +560,9 @@ impl PreparedAppend<'_> {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
             {
                 let mut adapted = for_writer(self.writer, &mut summarised)?;
-                appending.stream(&existing_source, &addition_source, adapted.as_mut())?;
+                let mut guarded =
+                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
+                appending.stream(&existing_source, &addition_source, &mut guarded)?;
             }
             summarised.into_summary()?
         };
@@ -598,6 +602,10 @@ impl Progress for StackedProgress<'_> {
 
     fn advance(&self, units: u64) {
         self.inner.advance(units);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
     }
 }
 

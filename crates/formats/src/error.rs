@@ -54,6 +54,9 @@ pub enum FormatError {
     /// No reader or writer of that name, or the two cannot be combined.
     #[error("{0}")]
     Catalogue(String),
+    /// The caller asked the conversion to stop ([`crate::Progress::cancelled`]).
+    #[error("the conversion was cancelled")]
+    Cancelled,
     /// A transformation is malformed (a request's JSON, an empty selection) or does not apply
     /// to the data it was given (an unknown item name, a time filter on data without times).
     #[error("{transformation}: {message}")]

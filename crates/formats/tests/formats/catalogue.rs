@@ -538,3 +538,54 @@ fn a_stored_file_can_be_summarised_without_writing() {
         .unwrap_err();
     assert!(error.to_string().contains("plain copy"), "{error}");
 }
+
+/// Cancels once `after` units of input were read.
+struct CancelAfter {
+    after: u64,
+    read: std::sync::atomic::AtomicU64,
+}
+
+impl basin_formats::Progress for CancelAfter {
+    fn set_total(&self, _units: u64) {}
+
+    fn advance(&self, units: u64) {
+        self.read
+            .fetch_add(units, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.read.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+#[test]
+fn a_cancelled_conversion_stops_and_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.asc");
+    let mut text = String::from(
+        "ncols 400\nnrows 400\nxllcorner 0\nyllcorner 0\ncellsize 1\nNODATA_value -9999\n",
+    );
+    for row in 0..400 {
+        let line: Vec<String> = (0..400).map(|column| (row + column).to_string()).collect();
+        text.push_str(&line.join(" "));
+        text.push('\n');
+    }
+    std::fs::write(&input, &text).unwrap();
+    let catalogue = Catalogue::standard();
+    let output = dir.path().join("out.tif");
+    // The reader scans the whole file once before it hands on values, so the cancel, already
+    // requested by then, stops the conversion at the first block of values.
+    let progress = CancelAfter {
+        after: 100_000,
+        read: std::sync::atomic::AtomicU64::new(0),
+    };
+    let context = ReadContext {
+        progress: &progress,
+        ..ReadContext::default()
+    };
+    let error = catalogue
+        .convert(&input, &output, &Conversion::default(), &context)
+        .unwrap_err();
+    assert!(matches!(error, FormatError::Cancelled), "{error}");
+    assert!(!output.exists(), "{} was left behind", output.display());
+}

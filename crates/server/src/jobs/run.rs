@@ -66,15 +66,22 @@ impl<E: std::fmt::Display> From<E> for Failed {
     }
 }
 
-/// Progress of a run: conversion progress (input bytes) maps to 5-95 %.
+/// Progress of a run: conversion progress (input bytes) maps to 5-95 %. Also how the run
+/// tells a conversion on its blocking thread to stop.
 #[derive(Debug, Default)]
 struct Meter {
     total: AtomicU64,
     done: AtomicU64,
     percent: AtomicU8,
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Meter {
+    /// Asks the conversion to stop at its next block of data.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
     fn set_percent(&self, percent: u8) {
         self.percent.fetch_max(percent.min(100), Ordering::Relaxed);
     }
@@ -99,6 +106,10 @@ impl basin_formats::Progress for Meter {
             self.set_percent(5 + u8::try_from(share).unwrap_or(90));
         }
     }
+
+    fn cancelled(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
 }
 
 /// What a run produced.
@@ -112,6 +123,8 @@ struct Produced {
     format: String,
     /// What the data written is (`None` for a plain copy).
     summary: Option<basin_formats::DataSummary>,
+    /// For an append, the blob key of the content it extended.
+    appended_to: Option<String>,
 }
 
 /// How the heartbeat ended a run early.
@@ -140,6 +153,7 @@ impl Runner {
             result = self.execute(&row, &dir, meter.clone()) => Some(result),
             () = stop.cancelled() => None,
             () = shutdown.cancelled() => {
+                meter.stop();
                 stop.cancel();
                 let _ = heartbeat.await;
                 self.release(id).await;
@@ -147,6 +161,9 @@ impl Runner {
                 return;
             }
         };
+        // A conversion still running on its blocking thread (the run was cancelled or its
+        // lease lost) stops at its next block instead of working on for nobody.
+        meter.stop();
         stop.cancel();
         let _ = heartbeat.await;
         let stop_reason = match stopped.load(Ordering::Relaxed) {
@@ -272,11 +289,13 @@ impl Runner {
         meter.set_percent(5);
         let output_name = self.output_name(&plan, &input).await?;
         let output = output_dir.join(&output_name);
+        let mut appended_to = None;
         let written = match plan.target {
             Target::AppendContent { dataset_id } => {
-                let existing = self
+                let (existing, key) = self
                     .stage_dataset(dataset_id, &dir.join("existing"))
                     .await?;
+                appended_to = Some(key);
                 self.append(&plan, &existing, &input, &output, meter.clone())
                     .await?
             }
@@ -305,6 +324,7 @@ impl Runner {
                 file: zipped,
                 format: ".zip".to_owned(),
                 summary,
+                appended_to,
             });
         }
         let file = written.files.into_iter().next().unwrap_or(output);
@@ -313,6 +333,7 @@ impl Runner {
             file,
             format,
             summary,
+            appended_to,
         })
     }
 
@@ -444,7 +465,9 @@ impl Runner {
                 self.stage_blob(&path, &target).await?;
                 Ok(target)
             }
-            Source::Dataset { dataset_id } => self.stage_dataset(*dataset_id, input_dir).await,
+            Source::Dataset { dataset_id } => {
+                Ok(self.stage_dataset(*dataset_id, input_dir).await?.0)
+            }
             Source::Url { file_name, .. } => {
                 let target = input_dir.join(file_name);
                 self.stage_url(row.id, &target, meter).await?;
@@ -477,17 +500,31 @@ impl Runner {
     }
 
     /// Makes a dataset's content available as a file in `dir`, named as stored.
-    async fn stage_dataset(&self, id: DatasetId, dir: &Path) -> Result<PathBuf, Failed> {
-        let dataset = self.live_dataset(id).await?;
-        let path = BlobPath::parse_key(&dataset.data_path)?;
-        let file_name = path
-            .segments()
-            .last()
-            .map_or_else(|| "data".to_owned(), str::to_owned);
+    /// Also returns the blob key staged, the content as it was when read. Content replaced
+    /// (and its blob removed) between reading the row and the blob is read again, as it is now.
+    async fn stage_dataset(&self, id: DatasetId, dir: &Path) -> Result<(PathBuf, String), Failed> {
         tokio::fs::create_dir_all(dir).await?;
-        let target = dir.join(file_name);
-        self.stage_blob(&path, &target).await?;
-        Ok(target)
+        let mut dataset = self.live_dataset(id).await?;
+        let mut tries = 0;
+        loop {
+            let path = BlobPath::parse_key(&dataset.data_path)?;
+            let file_name = path
+                .segments()
+                .last()
+                .map_or_else(|| "data".to_owned(), str::to_owned);
+            let target = dir.join(file_name);
+            let staged = self.stage_blob(&path, &target).await;
+            if staged.is_ok() {
+                return Ok((target, dataset.data_path));
+            }
+            let now = self.live_dataset(id).await?;
+            tries += 1;
+            if now.data_path == dataset.data_path || tries >= 10 {
+                return staged.map(|()| (target, dataset.data_path));
+            }
+            let _ = tokio::fs::remove_file(&target).await;
+            dataset = now;
+        }
     }
 
     /// Links a local blob into place, or streams a remote one to `target`.
@@ -571,8 +608,7 @@ impl Runner {
                 let written = self.store_result(&produced, &path).await?;
                 // An append extends the content it read; if another transfer replaced that
                 // content meanwhile, publishing would silently drop the other's change.
-                let appended_to = matches!(plan.target, Target::AppendContent { .. })
-                    .then_some(old.data_path.as_str());
+                let appended_to = produced.appended_to.as_deref();
                 let result = self
                     .publish_content(row, &old, appended_to, &path, &written, &produced)
                     .await;

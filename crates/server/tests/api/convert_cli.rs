@@ -3,15 +3,16 @@
 //! server or database; the conversions themselves are tested in the formats crate.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::helpers::basin_command;
 
 use serde_json::Value;
 
 fn basin(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_basin"))
+    basin_command()
         .args(args)
         .current_dir(dir)
-        .env_remove("BASIN_CONFIG")
         .output()
         .expect("the basin binary runs")
 }

@@ -552,3 +552,16 @@ pub fn id_str(record: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("no id in {record}"))
 }
+
+/// The built `basin` binary with none of the test run's `BASIN_*` variables: the binary reads
+/// each as configuration and refuses unknown keys (`BASIN_REQUIRE_POSTGRES` is the test
+/// harness's, `BASIN_CONFIG` may be a developer's).
+pub fn basin_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_basin"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("BASIN_") {
+            command.env_remove(key);
+        }
+    }
+    command
+}

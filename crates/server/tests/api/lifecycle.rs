@@ -13,13 +13,7 @@ use serde_json::Value;
 use crate::helpers::*;
 
 fn basin() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_basin"));
-    // The tests' own environment must not leak configuration into the child.
-    for (key, _) in std::env::vars() {
-        if key.starts_with("BASIN_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = basin_command();
     command.env("RUST_LOG", "info");
     command
 }

@@ -20,13 +20,12 @@ struct Worker(Child);
 impl Worker {
     /// Starts a worker with `workers` tasks and a lease of `lease_seconds`.
     fn start(app: &TestApp, workers: usize, lease_seconds: u64) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_basin"));
+        let mut command = basin_command();
         command
             .arg("worker")
             .arg("--data-dir")
             .arg(&app.config.data_dir)
             .current_dir(&app.config.data_dir)
-            .env_remove("BASIN_CONFIG")
             .env("BASIN_AUTH__JWT_SECRET", TEST_SECRET)
             .env("BASIN_TRANSFERS__WORKERS", workers.to_string())
             .env("BASIN_TRANSFERS__LEASE_SECONDS", lease_seconds.to_string())
