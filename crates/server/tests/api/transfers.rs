@@ -1487,3 +1487,161 @@ api_test!(
         );
     }
 );
+
+/// Two triangles sharing an edge, as polygon features (mesh writers make them elements).
+const TRIANGLES: &str = r#"{"type":"FeatureCollection","features":[
+ {"type":"Feature","properties":{"code":1},"geometry":{"type":"Polygon","coordinates":[[[9.0,56.0],[9.1,56.0],[9.0,56.1],[9.0,56.0]]]}},
+ {"type":"Feature","properties":{"code":2},"geometry":{"type":"Polygon","coordinates":[[[9.1,56.0],[9.1,56.1],[9.0,56.1],[9.1,56.0]]]}}]}"#;
+
+/// Scattered points, `x y z` per line.
+const XYZ: &str =
+    "500000 6200000 1.5\n500010 6200000 2.5\n500000 6200010 3.5\n500010 6200010 4.5\n";
+
+api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
+    let project = project(&app, "Pairs").await;
+    let list = |kind: &'static str| {
+        let app = &app;
+        async move {
+            expect_status(
+                app.with_key(Method::GET, &format!("/api/conversion/{kind}/list"))
+                    .send()
+                    .await
+                    .unwrap(),
+                StatusCode::OK,
+            )
+            .await["data"]
+                .as_array()
+                .unwrap()
+                .clone()
+        }
+    };
+    let readers = list("reader").await;
+    let writers = list("writer").await;
+    let format_of_writer = |name: &str| {
+        writers
+            .iter()
+            .find(|writer| writer["name"] == name)
+            .map(|writer| writer["datasetFormat"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    // Files made by hand for the readers of text formats (with the CRS their single file
+    // cannot state); every other reader gets an input written by a writer of its format in an
+    // earlier round, so a reader added to the catalogue is covered once some pair writes its
+    // format.
+    let utm = json!([{"name": "SRID", "value": 25832}]);
+    let mut inputs: std::collections::BTreeMap<String, (String, Vec<u8>, Value)> = [
+        (
+            "FileReader",
+            "archive.bin",
+            b"\0any bytes\xff".to_vec(),
+            json!([]),
+        ),
+        (
+            "AsciiGridReader",
+            "grid.asc",
+            GRID.as_bytes().to_vec(),
+            utm.clone(),
+        ),
+        (
+            "GeoJsonReader",
+            "triangles.geojson",
+            TRIANGLES.as_bytes().to_vec(),
+            json!([]),
+        ),
+        ("XyzReader", "points.xyz", XYZ.as_bytes().to_vec(), utm),
+    ]
+    .into_iter()
+    .map(|(reader, name, bytes, parameters)| {
+        (reader.to_owned(), (name.to_owned(), bytes, parameters))
+    })
+    .collect();
+    let mut done = std::collections::BTreeSet::new();
+    loop {
+        let mut ran = false;
+        for reader in &readers {
+            let reader_name = reader["name"].as_str().unwrap().to_owned();
+            let Some((file_name, bytes, parameters)) = inputs.get(&reader_name).cloned() else {
+                continue;
+            };
+            for writer in reader["writers"].as_array().unwrap() {
+                let writer_name = writer.as_str().unwrap().to_owned();
+                if !done.insert((reader_name.clone(), writer_name.clone())) {
+                    continue;
+                }
+                ran = true;
+                let url = upload(&app, &file_name, &bytes).await;
+                let summary = start(
+                    &app,
+                    "/api/conversion/upload-convert",
+                    json!({
+                        "uploadUrl": url, "originalFileName": file_name, "projectId": project,
+                        "readerName": reader_name, "writerName": writer_name,
+                        "readerParameters": parameters,
+                        "outputDatasetData": {"name": format!("{reader_name} to {writer_name}")}
+                    }),
+                )
+                .await;
+                let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+                assert_eq!(
+                    record["status"], "Completed",
+                    "{reader_name} -> {writer_name}: {record}"
+                );
+                let id = record["importResults"][0]["datasetId"].as_str().unwrap();
+                let made = dataset(&app, id).await;
+                let result = content(&app, id).await;
+                assert_eq!(made["storageSize"], json!(result.len()));
+                let written_format = format_of_writer(&writer_name);
+                let zipped = result.starts_with(b"PK\x03\x04");
+                if writer_name == "FileWriter" {
+                    assert_eq!(result, bytes);
+                } else if zipped {
+                    assert_eq!(
+                        made["datasetFormat"], ".zip",
+                        "{reader_name} -> {writer_name}"
+                    );
+                } else {
+                    assert_eq!(
+                        made["datasetFormat"],
+                        json!(written_format),
+                        "{reader_name} -> {writer_name}"
+                    );
+                }
+                let result_name = format!(
+                    "from-{}{}",
+                    reader_name.to_lowercase(),
+                    if zipped {
+                        ".zip"
+                    } else {
+                        written_format.as_str()
+                    }
+                );
+                // A point cloud (cells of one vertex) is no input for every writer of its
+                // format (a .mesh holds only triangles and quadrilaterals), so it feeds none.
+                let feeds_others = reader_name != "XyzReader";
+                for next in &readers {
+                    if feeds_others && next["datasetFormat"] == json!(written_format) {
+                        inputs
+                            .entry(next["name"].as_str().unwrap().to_owned())
+                            .or_insert_with(|| (result_name.clone(), result.clone(), json!([])));
+                    }
+                }
+            }
+        }
+        if !ran {
+            break;
+        }
+    }
+    for reader in &readers {
+        for writer in reader["writers"].as_array().unwrap() {
+            let pair = (
+                reader["name"].as_str().unwrap().to_owned(),
+                writer.as_str().unwrap().to_owned(),
+            );
+            assert!(
+                done.contains(&pair),
+                "{pair:?} never ran: give {} an input in this test",
+                pair.0
+            );
+        }
+    }
+});

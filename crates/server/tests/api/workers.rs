@@ -226,3 +226,81 @@ api_test_with!(
         );
     }
 );
+
+api_test_with!(
+    a_running_transfer_cancelled_stops_and_leaves_nothing,
+    |config: &mut basin::Config| {
+        config.transfers.heartbeat_seconds = 1;
+        config.transfers.workers = 1;
+    },
+    |app| {
+        let project = project(&app, "Cancelled").await;
+        let id = queue_slow_import(&app, &project).await;
+        // Past staging (5 %): the conversion itself is running.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let record = record(&app, &id).await;
+            if record["status"] == "InProgress" && record["progress"].as_u64().unwrap() > 5 {
+                break;
+            }
+            assert!(
+                record["status"] != "Completed" && Instant::now() < deadline,
+                "the conversion was not seen running: {record}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        expect_status(
+            app.with_key(
+                Method::POST,
+                &format!("/api/conversion/transfer/{id}/cancel"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let ended = wait_for_status(&app, &id, "Error", 30).await;
+        assert!(
+            ended["errorMessage"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("cancelled"),
+            "{ended}"
+        );
+        assert!(ended["importResults"].as_array().unwrap().is_empty());
+        assert!(
+            datasets_in(&app, &project).await["data"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+        // No result blob and, once the run has cleaned up, no temporary file.
+        let results = app
+            .config
+            .data_dir
+            .join("blobs")
+            .join("datasets")
+            .join(app.tenant_id().to_string());
+        let work = app.config.data_dir.join("work");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left =
+                |dir: &std::path::Path| std::fs::read_dir(dir).map_or(0, |entries| entries.count());
+            if left(&results) == 0 && left(&work) == 0 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "files left in {} or {}",
+                results.display(),
+                work.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The record stays ended: a later heartbeat or worker does not take it up again.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(record(&app, &id).await["status"], "Error");
+    }
+);
