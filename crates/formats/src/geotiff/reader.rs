@@ -435,7 +435,7 @@ fn grid_header(
             rows: image.rows,
             vertical: None,
             transform,
-            crs: Some(crs),
+            crs,
         },
         items,
         time: TimeAxis::None,
@@ -452,7 +452,7 @@ fn georeference(
     directory: &Directory,
     srid: Option<u32>,
     sides: &SideFiles,
-) -> FormatResult<(GeoTransform, Crs)> {
+) -> FormatResult<(GeoTransform, Option<Crs>)> {
     let mut doubles = |tag: u16, what: &'static str| {
         directory
             .get(tag)
@@ -487,22 +487,21 @@ fn georeference(
     };
     let pam_srs = pam.and_then(|pam| pam.srs.clone());
     let crs = match (keys.crs(), srid, pam_srs) {
-        (FileCrs::Epsg(code), _, _) => Crs::Epsg(code),
-        (_, Some(code), _) => Crs::Epsg(code),
-        (FileCrs::Wkt(wkt), None, _) => Crs::Wkt(wkt),
-        (FileCrs::None | FileCrs::UserDefined, None, Some(srs)) => Crs::Wkt(srs),
+        (FileCrs::Epsg(code), _, _) => Some(Crs::Epsg(code)),
+        (_, Some(code), _) => Some(Crs::Epsg(code)),
+        (FileCrs::Wkt(wkt), None, _) => Some(Crs::Wkt(wkt)),
+        (FileCrs::None | FileCrs::UserDefined, None, Some(srs)) => Some(Crs::Wkt(srs)),
         (FileCrs::UserDefined, None, None) => {
             return Err(FormatError::parameter(
                 SRID,
                 "the GeoTIFF's coordinate system is user-defined (described by parameters, not an EPSG code); give its EPSG code with the SRID reader parameter",
             ));
         }
-        (FileCrs::None, None, None) => {
-            return Err(FormatError::parameter(
-                SRID,
-                "the GeoTIFF states no coordinate system; give its EPSG code with the SRID reader parameter",
-            ));
-        }
+        // No coordinate system at all (as GDAL reads it, and as an ASCII Grid without a
+        // .prj): a grid in unknown coordinates, which `SRID` or a CRS transformation's
+        // inputSrid may name later. A user-defined one is refused above: guessing would be
+        // wrong.
+        (FileCrs::None, None, None) => None,
     };
     Ok((transform, crs))
 }
