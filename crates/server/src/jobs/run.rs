@@ -535,11 +535,21 @@ impl Runner {
             }
             // A hard link keeps the version of the blob as it is now even if it is replaced
             // during the run; a symbolic link serves when the work dir is on another disk.
-            if tokio::fs::hard_link(&file, target).await.is_ok() {
-                return Ok(());
+            // The blob may be removed (its content replaced) at any moment: a link that fails
+            // for that reason, or a symbolic link left dangling, is "no longer there", which
+            // callers that can read the new content instead retry.
+            let gone = || Failed("the file to read is no longer there".to_owned());
+            match tokio::fs::hard_link(&file, target).await {
+                Ok(()) => return Ok(()),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
+                Err(_) => {}
             }
             #[cfg(unix)]
             if tokio::fs::symlink(&file, target).await.is_ok() {
+                if tokio::fs::metadata(target).await.is_err() {
+                    let _ = tokio::fs::remove_file(target).await;
+                    return Err(gone());
+                }
                 return Ok(());
             }
         }
