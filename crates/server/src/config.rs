@@ -336,8 +336,7 @@ impl Default for TransfersConfig {
 pub struct KubernetesConfig {
     /// Namespace the Jobs are created in.
     pub namespace: String,
-    /// The Basin image the Jobs run, built with `--features kubernetes` or not (workers do
-    /// not need the feature).
+    /// The Basin image the Jobs run (the repository's Dockerfile builds one).
     pub image: String,
     /// `Always`, `IfNotPresent` or `Never`.
     pub image_pull_policy: String,
