@@ -356,9 +356,14 @@ pub struct KubernetesConfig {
     /// StorageClass of the scratch volume of transfers that ask for `storageSizeGb`; the
     /// cluster's default when absent.
     pub storage_class: Option<String>,
-    /// Refusals by the cluster (403, 422, ...) of one transfer's Job before the transfer ends
-    /// in `Error`. Unavailability (5xx, no connection) is retried without limit.
+    /// Refusals by the cluster (403, 422, ...) of one transfer's Job, or Jobs that ended
+    /// without running it, before the transfer ends in `Error`. Unavailability (5xx, no
+    /// connection) is retried without limit.
     pub create_refusals_max: u32,
+    /// A Job whose worker has not taken its transfer after this long is looked up (and
+    /// again after each further period): when it ended or was deleted without running the
+    /// transfer, the transfer gets a new Job.
+    pub start_timeout_seconds: u64,
     /// Labels added to every Job and pod, e.g. a team or cost centre.
     pub labels: BTreeMap<String, String>,
     /// Annotations added to every Job and pod, e.g. to turn a service mesh sidecar off.
@@ -378,6 +383,7 @@ impl Default for KubernetesConfig {
             termination_grace_period_seconds: 60,
             storage_class: None,
             create_refusals_max: 3,
+            start_timeout_seconds: 600,
             labels: BTreeMap::new(),
             annotations: BTreeMap::new(),
         }

@@ -523,3 +523,67 @@ pub(crate) async fn fail_undispatchable(
     })?;
     Ok(updated == 1)
 }
+
+/// Queued transfers whose Job was created before `dispatched_before` and whose worker has not
+/// taken them yet: (transfer, Job name), oldest first.
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn list_unstarted(
+    db: &Db,
+    dispatched_before: DateTime<Utc>,
+    limit: i64,
+) -> StoreResult<Vec<(TransferId, String)>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_as::<_, (TransferId, String)>(
+            "SELECT id, dispatched_job FROM transfers \
+             WHERE status = 'Pending' AND cancel_requested = FALSE AND dispatched_job IS NOT NULL \
+             AND dispatched_at < $1 ORDER BY dispatched_at, id LIMIT $2",
+        )
+        .bind(dispatched_before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
+}
+
+/// What the dispatcher found out about the Job of a queued transfer.
+#[cfg(feature = "kubernetes")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnstartedJob {
+    /// The Job ended or was deleted without running the transfer: forget it, so the transfer
+    /// gets a new one.
+    Gone,
+    /// The Job is still there (its pod waits for a node, an image...): look again one
+    /// start timeout after this.
+    Waiting(DateTime<Utc>),
+}
+
+/// Records what became of queued transfer `id`'s Job `job`. False when the transfer moved on
+/// meanwhile (a worker took it, it was cancelled, or it has another Job).
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn update_unstarted(
+    db: &Db,
+    id: TransferId,
+    job: &str,
+    found: UnstartedJob,
+) -> StoreResult<bool> {
+    let looked_at = match found {
+        UnstartedJob::Gone => None,
+        UnstartedJob::Waiting(now) => Some(now),
+    };
+    // NULL forgets the Job; a time keeps it and moves the next look-up on.
+    let updated = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET \
+               dispatched_job = CASE WHEN $1 IS NULL THEN NULL ELSE dispatched_job END, \
+               dispatched_at = COALESCE($1, dispatched_at) \
+             WHERE id = $2 AND dispatched_job = $3 AND status = 'Pending'",
+        )
+        .bind(looked_at)
+        .bind(id)
+        .bind(job)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
+}

@@ -37,12 +37,39 @@ pub(crate) enum CreateError {
     Unavailable(String),
 }
 
-/// Creates Kubernetes Jobs.
+/// Where a Job stands, as far as the dispatcher cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobState {
+    /// No Job of that name: deleted, or removed after `ttlSecondsAfterFinished`.
+    Missing,
+    /// Not finished: its pod runs, or waits for a node or an image.
+    Active,
+    /// Finished (`Complete` or `Failed`).
+    Finished,
+}
+
+/// Creates Kubernetes Jobs and looks them up.
 #[async_trait::async_trait]
 pub(crate) trait JobClient: std::fmt::Debug + Send + Sync {
     /// Creates the Job `manifest` (a `batch/v1` Job as JSON). A Job of the same name that
     /// exists already counts as created.
     async fn create(&self, manifest: &Value) -> Result<Created, CreateError>;
+
+    /// Where the Job `name` stands.
+    async fn state(&self, name: &str) -> Result<JobState, CreateError>;
+}
+
+/// A failed API call as a [`CreateError`]: client errors (but 429) are refusals.
+fn api_error(error: kube::Error) -> CreateError {
+    match error {
+        kube::Error::Api(status) if (400..500).contains(&status.code) && status.code != 429 => {
+            CreateError::Refused {
+                code: status.code,
+                message: status.message,
+            }
+        }
+        error => CreateError::Unavailable(error.to_string()),
+    }
 }
 
 /// [`JobClient`] on the Kubernetes API.
@@ -89,16 +116,28 @@ impl JobClient for KubeJobClient {
         match self.jobs.create(&PostParams::default(), &job).await {
             Ok(_) => Ok(Created::New),
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(Created::Existed),
-            Err(kube::Error::Api(status))
-                if (400..500).contains(&status.code) && status.code != 429 =>
-            {
-                Err(CreateError::Refused {
-                    code: status.code,
-                    message: status.message,
-                })
-            }
-            Err(error) => Err(CreateError::Unavailable(error.to_string())),
+            Err(error) => Err(api_error(error)),
         }
+    }
+
+    async fn state(&self, name: &str) -> Result<JobState, CreateError> {
+        let Some(job) = self.jobs.get_opt(name).await.map_err(api_error)? else {
+            return Ok(JobState::Missing);
+        };
+        let finished = job
+            .status
+            .and_then(|status| status.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|condition| {
+                matches!(condition.type_.as_str(), "Complete" | "Failed")
+                    && condition.status == "True"
+            });
+        Ok(if finished {
+            JobState::Finished
+        } else {
+            JobState::Active
+        })
     }
 }
 
@@ -222,6 +261,33 @@ mod tests {
             assert!(
                 matches!(result, Err(CreateError::Unavailable(_))),
                 "{code}: {result:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_is_looked_up_by_name() {
+        let name = "basin-transfer-0196f1c2-7a4b-7c3d-9e8f-0123456789ab-2";
+        let mut failed = golden("sized-request.json");
+        failed["status"] = json!({"failed": 1, "conditions": [
+            {"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}
+        ]});
+        let mut active = golden("sized-request.json");
+        active["status"] = json!({"active": 1});
+        let missing = status(404, "NotFound", "jobs.batch \"x\" not found");
+        for (code, answer, expected) in [
+            (StatusCode::OK, failed, JobState::Finished),
+            (StatusCode::OK, active, JobState::Active),
+            (StatusCode::NOT_FOUND, missing, JobState::Missing),
+        ] {
+            let (client, recorded) = recording_client(code, answer);
+            let jobs = KubeJobClient::new(client, "data");
+            assert_eq!(jobs.state(name).await, Ok(expected));
+            let recorded = recorded.lock().unwrap().clone();
+            assert_eq!(recorded[0].method, Method::GET);
+            assert_eq!(
+                recorded[0].path,
+                format!("/apis/batch/v1/namespaces/data/jobs/{name}")
             );
         }
     }

@@ -14,7 +14,12 @@
 //!
 //! A Job the cluster refuses (403 RBAC, 422 invalid, quota) leaves the transfer queued and is
 //! tried again each poll; after `create_refusals_max` refusals the transfer ends in `Error`
-//! with Kubernetes' reason. An unreachable cluster is retried without limit. Like the worker
+//! with Kubernetes' reason. An unreachable cluster is retried without limit. A Job whose
+//! worker has not taken the transfer within `start_timeout_seconds` is looked up: if it ended
+//! (its pod could not start the worker: a broken Secret, a deadline) or was deleted, the
+//! transfer gets a new Job, and after `create_refusals_max` such Jobs it ends in `Error`; a
+//! Job still waiting (for a node, an image) is left alone and looked at again later. Like the
+//! worker
 //! pool, each poll also ends transfers whose workers died too often, so nothing stays
 //! `InProgress` for ever.
 
@@ -29,14 +34,19 @@ use crate::clock::Clock;
 use crate::config::KubernetesConfig;
 use crate::db::{Db, StoreError};
 use crate::ids::TransferId;
-use crate::jobs::kubernetes::client::{CreateError, JobClient};
+use crate::jobs::kubernetes::client::{CreateError, JobClient, JobState};
 use crate::jobs::kubernetes::manifest::{JobRequest, job_manifest, job_name};
 use crate::transfers::model::TransferPlan;
-use crate::transfers::store::{self, Undispatched};
+use crate::transfers::store::{self, Undispatched, UnstartedJob};
 
 /// Transfers one poll creates Jobs for; the rest wait for the next poll, so that one poll
 /// never holds the API server (or the database) for long.
 pub(crate) const DISPATCH_BATCH_MAX: i64 = 50;
+
+/// Transfers whose refusals and lost Jobs are counted at once. Past it the counts start
+/// over: a transfer then gets a few more tries, which is better than memory without bound
+/// (counts of transfers that later ran are never looked at again).
+const COUNTED_TRANSFERS_MAX: usize = 10_000;
 
 /// What one poll did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,6 +57,8 @@ pub(crate) struct Dispatched {
     pub(crate) deferred: usize,
     /// Transfers ended in `Error`: refused too often, or not runnable at all.
     pub(crate) failed: usize,
+    /// Jobs found ended or deleted without having run their transfer; it gets a new one.
+    pub(crate) lost: usize,
 }
 
 /// Creates the Jobs of queued transfers.
@@ -59,9 +71,11 @@ pub(crate) struct Dispatcher {
     attempts_max: u32,
     poll_interval: Duration,
     queued: Arc<Notify>,
-    /// Refusals per transfer so far. Kept in memory: after a restart a transfer gets a few
-    /// more tries, which is harmless.
+    /// Refusals per transfer since its last Job was created. Kept in memory, like `lost`:
+    /// after a restart a transfer gets a few more tries, which is harmless.
     refusals: HashMap<TransferId, u32>,
+    /// Jobs per transfer that ended or went away without running it.
+    lost: HashMap<TransferId, u32>,
 }
 
 /// What a dispatcher needs.
@@ -89,6 +103,7 @@ impl Dispatcher {
             poll_interval: deps.poll_interval,
             queued: deps.queued,
             refusals: HashMap::new(),
+            lost: HashMap::new(),
         }
     }
 
@@ -110,6 +125,10 @@ impl Dispatcher {
     /// One poll: ends transfers out of attempts, then creates a Job for each transfer that
     /// needs one (at most [`DISPATCH_BATCH_MAX`]).
     pub(crate) async fn dispatch_once(&mut self) -> Result<Dispatched, StoreError> {
+        if self.refusals.len().saturating_add(self.lost.len()) > COUNTED_TRANSFERS_MAX {
+            self.refusals.clear();
+            self.lost.clear();
+        }
         let now = self.clock.now();
         let exhausted = store::fail_exhausted(&self.db, now, self.attempts_max).await?;
         if exhausted > 0 {
@@ -128,7 +147,55 @@ impl Dispatcher {
                 Step::Failed => done.failed += 1,
             }
         }
+        self.look_up_unstarted(now, &mut done).await?;
         Ok(done)
+    }
+
+    /// Looks up the Jobs of transfers still queued `start_timeout_seconds` after their Job
+    /// was created: a Job that ended or is gone without running its transfer is forgotten
+    /// (the next poll creates a new one), or, the `create_refusals_max`-th time, the transfer
+    /// ends in `Error`.
+    async fn look_up_unstarted(
+        &mut self,
+        now: chrono::DateTime<chrono::Utc>,
+        done: &mut Dispatched,
+    ) -> Result<(), StoreError> {
+        let timeout = i64::try_from(self.config.start_timeout_seconds)
+            .ok()
+            .and_then(chrono::TimeDelta::try_seconds);
+        let Some(before) = timeout.and_then(|timeout| now.checked_sub_signed(timeout)) else {
+            return Ok(());
+        };
+        for (id, job) in store::list_unstarted(&self.db, before, DISPATCH_BATCH_MAX).await? {
+            let state = match self.client.state(&job).await {
+                Ok(state) => state,
+                Err(error) => {
+                    tracing::warn!(transfer = %id, %job, %error, "cannot look the Job up; retrying");
+                    continue;
+                }
+            };
+            if state == JobState::Active {
+                store::update_unstarted(&self.db, id, &job, UnstartedJob::Waiting(now)).await?;
+                tracing::warn!(transfer = %id, %job, "the Job has not started its transfer yet");
+                continue;
+            }
+            done.lost += 1;
+            let lost = self.lost.entry(id).or_insert(0);
+            *lost = lost.saturating_add(1);
+            if *lost >= self.config.create_refusals_max.max(1) {
+                let message = format!(
+                    "The transfer could not be started: its Kubernetes Jobs ended {lost} times \
+                     without running it (the last one: {job})."
+                );
+                tracing::error!(transfer = %id, %job, "Jobs keep ending without running the transfer; it fails");
+                self.fail(id, &message).await?;
+                done.failed += 1;
+                continue;
+            }
+            tracing::warn!(transfer = %id, %job, ?state, "the Job ended without running its transfer; creating another");
+            store::update_unstarted(&self.db, id, &job, UnstartedJob::Gone).await?;
+        }
+        Ok(())
     }
 
     async fn dispatch(&mut self, transfer: &Undispatched) -> Result<Step, StoreError> {
@@ -184,6 +251,7 @@ impl Dispatcher {
 
     async fn fail(&mut self, id: TransferId, message: &str) -> Result<Step, StoreError> {
         self.refusals.remove(&id);
+        self.lost.remove(&id);
         store::fail_undispatchable(&self.db, id, self.clock.now(), message).await?;
         Ok(Step::Failed)
     }
@@ -219,6 +287,9 @@ mod tests {
     struct FakeJobs {
         created: Mutex<Vec<Value>>,
         answers: Mutex<VecDeque<Result<Created, CreateError>>>,
+        /// Jobs that ended (the rest of those created are active).
+        finished: Mutex<Vec<String>>,
+        looked_up: Mutex<Vec<String>>,
     }
 
     impl FakeJobs {
@@ -244,6 +315,19 @@ mod tests {
                 self.created.lock().unwrap().push(manifest.clone());
             }
             answer
+        }
+
+        async fn state(&self, name: &str) -> Result<JobState, CreateError> {
+            self.looked_up.lock().unwrap().push(name.to_owned());
+            if self.finished.lock().unwrap().iter().any(|job| job == name) {
+                return Ok(JobState::Finished);
+            }
+            let created = self.names().iter().any(|job| job == name);
+            Ok(if created {
+                JobState::Active
+            } else {
+                JobState::Missing
+            })
         }
     }
 
@@ -532,6 +616,74 @@ mod tests {
             dispatcher.dispatch_once().await.unwrap(),
             Dispatched::default()
         );
+    }
+
+    async fn jobs_that_never_start(postgres: bool) {
+        let Some(mut setup) = Setup::new(postgres).await else {
+            return;
+        };
+        let (db, clock, jobs, tenant) = setup.parts();
+        let dispatcher = &mut setup.dispatcher;
+        let id = queue(&db, tenant, resources()).await;
+        assert_eq!(dispatcher.dispatch_once().await.unwrap().created, 1);
+
+        // Within the start timeout nothing is looked up; after it, a waiting Job is left alone
+        // and looked at again one timeout later, not at every poll.
+        clock.advance(TimeDelta::seconds(599));
+        assert_eq!(
+            dispatcher.dispatch_once().await.unwrap(),
+            Dispatched::default()
+        );
+        assert!(jobs.looked_up.lock().unwrap().is_empty());
+        clock.advance(TimeDelta::seconds(2));
+        assert_eq!(
+            dispatcher.dispatch_once().await.unwrap(),
+            Dispatched::default()
+        );
+        assert_eq!(*jobs.looked_up.lock().unwrap(), [manifest_name(id, 1)]);
+        assert_eq!(
+            dispatcher.dispatch_once().await.unwrap(),
+            Dispatched::default()
+        );
+        assert_eq!(jobs.looked_up.lock().unwrap().len(), 1);
+
+        // The Job ended without running the transfer (its worker could not start): a new Job.
+        jobs.finished.lock().unwrap().push(manifest_name(id, 1));
+        clock.advance(TimeDelta::seconds(601));
+        let done = dispatcher.dispatch_once().await.unwrap();
+        assert_eq!(done.lost, 1, "{done:?}");
+        assert_eq!(dispatcher.dispatch_once().await.unwrap().created, 1);
+        assert_eq!(jobs.names().last().unwrap(), &manifest_name(id, 2));
+
+        // Deleted, then ended again: the third Job that never runs it ends the transfer.
+        jobs.created.lock().unwrap().clear();
+        clock.advance(TimeDelta::seconds(601));
+        assert_eq!(dispatcher.dispatch_once().await.unwrap().lost, 1);
+        assert_eq!(dispatcher.dispatch_once().await.unwrap().created, 1);
+        jobs.finished.lock().unwrap().push(manifest_name(id, 3));
+        clock.advance(TimeDelta::seconds(601));
+        let done = dispatcher.dispatch_once().await.unwrap();
+        assert_eq!((done.lost, done.failed), (1, 1), "{done:?}");
+        let row = store::find_any(&db, id).await.unwrap().unwrap();
+        assert_eq!(row.status, "Error");
+        assert!(
+            row.error_message
+                .as_deref()
+                .unwrap()
+                .contains("its Kubernetes Jobs ended 3 times without running it"),
+            "{:?}",
+            row.error_message
+        );
+    }
+
+    #[tokio::test]
+    async fn jobs_that_never_start_their_transfer_are_replaced_then_fail_it_sqlite() {
+        jobs_that_never_start(false).await;
+    }
+
+    #[tokio::test]
+    async fn jobs_that_never_start_their_transfer_are_replaced_then_fail_it_postgres() {
+        jobs_that_never_start(true).await;
     }
 
     fn manifest_name(id: TransferId, dispatch: u32) -> String {

@@ -326,6 +326,7 @@ pub(crate) mod tests {
             termination_grace_period_seconds: 90,
             storage_class: Some("fast-ssd".into()),
             create_refusals_max: 3,
+            start_timeout_seconds: 600,
             labels: BTreeMap::from([("team".into(), "hydro".into())]),
             annotations: BTreeMap::from([("sidecar.istio.io/inject".into(), "false".into())]),
         };
