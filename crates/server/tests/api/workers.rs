@@ -192,6 +192,54 @@ api_test_with!(
 );
 
 api_test_with!(
+    a_job_worker_runs_its_transfer_and_fails_when_there_is_nothing_to_run,
+    external,
+    |app| {
+        let project = project(&app, "Jobs").await;
+        let url = upload(&app, "note.txt", b"a small file, copied as it is").await;
+        let copy = json!({
+            "uploadUrl": url, "originalFileName": "note.txt", "projectId": project,
+            "readerName": "FileReader", "writerName": "FileWriter",
+            "outputDatasetData": {"name": "copy"}
+        });
+        let summary = start(&app, "/api/conversion/upload-convert", copy.clone()).await;
+        let id = summary["id"].as_str().unwrap().to_owned();
+        let ran = run_job_worker(&app, &id).await;
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        assert!(ran.status.success(), "{}: {stderr}", ran.status);
+        assert_eq!(record(&app, &id).await["status"], "Completed");
+
+        // Run again (a second Job of the same transfer), for a cancelled transfer and for one
+        // that does not exist: nothing to run, which the Job must report as a failure.
+        let summary = start(&app, "/api/conversion/upload-convert", copy).await;
+        let cancelled = summary["id"].as_str().unwrap().to_owned();
+        expect_status(
+            app.with_key(
+                Method::POST,
+                &format!("/api/conversion/transfer/{cancelled}/cancel"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let unknown = uuid::Uuid::new_v4().to_string();
+        for id in [&id, &cancelled, &unknown] {
+            let ran = run_job_worker(&app, id).await;
+            let stderr = String::from_utf8_lossy(&ran.stderr);
+            assert!(!ran.status.success(), "{id}: {stderr}");
+            assert!(
+                stderr.contains(&format!("transfer {id} was not run: it is not queued")),
+                "{id}: {stderr}"
+            );
+        }
+        assert_eq!(record(&app, &id).await["status"], "Completed");
+        assert_eq!(record(&app, &cancelled).await["status"], "Error");
+    }
+);
+
+api_test_with!(
     two_workers_run_each_of_200_transfers_once,
     external,
     |app| {
@@ -240,53 +288,5 @@ api_test_with!(
             TRANSFERS,
             "each transfer made exactly one dataset"
         );
-    }
-);
-
-api_test_with!(
-    a_job_worker_runs_its_transfer_and_fails_when_there_is_nothing_to_run,
-    external,
-    |app| {
-        let project = project(&app, "Jobs").await;
-        let url = upload(&app, "note.txt", b"a small file, copied as it is").await;
-        let copy = json!({
-            "uploadUrl": url, "originalFileName": "note.txt", "projectId": project,
-            "readerName": "FileReader", "writerName": "FileWriter",
-            "outputDatasetData": {"name": "copy"}
-        });
-        let summary = start(&app, "/api/conversion/upload-convert", copy.clone()).await;
-        let id = summary["id"].as_str().unwrap().to_owned();
-        let ran = run_job_worker(&app, &id).await;
-        let stderr = String::from_utf8_lossy(&ran.stderr);
-        assert!(ran.status.success(), "{}: {stderr}", ran.status);
-        assert_eq!(record(&app, &id).await["status"], "Completed");
-
-        // Run again (a second Job of the same transfer), for a cancelled transfer and for one
-        // that does not exist: nothing to run, which the Job must report as a failure.
-        let summary = start(&app, "/api/conversion/upload-convert", copy).await;
-        let cancelled = summary["id"].as_str().unwrap().to_owned();
-        expect_status(
-            app.with_key(
-                Method::POST,
-                &format!("/api/conversion/transfer/{cancelled}/cancel"),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
-        let unknown = uuid::Uuid::new_v4().to_string();
-        for id in [&id, &cancelled, &unknown] {
-            let ran = run_job_worker(&app, id).await;
-            let stderr = String::from_utf8_lossy(&ran.stderr);
-            assert!(!ran.status.success(), "{id}: {stderr}");
-            assert!(
-                stderr.contains(&format!("transfer {id} was not run: it is not queued")),
-                "{id}: {stderr}"
-            );
-        }
-        assert_eq!(record(&app, &id).await["status"], "Completed");
-        assert_eq!(record(&app, &cancelled).await["status"], "Error");
     }
 );
