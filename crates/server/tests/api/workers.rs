@@ -56,6 +56,18 @@ impl Worker {
         Self(command.spawn().expect("the basin binary starts"))
     }
 
+    /// Starts `basin worker --transfer <id>`, a Kubernetes Job's command, with a lease of 10
+    /// minutes.
+    fn start_job(app: &TestApp, id: &str) -> Self {
+        let mut command = worker_command(app, 600);
+        command
+            .arg("--transfer")
+            .arg(id)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        Self(command.spawn().expect("the basin binary starts"))
+    }
+
     /// Ends the process at once (SIGKILL): no clean-up, the lease stays until it runs out.
     fn kill(&mut self) {
         let _ = self.0.kill();
@@ -236,6 +248,30 @@ api_test_with!(
         }
         assert_eq!(record(&app, &id).await["status"], "Completed");
         assert_eq!(record(&app, &cancelled).await["status"], "Error");
+    }
+);
+
+api_test_with!(
+    a_job_worker_told_to_stop_gives_its_transfer_back_and_succeeds,
+    external,
+    |app| {
+        let project = project(&app, "Drained").await;
+        let id = queue_slow_import(&app, &project).await;
+        let mut job = Worker::start_job(&app, &id);
+        wait_for_status(&app, &id, "InProgress", 60).await;
+        // SIGTERM (a node drain): exit 0, so the Job is not a failure, and the transfer is
+        // queued again at once for the next Job, its attempt not counted.
+        job.terminate();
+        let released = record(&app, &id).await;
+        assert_eq!(released["status"], "Pending", "{released}");
+        assert_eq!(released["attempts"], 0, "{released}");
+        let ran = run_job_worker(&app, &id).await;
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        assert_eq!(record(&app, &id).await["status"], "Completed");
     }
 );
 
