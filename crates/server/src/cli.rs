@@ -52,7 +52,8 @@ enum Command {
     /// Run queued transfers without an HTTP listener, against the same database and blob
     /// store as the servers (`transfers.workers` at once), until stopped.
     Worker {
-        /// Run only this transfer, then exit (the entry point of one Kubernetes Job).
+        /// Run only this transfer, then exit (the entry point of one Kubernetes Job); exits
+        /// with an error when the transfer is not queued.
         #[arg(long)]
         transfer: Option<crate::ids::TransferId>,
     },
@@ -270,8 +271,15 @@ async fn worker(
             shutdown_signal().await;
             on_signal.cancel();
         });
+        // A Job whose worker ran nothing must not look successful: the transfer ended,
+        // was cancelled, runs on another worker, or never existed. A transfer that ran and
+        // failed, or that this worker gave back when told to stop, is a success here: the
+        // transfer's record says how it went.
         if !crate::jobs::run_one(&pool, id, &stop).await? {
-            tracing::info!(transfer = %id, "nothing to run: the transfer is not queued");
+            anyhow::bail!(
+                "transfer {id} was not run: it is not queued (it ended, was cancelled, runs on \
+                 another worker, or does not exist)"
+            );
         }
         return Ok(());
     }

@@ -291,6 +291,8 @@ pub struct TransfersConfig {
     pub node_sizes: Vec<NodeSize>,
     /// Export results (`downloadPath`) are removed this many hours after the export ended.
     pub export_ttl_hours: u64,
+    /// The Jobs of the Kubernetes executor (`executor = "kubernetes"`).
+    pub kubernetes: KubernetesConfig,
 }
 
 impl Default for TransfersConfig {
@@ -322,6 +324,68 @@ impl Default for TransfersConfig {
                 node("XLarge", 16.0, 65_536, 512.0),
             ],
             export_ttl_hours: limits::EXPORT_TTL_HOURS,
+            kubernetes: KubernetesConfig::default(),
+        }
+    }
+}
+
+/// The Jobs of the Kubernetes executor: one Job of the Basin image per transfer, running
+/// `basin worker --transfer <id>` (docs/deployment.md, "Where transfers run").
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct KubernetesConfig {
+    /// Namespace the Jobs are created in.
+    pub namespace: String,
+    /// The Basin image the Jobs run (the repository's Dockerfile builds one).
+    pub image: String,
+    /// `Always`, `IfNotPresent` or `Never`.
+    pub image_pull_policy: String,
+    /// Secret whose keys become the workers' environment: `BASIN_DATABASE_URL`,
+    /// `BASIN_AUTH__JWT_SECRET`, `BASIN_BLOB__URL` and whatever else the server is configured
+    /// with.
+    pub env_from_secret: String,
+    /// ServiceAccount of the Jobs' pods; the namespace's default when absent. Workers never
+    /// call the Kubernetes API, so its token is not mounted.
+    pub service_account: Option<String>,
+    /// Finished Jobs (and their pods) are removed this long after they end.
+    pub ttl_seconds_after_finished: u32,
+    /// A Job running longer than this is stopped by Kubernetes; no limit when absent.
+    pub active_deadline_seconds: Option<u64>,
+    /// Time a worker gets after SIGTERM to give its transfer back to the queue.
+    pub termination_grace_period_seconds: u32,
+    /// StorageClass of the scratch volume of transfers that ask for `storageSizeGb`; the
+    /// cluster's default when absent.
+    pub storage_class: Option<String>,
+    /// Refusals by the cluster (403, 422, ...) of one transfer's Job, or Jobs that ended
+    /// without running it, before the transfer ends in `Error`. Unavailability (5xx, no
+    /// connection) is retried without limit.
+    pub create_refusals_max: u32,
+    /// A Job whose worker has not taken its transfer after this long is looked up (and
+    /// again after each further period): when it ended or was deleted without running the
+    /// transfer, the transfer gets a new Job.
+    pub start_timeout_seconds: u64,
+    /// Labels added to every Job and pod, e.g. a team or cost centre.
+    pub labels: BTreeMap<String, String>,
+    /// Annotations added to every Job and pod, e.g. to turn a service mesh sidecar off.
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Default for KubernetesConfig {
+    fn default() -> Self {
+        Self {
+            namespace: "basin".into(),
+            image: "basin:latest".into(),
+            image_pull_policy: "IfNotPresent".into(),
+            env_from_secret: "basin-env".into(),
+            service_account: None,
+            ttl_seconds_after_finished: 3_600,
+            active_deadline_seconds: None,
+            termination_grace_period_seconds: 60,
+            storage_class: None,
+            create_refusals_max: 3,
+            start_timeout_seconds: 600,
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
         }
     }
 }
@@ -520,10 +584,44 @@ impl Config {
         fetch
             .policy(limits.upload_bytes_max)
             .map_err(ConfigError::Inconsistent)?;
+        self.check_executor()?;
         if self.database.max_connections == 0 {
             return Err(ConfigError::Inconsistent(
                 "database.max_connections must be at least 1".into(),
             ));
+        }
+        Ok(())
+    }
+
+    /// The Kubernetes executor exists only in builds with the cargo feature; without it, a
+    /// server configured for it would queue transfers that nothing ever runs.
+    fn check_executor(&self) -> Result<(), ConfigError> {
+        if self.transfers.executor == TransferExecutor::Kubernetes {
+            if !cfg!(feature = "kubernetes") {
+                return Err(ConfigError::Inconsistent(
+                    "transfers.executor = \"kubernetes\" needs a basin built with --features kubernetes"
+                        .into(),
+                ));
+            }
+            let kubernetes = &self.transfers.kubernetes;
+            if !matches!(
+                kubernetes.image_pull_policy.as_str(),
+                "Always" | "IfNotPresent" | "Never"
+            ) {
+                return Err(ConfigError::Inconsistent(
+                    "transfers.kubernetes.image_pull_policy must be Always, IfNotPresent or Never"
+                        .into(),
+                ));
+            }
+            if kubernetes.namespace.is_empty()
+                || kubernetes.image.is_empty()
+                || kubernetes.env_from_secret.is_empty()
+            {
+                return Err(ConfigError::Inconsistent(
+                    "transfers.kubernetes.namespace, image and env_from_secret must not be empty"
+                        .into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -726,6 +824,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(error, ConfigError::MissingFile(_)));
+    }
+
+    #[test]
+    fn the_kubernetes_executor_needs_the_cargo_feature() {
+        let loaded = Config::load(
+            None,
+            env(&[("BASIN_TRANSFERS__EXECUTOR", "kubernetes")]),
+            &ConfigOverrides::default(),
+        );
+        if cfg!(feature = "kubernetes") {
+            let config = loaded.unwrap();
+            assert_eq!(config.transfers.executor, TransferExecutor::Kubernetes);
+            assert_eq!(config.transfers.kubernetes, KubernetesConfig::default());
+        } else {
+            let error = loaded.unwrap_err().to_string();
+            assert!(
+                error.contains(
+                    "transfers.executor = \"kubernetes\" needs a basin built with --features kubernetes"
+                ),
+                "{error}"
+            );
+        }
     }
 
     #[test]

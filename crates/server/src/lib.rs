@@ -42,8 +42,8 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, DatabaseConfig, LimitsConfig, LogConfig, LogFormat, NodeSize,
-    OidcConfig, TransferExecutor, TransfersConfig,
+    AuthConfig, BlobConfig, Config, DatabaseConfig, KubernetesConfig, LimitsConfig, LogConfig,
+    LogFormat, NodeSize, OidcConfig, TransferExecutor, TransfersConfig,
 };
 pub use db::{Db, SqliteReader};
 pub use identity::bootstrap::BootstrapOutput;

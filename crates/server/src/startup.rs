@@ -233,6 +233,33 @@ impl Services {
     }
 }
 
+#[cfg(feature = "kubernetes")]
+impl Services {
+    /// The dispatcher of the Kubernetes executor, when it is the configured one. Fails when
+    /// no Kubernetes API is configured (in-cluster credentials or a kubeconfig), so that a
+    /// server that could never run a transfer does not start.
+    async fn kubernetes_dispatcher(
+        &self,
+    ) -> anyhow::Result<Option<crate::jobs::kubernetes::Dispatcher>> {
+        use crate::jobs::kubernetes::client::KubeJobClient;
+        use crate::jobs::kubernetes::dispatcher::{Dispatcher, DispatcherDeps};
+        let transfers = &self.config.transfers;
+        if transfers.executor != crate::config::TransferExecutor::Kubernetes {
+            return Ok(None);
+        }
+        let client = KubeJobClient::infer(&transfers.kubernetes.namespace).await?;
+        Ok(Some(Dispatcher::new(DispatcherDeps {
+            db: self.state.db.clone(),
+            clock: self.state.clock.clone(),
+            client: Arc::new(client),
+            config: transfers.kubernetes.clone(),
+            attempts_max: transfers.attempts_max,
+            poll_interval: Duration::from_millis(transfers.poll_interval_ms.max(10)),
+            queued: self.queued.clone(),
+        })))
+    }
+}
+
 /// This process's name in transfer leases: host, process id and a random part, so that two
 /// processes never share one even on one host.
 fn worker_id() -> String {
@@ -255,6 +282,9 @@ pub struct App {
     listener: TcpListener,
     router: Router,
     bootstrap: Option<BootstrapOutput>,
+    /// Creates the transfers' Jobs when `transfers.executor = "kubernetes"`.
+    #[cfg(feature = "kubernetes")]
+    dispatcher: Option<crate::jobs::kubernetes::Dispatcher>,
 }
 
 impl App {
@@ -272,11 +302,15 @@ impl App {
         let listener = TcpListener::bind(services.config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", services.config.listen))?;
+        #[cfg(feature = "kubernetes")]
+        let dispatcher = services.kubernetes_dispatcher().await?;
         Ok(Self {
             services,
             listener,
             router,
             bootstrap,
+            #[cfg(feature = "kubernetes")]
+            dispatcher,
         })
     }
 
@@ -325,6 +359,11 @@ impl App {
                 let count = self.services.config.transfers.workers;
                 tokio::spawn(pool.run(count, workers_stop.clone()))
             });
+        #[cfg(feature = "kubernetes")]
+        let workers = workers.or_else(|| {
+            self.dispatcher
+                .map(|dispatcher| tokio::spawn(dispatcher.run(workers_stop.clone())))
+        });
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
         let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {

@@ -5,8 +5,9 @@
 //!
 //! The same loop runs inside `basin serve` (the in-process executor) and in `basin worker`
 //! processes on other machines; `basin worker --transfer <id>` runs one transfer and exits
-//! (one Kubernetes Job per transfer).
+//! (one Kubernetes Job per transfer, created by the dispatcher of [`kubernetes`]).
 
+pub(crate) mod kubernetes;
 pub(crate) mod run;
 pub(crate) mod worker;
 

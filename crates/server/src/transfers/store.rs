@@ -349,7 +349,8 @@ pub(crate) async fn finish_in(
 
 /// Gives `worker`'s transfer back to the queue, because the worker is shutting down: it is
 /// `Pending` again for any worker, and the attempt it was on does not count, since the
-/// transfer did not fail. False when the worker no longer held it.
+/// transfer did not fail. Its Kubernetes Job (if any) ends with this worker, so the transfer
+/// needs a new one. False when the worker no longer held it.
 pub(crate) async fn release(
     db: &Db,
     id: TransferId,
@@ -360,7 +361,7 @@ pub(crate) async fn release(
         sqlx::query(
             "UPDATE transfers SET status = 'Pending', progress = 0, started_at = NULL, updated_at = $1, \
              attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, \
-             lease_owner = NULL, lease_expires_at = NULL \
+             lease_owner = NULL, lease_expires_at = NULL, dispatched_job = NULL \
              WHERE id = $2 AND lease_owner = $3 AND status = 'InProgress'",
         )
         .bind(now)
@@ -430,4 +431,159 @@ pub(crate) async fn clear_download(db: &Db, id: TransferId) -> StoreResult<()> {
             .map(|_| ())
     })?;
     Ok(())
+}
+
+/// A transfer that needs a Kubernetes Job.
+#[cfg(feature = "kubernetes")]
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct Undispatched {
+    /// The transfer.
+    pub(crate) id: TransferId,
+    /// Its plan, which holds the resources it asked for.
+    pub(crate) request: JsonText,
+    /// Jobs created for it so far.
+    pub(crate) dispatches: i64,
+}
+
+/// Transfers that need a Kubernetes Job, oldest first: queued ones without a Job (new, or
+/// given back by their Job's worker), and running ones whose worker died (lease ran out) and
+/// that got no Job since. Cancelled transfers and those out of attempts get none.
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn list_undispatched(
+    db: &Db,
+    now: DateTime<Utc>,
+    attempts_max: u32,
+    limit: i64,
+) -> StoreResult<Vec<Undispatched>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_as::<_, Undispatched>(
+            "SELECT id, request, dispatches FROM transfers \
+             WHERE cancel_requested = FALSE AND attempts < $2 AND ( \
+               (status = 'Pending' AND dispatched_job IS NULL) \
+               OR (status = 'InProgress' AND lease_expires_at < $1 \
+                   AND (dispatched_at IS NULL OR dispatched_at < lease_expires_at))) \
+             ORDER BY created_at, id LIMIT $3",
+        )
+        .bind(now)
+        .bind(i64::from(attempts_max))
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
+}
+
+/// Records that Job `job` was created for `id`, its `seen + 1`-th. False when another
+/// dispatcher recorded one first (it saw the same count and created the same Job name, so
+/// there is still one Job).
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn mark_dispatched(
+    db: &Db,
+    id: TransferId,
+    seen: i64,
+    job: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let updated = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET dispatched_job = $1, dispatched_at = $2, dispatches = dispatches + 1 \
+             WHERE id = $3 AND dispatches = $4",
+        )
+        .bind(job)
+        .bind(now)
+        .bind(id)
+        .bind(seen)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
+}
+
+/// Ends a transfer that no Job can run (Kubernetes refuses it), if it is still waiting for
+/// one. False when it was not (a worker took it meanwhile, or it ended).
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn fail_undispatchable(
+    db: &Db,
+    id: TransferId,
+    now: DateTime<Utc>,
+    message: &str,
+) -> StoreResult<bool> {
+    let updated = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
+             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+             WHERE id = $3 AND (status = 'Pending' OR (status = 'InProgress' AND lease_expires_at < $2))",
+        )
+        .bind(message)
+        .bind(now)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
+}
+
+/// Queued transfers whose Job was created before `dispatched_before` and whose worker has not
+/// taken them yet: (transfer, Job name), oldest first.
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn list_unstarted(
+    db: &Db,
+    dispatched_before: DateTime<Utc>,
+    limit: i64,
+) -> StoreResult<Vec<(TransferId, String)>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_as::<_, (TransferId, String)>(
+            "SELECT id, dispatched_job FROM transfers \
+             WHERE status = 'Pending' AND cancel_requested = FALSE AND dispatched_job IS NOT NULL \
+             AND dispatched_at < $1 ORDER BY dispatched_at, id LIMIT $2",
+        )
+        .bind(dispatched_before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
+}
+
+/// What the dispatcher found out about the Job of a queued transfer.
+#[cfg(feature = "kubernetes")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnstartedJob {
+    /// The Job ended or was deleted without running the transfer: forget it, so the transfer
+    /// gets a new one.
+    Gone,
+    /// The Job is still there (its pod waits for a node, an image...): look again one
+    /// start timeout after this.
+    Waiting(DateTime<Utc>),
+}
+
+/// Records what became of queued transfer `id`'s Job `job`. False when the transfer moved on
+/// meanwhile (a worker took it, it was cancelled, or it has another Job).
+#[cfg(feature = "kubernetes")]
+pub(crate) async fn update_unstarted(
+    db: &Db,
+    id: TransferId,
+    job: &str,
+    found: UnstartedJob,
+) -> StoreResult<bool> {
+    let looked_at = match found {
+        UnstartedJob::Gone => None,
+        UnstartedJob::Waiting(now) => Some(now),
+    };
+    // NULL forgets the Job; a time keeps it and moves the next look-up on.
+    let updated = on_db!(db, |pool| {
+        sqlx::query(
+            "UPDATE transfers SET \
+               dispatched_job = CASE WHEN $1 IS NULL THEN NULL ELSE dispatched_job END, \
+               dispatched_at = COALESCE($1, dispatched_at) \
+             WHERE id = $2 AND dispatched_job = $3 AND status = 'Pending'",
+        )
+        .bind(looked_at)
+        .bind(id)
+        .bind(job)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(updated == 1)
 }

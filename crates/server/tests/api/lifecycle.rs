@@ -226,6 +226,30 @@ fn migrate_creates_the_sqlite_store() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
 }
 
+/// The Kubernetes executor needs the cargo feature; with it, it needs a Kubernetes API to
+/// talk to. Either way a server that could never run a transfer does not start.
+#[test]
+fn serve_refuses_the_kubernetes_executor_it_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = basin()
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BASIN_TRANSFERS__EXECUTOR", "kubernetes")
+        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let expected = if cfg!(feature = "kubernetes") {
+        "transfers.executor = \"kubernetes\" cannot reach the Kubernetes API"
+    } else {
+        "transfers.executor = \"kubernetes\" needs a basin built with --features kubernetes"
+    };
+    assert!(stderr.contains(expected), "{stderr}");
+}
+
 #[test]
 fn serve_prints_the_bootstrap_and_drains_in_flight_requests_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();

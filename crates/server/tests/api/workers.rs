@@ -14,29 +14,57 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 use crate::transfers::{datasets_in, project, start, upload};
 
+/// `basin worker` on the server's data dir and database, with a lease of `lease_seconds`.
+fn worker_command(app: &TestApp, lease_seconds: u64) -> Command {
+    let mut command = basin_command();
+    command
+        .arg("worker")
+        .arg("--data-dir")
+        .arg(&app.config.data_dir)
+        .current_dir(&app.config.data_dir)
+        .env("BASIN_AUTH__JWT_SECRET", TEST_SECRET)
+        .env("BASIN_TRANSFERS__LEASE_SECONDS", lease_seconds.to_string())
+        .env("BASIN_TRANSFERS__HEARTBEAT_SECONDS", "1")
+        .env("BASIN_TRANSFERS__POLL_INTERVAL_MS", "100")
+        .env("BASIN_LOG__LEVEL", "warn");
+    if let Some(url) = &app.config.database_url {
+        command.arg("--database-url").arg(url);
+    }
+    command
+}
+
+/// Runs `basin worker --transfer <id>` (a Kubernetes Job's command) to its end.
+async fn run_job_worker(app: &TestApp, id: &str) -> std::process::Output {
+    let mut command = worker_command(app, 30);
+    command.arg("--transfer").arg(id);
+    tokio::task::spawn_blocking(move || command.output().expect("the basin binary runs"))
+        .await
+        .unwrap()
+}
+
 /// A `basin worker` process, killed when dropped.
 struct Worker(Child);
 
 impl Worker {
     /// Starts a worker with `workers` tasks and a lease of `lease_seconds`.
     fn start(app: &TestApp, workers: usize, lease_seconds: u64) -> Self {
-        let mut command = basin_command();
+        let mut command = worker_command(app, lease_seconds);
         command
-            .arg("worker")
-            .arg("--data-dir")
-            .arg(&app.config.data_dir)
-            .current_dir(&app.config.data_dir)
-            .env("BASIN_AUTH__JWT_SECRET", TEST_SECRET)
             .env("BASIN_TRANSFERS__WORKERS", workers.to_string())
-            .env("BASIN_TRANSFERS__LEASE_SECONDS", lease_seconds.to_string())
-            .env("BASIN_TRANSFERS__HEARTBEAT_SECONDS", "1")
-            .env("BASIN_TRANSFERS__POLL_INTERVAL_MS", "100")
-            .env("BASIN_LOG__LEVEL", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        if let Some(url) = &app.config.database_url {
-            command.arg("--database-url").arg(url);
-        }
+        Self(command.spawn().expect("the basin binary starts"))
+    }
+
+    /// Starts `basin worker --transfer <id>`, a Kubernetes Job's command, with a lease of 10
+    /// minutes.
+    fn start_job(app: &TestApp, id: &str) -> Self {
+        let mut command = worker_command(app, 600);
+        command
+            .arg("--transfer")
+            .arg(id)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
         Self(command.spawn().expect("the basin binary starts"))
     }
 
@@ -172,6 +200,78 @@ api_test_with!(
                 .len(),
             1
         );
+    }
+);
+
+api_test_with!(
+    a_job_worker_runs_its_transfer_and_fails_when_there_is_nothing_to_run,
+    external,
+    |app| {
+        let project = project(&app, "Jobs").await;
+        let url = upload(&app, "note.txt", b"a small file, copied as it is").await;
+        let copy = json!({
+            "uploadUrl": url, "originalFileName": "note.txt", "projectId": project,
+            "readerName": "FileReader", "writerName": "FileWriter",
+            "outputDatasetData": {"name": "copy"}
+        });
+        let summary = start(&app, "/api/conversion/upload-convert", copy.clone()).await;
+        let id = summary["id"].as_str().unwrap().to_owned();
+        let ran = run_job_worker(&app, &id).await;
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        assert!(ran.status.success(), "{}: {stderr}", ran.status);
+        assert_eq!(record(&app, &id).await["status"], "Completed");
+
+        // Run again (a second Job of the same transfer), for a cancelled transfer and for one
+        // that does not exist: nothing to run, which the Job must report as a failure.
+        let summary = start(&app, "/api/conversion/upload-convert", copy).await;
+        let cancelled = summary["id"].as_str().unwrap().to_owned();
+        expect_status(
+            app.with_key(
+                Method::POST,
+                &format!("/api/conversion/transfer/{cancelled}/cancel"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let unknown = uuid::Uuid::new_v4().to_string();
+        for id in [&id, &cancelled, &unknown] {
+            let ran = run_job_worker(&app, id).await;
+            let stderr = String::from_utf8_lossy(&ran.stderr);
+            assert!(!ran.status.success(), "{id}: {stderr}");
+            assert!(
+                stderr.contains(&format!("transfer {id} was not run: it is not queued")),
+                "{id}: {stderr}"
+            );
+        }
+        assert_eq!(record(&app, &id).await["status"], "Completed");
+        assert_eq!(record(&app, &cancelled).await["status"], "Error");
+    }
+);
+
+api_test_with!(
+    a_job_worker_told_to_stop_gives_its_transfer_back_and_succeeds,
+    external,
+    |app| {
+        let project = project(&app, "Drained").await;
+        let id = queue_slow_import(&app, &project).await;
+        let mut job = Worker::start_job(&app, &id);
+        wait_for_status(&app, &id, "InProgress", 60).await;
+        // SIGTERM (a node drain): exit 0, so the Job is not a failure, and the transfer is
+        // queued again at once for the next Job, its attempt not counted.
+        job.terminate();
+        let released = record(&app, &id).await;
+        assert_eq!(released["status"], "Pending", "{released}");
+        assert_eq!(released["attempts"], 0, "{released}");
+        let ran = run_job_worker(&app, &id).await;
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        assert_eq!(record(&app, &id).await["status"], "Completed");
     }
 );
 
