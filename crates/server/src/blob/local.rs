@@ -253,6 +253,78 @@ impl BlobStore for LocalBlobStore {
         })
     }
 
+    /// Links `file` into place instead of copying it: the checksum is read from it while its
+    /// bytes are made durable, both at once. A file on another disk is copied.
+    async fn put_file(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: WriteOptions,
+    ) -> Result<Written, BlobError> {
+        if options.create_only {
+            self.fail_if_exists(path).await?;
+        }
+        let temp = TempFile {
+            path: self
+                .root
+                .join(TMP_DIR)
+                .join(uuid::Uuid::new_v4().to_string()),
+            armed: true,
+        };
+        // A symbolic link would itself be linked, not what it points to: copy its target.
+        let regular = fs::symlink_metadata(file)
+            .await
+            .map_err(BlobError::storage)?
+            .is_file();
+        let linked = if regular {
+            fs::hard_link(file, &temp.path).await.is_ok()
+        } else {
+            false
+        };
+        if !linked {
+            temp.disarm();
+            let body = ReaderStream::with_capacity(
+                File::open(file).await.map_err(BlobError::storage)?,
+                IO_BUFFER_BYTES,
+            )
+            .boxed();
+            return self.put(path, body, options).await;
+        }
+        let hashing = {
+            let linked = temp.path.clone();
+            let size_max = options.size_max;
+            let expected_md5 = options.expected_md5;
+            tokio::task::spawn_blocking(move || -> Result<(u64, [u8; 16]), BlobError> {
+                let mut reader = std::fs::File::open(&linked).map_err(BlobError::storage)?;
+                let mut tally = Tally::new(size_max);
+                let mut buffer = vec![0_u8; 1 << 20];
+                loop {
+                    let read = std::io::Read::read(&mut reader, &mut buffer)
+                        .map_err(BlobError::storage)?;
+                    let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
+                        break;
+                    };
+                    tally.add(chunk)?;
+                }
+                tally.finish(expected_md5)
+            })
+        };
+        let syncing = async {
+            let file = File::open(&temp.path).await.map_err(BlobError::storage)?;
+            file.sync_all().await.map_err(BlobError::storage)?;
+            file.metadata().await.map_err(BlobError::storage)
+        };
+        let (hashed, metadata) = tokio::join!(hashing, syncing);
+        let (_, md5) = hashed.map_err(|error| BlobError::storage(io::Error::other(error)))??;
+        let metadata = metadata?;
+        self.publish(temp, path, options.create_only).await?;
+        self.store_properties(path, &options.properties).await?;
+        Ok(Written {
+            meta: meta_of(&metadata, options.properties),
+            md5,
+        })
+    }
+
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {
         let mut file = match File::open(self.blob_file(path)).await {
             Ok(file) => file,

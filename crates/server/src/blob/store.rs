@@ -177,6 +177,25 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
         options: WriteOptions,
     ) -> Result<Written, BlobError>;
 
+    /// Writes a blob from a local file, as [`BlobStore::put`] would from its bytes. The file
+    /// is the caller's to remove afterwards; a backend may link it into place instead of
+    /// copying it (the local folder does, when both are on one disk).
+    async fn put_file(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: WriteOptions,
+    ) -> Result<Written, BlobError> {
+        let file = tokio::fs::File::open(file)
+            .await
+            .map_err(BlobError::storage)?;
+        let body = futures::StreamExt::boxed(tokio_util::io::ReaderStream::with_capacity(
+            file,
+            256 * 1024,
+        ));
+        self.put(path, body, options).await
+    }
+
     /// Opens a blob for reading, the whole of it or one range.
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError>;
 
@@ -433,6 +452,7 @@ pub(crate) mod tests_support {
 
         check_blocks(store).await;
         check_properties(store).await;
+        check_put_file(store).await;
         store.delete(&path).await.unwrap();
         assert!(matches!(
             store.head(&path).await,
@@ -457,6 +477,46 @@ pub(crate) mod tests_support {
             cache_control: Some("no-cache".into()),
             metadata: [("source".to_owned(), "model run 7".to_owned())].into(),
         }
+    }
+
+    /// A blob written from a local file (linked or copied) has its bytes, size and MD5, obeys
+    /// the same limits, and is not changed by what later happens to the file; a symbolic
+    /// link stores what it points to.
+    async fn check_put_file(store: &dyn BlobStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("result.tif");
+        let data: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+        std::fs::write(&file, &data).unwrap();
+        let path = BlobPath::parse("datasets", "tenant/from-file/result.tif").unwrap();
+        let create_only = WriteOptions {
+            create_only: true,
+            ..options(3000)
+        };
+        let written = store
+            .put_file(&path, &file, create_only.clone())
+            .await
+            .unwrap();
+        assert_eq!(written.meta.size, 3000);
+        assert_eq!(written.md5, <[u8; 16]>::from(Md5::digest(&data)));
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, b"changed afterwards").unwrap();
+        assert_eq!(read(store, &path, None).await, data);
+        let error = store.put_file(&path, &file, create_only).await.unwrap_err();
+        assert!(matches!(error, BlobError::AlreadyExists(_)), "{error:?}");
+        let error = store.put_file(&path, &file, options(5)).await.unwrap_err();
+        assert!(
+            matches!(error, BlobError::TooLarge { limit_bytes: 5 }),
+            "{error:?}"
+        );
+        assert_eq!(read(store, &path, None).await, data);
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.tif");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            store.put_file(&path, &link, options(100)).await.unwrap();
+            assert_eq!(read(store, &path, None).await, b"changed afterwards");
+        }
+        store.delete(&path).await.unwrap();
     }
 
     /// Properties come back with the blob, are replaced by every write and go with it.

@@ -149,6 +149,7 @@ impl Runner {
                 self.clone()
                     .beat(id, meter.clone(), stop.clone(), stopped.clone()),
             );
+        let began = std::time::Instant::now();
         let outcome = tokio::select! {
             result = self.execute(&row, &dir, meter.clone()) => Some(result),
             () = stop.cancelled() => None,
@@ -184,9 +185,18 @@ impl Runner {
                 self.end_with_error(id, &message).await;
             }
             (None, Some(Ok(produced))) => {
-                if let Err(Failed(message)) = self.publish(&row, produced).await {
-                    tracing::warn!(transfer = %id, error = %message, "transfer could not publish its result");
-                    self.end_with_error(id, &message).await;
+                let produced_in = began.elapsed();
+                match self.publish(&row, produced).await {
+                    Ok(()) => tracing::info!(
+                        transfer = %id,
+                        produced_ms = produced_in.as_millis(),
+                        published_ms = (began.elapsed() - produced_in).as_millis(),
+                        "transfer run ended"
+                    ),
+                    Err(Failed(message)) => {
+                        tracing::warn!(transfer = %id, error = %message, "transfer could not publish its result");
+                        self.end_with_error(id, &message).await;
+                    }
                 }
             }
         }
@@ -576,15 +586,13 @@ impl Runner {
         produced: &Produced,
         path: &BlobPath,
     ) -> Result<crate::blob::Written, Failed> {
-        let file = tokio::fs::File::open(&produced.file).await?;
-        let body = tokio_util::io::ReaderStream::with_capacity(file, 256 * 1024).boxed();
         let options = WriteOptions {
             size_max: self.result_bytes_max,
             create_only: true,
             expected_md5: None,
             properties: crate::blob::BlobProperties::default(),
         };
-        Ok(self.blobs.put(path, body, options).await?)
+        Ok(self.blobs.put_file(path, &produced.file, options).await?)
     }
 
     /// Publishes the result and ends the transfer, in one transaction.

@@ -134,11 +134,16 @@ async fn wait_for_status(app: &TestApp, id: &str, status: &str, seconds: u64) ->
 /// Queues the import of a grid large enough that converting it takes a while (1500 x 1500
 /// cells, 9 MB of text) and returns the transfer id.
 async fn queue_slow_import(app: &TestApp, project: &str) -> String {
-    let mut grid = String::from(
-        "ncols 1500\nnrows 1500\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n",
+    queue_grid_import(app, project, 1500).await
+}
+
+/// Queues the import of a `side` x `side` ASCII grid to GeoTIFF; returns the transfer id.
+async fn queue_grid_import(app: &TestApp, project: &str, side: u32) -> String {
+    let mut grid = format!(
+        "ncols {side}\nnrows {side}\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n"
     );
-    for row in 0..1500_u32 {
-        let line: Vec<String> = (0..1500_u32)
+    for row in 0..side {
+        let line: Vec<String> = (0..side)
             .map(|column| format!("{}.25", (row * 7 + column) % 1000))
             .collect();
         grid.push_str(&line.join(" "));
@@ -335,7 +340,9 @@ api_test_with!(
     },
     |app| {
         let project = project(&app, "Cancelled").await;
-        let id = queue_slow_import(&app, &project).await;
+        // 4000 x 4000 cells: the conversion runs for seconds, much longer than the heartbeat
+        // that brings the cancel to the worker.
+        let id = queue_grid_import(&app, &project, 4000).await;
         // Past staging (5 %): the conversion itself is running.
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
