@@ -187,13 +187,15 @@ def test_a_rotated_geotransform_is_kept(tmp_path):
     assert gdal_info(output)["geoTransform"] == [500000.0, 25.0, 4.0, 6013250.0, 2.5, -25.0]
 
 
-def test_a_geotiff_without_crs_needs_the_srid_parameter(tmp_path):
+def test_a_geotiff_without_crs_is_read_as_gdal_reads_it_and_srid_names_one(tmp_path):
     require_tool("gdal_translate")
     source = tmp_path / "bare.tif"
     run("gdal_translate", "-q", "-ot", "Int16", source_asc(tmp_path, "int"), source)
     output = tmp_path / "out.tif"
-    failed = convert(source, output, check=False)
-    assert failed.returncode != 0 and "SRID" in failed.stderr
+    # Without a coordinate system, as GDAL reads it: same placement, still none.
+    convert(source, output)
+    assert not (gdal_info(output).get("coordinateSystem") or {}).get("wkt")
+    assert gdal_info(output)["geoTransform"] == gdal_info(source)["geoTransform"]
     convert(source, output, "-p", "SRID=32632")
     assert epsg_of(gdal_info(output)) == 32632
     assert gdal_info(output)["geoTransform"] == gdal_info(source)["geoTransform"]

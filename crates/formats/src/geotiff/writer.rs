@@ -688,13 +688,17 @@ fn fields(plan: &Plan, output: &Output, big: bool) -> Vec<Field> {
         fields.push(shorts(tag::EXTRA_SAMPLES, &vec![0; band_count - 1]));
     }
     fields.extend(model_fields(&plan.transform));
-    let keys = geokeys::geokey_tags(plan.crs.as_ref());
-    fields.push(shorts(tag::GEO_KEY_DIRECTORY, &keys.directory));
-    if !keys.doubles.is_empty() {
-        fields.push(doubles(tag::GEO_DOUBLE_PARAMS, &keys.doubles));
-    }
-    if !keys.ascii.is_empty() {
-        fields.push(ascii(tag::GEO_ASCII_PARAMS, &keys.ascii));
+    // Without a CRS no GeoKeys at all, as GDAL writes it: a directory holding only the
+    // raster type reads in GDAL as an unnamed engineering CRS.
+    if plan.crs.is_some() {
+        let keys = geokeys::geokey_tags(plan.crs.as_ref());
+        fields.push(shorts(tag::GEO_KEY_DIRECTORY, &keys.directory));
+        if !keys.doubles.is_empty() {
+            fields.push(doubles(tag::GEO_DOUBLE_PARAMS, &keys.doubles));
+        }
+        if !keys.ascii.is_empty() {
+            fields.push(ascii(tag::GEO_ASCII_PARAMS, &keys.ascii));
+        }
     }
     if let Some(xml) = geokeys::band_text_xml(&plan.texts) {
         fields.push(ascii(tag::GDAL_METADATA, &xml));
