@@ -244,7 +244,7 @@ async fn apply_hierarchy(
 /// The same, with the trailing slash the interface writes.
 #[utoipa::path(post, path = "/api/hierarchy/project/{id}/", tag = "projects",
     params(("id" = uuid::Uuid, Path)), request_body = HierarchyRequest,
-    responses((status = 200, body = HierarchyResponse)))]
+    responses((status = 200, body = HierarchyResponse), (status = 400), (status = 403), (status = 404), (status = 409)))]
 async fn apply_hierarchy_slash(
     State(state): State<HierarchyState>,
     principal: Principal,
