@@ -225,6 +225,76 @@ impl LocalBlobStore {
         Ok(())
     }
 
+    /// Publishes `file` as the blob at `path` by a hard link, synced, and with its MD5 read
+    /// meanwhile when `hash`. `None` when it cannot be linked (another disk, or a symbolic
+    /// link, which would itself be linked): the caller copies it.
+    async fn link_file(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: &WriteOptions,
+        hash: bool,
+    ) -> Result<Option<(std::fs::Metadata, Option<[u8; 16]>)>, BlobError> {
+        if options.create_only {
+            self.fail_if_exists(path).await?;
+        }
+        let regular = fs::symlink_metadata(file)
+            .await
+            .map_err(BlobError::storage)?
+            .is_file();
+        let temp = TempFile {
+            path: self
+                .root
+                .join(TMP_DIR)
+                .join(uuid::Uuid::new_v4().to_string()),
+            armed: true,
+        };
+        if !regular || fs::hard_link(file, &temp.path).await.is_err() {
+            temp.disarm();
+            return Ok(None);
+        }
+        let hashing = async {
+            if !hash {
+                return Ok(None);
+            }
+            let linked = temp.path.clone();
+            let size_max = options.size_max;
+            let expected_md5 = options.expected_md5;
+            let hashed = tokio::task::spawn_blocking(move || {
+                let mut reader = std::fs::File::open(&linked).map_err(BlobError::storage)?;
+                let mut tally = Tally::new(size_max);
+                let mut buffer = vec![0_u8; 1 << 20];
+                loop {
+                    let read = std::io::Read::read(&mut reader, &mut buffer)
+                        .map_err(BlobError::storage)?;
+                    let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
+                        break;
+                    };
+                    tally.add(chunk)?;
+                }
+                tally.finish(expected_md5)
+            })
+            .await
+            .map_err(|error| BlobError::storage(io::Error::other(error)))?;
+            hashed.map(|(_, md5)| Some(md5))
+        };
+        let syncing = async {
+            let file = File::open(&temp.path).await.map_err(BlobError::storage)?;
+            file.sync_all().await.map_err(BlobError::storage)?;
+            file.metadata().await.map_err(BlobError::storage)
+        };
+        let (md5, metadata) = tokio::join!(hashing, syncing);
+        let (md5, metadata) = (md5?, metadata?);
+        if metadata.len() > options.size_max {
+            return Err(BlobError::TooLarge {
+                limit_bytes: options.size_max,
+            });
+        }
+        self.publish(temp, path, options.create_only).await?;
+        self.store_properties(path, &options.properties).await?;
+        Ok(Some((metadata, md5)))
+    }
+
     async fn fail_if_exists(&self, path: &BlobPath) -> Result<(), BlobError> {
         match fs::metadata(self.blob_file(path)).await {
             Ok(metadata) if metadata.is_file() => Err(BlobError::AlreadyExists(path.key())),
@@ -261,68 +331,30 @@ impl BlobStore for LocalBlobStore {
         file: &std::path::Path,
         options: WriteOptions,
     ) -> Result<Written, BlobError> {
-        if options.create_only {
-            self.fail_if_exists(path).await?;
+        if let Some((metadata, Some(md5))) = self.link_file(path, file, &options, true).await? {
+            return Ok(Written {
+                meta: meta_of(&metadata, options.properties),
+                md5,
+            });
         }
-        let temp = TempFile {
-            path: self
-                .root
-                .join(TMP_DIR)
-                .join(uuid::Uuid::new_v4().to_string()),
-            armed: true,
-        };
-        // A symbolic link would itself be linked, not what it points to: copy its target.
-        let regular = fs::symlink_metadata(file)
-            .await
-            .map_err(BlobError::storage)?
-            .is_file();
-        let linked = if regular {
-            fs::hard_link(file, &temp.path).await.is_ok()
-        } else {
-            false
-        };
-        if !linked {
-            temp.disarm();
-            let body = ReaderStream::with_capacity(
-                File::open(file).await.map_err(BlobError::storage)?,
-                IO_BUFFER_BYTES,
-            )
-            .boxed();
-            return self.put(path, body, options).await;
+        let body = ReaderStream::with_capacity(
+            File::open(file).await.map_err(BlobError::storage)?,
+            IO_BUFFER_BYTES,
+        )
+        .boxed();
+        self.put(path, body, options).await
+    }
+
+    async fn put_file_unhashed(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: WriteOptions,
+    ) -> Result<BlobMeta, BlobError> {
+        if let Some((metadata, _)) = self.link_file(path, file, &options, false).await? {
+            return Ok(meta_of(&metadata, options.properties));
         }
-        let hashing = {
-            let linked = temp.path.clone();
-            let size_max = options.size_max;
-            let expected_md5 = options.expected_md5;
-            tokio::task::spawn_blocking(move || -> Result<(u64, [u8; 16]), BlobError> {
-                let mut reader = std::fs::File::open(&linked).map_err(BlobError::storage)?;
-                let mut tally = Tally::new(size_max);
-                let mut buffer = vec![0_u8; 1 << 20];
-                loop {
-                    let read = std::io::Read::read(&mut reader, &mut buffer)
-                        .map_err(BlobError::storage)?;
-                    let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
-                        break;
-                    };
-                    tally.add(chunk)?;
-                }
-                tally.finish(expected_md5)
-            })
-        };
-        let syncing = async {
-            let file = File::open(&temp.path).await.map_err(BlobError::storage)?;
-            file.sync_all().await.map_err(BlobError::storage)?;
-            file.metadata().await.map_err(BlobError::storage)
-        };
-        let (hashed, metadata) = tokio::join!(hashing, syncing);
-        let (_, md5) = hashed.map_err(|error| BlobError::storage(io::Error::other(error)))??;
-        let metadata = metadata?;
-        self.publish(temp, path, options.create_only).await?;
-        self.store_properties(path, &options.properties).await?;
-        Ok(Written {
-            meta: meta_of(&metadata, options.properties),
-            md5,
-        })
+        Ok(self.put_file(path, file, options).await?.meta)
     }
 
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {

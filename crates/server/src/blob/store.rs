@@ -196,6 +196,18 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
         self.put(path, body, options).await
     }
 
+    /// Like [`BlobStore::put_file`] without reading the file for its MD5, for a caller that
+    /// checksums it later; returns the blob's metadata. Backends that must send the bytes
+    /// anyway hash them on the way and drop the hash.
+    async fn put_file_unhashed(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: WriteOptions,
+    ) -> Result<BlobMeta, BlobError> {
+        Ok(self.put_file(path, file, options).await?.meta)
+    }
+
     /// Opens a blob for reading, the whole of it or one range.
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError>;
 
@@ -509,6 +521,26 @@ pub(crate) mod tests_support {
             "{error:?}"
         );
         assert_eq!(read(store, &path, None).await, data);
+        let unhashed = BlobPath::parse("datasets", "tenant/from-file/unhashed.tif").unwrap();
+        std::fs::write(&file, &data).unwrap();
+        let meta = store
+            .put_file_unhashed(&unhashed, &file, options(3000))
+            .await
+            .unwrap();
+        assert_eq!(meta.size, 3000);
+        assert_eq!(read(store, &unhashed, None).await, data);
+        let error = store
+            .put_file_unhashed(&unhashed, &file, options(5))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, BlobError::TooLarge { limit_bytes: 5 }),
+            "{error:?}"
+        );
+        assert_eq!(read(store, &unhashed, None).await, data);
+        store.delete(&unhashed).await.unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, b"changed afterwards").unwrap();
         #[cfg(unix)]
         {
             let link = dir.path().join("link.tif");

@@ -63,7 +63,7 @@ pub(crate) struct DatasetRow {
     /// Bytes; stored as a signed 64-bit integer, which no blob comes near.
     #[sqlx(try_from = "i64")]
     pub(crate) storage_size: u64,
-    /// Content checksum, `sha256:<hex>`.
+    /// Content checksum, `md5:<hex>` (none until known).
     pub(crate) checksum: Option<String>,
     /// Bumped on every write.
     pub(crate) row_version: i64,
@@ -119,7 +119,7 @@ pub(crate) struct DatasetDto {
     pub(crate) storage_size: u64,
     /// File format, e.g. `.dfsu`.
     pub(crate) dataset_format: String,
-    /// Content checksum, `sha256:<hex>`.
+    /// Content checksum, `md5:<hex>` (none until known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) checksum: Option<String>,
     /// Opaque; send back to update.

@@ -458,6 +458,18 @@ impl DatasetService {
         Ok(())
     }
 
+    /// Records the checksum of the content at `data_path` for datasets stored there without
+    /// one; content replaced meanwhile is left alone. Not a change of the dataset: its
+    /// `rowVersion` stays.
+    pub(crate) async fn checksum_found(
+        &self,
+        data_path: &str,
+        checksum: &str,
+    ) -> DatasetResult<()> {
+        store::set_missing_checksum(&self.db, data_path, checksum).await?;
+        Ok(())
+    }
+
     /// Records that content was written at `data_path` (a blob key): datasets stored there
     /// get its size and checksum. Content written elsewhere changes nothing.
     pub(crate) async fn content_written(

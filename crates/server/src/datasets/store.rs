@@ -206,6 +206,22 @@ pub(super) async fn set_content(
     Ok(changed)
 }
 
+/// Sets the checksum of datasets whose content at `data_path` has none yet.
+pub(super) async fn set_missing_checksum(
+    db: &Db,
+    data_path: &str,
+    checksum: &str,
+) -> StoreResult<u64> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query("UPDATE datasets SET checksum = $2 WHERE data_path = $1 AND checksum IS NULL")
+            .bind(data_path)
+            .bind(checksum)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected())
+    })?)
+}
+
 /// A live dataset of `project` with this name (the oldest, if several share it).
 /// Whether `project` holds a live dataset named `name`.
 pub(super) async fn name_taken(db: &Db, project: ProjectId, name: &str) -> StoreResult<bool> {

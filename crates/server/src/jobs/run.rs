@@ -112,6 +112,22 @@ impl basin_formats::Progress for Meter {
     }
 }
 
+/// Results larger than this are checksummed after their transfer completed
+/// ([`Runner::store_result`]).
+const CHECKSUM_LATER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A result in the blob store: its size, and its checksum unless that comes later.
+#[derive(Debug)]
+struct Stored {
+    size: u64,
+    checksum: Option<String>,
+}
+
+/// The dataset checksum of content with this MD5 (`md5:<hex>`).
+fn checksum_of(md5: &[u8; 16]) -> String {
+    format!("md5:{}", crate::datasets::service::hex(md5))
+}
+
 /// What a run produced.
 #[derive(Debug)]
 struct Produced {
@@ -580,19 +596,68 @@ impl Runner {
         Ok(())
     }
 
-    /// Stores `produced` at a fresh blob path and returns the blob's path, size and MD5.
-    async fn store_result(
-        &self,
-        produced: &Produced,
-        path: &BlobPath,
-    ) -> Result<crate::blob::Written, Failed> {
+    /// Stores `produced` at a fresh blob path and returns its size and checksum. A result
+    /// over [`CHECKSUM_LATER_BYTES`] gets no checksum yet: reading it for its MD5 would hold
+    /// the transfer back (about 1.5 s a GB, more than everything else the service adds), so
+    /// [`Runner::fill_checksum`] reads it once the transfer has completed.
+    async fn store_result(&self, produced: &Produced, path: &BlobPath) -> Result<Stored, Failed> {
         let options = WriteOptions {
             size_max: self.result_bytes_max,
             create_only: true,
             expected_md5: None,
             properties: crate::blob::BlobProperties::default(),
         };
-        Ok(self.blobs.put_file(path, &produced.file, options).await?)
+        let size = tokio::fs::metadata(&produced.file).await?.len();
+        if size > CHECKSUM_LATER_BYTES {
+            let meta = self
+                .blobs
+                .put_file_unhashed(path, &produced.file, options)
+                .await?;
+            return Ok(Stored {
+                size: meta.size,
+                checksum: None,
+            });
+        }
+        let written = self.blobs.put_file(path, &produced.file, options).await?;
+        Ok(Stored {
+            size: written.meta.size,
+            checksum: Some(checksum_of(&written.md5)),
+        })
+    }
+
+    /// Records the checksum of a result stored without one, unless its dataset moved on.
+    async fn fill_checksum(&self, stored: &Stored, path: &BlobPath, produced: &Produced) {
+        if stored.checksum.is_some() {
+            return;
+        }
+        let file = produced.file.clone();
+        let hashed = tokio::task::spawn_blocking(move || -> std::io::Result<[u8; 16]> {
+            use md5::Digest;
+            let mut reader = std::fs::File::open(file)?;
+            let mut hasher = md5::Md5::new();
+            let mut buffer = vec![0_u8; 1 << 20];
+            loop {
+                let read = std::io::Read::read(&mut reader, &mut buffer)?;
+                match buffer.get(..read) {
+                    Some(chunk) if !chunk.is_empty() => hasher.update(chunk),
+                    _ => break,
+                }
+            }
+            Ok(hasher.finalize().into())
+        })
+        .await;
+        let result = match hashed {
+            Ok(Ok(md5)) => self
+                .datasets
+                .checksum_found(&path.key(), &checksum_of(&md5))
+                .await
+                .map_err(|error| error.to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(error) = result {
+            tracing::warn!(%error, blob = %path.key(), "could not record a result's checksum");
+        }
     }
 
     /// Publishes the result and ends the transfer, in one transaction.
@@ -608,11 +673,13 @@ impl Runner {
                     DATASETS_CONTAINER,
                     &format!("{tenant}/{id}/{}", produced.file_name),
                 )?;
-                let written = self.store_result(&produced, &path).await?;
+                let stored = self.store_result(&produced, &path).await?;
                 let result = self
-                    .publish_dataset(row, *project_id, data, id, &path, &written, &produced)
+                    .publish_dataset(row, *project_id, data, id, &path, &stored, &produced)
                     .await;
-                if !matches!(result, Ok(true)) {
+                if matches!(result, Ok(true)) {
+                    self.fill_checksum(&stored, &path, &produced).await;
+                } else {
                     self.remove_blob(&path).await;
                 }
                 result.map(|_| ())
@@ -623,15 +690,16 @@ impl Runner {
                     DATASETS_CONTAINER,
                     &format!("{tenant}/{dataset_id}/{}/{}", row.id, produced.file_name),
                 )?;
-                let written = self.store_result(&produced, &path).await?;
+                let stored = self.store_result(&produced, &path).await?;
                 // An append extends the content it read; if another transfer replaced that
                 // content meanwhile, publishing would silently drop the other's change.
                 let appended_to = produced.appended_to.as_deref();
                 let result = self
-                    .publish_content(row, &old, appended_to, &path, &written, &produced)
+                    .publish_content(row, &old, appended_to, &path, &stored, &produced)
                     .await;
                 match &result {
                     Ok(Some(replaced)) => {
+                        self.fill_checksum(&stored, &path, &produced).await;
                         if let Ok(replaced_path) = BlobPath::parse_key(replaced)
                             && *replaced != path.key()
                         {
@@ -678,7 +746,7 @@ impl Runner {
         data: &OutputDatasetData,
         id: DatasetId,
         path: &BlobPath,
-        written: &crate::blob::Written,
+        stored: &Stored,
         produced: &Produced,
     ) -> Result<bool, Failed> {
         if !self.datasets.project_is_live(project).await? {
@@ -697,11 +765,8 @@ impl Runner {
             name: data.name.clone(),
             description: data.description.clone().unwrap_or_default(),
             data_path: path.key(),
-            storage_size: written.meta.size,
-            checksum: Some(format!(
-                "md5:{}",
-                crate::datasets::service::hex(&written.md5)
-            )),
+            storage_size: stored.size,
+            checksum: stored.checksum.clone(),
             metadata: object(&data.metadata),
             properties: object(&data.properties),
             details: Some(details_of(produced)),
@@ -736,7 +801,7 @@ impl Runner {
         old: &crate::datasets::model::DatasetRow,
         appended_to: Option<&str>,
         path: &BlobPath,
-        written: &crate::blob::Written,
+        stored: &Stored,
         produced: &Produced,
     ) -> Result<Option<String>, Failed> {
         let results = vec![ImportResultDto {
@@ -750,11 +815,8 @@ impl Runner {
         );
         let content = NewContent {
             data_path: path.key(),
-            storage_size: written.meta.size,
-            checksum: Some(format!(
-                "md5:{}",
-                crate::datasets::service::hex(&written.md5)
-            )),
+            storage_size: stored.size,
+            checksum: stored.checksum.clone(),
             details: details_of(produced),
         };
         let mut tx = self.db.begin().await?;

@@ -1645,3 +1645,42 @@ api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
         }
     }
 });
+
+api_test!(a_large_result_gets_its_checksum_after_completing, |app| {
+    use md5::{Digest, Md5};
+    let project = project(&app, "Large").await;
+    // Over the 64 MiB past which a result is checksummed after its transfer completes.
+    let bytes: Vec<u8> = (0..65 * 1024 * 1024_u32)
+        .map(|index| (index.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let record = import(
+        &app,
+        &project,
+        "large.bin",
+        &bytes,
+        "FileReader",
+        "FileWriter",
+    )
+    .await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    let id = record["importResults"][0]["datasetId"].as_str().unwrap();
+    let first = dataset(&app, id).await;
+    let digest: [u8; 16] = Md5::digest(&bytes).into();
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    let expected = format!("md5:{hex}");
+    let mut found = first.clone();
+    for _ in 0..200 {
+        if found["checksum"] == json!(expected) {
+            break;
+        }
+        assert!(found["checksum"].is_null(), "{found}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        found = dataset(&app, id).await;
+    }
+    assert_eq!(found["checksum"], json!(expected));
+    assert_eq!(found["storageSize"], json!(bytes.len()));
+    // The checksum is not a change: the version a client read stays valid.
+    assert_eq!(found["rowVersion"], first["rowVersion"]);
+    assert_eq!(found["updatedAt"], first["updatedAt"]);
+    assert_eq!(content(&app, id).await, bytes);
+});
