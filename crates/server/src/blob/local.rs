@@ -28,7 +28,7 @@ use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
     BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, StagedBlock, Tally,
-    WriteOptions, Written, hashed_name,
+    WriteOptions, Written, hashed_name, tally_file,
 };
 
 /// Folder of writes in progress.
@@ -260,22 +260,10 @@ impl LocalBlobStore {
             let linked = temp.path.clone();
             let size_max = options.size_max;
             let expected_md5 = options.expected_md5;
-            let hashed = tokio::task::spawn_blocking(move || {
-                let mut reader = std::fs::File::open(&linked).map_err(BlobError::storage)?;
-                let mut tally = Tally::new(size_max);
-                let mut buffer = vec![0_u8; 1 << 20];
-                loop {
-                    let read = std::io::Read::read(&mut reader, &mut buffer)
-                        .map_err(BlobError::storage)?;
-                    let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
-                        break;
-                    };
-                    tally.add(chunk)?;
-                }
-                tally.finish(expected_md5)
-            })
-            .await
-            .map_err(|error| BlobError::storage(io::Error::other(error)))?;
+            let hashed =
+                tokio::task::spawn_blocking(move || tally_file(&linked, size_max, expected_md5))
+                    .await
+                    .map_err(|error| BlobError::storage(io::Error::other(error)))?;
             hashed.map(|(_, md5)| Some(md5))
         };
         let syncing = async {
@@ -293,6 +281,18 @@ impl LocalBlobStore {
         self.publish(temp, path, options.create_only).await?;
         self.store_properties(path, &options.properties).await?;
         Ok(Some((metadata, md5)))
+    }
+
+    /// Writes the blob at `path` from a copy of `file`, for a file that cannot be linked.
+    async fn copy_file(
+        &self,
+        path: &BlobPath,
+        file: &std::path::Path,
+        options: WriteOptions,
+    ) -> Result<Written, BlobError> {
+        let file = File::open(file).await.map_err(BlobError::storage)?;
+        let body = ReaderStream::with_capacity(file, IO_BUFFER_BYTES).boxed();
+        self.put(path, body, options).await
     }
 
     async fn fail_if_exists(&self, path: &BlobPath) -> Result<(), BlobError> {
@@ -337,12 +337,7 @@ impl BlobStore for LocalBlobStore {
                 md5,
             });
         }
-        let body = ReaderStream::with_capacity(
-            File::open(file).await.map_err(BlobError::storage)?,
-            IO_BUFFER_BYTES,
-        )
-        .boxed();
-        self.put(path, body, options).await
+        self.copy_file(path, file, options).await
     }
 
     async fn put_file_unhashed(
@@ -354,7 +349,7 @@ impl BlobStore for LocalBlobStore {
         if let Some((metadata, _)) = self.link_file(path, file, &options, false).await? {
             return Ok(meta_of(&metadata, options.properties));
         }
-        Ok(self.put_file(path, file, options).await?.meta)
+        Ok(self.copy_file(path, file, options).await?.meta)
     }
 
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {

@@ -38,7 +38,7 @@ pub(crate) use object::ObjectBlobStore;
 pub(crate) use path::{BlobPath, BlobPathError, UPLOADS_CONTAINER};
 pub(crate) use routes::router;
 pub(crate) use store::{
-    BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions, Written,
+    BlobError, BlobMeta, BlobProperties, BlobStore, ByteStream, WriteOptions, Written, tally_file,
 };
 pub(crate) use urls::BlobUrlError;
 pub(crate) use urls::BlobUrls;

@@ -296,6 +296,27 @@ impl Tally {
     }
 }
 
+/// Size and MD5 of the local file at `path`, read in 1 MiB blocks, checked as a write of it
+/// would be (past `size_max`, or not `expected_md5`, is an error). Blocking: call it from a
+/// blocking thread.
+pub(crate) fn tally_file(
+    path: &std::path::Path,
+    size_max: u64,
+    expected_md5: Option<[u8; 16]>,
+) -> Result<(u64, [u8; 16]), BlobError> {
+    let mut reader = std::fs::File::open(path).map_err(BlobError::storage)?;
+    let mut tally = Tally::new(size_max);
+    let mut buffer = vec![0_u8; 1 << 20];
+    loop {
+        let read = io::Read::read(&mut reader, &mut buffer).map_err(BlobError::storage)?;
+        match buffer.get(..read) {
+            Some(chunk) if !chunk.is_empty() => tally.add(chunk)?,
+            _ => break,
+        }
+    }
+    tally.finish(expected_md5)
+}
+
 /// A hex digest naming something by a hash, for staging areas whose names must not reveal or
 /// depend on client input (`.blocks/<hash of path>/<hash of block id>`).
 pub(crate) fn hashed_name(input: &str) -> String {

@@ -631,23 +631,11 @@ impl Runner {
             return;
         }
         let file = produced.file.clone();
-        let hashed = tokio::task::spawn_blocking(move || -> std::io::Result<[u8; 16]> {
-            use md5::Digest;
-            let mut reader = std::fs::File::open(file)?;
-            let mut hasher = md5::Md5::new();
-            let mut buffer = vec![0_u8; 1 << 20];
-            loop {
-                let read = std::io::Read::read(&mut reader, &mut buffer)?;
-                match buffer.get(..read) {
-                    Some(chunk) if !chunk.is_empty() => hasher.update(chunk),
-                    _ => break,
-                }
-            }
-            Ok(hasher.finalize().into())
-        })
-        .await;
+        let hashed =
+            tokio::task::spawn_blocking(move || crate::blob::tally_file(&file, u64::MAX, None))
+                .await;
         let result = match hashed {
-            Ok(Ok(md5)) => self
+            Ok(Ok((_, md5))) => self
                 .datasets
                 .checksum_found(&path.key(), &checksum_of(&md5))
                 .await

@@ -71,6 +71,21 @@ pub(crate) async fn start(app: &TestApp, path: &str, body: Value) -> Value {
     .await
 }
 
+/// Cancels a transfer (200 expected); returns its record.
+pub(crate) async fn cancel(app: &TestApp, transfer: &str) -> Value {
+    expect_status(
+        app.with_key(
+            Method::POST,
+            &format!("/api/conversion/transfer/{transfer}/cancel"),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await
+}
+
 pub(crate) async fn project(app: &TestApp, name: &str) -> String {
     let project = app.create_project(As::Key, name, json!({})).await;
     id_str(&project).to_owned()
@@ -677,17 +692,7 @@ api_test_with!(
             record["requiredLabels"],
             json!(["pool=conversion", "svc.platform/vmsize=standard"])
         );
-        let cancelled = expect_status(
-            app.with_key(
-                Method::POST,
-                &format!("/api/conversion/transfer/{id}/cancel"),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let cancelled = cancel(&app, id).await;
         assert_eq!(cancelled["status"], "Error");
         assert!(
             cancelled["errorMessage"]

@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::transfers::{datasets_in, project, start, upload};
+use crate::transfers::{cancel, datasets_in, project, start, upload};
 
 /// `basin worker` on the server's data dir and database, with a lease of `lease_seconds`.
 fn worker_command(app: &TestApp, lease_seconds: u64) -> Command {
@@ -230,17 +230,7 @@ api_test_with!(
         // that does not exist: nothing to run, which the Job must report as a failure.
         let summary = start(&app, "/api/conversion/upload-convert", copy).await;
         let cancelled = summary["id"].as_str().unwrap().to_owned();
-        expect_status(
-            app.with_key(
-                Method::POST,
-                &format!("/api/conversion/transfer/{cancelled}/cancel"),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        cancel(&app, &cancelled).await;
         let unknown = uuid::Uuid::new_v4().to_string();
         for id in [&id, &cancelled, &unknown] {
             let ran = run_job_worker(&app, id).await;
@@ -356,17 +346,7 @@ api_test_with!(
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        expect_status(
-            app.with_key(
-                Method::POST,
-                &format!("/api/conversion/transfer/{id}/cancel"),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        cancel(&app, &id).await;
         let ended = wait_for_status(&app, &id, "Error", 30).await;
         assert!(
             ended["errorMessage"]
