@@ -12,8 +12,8 @@ the result is compared with the reference conversion of the same file by GDAL's 
 - vectors (.shp, .geojson, .json) to GeoJSON and Shapefile: `ogr2ogr` makes the reference; both
   outputs are read back through `ogr2ogr -f GeoJSON` and must agree feature by feature (geometry
   coordinates to 1e-9 relative, attribute values, field names and order) and in coordinate system;
-- meshes (.vtu, .mesh) to VTU: meshio (or mikeio for .mesh) reads the input and Basin's output,
-  which must have the same points, cells and data.
+- meshes (.vtu, .mesh) to VTU and MIKE .mesh: meshio (mikeio for .mesh) reads the input and
+  Basin's output, which must have the same points, cells and data.
 
 tests/corpus/expectations.toml records, per file, the conversions Basin refuses on purpose
 (`refused = {target = "words of the message"}`) and those GDAL cannot make itself
@@ -43,7 +43,7 @@ EXPECTATIONS = CORPUS / "expectations.toml"
 RASTER = {".tif", ".tiff", ".asc"}
 VECTOR = {".shp", ".geojson", ".json"}
 MESH = {".vtu", ".mesh"}
-TARGETS = {"raster": ["tif", "asc"], "vector": ["geojson", "shp"], "mesh": ["vtu"]}
+TARGETS = {"raster": ["tif", "asc"], "vector": ["geojson", "shp"], "mesh": ["vtu", "mesh"]}
 
 # GDAL band types and the numpy types of their raw (ENVI) bytes.
 NUMPY_TYPES = {
