@@ -17,7 +17,9 @@ the result is compared with the reference conversion of the same file by GDAL's 
 
 tests/corpus/expectations.toml records, per file, the conversions Basin refuses on purpose
 (`refused = {target = "words of the message"}`) and those GDAL cannot make itself
-(`no_reference = {target = "why"}`), each with a `reason` (see docs/formats.md). A refusal is
+(`no_reference = {target = "why"}`) and the fields Basin keeps where GDAL's conversion loses
+them (`lossless = {target = ["field"]}`, compared with the input instead), each with a `reason`
+(see docs/formats.md). A refusal is
 checked like any result: Basin must fail with that message and leave no output. Where GDAL has
 no reference, Basin's output must open in GDAL. Everything else is compared.
 
@@ -253,19 +255,36 @@ def field_names(features):
     return list(names)
 
 
-def compare_vectors(ours, theirs):
+def as_text(value):
+    """A source value as Basin writes it into a text field: strings as they are, anything else
+    (lists, objects) as compact JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def compare_vectors(ours, theirs, source, lossless=()):
+    """`lossless` names fields that GDAL's conversion drops or truncates and Basin keeps as text
+    (expectations.toml): those are compared with the input as GDAL reads it instead."""
     a, b = as_geojson(ours), as_geojson(theirs, tool=reference)
     features_a, features_b = a["features"], b["features"]
     assert len(features_a) == len(features_b), f"{len(features_a)} features != GDAL's {len(features_b)}"
     names_a, names_b = field_names(features_a), field_names(features_b)
-    assert names_a == names_b, f"fields {names_a} != GDAL's {names_b}"
+    assert [n for n in names_a if n not in lossless] == [n for n in names_b if n not in lossless], \
+        f"fields {names_a} != GDAL's {names_b}"
+    originals = as_geojson(source, tool=reference)["features"] if lossless else []
     for index, (x, y) in enumerate(zip(features_a, features_b)):
         assert same_geometry(x.get("geometry"), y.get("geometry")), \
             f"feature {index}: geometry {json.dumps(x.get('geometry'))[:300]} != GDAL's {json.dumps(y.get('geometry'))[:300]}"
         px, py = x.get("properties") or {}, y.get("properties") or {}
         for name in names_b:
-            assert same_property(px.get(name), py.get(name)), \
-                f"feature {index}: {name} = {px.get(name)!r} != GDAL's {py.get(name)!r}"
+            if name not in lossless:
+                assert same_property(px.get(name), py.get(name)), \
+                    f"feature {index}: {name} = {px.get(name)!r} != GDAL's {py.get(name)!r}"
+        for name in lossless:
+            original = (originals[index].get("properties") or {}).get(name)
+            assert as_text(px.get(name)) == as_text(original), \
+                f"feature {index}: {name} = {px.get(name)!r} != the input's {original!r}"
     assert same_crs(vector_crs(ours), vector_crs(theirs)), \
         f"CRS differs:\n{vector_crs(ours)}\nGDAL:\n{vector_crs(theirs)}"
 
@@ -334,7 +353,8 @@ def check(relative, kind, target, folder):
     elif kind == "vector":
         theirs = folder / f"theirs.{target}"
         gdal_vector_reference(source, target, theirs)
-        compare_vectors(ours, theirs)
+        entry = expectations().get(relative, {})
+        compare_vectors(ours, theirs, source, (entry.get("lossless") or {}).get(target, ()))
     else:
         compare_meshes(ours, source)
 
@@ -382,7 +402,9 @@ def test_every_expectation_names_a_corpus_file():
     known = {relative for relative, _, _ in cases()}
     for relative, entry in expectations().items():
         assert relative in known, f"expectations.toml names {relative}, which is not in the corpus"
-        for target in [*(entry.get("refused") or {}), *(entry.get("no_reference") or {})]:
+        targets = [*(entry.get("refused") or {}), *(entry.get("no_reference") or {}),
+                   *(entry.get("lossless") or {})]
+        for target in targets:
             assert any(c == (relative, kind_of(CORPUS / relative), target) for c in cases()), \
                 f"{relative}: unknown target {target}"
         assert entry.get("reason"), f"{relative}: an expectation needs a reason"

@@ -35,9 +35,38 @@ use super::scan::Scanner;
 #[derive(Debug, Default, Deserialize)]
 struct RawFeature {
     #[serde(default)]
+    id: Option<Json>,
+    #[serde(default)]
     properties: Option<Properties>,
     #[serde(default)]
     geometry: Option<Json>,
+}
+
+impl RawFeature {
+    fn has_property(&self, name: &str) -> bool {
+        self.properties
+            .as_ref()
+            .is_some_and(|Properties(entries)| entries.iter().any(|(key, _)| key == name))
+    }
+}
+
+/// The name of the field that holds feature-level ids, as GDAL names it.
+const ID_FIELD: &str = "id";
+
+/// True when a feature-level `id` can serve as a feature number: a non-negative integer. GDAL
+/// then keeps it as the feature's FID, which no other format stores, so it is not a field.
+fn is_feature_number(id: &Json) -> bool {
+    id.as_u64().is_some()
+}
+
+/// The field type a feature-level id gives the `id` field: Integer for integers, else Text
+/// (a string id is text even when it looks like a date or a number).
+fn id_type(id: &Json) -> Option<FieldType> {
+    match id {
+        Json::Null => None,
+        Json::Number(number) if number.is_i64() => Some(FieldType::Integer),
+        _ => Some(FieldType::Text),
+    }
 }
 
 /// Properties in document order.
@@ -122,11 +151,18 @@ fn parse_date_time(text: &str) -> Option<NaiveDateTime> {
 }
 
 /// The schema the first pass builds.
+///
+/// Feature-level ids follow GDAL's GeoJSON reader: while the ids seen are non-negative integers
+/// they are feature numbers and not data; the first string (or negative) id met before any
+/// integer one makes an `id` field at that point of the field order (unless a property is
+/// already named `id`), and from then on every feature's id is that field's value.
 #[derive(Debug)]
 struct Inference {
     names: Vec<String>,
     index: HashMap<String, usize>,
     seen: Vec<Seen>,
+    ids_are_feature_numbers: bool,
+    id_slot: Option<usize>,
     kind: Option<GeometryKind>,
     mixed: bool,
     has_z: bool,
@@ -139,6 +175,8 @@ impl Inference {
             names: Vec::new(),
             index: HashMap::new(),
             seen: Vec::new(),
+            ids_are_feature_numbers: false,
+            id_slot: None,
             kind: None,
             mixed: false,
             has_z: false,
@@ -147,22 +185,12 @@ impl Inference {
     }
 
     fn add(&mut self, feature: &RawFeature) -> FormatResult<()> {
+        if let Some(id) = feature.id.as_ref().filter(|id| !id.is_null()) {
+            self.add_id(feature, id)?;
+        }
         if let Some(Properties(properties)) = &feature.properties {
             for (name, value) in properties {
-                let slot = match self.index.get(name) {
-                    Some(slot) => *slot,
-                    None => {
-                        check_limit(
-                            "GeoJSON properties",
-                            self.names.len() as u64 + 1,
-                            self.fields_max,
-                        )?;
-                        self.index.insert(name.clone(), self.names.len());
-                        self.names.push(name.clone());
-                        self.seen.push(Seen::Nothing);
-                        self.names.len() - 1
-                    }
-                };
+                let slot = self.slot(name)?;
                 if let Some(seen) = self.seen.get_mut(slot) {
                     *seen = widen(*seen, type_of(value));
                 }
@@ -170,6 +198,46 @@ impl Inference {
         }
         if let Some(geometry) = feature.geometry.as_ref().filter(|g| !g.is_null()) {
             self.add_geometry(geometry);
+        }
+        Ok(())
+    }
+
+    /// The slot of field `name`, created at the end of the field order when new.
+    fn slot(&mut self, name: &str) -> FormatResult<usize> {
+        if let Some(slot) = self.index.get(name) {
+            return Ok(*slot);
+        }
+        check_limit(
+            "GeoJSON properties",
+            self.names.len() as u64 + 1,
+            self.fields_max,
+        )?;
+        self.index.insert(name.to_owned(), self.names.len());
+        self.names.push(name.to_owned());
+        self.seen.push(Seen::Nothing);
+        Ok(self.names.len() - 1)
+    }
+
+    fn add_id(&mut self, feature: &RawFeature, id: &Json) -> FormatResult<()> {
+        match self.id_slot {
+            Some(slot) => {
+                if let Some(seen) = self.seen.get_mut(slot) {
+                    *seen = widen(*seen, id_type(id));
+                }
+            }
+            None if self.index.contains_key(ID_FIELD) => {}
+            None => {
+                if is_feature_number(id) {
+                    self.ids_are_feature_numbers = true;
+                }
+                if !self.ids_are_feature_numbers && !feature.has_property(ID_FIELD) {
+                    let slot = self.slot(ID_FIELD)?;
+                    self.id_slot = Some(slot);
+                    if let Some(seen) = self.seen.get_mut(slot) {
+                        *seen = widen(*seen, id_type(id));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -199,7 +267,8 @@ impl Inference {
         }
     }
 
-    fn schema(self, crs: Crs) -> FeatureSchema {
+    fn schema(self, crs: Crs) -> (FeatureSchema, Option<usize>) {
+        let id_slot = self.id_slot;
         let fields = self
             .names
             .into_iter()
@@ -214,13 +283,14 @@ impl Inference {
         } else {
             self.kind.unwrap_or(GeometryKind::Any)
         };
-        FeatureSchema {
+        let schema = FeatureSchema {
             fields,
             geometry_kind,
             has_z: self.has_z,
             has_m: false,
             crs: Some(crs),
-        }
+        };
+        (schema, id_slot)
     }
 }
 
@@ -306,9 +376,10 @@ pub(crate) fn read(
     if let Some(feature) = &single {
         inference.add(feature)?;
     }
-    let schema = inference.schema(crs);
+    let (schema, id_slot) = inference.schema(crs);
     sink.begin(&Header::Features(schema.clone()))?;
     let converter = Converter {
+        id_slot,
         slots: schema
             .fields
             .iter()
@@ -360,12 +431,14 @@ fn single_feature(document: super::scan::Document) -> FormatResult<Option<RawFea
                 None => None,
             };
             Ok(Some(RawFeature {
+                id: members.remove("id"),
                 properties,
                 geometry: members.remove("geometry"),
             }))
         }
         "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon"
         | "GeometryCollection" => Ok(Some(RawFeature {
+            id: None,
             properties: None,
             geometry: Some(Json::Object(members)),
         })),
@@ -381,6 +454,8 @@ fn single_feature(document: super::scan::Document) -> FormatResult<Option<RawFea
 
 /// Converts parsed features to the model.
 struct Converter<'a> {
+    /// The field that holds feature-level ids, when they are data (see [`Inference`]).
+    id_slot: Option<usize>,
     slots: HashMap<&'a str, usize>,
     schema: &'a FeatureSchema,
     limits: &'a ReadLimits,
@@ -389,6 +464,12 @@ struct Converter<'a> {
 impl Converter<'_> {
     fn feature(&self, feature: &RawFeature, offset: u64, index: u64) -> FormatResult<Feature> {
         let mut values = vec![Value::Null; self.schema.fields.len()];
+        if let (Some(slot), Some(id)) = (self.id_slot, &feature.id) {
+            let field = self.schema.fields.get(slot);
+            if let (Some(value), Some(field)) = (values.get_mut(slot), field) {
+                *value = convert_value(id, field.field_type);
+            }
+        }
         if let Some(Properties(properties)) = &feature.properties {
             for (name, value) in properties {
                 let slot = self.slots.get(name.as_str()).copied();

@@ -303,3 +303,67 @@ fn a_large_collection_streams_through() {
     assert_eq!(features.len(), 20_000);
     assert_eq!(features[19_999].values, vec![Value::Integer(19_999)]);
 }
+
+fn field_names(schema: &FeatureSchema) -> Vec<(&str, FieldType)> {
+    schema
+        .fields
+        .iter()
+        .map(|field| (field.name.as_str(), field.field_type))
+        .collect()
+}
+
+#[test]
+fn string_feature_ids_become_an_id_field_first_as_gdal_reads_them() {
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"01","properties":{"name":"Alabama"},"geometry":null},
+        {"type":"Feature","id":2,"properties":{"name":"Alaska"},"geometry":null},
+        {"type":"Feature","properties":{"name":"Arizona"},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(
+        field_names(schema),
+        [("id", FieldType::Text), ("name", FieldType::Text)]
+    );
+    let ids: Vec<&Value> = features.iter().map(|f| &f.values[0]).collect();
+    assert_eq!(
+        ids,
+        [
+            &Value::Text("01".into()),
+            &Value::Text("2".into()),
+            &Value::Null
+        ]
+    );
+}
+
+#[test]
+fn integer_feature_ids_are_feature_numbers_not_data() {
+    // GDAL keeps non-negative integer ids as FIDs; a later string id does not make a field.
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":0,"properties":{"a":1},"geometry":null},
+        {"type":"Feature","id":"guid","properties":{"a":2},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    assert_eq!(field_names(parts(&dataset).0), [("a", FieldType::Integer)]);
+}
+
+#[test]
+fn negative_integer_ids_make_an_integer_id_field_and_an_id_property_wins() {
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":-5,"properties":{"a":1},"geometry":null},
+        {"type":"Feature","id":7,"properties":{"a":2},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(
+        field_names(schema),
+        [("id", FieldType::Integer), ("a", FieldType::Integer)]
+    );
+    assert_eq!(features[1].values[0], Value::Integer(7));
+
+    let text = r#"{"type":"Feature","id":"x","properties":{"id":"own","b":true},"geometry":null}"#;
+    let dataset = read_text(text).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(
+        field_names(schema),
+        [("id", FieldType::Text), ("b", FieldType::Boolean)]
+    );
+    assert_eq!(features[0].values[0], Value::Text("own".into()));
+}
