@@ -122,9 +122,6 @@ impl ShapeType {
     }
 }
 
-/// Measures below this are "no data" (ESRI specification).
-pub(crate) const M_NO_DATA_BELOW: f64 = -1e38;
-
 /// A little-endian reader over one record's bytes; every read is bounds-checked.
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -224,8 +221,10 @@ fn decode_point(cursor: &mut Cursor<'_>, shape_type: ShapeType) -> Option<Option
     Some(Some(Geometry::Point(coord)))
 }
 
+/// A measure as stored. Values below -10^38 ("no data" in the specification) are kept as they
+/// are, as GDAL keeps them, so that they survive a Shapefile round trip.
 fn measure(value: Option<f64>) -> Option<f64> {
-    value.filter(|m| *m >= M_NO_DATA_BELOW)
+    value
 }
 
 /// Reads a count and checks it against the limit and the bytes left (`bytes_each` per unit).
