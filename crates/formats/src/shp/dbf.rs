@@ -226,7 +226,10 @@ pub(crate) fn encoding_of_cpg(text: &str) -> Option<TextEncoding> {
         }
         return Encoding::for_label(format!("iso-8859-{part}").as_bytes()).map(TextEncoding::Known);
     }
-    let compact: String = upper.chars().filter(|c| !matches!(c, '-' | '_' | ' ')).collect();
+    let compact: String = upper
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | ' '))
+        .collect();
     if matches!(compact.as_str(), "ISO88591" | "LATIN1" | "L1" | "ISOLATIN1") {
         return Some(TextEncoding::Latin1);
     }

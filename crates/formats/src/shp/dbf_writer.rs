@@ -110,8 +110,8 @@ fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
 
 fn out_field(field: &Field, name: String) -> OutField {
     let declared = field.width.map(usize::from).filter(|width| *width > 0);
-    let sized = declared.is_none()
-        && matches!(field.field_type, FieldType::Text | FieldType::Integer);
+    let sized =
+        declared.is_none() && matches!(field.field_type, FieldType::Text | FieldType::Integer);
     let (letter, width, decimals) = match field.field_type {
         FieldType::Boolean => (b'L', 1, 0),
         FieldType::Integer => (
@@ -125,7 +125,11 @@ fn out_field(field: &Field, name: String) -> OutField {
         },
         FieldType::Date => (b'D', 8, 0),
         FieldType::DateTime => (b'C', 24, 0),
-        FieldType::Text => (b'C', declared.unwrap_or(TEXT_WIDTH_MAX).min(TEXT_WIDTH_MAX), 0),
+        FieldType::Text => (
+            b'C',
+            declared.unwrap_or(TEXT_WIDTH_MAX).min(TEXT_WIDTH_MAX),
+            0,
+        ),
     };
     OutField {
         name,
@@ -227,14 +231,7 @@ impl DbfWriter {
                     self.record.resize(start + field.width, b'*');
                     return Ok(());
                 }
-                if let Some(sizing) = field.sizing.as_mut() {
-                    sizing.longest = sizing.longest.max(text.len());
-                    let fits = match value {
-                        Value::Integer(integer) => i32::try_from(*integer).is_ok(),
-                        _ => text.parse::<i32>().is_ok(),
-                    };
-                    sizing.fits_i32 &= fits;
-                }
+                track(field, value, text);
                 text.len() <= field.width
             }
             FieldType::Boolean => {
@@ -261,9 +258,7 @@ impl DbfWriter {
                     let kept = cut(text, field.width).len();
                     text.truncate(kept);
                 }
-                if let Some(sizing) = field.sizing.as_mut() {
-                    sizing.longest = sizing.longest.max(text.len());
-                }
+                track(field, value, text);
                 true
             }
         };
@@ -318,7 +313,7 @@ impl DbfWriter {
         for field in &mut self.fields {
             if let Some(sizing) = field.sizing {
                 field.width = match field.field_type {
-                    FieldType::Text => sizing.longest.max(TEXT_WIDTH_DEFAULT).min(TEXT_WIDTH_MAX),
+                    FieldType::Text => sizing.longest.clamp(TEXT_WIDTH_DEFAULT, TEXT_WIDTH_MAX),
                     _ if sizing.fits_i32 => sizing.longest.max(INTEGER_WIDTH_DEFAULT),
                     _ => sizing.longest.max(INTEGER64_WIDTH_DEFAULT),
                 }
@@ -343,10 +338,8 @@ impl DbfWriter {
         let read_error = |error| FormatError::read(path, error);
         let old_header_bytes = 32 * self.fields.len() + 33;
         let old_record_bytes = written.iter().sum::<usize>() + 1;
-        let mut source = std::io::BufReader::with_capacity(
-            256 * 1024,
-            File::open(path).map_err(read_error)?,
-        );
+        let mut source =
+            std::io::BufReader::with_capacity(256 * 1024, File::open(path).map_err(read_error)?);
         source
             .seek(SeekFrom::Start(old_header_bytes as u64))
             .map_err(read_error)?;
@@ -386,6 +379,19 @@ impl DbfWriter {
     }
 }
 
+/// Notes the length of `text`, written for `value`, in a field sized by its values.
+fn track(field: &mut OutField, value: &Value, text: &str) {
+    if let Some(sizing) = field.sizing.as_mut() {
+        sizing.longest = sizing.longest.max(text.len());
+        if field.field_type == FieldType::Integer {
+            sizing.fits_i32 &= match value {
+                Value::Integer(integer) => i32::try_from(*integer).is_ok(),
+                _ => text.parse::<i32>().is_ok(),
+            };
+        }
+    }
+}
+
 /// The header of a .dbf holding `records` records of `fields`.
 fn header(fields: &[OutField], records: u32) -> Vec<u8> {
     let record_bytes = fields.iter().map(|field| field.width).sum::<usize>() + 1;
@@ -396,8 +402,16 @@ fn header(fields: &[OutField], records: u32) -> Vec<u8> {
     header.push(u8::try_from(today.month()).unwrap_or(1));
     header.push(u8::try_from(today.day()).unwrap_or(1));
     header.extend_from_slice(&records.to_le_bytes());
-    header.extend_from_slice(&u16::try_from(header_bytes).unwrap_or(u16::MAX).to_le_bytes());
-    header.extend_from_slice(&u16::try_from(record_bytes).unwrap_or(u16::MAX).to_le_bytes());
+    header.extend_from_slice(
+        &u16::try_from(header_bytes)
+            .unwrap_or(u16::MAX)
+            .to_le_bytes(),
+    );
+    header.extend_from_slice(
+        &u16::try_from(record_bytes)
+            .unwrap_or(u16::MAX)
+            .to_le_bytes(),
+    );
     header.extend_from_slice(&[0u8; 20]);
     for field in fields {
         let mut name = [0u8; 11];

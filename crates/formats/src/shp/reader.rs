@@ -71,7 +71,9 @@ pub(crate) fn read(
     let shx = match side_files::sibling(input, "shx") {
         Some(path) => {
             let file = open(&path)?;
-            let size = file.metadata().map_err(|error| FormatError::read(&path, error))?;
+            let size = file
+                .metadata()
+                .map_err(|error| FormatError::read(&path, error))?;
             Some(Shx::new(BufReader::new(file), Some(size.len()))?)
         }
         None => None,
@@ -183,7 +185,10 @@ impl<R: Read> Shx<R> {
             .map_err(|_| shx_error("byte 0", "file shorter than the 100-byte header"))?;
         let [c0, c1, c2, c3, ..] = header;
         if i32::from_be_bytes([c0, c1, c2, c3]) != 9994 {
-            return Err(shx_error("byte 0", "file code is not 9994: not a .shx file"));
+            return Err(shx_error(
+                "byte 0",
+                "file code is not 9994: not a .shx file",
+            ));
         }
         let words = header
             .get(24..28)
@@ -235,10 +240,7 @@ impl<R: Read> Shx<R> {
                 format!("length {length} words is invalid"),
             ));
         }
-        Ok((
-            u64::from(offset) * 2,
-            u64::from(length) * 2 + 8,
-        ))
+        Ok((u64::from(offset) * 2, u64::from(length) * 2 + 8))
     }
 }
 
@@ -336,10 +338,10 @@ pub(crate) fn read_streams(
     sink: &mut dyn DatasetSink,
 ) -> FormatResult<()> {
     let (shape_type, declared_bytes) = read_shp_header(shp)?;
-    let text_encoding = match side.cpg.as_deref() {
-        Some(cpg) => Some(dbf::encoding_of_cpg(cpg).unwrap_or(TextEncoding::Undeclared)),
-        None => None,
-    };
+    let text_encoding = side
+        .cpg
+        .as_deref()
+        .map(|cpg| dbf::encoding_of_cpg(cpg).unwrap_or(TextEncoding::Undeclared));
     let mut table = match dbf {
         Some(mut reader) => {
             let (header, encoding) = dbf::read_header(&mut reader, text_encoding, &context.limits)?;

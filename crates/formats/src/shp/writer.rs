@@ -275,9 +275,11 @@ impl ShpSink {
             Some(own) => own == kind,
             None => false,
         };
-        if let Some(index) = self.layers.iter().position(|layer| {
-            layer.shape_type.map(ShapeType::kind) == Some(kind)
-        }) {
+        if let Some(index) = self
+            .layers
+            .iter()
+            .position(|layer| layer.shape_type.map(ShapeType::kind) == Some(kind))
+        {
             return Ok(Some(index));
         }
         if let Some(index) = self.layers.iter().position(fits) {
@@ -718,42 +720,7 @@ impl WriterSink for ShpSink {
             mut notes,
             ..
         } = this;
-        let mut files = Vec::new();
-        let mut names = Vec::new();
-        for (index, layer) in layers.into_iter().enumerate() {
-            let Layer {
-                base,
-                shp,
-                shx,
-                dbf,
-                shape_type,
-                extensions,
-                ..
-            } = layer;
-            drop((shp, shx, dbf));
-            // The first layer was created before the output turned out to need several.
-            let base = if split && index == 0 {
-                let kind = shape_type.map_or(GeometryKind::Any, ShapeType::kind);
-                let stem = base
-                    .file_name()
-                    .and_then(|name| name.to_str())
-                    .unwrap_or("layer")
-                    .to_owned();
-                let renamed = base.with_file_name(format!("{stem}_{}", kind_suffix(kind)));
-                for extension in &extensions {
-                    let from = part(&base, extension);
-                    let to = part(&renamed, extension);
-                    std::fs::rename(&from, &to).map_err(|error| FormatError::write(&to, error))?;
-                }
-                renamed
-            } else {
-                base
-            };
-            if let Some(name) = base.file_name().and_then(|name| name.to_str()) {
-                names.push(format!("{name}.shp"));
-            }
-            files.extend(extensions.iter().map(|extension| part(&base, extension)));
-        }
+        let (files, names) = close_layers(layers, split)?;
         if split {
             notes.push(format!(
                 "the features hold several geometry types, written as one Shapefile each: {}",
@@ -774,6 +741,48 @@ impl WriterSink for ShpSink {
             summary: None,
         })
     }
+}
+
+/// Closes the files of `layers`; when the output is `split`, the first layer (created under
+/// the plain name before a second type came) is renamed after its type. Returns the files and
+/// the names of the .shp files.
+fn close_layers(layers: Vec<Layer>, split: bool) -> FormatResult<(Vec<PathBuf>, Vec<String>)> {
+    let mut files = Vec::new();
+    let mut names = Vec::new();
+    for (index, layer) in layers.into_iter().enumerate() {
+        let Layer {
+            base,
+            shp,
+            shx,
+            dbf,
+            shape_type,
+            extensions,
+            ..
+        } = layer;
+        drop((shp, shx, dbf));
+        let base = if split && index == 0 {
+            let kind = shape_type.map_or(GeometryKind::Any, ShapeType::kind);
+            let stem = base
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or("layer")
+                .to_owned();
+            let renamed = base.with_file_name(format!("{stem}_{}", kind_suffix(kind)));
+            for extension in &extensions {
+                let from = part(&base, extension);
+                let to = part(&renamed, extension);
+                std::fs::rename(&from, &to).map_err(|error| FormatError::write(&to, error))?;
+            }
+            renamed
+        } else {
+            base
+        };
+        if let Some(name) = base.file_name().and_then(|name| name.to_str()) {
+            names.push(format!("{name}.shp"));
+        }
+        files.extend(extensions.iter().map(|extension| part(&base, extension)));
+    }
+    Ok((files, names))
 }
 
 /// Writes `files` into the zip archive `output`, by file name.

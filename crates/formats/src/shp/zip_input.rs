@@ -104,7 +104,9 @@ pub(crate) fn read(
     let shx_name = companion(&names, &shp_name, "shx").map(str::to_owned);
     let forward = match &shx_name {
         Some(name) => {
-            let entry = archive.by_name(name).map_err(|error| zip_error(name, error))?;
+            let entry = archive
+                .by_name(name)
+                .map_err(|error| zip_error(name, error))?;
             let size = entry.size();
             shx_is_forward(Shx::new(BufReader::new(entry), Some(size))?)?
         }
@@ -135,13 +137,16 @@ pub(crate) fn read(
     let mut entry = archive
         .by_name(&shp_name)
         .map_err(|error| zip_error(&shp_name, error))?;
-    context.progress.set_total(entry.size().saturating_add(dbf_size));
+    context
+        .progress
+        .set_total(entry.size().saturating_add(dbf_size));
     let mut shp: Box<dyn ShpInput + '_> = if forward {
         Box::new(Forward::new(BufReader::with_capacity(256 * 1024, entry)))
     } else {
         let mut file = tempfile::tempfile().map_err(|error| FormatError::read(input, error))?;
         std::io::copy(&mut entry, &mut file).map_err(|error| FormatError::read(input, error))?;
-        file.rewind().map_err(|error| FormatError::read(input, error))?;
+        file.rewind()
+            .map_err(|error| FormatError::read(input, error))?;
         Box::new(Seekable::new(BufReader::with_capacity(256 * 1024, file)))
     };
     read_streams(shp.as_mut(), shx, dbf, &side, srid, context, sink)

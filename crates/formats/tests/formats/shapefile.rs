@@ -313,16 +313,26 @@ fn mixed_geometry_types_are_split_into_one_shapefile_per_type() {
     let polygon = folder.path().join("mixed_polygon.shp");
     let multipoint = folder.path().join("mixed_multipoint.shp");
     for path in [&line, &point, &polygon, &multipoint] {
-        assert!(written.files.contains(path), "{path:?} in {:?}", written.files);
+        assert!(
+            written.files.contains(path),
+            "{path:?} in {:?}",
+            written.files
+        );
     }
     assert!(
-        written.notes.iter().any(|note| note.contains("mixed_point.shp")),
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("mixed_point.shp")),
         "{:?}",
         written.notes
     );
     // The null geometry goes with the first type met.
     let lines = read(&line);
-    assert_eq!(numbers(&lines), [Value::Integer(1), Value::Integer(2), Value::Integer(5)]);
+    assert_eq!(
+        numbers(&lines),
+        [Value::Integer(1), Value::Integer(2), Value::Integer(5)]
+    );
     assert_eq!(features(&lines)[0].geometry, None);
     assert_eq!(numbers(&read(&point)), [Value::Integer(3)]);
     assert_eq!(numbers(&read(&polygon)), [Value::Integer(4)]);
@@ -338,7 +348,10 @@ fn mixed_geometry_types_are_split_into_one_shapefile_per_type() {
         .collect();
     names.sort_unstable();
     assert!(names.contains(&"mixed_polygon.shp".to_owned()), "{names:?}");
-    assert!(names.contains(&"mixed_linestring.dbf".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"mixed_linestring.dbf".to_owned()),
+        "{names:?}"
+    );
     assert_eq!(names.len(), 16, "{names:?}");
 }
 
@@ -346,7 +359,11 @@ fn mixed_geometry_types_are_split_into_one_shapefile_per_type() {
 fn the_geometry_type_parameter_keeps_one_type_and_skips_the_others() {
     let folder = tempfile::tempdir().unwrap();
     let output = folder.path().join("points.shp");
-    let written = write_with(&mixed_dataset(), &output, &[("GEOMETRY_TYPE", "multipoint")]);
+    let written = write_with(
+        &mixed_dataset(),
+        &output,
+        &[("GEOMETRY_TYPE", "multipoint")],
+    );
     let back = read(&output);
     assert_eq!(schema_of(&back).geometry_kind, GeometryKind::MultiPoint);
     // The null geometry is kept; the point is written as a one-point MultiPoint.
@@ -355,13 +372,19 @@ fn the_geometry_type_parameter_keeps_one_type_and_skips_the_others() {
         [Value::Integer(1), Value::Integer(3), Value::Integer(6)]
     );
     assert!(
-        written.notes.iter().any(|note| note.contains("3 feature(s)")),
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("3 feature(s)")),
         "{:?}",
         written.notes
     );
     let output = folder.path().join("only.shp");
     write_with(&mixed_dataset(), &output, &[("GEOMETRY_TYPE", "POINT")]);
-    assert_eq!(numbers(&read(&output)), [Value::Integer(1), Value::Integer(3)]);
+    assert_eq!(
+        numbers(&read(&output)),
+        [Value::Integer(1), Value::Integer(3)]
+    );
     let raw = vec![("GEOMETRY_TYPE".to_owned(), "CIRCLE".to_owned())];
     let error = Parameters::validate(ShpWriter.spec().parameters, &raw).unwrap_err();
     assert!(error.to_string().contains("POLYGON"), "{error}");
@@ -825,8 +848,7 @@ fn a_zip_follows_its_shx_even_out_of_order() {
     ] {
         let (path, _) = indexed_points(folder.path(), layout, garbage);
         let zipped = folder.path().join("indexed.zip");
-        let mut archive =
-            zip::ZipWriter::new(std::fs::File::create(&zipped).unwrap());
+        let mut archive = zip::ZipWriter::new(std::fs::File::create(&zipped).unwrap());
         for extension in ["shp", "shx"] {
             archive
                 .start_file(
@@ -888,7 +910,12 @@ fn measures_of_z_and_m_types_survive_a_round_trip_with_no_data_kept() {
         ("m.shp", 23, Some([5.0, -1e39]), false, true),
     ];
     for (name, shape_type, m_block, has_z, has_m) in cases {
-        let path = one_record_file(folder.path(), name, shape_type, &measured_line(shape_type, m_block));
+        let path = one_record_file(
+            folder.path(),
+            name,
+            shape_type,
+            &measured_line(shape_type, m_block),
+        );
         let back = read(&path);
         let schema = schema_of(&back);
         assert_eq!((schema.has_z, schema.has_m), (has_z, has_m), "{name}");
@@ -909,7 +936,10 @@ fn measures_of_z_and_m_types_survive_a_round_trip_with_no_data_kept() {
         );
         assert_eq!(schema_of(&again).has_m, has_m, "{name}");
         let bytes = std::fs::read(&copy).unwrap();
-        assert_eq!(i32::from_le_bytes(bytes[32..36].try_into().unwrap()), shape_type);
+        assert_eq!(
+            i32::from_le_bytes(bytes[32..36].try_into().unwrap()),
+            shape_type
+        );
     }
 }
 
@@ -955,7 +985,11 @@ fn code_pages_follow_gdal_rules_for_cpg_and_language_driver() {
     // A .cpg naming no code page: UTF-8 text reads as UTF-8, other text as windows-1252.
     std::fs::write(&cpg, "<!DOCTYPE html><html>").unwrap();
     text_dbf(&path, 12, &["Zürich".as_bytes()], 0xC9);
-    assert_eq!(texts(&read(&path)), text("Zürich"), "the .cpg overrides the byte");
+    assert_eq!(
+        texts(&read(&path)),
+        text("Zürich"),
+        "the .cpg overrides the byte"
+    );
     text_dbf(&path, 12, &[b"Z\xFCrich"], 0);
     assert_eq!(texts(&read(&path)), text("Zürich"));
     std::fs::remove_file(&cpg).unwrap();
@@ -1018,7 +1052,10 @@ fn fields_without_widths_are_sized_as_ogr2ogr_sizes_them() {
         ["abcde".to_owned(), "x".repeat(100), "y".repeat(300)],
         ["ab".to_owned(), "x".to_owned(), "y".to_owned()],
     ];
-    let integers = [[12i64, -2_147_483_648, 12_345_678_901], [5, 1, -123_456_789_012_345_678]];
+    let integers = [
+        [12i64, -2_147_483_648, 12_345_678_901],
+        [5, 1, -123_456_789_012_345_678],
+    ];
     let features_in: Vec<Feature> = rows
         .iter()
         .zip(integers)
