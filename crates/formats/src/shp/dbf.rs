@@ -85,24 +85,20 @@ pub(crate) fn read_header(
             format!("header length {header_bytes} is under 33"),
         ));
     }
-    let field_slots = (header_bytes - 33) / 32;
+    // As in GDAL, the header length gives the number of descriptors and a 0x0D ends them
+    // sooner; the terminator itself is not required (some old writers put another byte there).
+    let field_slots = (header_bytes - 32) / 32;
     check_limit("fields of a .dbf", field_slots as u64, limits.fields_max)?;
     let mut fields = Vec::with_capacity(field_slots);
     let mut consumed = 32usize;
     let mut descriptor = [0u8; 32];
     let mut offset = 1usize;
-    loop {
+    while fields.len() < field_slots {
         let mut first = [0u8; 1];
         read_exact(reader, &mut first, "a field descriptor")?;
         consumed = consumed.saturating_add(1);
-        if first == [0x0D] || consumed > header_bytes {
+        if first == [0x0D] {
             break;
-        }
-        if fields.len() >= field_slots {
-            return Err(dbf_error(
-                "header",
-                "field descriptors run past the header length",
-            ));
         }
         descriptor[0] = first[0];
         read_exact(
