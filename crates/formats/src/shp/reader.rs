@@ -355,7 +355,6 @@ pub(crate) fn read_streams(
         None => None,
     };
     let mut records = Records {
-        shape_type,
         layout: match shx {
             Some(shx) => Layout::Indexed(shx),
             None => Layout::Sequential { declared_bytes },
@@ -466,7 +465,6 @@ enum Layout<R> {
 
 /// The geometry stream.
 struct Records<R> {
-    shape_type: ShapeType,
     layout: Layout<R>,
     offset: u64,
     number: u64,
@@ -529,7 +527,7 @@ impl<R: Read> Records<R> {
             offset,
         };
         let content = self.content.get(8..).unwrap_or_default();
-        match shape::decode(content, self.shape_type, &context.limits, place) {
+        match shape::decode(content, &context.limits, place) {
             Ok(geometry) => Ok(Some(geometry)),
             // A record GDAL cannot decode is a null geometry there too.
             Err(FormatError::InvalidInput { .. }) => Ok(Some(None)),
@@ -572,7 +570,7 @@ impl<R: Read> Records<R> {
             number: self.number,
             offset: self.offset,
         };
-        let geometry = shape::decode(&self.content, self.shape_type, &context.limits, place)?;
+        let geometry = shape::decode(&self.content, &context.limits, place)?;
         self.offset = self.offset.saturating_add(8 + bytes);
         self.progress_pending = self.progress_pending.saturating_add(8 + bytes);
         Ok(Some(geometry))

@@ -1086,3 +1086,28 @@ fn fields_without_widths_are_sized_as_ogr2ogr_sizes_them() {
     assert_eq!(values[5], Value::Float(-123_456_789_012_345_678.0));
     assert_eq!(features(&back)[0].values[2], Value::Text("y".repeat(254)));
 }
+
+#[test]
+fn a_record_of_another_type_than_the_file_reads_as_its_own_type() {
+    let folder = tempfile::tempdir().unwrap();
+    let (path, _) = indexed_points(folder.path(), &[(0, 1, 0), (1, 2, 0)], &[]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[32..36].copy_from_slice(&3i32.to_le_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let back = read(&path);
+    assert_eq!(schema_of(&back).geometry_kind, GeometryKind::Line);
+    assert_eq!(xs(&back), [Some(0.0), Some(1.0)], "as GDAL reads them");
+}
+
+#[test]
+fn a_dbf_header_without_its_terminator_is_read_by_its_length() {
+    // shapelib's 3dpoints.dbf (1998) has a newline where the 0x0D terminator belongs, and a
+    // .shx whose header counts 8 of its 22 entries: GDAL reads 8 features with field Z.
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/shapelib");
+    let back = read(&corpus.join("3dpoints.shp"));
+    let schema = schema_of(&back);
+    assert_eq!(schema.fields.len(), 1);
+    assert_eq!(schema.fields[0].name, "Z");
+    assert_eq!(features(&back).len(), 8);
+    assert!(schema.has_z && !schema.has_m);
+}
