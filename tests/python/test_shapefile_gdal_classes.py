@@ -334,7 +334,7 @@ def test_one_type_is_picked_like_ogr2ogr_nlt_on_the_features_of_that_type(tmp_pa
     others, so the comparison is with ogr2ogr given only those features."""
     source = mixed_geojson(tmp_path)
     ours = tmp_path / "ours.shp"
-    result = convert(source, ours, "-w", f"GEOMETRY_TYPE={kind}")
+    result = convert(source, ours, "-w", f"GeometryType={kind}")
     assert "skipped" in result.stdout + result.stderr
     theirs = gdal_layer(source, tmp_path, kind.lower(), "-where", f"OGR_GEOMETRY IN ({kept})", "-nlt", kind)
     features = geojson_features(ours)

@@ -66,9 +66,9 @@ pub const WRITER: WriterSpec = WriterSpec {
 };
 
 /// Name of the writer parameter that picks the geometry type(s) written.
-pub const GEOMETRY_TYPE: &str = "GEOMETRY_TYPE";
+pub const GEOMETRY_TYPE: &str = "GeometryType";
 
-/// The writer's `GEOMETRY_TYPE` parameter: a Shapefile holds one geometry type, so features
+/// The writer's `GeometryType` parameter: a Shapefile holds one geometry type, so features
 /// of several types are either split into one Shapefile per type or filtered to one type.
 pub const GEOMETRY_TYPE_PARAMETER: ParameterSpec = ParameterSpec {
     name: GEOMETRY_TYPE,

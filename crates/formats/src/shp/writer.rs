@@ -104,7 +104,7 @@ impl Extent {
     }
 }
 
-/// Which geometries go where (the writer's `GEOMETRY_TYPE` parameter).
+/// Which geometries go where (the writer's `GeometryType` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KindChoice {
     /// One Shapefile per kind of geometry found.
@@ -708,7 +708,7 @@ impl WriterSink for ShpSink {
         }
         if self.skipped > 0 {
             self.notes.push(format!(
-                "{} feature(s) of other geometry types skipped: the GEOMETRY_TYPE parameter keeps one type",
+                "{} feature(s) of other geometry types skipped: the GeometryType parameter keeps one type",
                 self.skipped
             ));
         }

@@ -362,7 +362,7 @@ fn the_geometry_type_parameter_keeps_one_type_and_skips_the_others() {
     let written = write_with(
         &mixed_dataset(),
         &output,
-        &[("GEOMETRY_TYPE", "multipoint")],
+        &[("GeometryType", "multipoint")],
     );
     let back = read(&output);
     assert_eq!(schema_of(&back).geometry_kind, GeometryKind::MultiPoint);
@@ -380,12 +380,12 @@ fn the_geometry_type_parameter_keeps_one_type_and_skips_the_others() {
         written.notes
     );
     let output = folder.path().join("only.shp");
-    write_with(&mixed_dataset(), &output, &[("GEOMETRY_TYPE", "POINT")]);
+    write_with(&mixed_dataset(), &output, &[("GeometryType", "POINT")]);
     assert_eq!(
         numbers(&read(&output)),
         [Value::Integer(1), Value::Integer(3)]
     );
-    let raw = vec![("GEOMETRY_TYPE".to_owned(), "CIRCLE".to_owned())];
+    let raw = vec![("GeometryType".to_owned(), "CIRCLE".to_owned())];
     let error = Parameters::validate(ShpWriter.spec().parameters, &raw).unwrap_err();
     assert!(error.to_string().contains("POLYGON"), "{error}");
 }
