@@ -54,6 +54,27 @@ struct OutField {
     sizing: Option<Sizing>,
 }
 
+impl OutField {
+    /// The width this field has at least once written.
+    fn least_width(&self) -> usize {
+        match (self.sizing, self.field_type) {
+            (Some(_), FieldType::Text) => TEXT_WIDTH_DEFAULT,
+            (Some(_), _) => INTEGER_WIDTH_DEFAULT,
+            (None, _) => self.width,
+        }
+    }
+}
+
+fn too_wide(fields: usize, record_bytes: usize) -> FormatError {
+    FormatError::Incompatible {
+        data: "feature collection",
+        format: FORMAT,
+        message: format!(
+            "{fields} fields needing {record_bytes} bytes per record exceed what a .dbf can hold"
+        ),
+    }
+}
+
 /// The .dbf being written.
 pub(crate) struct DbfWriter {
     path: PathBuf,
@@ -167,17 +188,13 @@ impl DbfWriter {
                 fid.sizing = None;
             }
         }
-        let record_bytes = out.iter().map(|field| field.width).sum::<usize>() + 1;
+        // Fields sized by their values are written at their widest first, which may pass the
+        // format's 65535 bytes per record: only their final widths (at least OGR's defaults)
+        // must fit, checked here for the least and in `finish` for the final ones.
+        let record_bytes = out.iter().map(OutField::least_width).sum::<usize>() + 1;
         let header_bytes = 32 * out.len() + 33;
         if record_bytes > usize::from(u16::MAX) || header_bytes > usize::from(u16::MAX) {
-            return Err(FormatError::Incompatible {
-                data: "feature collection",
-                format: FORMAT,
-                message: format!(
-                    "{} fields needing {record_bytes} bytes per record exceed what a .dbf can hold",
-                    out.len()
-                ),
-            });
+            return Err(too_wide(out.len(), record_bytes));
         }
         let file = File::create(path).map_err(|error| FormatError::write(path, error))?;
         let mut writer = Self {
@@ -319,6 +336,10 @@ impl DbfWriter {
                 }
                 .min(field.width);
             }
+        }
+        let record_bytes = self.fields.iter().map(|field| field.width).sum::<usize>() + 1;
+        if record_bytes > usize::from(u16::MAX) {
+            return Err(too_wide(self.fields.len(), record_bytes));
         }
         let narrower = self
             .fields

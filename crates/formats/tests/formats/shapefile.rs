@@ -359,11 +359,7 @@ fn mixed_geometry_types_are_split_into_one_shapefile_per_type() {
 fn the_geometry_type_parameter_keeps_one_type_and_skips_the_others() {
     let folder = tempfile::tempdir().unwrap();
     let output = folder.path().join("points.shp");
-    let written = write_with(
-        &mixed_dataset(),
-        &output,
-        &[("GeometryType", "multipoint")],
-    );
+    let written = write_with(&mixed_dataset(), &output, &[("GeometryType", "multipoint")]);
     let back = read(&output);
     assert_eq!(schema_of(&back).geometry_kind, GeometryKind::MultiPoint);
     // The null geometry is kept; the point is written as a one-point MultiPoint.
@@ -1110,4 +1106,44 @@ fn a_dbf_header_without_its_terminator_is_read_by_its_length() {
     assert_eq!(schema.fields[0].name, "Z");
     assert_eq!(features(&back).len(), 8);
     assert!(schema.has_z && !schema.has_m);
+}
+
+#[test]
+fn many_text_fields_without_widths_fit_while_their_final_widths_fit() {
+    let folder = tempfile::tempdir().unwrap();
+    let fields: Vec<Field> = (0..300)
+        .map(|index| Field::new(format!("f{index}"), FieldType::Text))
+        .collect();
+    let row = |value: &str| {
+        feature(
+            Some(Geometry::Point(Coord::xy(0.0, 0.0))),
+            vec![Value::Text(value.to_owned()); 300],
+        )
+    };
+    let output = folder.path().join("wide.shp");
+    let data = dataset(
+        schema(GeometryKind::Point, false, false, fields.clone()),
+        vec![row("short"), row("other")],
+    );
+    write(&data, &output);
+    assert!(dbf_widths(&output).iter().all(|width| *width == 80));
+    assert_eq!(
+        features(&read(&output))[1].values[299],
+        Value::Text("other".into())
+    );
+    // 300 fields of 254 bytes pass the format's 65535 bytes per record: an error at the end.
+    let long = "z".repeat(254);
+    let data = dataset(
+        schema(GeometryKind::Point, false, false, fields),
+        vec![row(&long)],
+    );
+    let mut sink = ShpWriter
+        .create(&folder.path().join("too_wide.shp"), &Parameters::default())
+        .unwrap();
+    data.replay(sink.as_mut()).unwrap();
+    let error = sink.finish().unwrap_err();
+    assert!(
+        error.to_string().contains("exceed what a .dbf can hold"),
+        "{error}"
+    );
 }
