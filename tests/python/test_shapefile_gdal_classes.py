@@ -171,8 +171,11 @@ def measured_line(shape_type, z, m):
 def wkt_geometries(path):
     ogrinfo = require_tool("ogrinfo")
     text = run(ogrinfo, "-q", "-al", path)
-    return re.findall(r"^  ((?:POINT|LINESTRING|MULTIPOINT|POLYGON|MULTIPOLYGON)[^\n]*)$", text,
-                      flags=re.MULTILINE)
+    geometries = re.findall(
+        r"^  ((?:POINT|LINESTRING|POLYGON|MULTIPOINT|MULTILINESTRING|MULTIPOLYGON)[^\n]*)$", text,
+        flags=re.MULTILINE)
+    assert geometries, f"no geometry in {path}"
+    return geometries
 
 
 def geometry_type(path):
@@ -374,3 +377,30 @@ def test_corpus_shapefiles_read_as_gdal_reads_them(tmp_path, name):
                           capture_output=True, text=True, env=environment, check=True).stdout
     theirs = [(feature["geometry"], feature["properties"]) for feature in json.loads(text)["features"]]
     assert ours == theirs
+
+
+@pytest.mark.parametrize("wkt", [
+    "POINT ZM (1 2 3 4)",
+    "POINT M (1 2 4)",
+    "MULTIPOINT ZM ((1 2 3 4),(5 6 7 -1e39))",
+    "MULTIPOINT M ((1 2 4),(5 6 8))",
+    "LINESTRING ZM (0 0 1 5,1 1 2 6)",
+    "MULTILINESTRING M ((0 0 5,1 1 6),(2 2 7,3 3 8))",
+    "POLYGON ZM ((0 0 1 1,0 10 1 2,10 10 1 3,10 0 1 4,0 0 1 1),(2 2 1 5,4 2 1 6,4 4 1 7,2 4 1 8,2 2 1 5))",
+    "MULTIPOLYGON M (((0 0 1,0 1 2,1 1 3,1 0 4,0 0 1)),((5 5 1,5 6 2,6 6 3,6 5 4,5 5 1)))",
+])
+def test_measures_written_by_gdal_survive_shp_to_shp(tmp_path, wkt):
+    """Shapefiles of every measured type written by ogr2ogr (from WKT in CSV), converted by
+    Basin to Shapefile and read back by ogrinfo: the same geometries with their measures."""
+    csv = tmp_path / "source.csv"
+    csv.write_text(f'id,WKT\n1,"{wkt}"\n')
+    ogr2ogr = require_tool("ogr2ogr")
+    source = tmp_path / "gdal" / "measured.shp"
+    source.parent.mkdir()
+    geometry = wkt.split(" (")[0].replace(" ZM", "ZM").replace(" M", "M").replace(" ", "")
+    run(ogr2ogr, "-nlt", geometry, source, csv)
+    ours = tmp_path / "basin" / "measured.shp"
+    ours.parent.mkdir()
+    convert(source, ours)
+    assert wkt_geometries(ours) == wkt_geometries(source)
+    assert geometry_type(ours) == geometry_type(source)

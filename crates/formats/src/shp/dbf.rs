@@ -385,3 +385,44 @@ fn decode_date(trimmed: &[u8]) -> Value {
     };
     NaiveDate::parse_from_str(text, "%Y-%m-%d").map_or(Value::Null, Value::Date)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpg_labels_follow_gdal_rules() {
+        let known = |label: &str| match encoding_of_cpg(label) {
+            Some(TextEncoding::Known(encoding)) => Some(encoding.name()),
+            _ => None,
+        };
+        assert_eq!(known("UTF-8\n"), Some("UTF-8"));
+        assert_eq!(known("65001"), Some("UTF-8"));
+        assert_eq!(known("1251"), Some("windows-1251"));
+        assert_eq!(known("CP1250"), Some("windows-1250"));
+        assert_eq!(known("ANSI 1251"), Some("windows-1251"));
+        assert_eq!(known("8859-2"), Some("ISO-8859-2"));
+        assert_eq!(known("88595"), Some("ISO-8859-5"));
+        assert_eq!(known("Big5"), Some("Big5"));
+        assert_eq!(known("936"), Some("GBK"));
+        assert_eq!(encoding_of_cpg("ISO-8859-1"), Some(TextEncoding::Latin1));
+        assert_eq!(encoding_of_cpg("88591"), Some(TextEncoding::Latin1));
+        assert!(matches!(encoding_of_cpg("437"), Some(TextEncoding::Dos(_))));
+        assert_eq!(encoding_of_cpg("<html>"), None);
+        assert_eq!(encoding_of_cpg("895"), None, "a code page Basin lacks");
+    }
+
+    #[test]
+    fn undeclared_text_is_utf8_when_valid_else_windows_1252() {
+        let undeclared = TextEncoding::Undeclared;
+        assert_eq!(decode_text("Łódź".as_bytes(), undeclared), "Łódź");
+        assert_eq!(decode_text(b"\x80\xe9", undeclared), "€é");
+        assert_eq!(decode_text(b"\x80\xe9", TextEncoding::Latin1), "\u{80}é");
+        assert_eq!(
+            decode_text(b"a\x81", encoding_of_language_driver(0x01)),
+            "aü"
+        );
+        assert_eq!(encoding_of_language_driver(0), TextEncoding::Undeclared);
+        assert_eq!(encoding_of_language_driver(0x7D), TextEncoding::Undeclared);
+    }
+}
