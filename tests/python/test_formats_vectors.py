@@ -7,8 +7,9 @@ exactly, attribute values, field names and types, CRS.
 Known, documented differences that the comparison normalises:
 - dBASE logical (L) fields: GDAL reads them as strings "T"/"F"/"?", Basin as booleans.
 - GDAL omits a null date property instead of writing null; a missing key counts as null.
-- Integer fields: Basin writes N(18,0) when the source declared no width, which GDAL reads as
-  Integer64 where its own N(9,0) reads as Integer; both count as "integer".
+- Integer fields: where the source declared no width, Basin writes N(9,0) grown to the longest
+  value when every value fits 32 bits and N(18,0) otherwise, as ogr2ogr does; GDAL reads a
+  width under 10 as Integer and up to 18 as Integer64; both count as "integer".
 """
 
 import json

@@ -1,6 +1,11 @@
 //! Writing the .dbf attribute table: field names cut to dBASE's 10 bytes and made unique the
-//! way OGR does it (`temperatur`, `temperat_1`), types and widths from the model (OGR's
-//! defaults where the source declared none), values in UTF-8 (a .cpg says so).
+//! way OGR does it (`temperatur`, `temperat_1`), types and widths from the model, values in
+//! UTF-8 (a .cpg says so).
+//!
+//! A text or integer field whose source declared no width (GeoJSON) is sized as ogr2ogr sizes
+//! it: OGR's default width (80 for text, 9 for 32-bit integers, 18 for wider ones) grown to the
+//! longest value, at most 254 for text. Records are streamed, so such fields are first written
+//! at their widest and the file is rewritten narrower at the end when needed.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -17,8 +22,24 @@ use super::FORMAT;
 const NAME_BYTES_MAX: usize = 10;
 /// Most bytes of a character field.
 const TEXT_WIDTH_MAX: usize = 254;
-/// Width of a text field whose source declared none (OGR's default).
+/// Least width of a text field whose source declared none (OGR's default, which it grows to
+/// the longest value).
 const TEXT_WIDTH_DEFAULT: usize = 80;
+/// Least width of an integer field without a declared width whose values all fit 32 bits
+/// (OGR's Integer), and of one with wider values (OGR's Integer64).
+const INTEGER_WIDTH_DEFAULT: usize = 9;
+const INTEGER64_WIDTH_DEFAULT: usize = 18;
+/// Widest integer text: `-9223372036854775808`.
+const INTEGER_WIDTH_MAX: usize = 20;
+
+/// What is known of the values of a field sized by them.
+#[derive(Debug, Clone, Copy)]
+struct Sizing {
+    /// Bytes of the longest value written.
+    longest: usize,
+    /// Whether every integer so far fits 32 bits.
+    fits_i32: bool,
+}
 
 /// One output field.
 struct OutField {
@@ -29,6 +50,29 @@ struct OutField {
     width: usize,
     decimals: usize,
     truncated_values: u64,
+    /// Set for a field sized by its values: it is written at its widest until `finish`.
+    sizing: Option<Sizing>,
+}
+
+impl OutField {
+    /// The width this field has at least once written.
+    fn least_width(&self) -> usize {
+        match (self.sizing, self.field_type) {
+            (Some(_), FieldType::Text) => TEXT_WIDTH_DEFAULT,
+            (Some(_), _) => INTEGER_WIDTH_DEFAULT,
+            (None, _) => self.width,
+        }
+    }
+}
+
+fn too_wide(fields: usize, record_bytes: usize) -> FormatError {
+    FormatError::Incompatible {
+        data: "feature collection",
+        format: FORMAT,
+        message: format!(
+            "{fields} fields needing {record_bytes} bytes per record exceed what a .dbf can hold"
+        ),
+    }
 }
 
 /// The .dbf being written.
@@ -87,9 +131,15 @@ fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
 
 fn out_field(field: &Field, name: String) -> OutField {
     let declared = field.width.map(usize::from).filter(|width| *width > 0);
+    let sized =
+        declared.is_none() && matches!(field.field_type, FieldType::Text | FieldType::Integer);
     let (letter, width, decimals) = match field.field_type {
         FieldType::Boolean => (b'L', 1, 0),
-        FieldType::Integer => (b'N', declared.unwrap_or(18).min(20), 0),
+        FieldType::Integer => (
+            b'N',
+            declared.unwrap_or(INTEGER_WIDTH_MAX).min(INTEGER_WIDTH_MAX),
+            0,
+        ),
         FieldType::Float => match (declared, field.decimals) {
             (Some(width), Some(decimals)) => (b'N', width.min(40), usize::from(decimals)),
             _ => (b'N', 24, 15),
@@ -98,7 +148,7 @@ fn out_field(field: &Field, name: String) -> OutField {
         FieldType::DateTime => (b'C', 24, 0),
         FieldType::Text => (
             b'C',
-            declared.unwrap_or(TEXT_WIDTH_DEFAULT).min(TEXT_WIDTH_MAX),
+            declared.unwrap_or(TEXT_WIDTH_MAX).min(TEXT_WIDTH_MAX),
             0,
         ),
     };
@@ -110,6 +160,10 @@ fn out_field(field: &Field, name: String) -> OutField {
         width,
         decimals: decimals.min(width.saturating_sub(2)),
         truncated_values: 0,
+        sizing: sized.then_some(Sizing {
+            longest: 0,
+            fits_i32: true,
+        }),
     }
 }
 
@@ -131,19 +185,16 @@ impl DbfWriter {
             ));
             if let Some(fid) = out.first_mut() {
                 fid.width = 11;
+                fid.sizing = None;
             }
         }
-        let record_bytes = out.iter().map(|field| field.width).sum::<usize>() + 1;
+        // Fields sized by their values are written at their widest first, which may pass the
+        // format's 65535 bytes per record: only their final widths (at least OGR's defaults)
+        // must fit, checked here for the least and in `finish` for the final ones.
+        let record_bytes = out.iter().map(OutField::least_width).sum::<usize>() + 1;
         let header_bytes = 32 * out.len() + 33;
         if record_bytes > usize::from(u16::MAX) || header_bytes > usize::from(u16::MAX) {
-            return Err(FormatError::Incompatible {
-                data: "feature collection",
-                format: FORMAT,
-                message: format!(
-                    "{} fields needing {record_bytes} bytes per record exceed what a .dbf can hold",
-                    out.len()
-                ),
-            });
+            return Err(too_wide(out.len(), record_bytes));
         }
         let file = File::create(path).map_err(|error| FormatError::write(path, error))?;
         let mut writer = Self {
@@ -155,36 +206,12 @@ impl DbfWriter {
             number_text: String::new(),
             records: 0,
         };
-        writer.write_header(header_bytes as u16, record_bytes as u16)?;
-        Ok((writer, notes))
-    }
-
-    fn write_header(&mut self, header_bytes: u16, record_bytes: u16) -> FormatResult<()> {
-        let today = chrono::Local::now().date_naive();
-        let mut header = vec![0x03u8];
-        header.push(u8::try_from(today.year().saturating_sub(1900)).unwrap_or(u8::MAX));
-        header.push(u8::try_from(today.month()).unwrap_or(1));
-        header.push(u8::try_from(today.day()).unwrap_or(1));
-        header.extend_from_slice(&self.records.to_le_bytes());
-        header.extend_from_slice(&header_bytes.to_le_bytes());
-        header.extend_from_slice(&record_bytes.to_le_bytes());
-        header.extend_from_slice(&[0u8; 20]);
-        for field in &self.fields {
-            let mut name = [0u8; 11];
-            for (slot, byte) in name.iter_mut().zip(field.name.bytes()) {
-                *slot = byte;
-            }
-            header.extend_from_slice(&name);
-            header.push(field.letter);
-            header.extend_from_slice(&[0u8; 4]);
-            header.push(u8::try_from(field.width).unwrap_or(u8::MAX));
-            header.push(u8::try_from(field.decimals).unwrap_or(0));
-            header.extend_from_slice(&[0u8; 14]);
-        }
-        header.push(0x0D);
-        self.file
+        let header = header(&writer.fields, 0);
+        writer
+            .file
             .write_all(&header)
-            .map_err(|error| FormatError::write(&self.path, error))
+            .map_err(|error| FormatError::write(&writer.path, error))?;
+        Ok((writer, notes))
     }
 
     /// Writes one record; `number` (1-based) is for messages and the `FID` field.
@@ -221,6 +248,7 @@ impl DbfWriter {
                     self.record.resize(start + field.width, b'*');
                     return Ok(());
                 }
+                track(field, value, text);
                 text.len() <= field.width
             }
             FieldType::Boolean => {
@@ -247,6 +275,7 @@ impl DbfWriter {
                     let kept = cut(text, field.width).len();
                     text.truncate(kept);
                 }
+                track(field, value, text);
                 true
             }
         };
@@ -285,7 +314,8 @@ impl DbfWriter {
             .collect()
     }
 
-    /// Writes the end marker and the record count.
+    /// Writes the end marker and the record count; rewrites the file with the final widths
+    /// of the fields sized by their values when those are narrower than written.
     pub(crate) fn finish(&mut self) -> FormatResult<()> {
         let records = self.records.to_le_bytes();
         let file = &mut self.file;
@@ -295,8 +325,129 @@ impl DbfWriter {
             .and_then(|()| file.seek(SeekFrom::Start(4)).map(|_| ()))
             .and_then(|()| file.write_all(&records))
             .and_then(|()| file.flush());
-        result.map_err(|error| FormatError::write(&self.path, error))
+        result.map_err(|error| FormatError::write(&self.path, error))?;
+        let written: Vec<usize> = self.fields.iter().map(|field| field.width).collect();
+        for field in &mut self.fields {
+            if let Some(sizing) = field.sizing {
+                field.width = match field.field_type {
+                    FieldType::Text => sizing.longest.clamp(TEXT_WIDTH_DEFAULT, TEXT_WIDTH_MAX),
+                    _ if sizing.fits_i32 => sizing.longest.max(INTEGER_WIDTH_DEFAULT),
+                    _ => sizing.longest.max(INTEGER64_WIDTH_DEFAULT),
+                }
+                .min(field.width);
+            }
+        }
+        let record_bytes = self.fields.iter().map(|field| field.width).sum::<usize>() + 1;
+        if record_bytes > usize::from(u16::MAX) {
+            return Err(too_wide(self.fields.len(), record_bytes));
+        }
+        let narrower = self
+            .fields
+            .iter()
+            .zip(&written)
+            .any(|(field, width)| field.width < *width);
+        if narrower {
+            self.rewrite(&written)?;
+        }
+        Ok(())
     }
+
+    /// Copies the records, written with fields `written` wide, into a file with the fields'
+    /// final widths: text keeps its start, numbers (right-aligned) their end.
+    fn rewrite(&mut self, written: &[usize]) -> FormatResult<()> {
+        let path = &self.path;
+        let read_error = |error| FormatError::read(path, error);
+        let old_header_bytes = 32 * self.fields.len() + 33;
+        let old_record_bytes = written.iter().sum::<usize>() + 1;
+        let mut source =
+            std::io::BufReader::with_capacity(256 * 1024, File::open(path).map_err(read_error)?);
+        source
+            .seek(SeekFrom::Start(old_header_bytes as u64))
+            .map_err(read_error)?;
+        let mut staged = path.as_os_str().to_owned();
+        staged.push(".narrow");
+        let staged = PathBuf::from(staged);
+        let write_error = |error| FormatError::write(&staged, error);
+        let mut target =
+            BufWriter::with_capacity(256 * 1024, File::create(&staged).map_err(write_error)?);
+        target
+            .write_all(&header(&self.fields, self.records))
+            .map_err(write_error)?;
+        let mut record = vec![0u8; old_record_bytes];
+        let mut narrow = Vec::with_capacity(old_record_bytes);
+        for _ in 0..self.records {
+            std::io::Read::read_exact(&mut source, &mut record).map_err(read_error)?;
+            narrow.clear();
+            narrow.extend_from_slice(record.get(..1).unwrap_or_default());
+            let mut offset = 1usize;
+            for (field, old_width) in self.fields.iter().zip(written) {
+                let value = record.get(offset..offset + old_width).unwrap_or_default();
+                offset += old_width;
+                let cut = old_width.saturating_sub(field.width);
+                let kept = if field.letter == b'N' {
+                    value.get(cut..)
+                } else {
+                    value.get(..field.width)
+                };
+                narrow.extend_from_slice(kept.unwrap_or_default());
+            }
+            target.write_all(&narrow).map_err(write_error)?;
+        }
+        target.write_all(&[0x1A]).map_err(write_error)?;
+        target.flush().map_err(write_error)?;
+        drop(target);
+        std::fs::rename(&staged, path).map_err(|error| FormatError::write(path, error))
+    }
+}
+
+/// Notes the length of `text`, written for `value`, in a field sized by its values.
+fn track(field: &mut OutField, value: &Value, text: &str) {
+    if let Some(sizing) = field.sizing.as_mut() {
+        sizing.longest = sizing.longest.max(text.len());
+        if field.field_type == FieldType::Integer {
+            sizing.fits_i32 &= match value {
+                Value::Integer(integer) => i32::try_from(*integer).is_ok(),
+                _ => text.parse::<i32>().is_ok(),
+            };
+        }
+    }
+}
+
+/// The header of a .dbf holding `records` records of `fields`.
+fn header(fields: &[OutField], records: u32) -> Vec<u8> {
+    let record_bytes = fields.iter().map(|field| field.width).sum::<usize>() + 1;
+    let header_bytes = 32 * fields.len() + 33;
+    let today = chrono::Local::now().date_naive();
+    let mut header = vec![0x03u8];
+    header.push(u8::try_from(today.year().saturating_sub(1900)).unwrap_or(u8::MAX));
+    header.push(u8::try_from(today.month()).unwrap_or(1));
+    header.push(u8::try_from(today.day()).unwrap_or(1));
+    header.extend_from_slice(&records.to_le_bytes());
+    header.extend_from_slice(
+        &u16::try_from(header_bytes)
+            .unwrap_or(u16::MAX)
+            .to_le_bytes(),
+    );
+    header.extend_from_slice(
+        &u16::try_from(record_bytes)
+            .unwrap_or(u16::MAX)
+            .to_le_bytes(),
+    );
+    header.extend_from_slice(&[0u8; 20]);
+    for field in fields {
+        let mut name = [0u8; 11];
+        for (slot, byte) in name.iter_mut().zip(field.name.bytes()) {
+            *slot = byte;
+        }
+        header.extend_from_slice(&name);
+        header.push(field.letter);
+        header.extend_from_slice(&[0u8; 4]);
+        header.push(u8::try_from(field.width).unwrap_or(u8::MAX));
+        header.push(u8::try_from(field.decimals).unwrap_or(0));
+        header.extend_from_slice(&[0u8; 14]);
+    }
+    header.push(0x0D);
+    header
 }
 
 /// Formats a number for a numeric field; leaves `text` empty for null.

@@ -7,6 +7,7 @@
 //! no place for our limits; the formats are small enough that owning them costs little.
 
 mod dbf;
+mod dbf_code_pages;
 mod dbf_writer;
 mod reader;
 mod rings;
@@ -19,7 +20,7 @@ use std::path::Path;
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::{Parameters, SRID, SRID_PARAMETER};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, SRID_PARAMETER};
 
 const FORMAT: &str = "Shapefile";
 
@@ -61,7 +62,31 @@ pub const WRITER: WriterSpec = WriterSpec {
     dataset_format: ".shp",
     extensions: &[".shp", ".zip"],
     accepts: &[DataKind::Features, DataKind::Mesh],
-    parameters: &[],
+    parameters: &[GEOMETRY_TYPE_PARAMETER],
+};
+
+/// Name of the writer parameter that picks the geometry type(s) written.
+pub const GEOMETRY_TYPE: &str = "GeometryType";
+
+/// The writer's `GeometryType` parameter: a Shapefile holds one geometry type, so features
+/// of several types are either split into one Shapefile per type or filtered to one type.
+pub const GEOMETRY_TYPE_PARAMETER: ParameterSpec = ParameterSpec {
+    name: GEOMETRY_TYPE,
+    description: "AUTO writes one Shapefile per geometry type found (<name>_point, \
+        <name>_multipoint, <name>_linestring, <name>_polygon when there are several); a type \
+        (as ogr2ogr -nlt) writes only features of that type and skips the others",
+    data_type: ParameterType::String,
+    required: false,
+    default_value: Some("AUTO"),
+    allowed_values: &[
+        "AUTO",
+        "POINT",
+        "MULTIPOINT",
+        "LINESTRING",
+        "MULTILINESTRING",
+        "POLYGON",
+        "MULTIPOLYGON",
+    ],
 };
 
 /// Writes an ESRI Shapefile (.shp, .shx, .dbf, .prj, .cpg; zipped when the output is .zip).
@@ -73,7 +98,8 @@ impl Writer for ShpWriter {
         &WRITER
     }
 
-    fn create(&self, output: &Path, _parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
-        Ok(Box::new(writer::ShpSink::create(output)?))
+    fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        let choice = writer::KindChoice::parse(parameters.string(GEOMETRY_TYPE).unwrap_or("AUTO"));
+        Ok(Box::new(writer::ShpSink::create(output, choice)?))
     }
 }

@@ -122,9 +122,6 @@ impl ShapeType {
     }
 }
 
-/// Measures below this are "no data" (ESRI specification).
-pub(crate) const M_NO_DATA_BELOW: f64 = -1e38;
-
 /// A little-endian reader over one record's bytes; every read is bounds-checked.
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -173,11 +170,9 @@ impl RecordPlace {
     }
 }
 
-/// Decodes one record's content (starting with its shape type). `file_type` is the type of
-/// the file header; records must be of that type or null.
+/// Decodes one record's content (starting with its shape type), by the record's own type.
 pub(crate) fn decode(
     content: &[u8],
-    file_type: ShapeType,
     limits: &ReadLimits,
     place: RecordPlace,
 ) -> FormatResult<Option<Geometry>> {
@@ -193,12 +188,8 @@ pub(crate) fn decode(
     if shape_type == ShapeType::Null {
         return Ok(None);
     }
-    if shape_type != file_type {
-        return Err(place.error(format!(
-            "shape type {code} differs from the file's shape type {}",
-            file_type.code()
-        )));
-    }
+    // A record of another type than the file's is read as its own type, as GDAL reads it
+    // (the dataset's kind stays the file's).
     match shape_type {
         ShapeType::Point | ShapeType::PointZ | ShapeType::PointM => {
             decode_point(&mut cursor, shape_type).ok_or_else(truncated)
@@ -224,8 +215,10 @@ fn decode_point(cursor: &mut Cursor<'_>, shape_type: ShapeType) -> Option<Option
     Some(Some(Geometry::Point(coord)))
 }
 
+/// A measure as stored. Values below -10^38 ("no data" in the specification) are kept as they
+/// are, as GDAL keeps them, so that they survive a Shapefile round trip.
 fn measure(value: Option<f64>) -> Option<f64> {
-    value.filter(|m| *m >= M_NO_DATA_BELOW)
+    value
 }
 
 /// Reads a count and checks it against the limit and the bytes left (`bytes_each` per unit).
@@ -436,14 +429,9 @@ mod tests {
         for z in [1.0, 2.0, 3.0, 4.0] {
             content.extend_from_slice(&f64::to_le_bytes(z));
         }
-        let geometry = decode(
-            &content,
-            ShapeType::MultiPatch,
-            &ReadLimits::default(),
-            place(),
-        )
-        .unwrap()
-        .unwrap();
+        let geometry = decode(&content, &ReadLimits::default(), place())
+            .unwrap()
+            .unwrap();
         let Geometry::MultiPolygon(polygons) = geometry else {
             panic!("multipolygon expected");
         };
@@ -451,14 +439,6 @@ mod tests {
         assert_eq!(polygons[1][0].len(), 4);
         assert_eq!(polygons[1][0][0], Coord::xyz(1.0, 0.0, 2.0));
         content.truncate(content.len() - 1);
-        assert!(
-            decode(
-                &content,
-                ShapeType::MultiPatch,
-                &ReadLimits::default(),
-                place()
-            )
-            .is_err()
-        );
+        assert!(decode(&content, &ReadLimits::default(), place()).is_err());
     }
 }

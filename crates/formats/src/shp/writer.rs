@@ -40,7 +40,7 @@ impl Target {
             return Ok(Self {
                 output: output.to_path_buf(),
                 staging: None,
-                base: output.with_extension(""),
+                base: output.with_file_name(&stem),
             });
         }
         let parent = match output.parent() {
@@ -58,10 +58,15 @@ impl Target {
             base,
         })
     }
+}
 
-    fn part(&self, extension: &str) -> PathBuf {
-        self.base.with_extension(extension)
-    }
+/// The part of a Shapefile at `base` (a path without extension) with `extension`; appended,
+/// so that a stem with dots keeps them.
+fn part(base: &Path, extension: &str) -> PathBuf {
+    let mut path = base.as_os_str().to_owned();
+    path.push(".");
+    path.push(extension);
+    PathBuf::from(path)
 }
 
 fn create_file(path: &Path) -> FormatResult<BufWriter<File>> {
@@ -99,122 +104,218 @@ impl Extent {
     }
 }
 
-/// The sink of [`super::ShpWriter`].
-pub(crate) struct ShpSink {
-    target: Target,
+/// Which geometries go where (the writer's `GeometryType` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KindChoice {
+    /// One Shapefile per kind of geometry found.
+    Split,
+    /// Only this kind; features of other kinds are skipped.
+    Only(GeometryKind),
+}
+
+impl KindChoice {
+    /// The choice a parameter value names (`AUTO`, or an ogr2ogr `-nlt` name).
+    pub(crate) fn parse(value: &str) -> Self {
+        match value.to_ascii_uppercase().as_str() {
+            "POINT" => Self::Only(GeometryKind::Point),
+            "MULTIPOINT" => Self::Only(GeometryKind::MultiPoint),
+            "LINESTRING" | "MULTILINESTRING" => Self::Only(GeometryKind::Line),
+            "POLYGON" | "MULTIPOLYGON" => Self::Only(GeometryKind::Polygon),
+            _ => Self::Split,
+        }
+    }
+}
+
+/// The Shapefile kind of `geometry`; `None` for a collection, which no Shapefile holds.
+fn kind_of(geometry: &Geometry) -> Option<GeometryKind> {
+    Some(match geometry {
+        Geometry::Point(_) => GeometryKind::Point,
+        Geometry::MultiPoint(_) => GeometryKind::MultiPoint,
+        Geometry::LineString(_) | Geometry::MultiLineString(_) => GeometryKind::Line,
+        Geometry::Polygon(_) | Geometry::MultiPolygon(_) => GeometryKind::Polygon,
+        Geometry::GeometryCollection(_) => return None,
+    })
+}
+
+/// The suffix a file of `kind` gets when the output is split: ogr2ogr's `-nlt` names.
+fn kind_suffix(kind: GeometryKind) -> &'static str {
+    match kind {
+        GeometryKind::Point => "point",
+        GeometryKind::MultiPoint => "multipoint",
+        GeometryKind::Line => "linestring",
+        GeometryKind::Polygon => "polygon",
+        GeometryKind::Any => "null",
+    }
+}
+
+/// One Shapefile being written (.shp, .shx, .dbf, .cpg, .prj).
+struct Layer {
+    /// Path of the parts without extension.
+    base: PathBuf,
     shp: BufWriter<File>,
     shx: BufWriter<File>,
-    dbf: Option<DbfWriter>,
+    dbf: DbfWriter,
     shape_type: Option<ShapeType>,
-    has_z: bool,
-    has_m: bool,
     extent: Extent,
     /// Length of the .shp so far in 16-bit words.
     shp_words: u64,
     records: u32,
     content: Vec<u8>,
+    /// Extensions of the parts written.
+    extensions: Vec<&'static str>,
+}
+
+/// The sink of [`super::ShpWriter`].
+pub(crate) struct ShpSink {
+    target: Target,
+    choice: KindChoice,
+    schema: Option<FeatureSchema>,
+    /// The first layer takes null geometries and, while its type is open, the first geometry.
+    layers: Vec<Layer>,
+    /// Features, counted over every layer, for messages.
+    features: u64,
+    skipped: u64,
     notes: Vec<String>,
-    files: Vec<PathBuf>,
     ended: bool,
 }
 
 impl ShpSink {
-    /// Creates the .shp and .shx (or the staging folder of a .zip).
-    pub(crate) fn create(output: &Path) -> FormatResult<Self> {
-        let target = Target::new(output)?;
-        let shp_path = target.part("shp");
-        let shx_path = target.part("shx");
+    /// Prepares the output (the staging folder of a .zip); the files are created by `begin`.
+    pub(crate) fn create(output: &Path, choice: KindChoice) -> FormatResult<Self> {
+        Ok(Self {
+            target: Target::new(output)?,
+            choice,
+            schema: None,
+            layers: Vec::new(),
+            features: 0,
+            skipped: 0,
+            notes: Vec::new(),
+            ended: false,
+        })
+    }
+
+    fn begin_features(&mut self, schema: &FeatureSchema) -> FormatResult<()> {
+        self.schema = Some(schema.clone());
+        let kind = match self.choice {
+            KindChoice::Only(kind) => kind,
+            KindChoice::Split => schema.geometry_kind,
+        };
+        let layer = self.new_layer(self.target.base.clone(), kind)?;
+        self.layers.push(layer);
+        Ok(())
+    }
+
+    /// Creates the files of a layer at `base` for geometries of `kind` (`Any`: fixed by the
+    /// first geometry).
+    fn new_layer(&mut self, base: PathBuf, kind: GeometryKind) -> FormatResult<Layer> {
+        let Some(schema) = self.schema.as_ref() else {
+            return Err(FormatError::Catalogue("feature before begin".to_owned()));
+        };
+        let shape_type = (kind != GeometryKind::Any)
+            .then(|| ShapeType::for_kind(kind, schema.has_z, schema.has_m));
+        let shp_path = part(&base, "shp");
+        let shx_path = part(&base, "shx");
         let mut shp = create_file(&shp_path)?;
         let mut shx = create_file(&shx_path)?;
         shp.write_all(&[0u8; 100])
             .map_err(|error| FormatError::write(&shp_path, error))?;
         shx.write_all(&[0u8; 100])
             .map_err(|error| FormatError::write(&shx_path, error))?;
-        Ok(Self {
-            target,
+        let dbf_path = part(&base, "dbf");
+        let (dbf, notes) = DbfWriter::create(&dbf_path, &schema.fields)?;
+        let mut extensions = vec!["shp", "shx", "dbf"];
+        let cpg_path = part(&base, "cpg");
+        std::fs::write(&cpg_path, "UTF-8").map_err(|error| FormatError::write(&cpg_path, error))?;
+        extensions.push("cpg");
+        let mut crs_note = None;
+        if let Some(crs) = &schema.crs {
+            match crate::crs::wkt_of(crs) {
+                Some(wkt) => {
+                    let prj_path = part(&base, "prj");
+                    std::fs::write(&prj_path, wkt)
+                        .map_err(|error| FormatError::write(&prj_path, error))?;
+                    extensions.push("prj");
+                }
+                None => crs_note = Some(format!("no .prj written: no WKT is known for {crs:?}")),
+            }
+        }
+        if self.layers.is_empty() {
+            self.notes.extend(notes);
+            self.notes.extend(crs_note);
+        }
+        Ok(Layer {
+            base,
             shp,
             shx,
-            dbf: None,
-            shape_type: None,
-            has_z: false,
-            has_m: false,
+            dbf,
+            shape_type,
             extent: Extent::new(),
             shp_words: 50,
             records: 0,
             content: Vec::new(),
-            notes: Vec::new(),
-            files: vec![shp_path, shx_path],
-            ended: false,
+            extensions,
         })
-    }
-
-    fn begin_features(&mut self, schema: &FeatureSchema) -> FormatResult<()> {
-        self.has_z = schema.has_z;
-        self.has_m = schema.has_m;
-        if schema.geometry_kind != GeometryKind::Any {
-            self.shape_type = Some(ShapeType::for_kind(
-                schema.geometry_kind,
-                self.has_z,
-                self.has_m,
-            ));
-        }
-        let dbf_path = self.target.part("dbf");
-        let (dbf, notes) = DbfWriter::create(&dbf_path, &schema.fields)?;
-        self.notes.extend(notes);
-        self.dbf = Some(dbf);
-        self.files.push(dbf_path);
-        let cpg_path = self.target.part("cpg");
-        std::fs::write(&cpg_path, "UTF-8").map_err(|error| FormatError::write(&cpg_path, error))?;
-        self.files.push(cpg_path);
-        if let Some(crs) = &schema.crs {
-            match crate::crs::wkt_of(crs) {
-                Some(wkt) => {
-                    let prj_path = self.target.part("prj");
-                    std::fs::write(&prj_path, wkt)
-                        .map_err(|error| FormatError::write(&prj_path, error))?;
-                    self.files.push(prj_path);
-                }
-                None => self
-                    .notes
-                    .push(format!("no .prj written: no WKT is known for {crs:?}")),
-            }
-        }
-        Ok(())
-    }
-
-    /// The shape type for `geometry`, fixing the file's type on the first geometry when the
-    /// schema did not declare one.
-    fn shape_type_for(&mut self, geometry: &Geometry) -> FormatResult<ShapeType> {
-        if let Some(shape_type) = self.shape_type {
-            return Ok(shape_type);
-        }
-        let kind = match geometry {
-            Geometry::Point(_) => GeometryKind::Point,
-            Geometry::MultiPoint(_) => GeometryKind::MultiPoint,
-            Geometry::LineString(_) | Geometry::MultiLineString(_) => GeometryKind::Line,
-            Geometry::Polygon(_) | Geometry::MultiPolygon(_) => GeometryKind::Polygon,
-            Geometry::GeometryCollection(_) => {
-                return Err(self.incompatible("a GeometryCollection cannot be written"));
-            }
-        };
-        let shape_type = ShapeType::for_kind(kind, self.has_z, self.has_m);
-        self.shape_type = Some(shape_type);
-        Ok(shape_type)
     }
 
     fn incompatible(&self, message: impl Into<String>) -> FormatError {
         FormatError::Incompatible {
             data: "feature collection",
             format: FORMAT,
-            message: format!(
-                "feature {}: {}",
-                u64::from(self.records) + 1,
-                message.into()
-            ),
+            message: format!("feature {}: {}", self.features + 1, message.into()),
         }
     }
 
-    fn write_record(&mut self) -> FormatResult<()> {
+    /// The index of the layer for a geometry of `kind`, creating it when the output is split;
+    /// `None` when the feature is to be skipped.
+    fn layer_for(&mut self, kind: GeometryKind) -> FormatResult<Option<usize>> {
+        let fits = |layer: &Layer| match layer.shape_type.map(ShapeType::kind) {
+            Some(GeometryKind::MultiPoint) => {
+                matches!(kind, GeometryKind::Point | GeometryKind::MultiPoint)
+            }
+            Some(own) => own == kind,
+            None => false,
+        };
+        if let Some(index) = self
+            .layers
+            .iter()
+            .position(|layer| layer.shape_type.map(ShapeType::kind) == Some(kind))
+        {
+            return Ok(Some(index));
+        }
+        if let Some(index) = self.layers.iter().position(fits) {
+            return Ok(Some(index));
+        }
+        let has_z = self.schema.as_ref().is_some_and(|schema| schema.has_z);
+        let has_m = self.schema.as_ref().is_some_and(|schema| schema.has_m);
+        if let Some(first) = self.layers.first_mut()
+            && first.shape_type.is_none()
+        {
+            first.shape_type = Some(ShapeType::for_kind(kind, has_z, has_m));
+            return Ok(Some(0));
+        }
+        if matches!(self.choice, KindChoice::Only(_)) {
+            return Ok(None);
+        }
+        let stem = self
+            .target
+            .base
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("layer")
+            .to_owned();
+        let base = self
+            .target
+            .base
+            .with_file_name(format!("{stem}_{}", kind_suffix(kind)));
+        let mut layer = self.new_layer(base, kind)?;
+        layer.shape_type = Some(ShapeType::for_kind(kind, has_z, has_m));
+        self.layers.push(layer);
+        Ok(Some(self.layers.len() - 1))
+    }
+}
+
+impl Layer {
+    fn write_record(&mut self, values: &[crate::model::Value]) -> FormatResult<()> {
         let content_words = u64::try_from(self.content.len() / 2).unwrap_or(u64::MAX);
         let new_words = self
             .shp_words
@@ -230,10 +331,15 @@ impl ShpSink {
         let number = self
             .records
             .checked_add(1)
-            .ok_or_else(|| self.incompatible("too many features"))?;
+            .ok_or_else(|| FormatError::Incompatible {
+                data: "feature collection",
+                format: FORMAT,
+                message: "too many features".to_owned(),
+            })?;
+        self.dbf.write_record(values, u64::from(number))?;
         let offset = self.shp_words as i32;
         let words = content_words as i32;
-        let shp_path = self.target.part("shp");
+        let shp_path = part(&self.base, "shp");
         let write_error = |error| FormatError::write(&shp_path, error);
         self.shp
             .write_all(&(number as i32).to_be_bytes())
@@ -242,7 +348,7 @@ impl ShpSink {
             .write_all(&words.to_be_bytes())
             .map_err(write_error)?;
         self.shp.write_all(&self.content).map_err(write_error)?;
-        let shx_path = self.target.part("shx");
+        let shx_path = part(&self.base, "shx");
         let write_error = |error| FormatError::write(&shx_path, error);
         self.shx
             .write_all(&offset.to_be_bytes())
@@ -255,19 +361,14 @@ impl ShpSink {
         Ok(())
     }
 
-    fn finish_parts(&mut self) -> FormatResult<()> {
+    fn finish(&mut self) -> FormatResult<()> {
         let shape_type = self.shape_type.unwrap_or(ShapeType::Null);
         let shp_header = main_header(self.shp_words, shape_type, &self.extent);
         let shx_words = 50u64.saturating_add(u64::from(self.records).saturating_mul(4));
         let shx_header = main_header(shx_words, shape_type, &self.extent);
-        let shp_path = self.target.part("shp");
-        finish_file(&mut self.shp, &shp_header, &shp_path)?;
-        let shx_path = self.target.part("shx");
-        finish_file(&mut self.shx, &shx_header, &shx_path)?;
-        if let Some(dbf) = self.dbf.as_mut() {
-            dbf.finish()?;
-        }
-        Ok(())
+        finish_file(&mut self.shp, &shp_header, &part(&self.base, "shp"))?;
+        finish_file(&mut self.shx, &shx_header, &part(&self.base, "shx"))?;
+        self.dbf.finish()
     }
 }
 
@@ -541,31 +642,51 @@ impl DatasetSink for ShpSink {
     }
 
     fn feature(&mut self, feature: &Feature) -> FormatResult<()> {
-        match &feature.geometry {
-            None => {
-                self.content.clear();
-                self.content.extend_from_slice(&0i32.to_le_bytes());
-            }
+        let index = match &feature.geometry {
+            None => 0,
             Some(geometry) => {
-                let shape_type = self.shape_type_for(geometry)?;
-                let mut content = std::mem::take(&mut self.content);
-                let encoded = encode(
-                    geometry,
-                    shape_type,
-                    self.has_m,
-                    &mut content,
-                    &mut self.extent,
-                );
-                self.content = content;
-                encoded.map_err(|message| self.incompatible(message))?;
+                let Some(kind) = kind_of(geometry) else {
+                    return Err(self.incompatible("a GeometryCollection cannot be written"));
+                };
+                match self.layer_for(kind)? {
+                    Some(index) => index,
+                    None => {
+                        self.skipped += 1;
+                        self.features += 1;
+                        return Ok(());
+                    }
+                }
             }
-        }
-        let number = u64::from(self.records) + 1;
-        let Some(dbf) = self.dbf.as_mut() else {
+        };
+        let has_m = self.schema.as_ref().is_some_and(|schema| schema.has_m);
+        let number = self.features + 1;
+        let Some(layer) = self.layers.get_mut(index) else {
             return Err(FormatError::Catalogue("feature before begin".to_owned()));
         };
-        dbf.write_record(&feature.values, number)?;
-        self.write_record()
+        layer.content.clear();
+        let encoded = match (&feature.geometry, layer.shape_type) {
+            (Some(geometry), Some(shape_type)) => encode(
+                geometry,
+                shape_type,
+                has_m,
+                &mut layer.content,
+                &mut layer.extent,
+            ),
+            _ => {
+                layer.content.extend_from_slice(&0i32.to_le_bytes());
+                Ok(())
+            }
+        };
+        if let Err(message) = encoded {
+            return Err(FormatError::Incompatible {
+                data: "feature collection",
+                format: FORMAT,
+                message: format!("feature {number}: {message}"),
+            });
+        }
+        layer.write_record(&feature.values)?;
+        self.features = number;
+        Ok(())
     }
 
     fn end(&mut self) -> FormatResult<()> {
@@ -576,26 +697,36 @@ impl DatasetSink for ShpSink {
 
 impl WriterSink for ShpSink {
     fn finish(mut self: Box<Self>) -> FormatResult<Written> {
-        if !self.ended || self.dbf.is_none() {
+        if !self.ended || self.layers.is_empty() {
             return Err(FormatError::Catalogue(
                 "the Shapefile writer was not given a complete dataset".to_owned(),
             ));
         }
-        self.finish_parts()?;
-        if let Some(dbf) = self.dbf.as_ref() {
-            self.notes.extend(dbf.notes());
+        for layer in &mut self.layers {
+            layer.finish()?;
+            self.notes.extend(layer.dbf.notes());
         }
-        let files = std::mem::take(&mut self.files);
-        let notes = std::mem::take(&mut self.notes);
+        if self.skipped > 0 {
+            self.notes.push(format!(
+                "{} feature(s) of other geometry types skipped: the GeometryType parameter keeps one type",
+                self.skipped
+            ));
+        }
+        let split = self.layers.len() > 1;
         let this = *self;
         let Self {
             target,
-            shp,
-            shx,
-            dbf,
+            layers,
+            mut notes,
             ..
         } = this;
-        drop((shp, shx, dbf));
+        let (files, names) = close_layers(layers, split)?;
+        if split {
+            notes.push(format!(
+                "the features hold several geometry types, written as one Shapefile each: {}",
+                names.join(", ")
+            ));
+        }
         if target.staging.is_none() {
             return Ok(Written {
                 files,
@@ -610,6 +741,48 @@ impl WriterSink for ShpSink {
             summary: None,
         })
     }
+}
+
+/// Closes the files of `layers`; when the output is `split`, the first layer (created under
+/// the plain name before a second type came) is renamed after its type. Returns the files and
+/// the names of the .shp files.
+fn close_layers(layers: Vec<Layer>, split: bool) -> FormatResult<(Vec<PathBuf>, Vec<String>)> {
+    let mut files = Vec::new();
+    let mut names = Vec::new();
+    for (index, layer) in layers.into_iter().enumerate() {
+        let Layer {
+            base,
+            shp,
+            shx,
+            dbf,
+            shape_type,
+            extensions,
+            ..
+        } = layer;
+        drop((shp, shx, dbf));
+        let base = if split && index == 0 {
+            let kind = shape_type.map_or(GeometryKind::Any, ShapeType::kind);
+            let stem = base
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or("layer")
+                .to_owned();
+            let renamed = base.with_file_name(format!("{stem}_{}", kind_suffix(kind)));
+            for extension in &extensions {
+                let from = part(&base, extension);
+                let to = part(&renamed, extension);
+                std::fs::rename(&from, &to).map_err(|error| FormatError::write(&to, error))?;
+            }
+            renamed
+        } else {
+            base
+        };
+        if let Some(name) = base.file_name().and_then(|name| name.to_str()) {
+            names.push(format!("{name}.shp"));
+        }
+        files.extend(extensions.iter().map(|extension| part(&base, extension)));
+    }
+    Ok((files, names))
 }
 
 /// Writes `files` into the zip archive `output`, by file name.

@@ -1,9 +1,12 @@
 //! A zipped Shapefile: the archive must hold exactly one `.shp` (any case, possibly in a
 //! folder); its parts are found beside it by stem. Each part is streamed from its own handle
-//! on the archive, decompressing as it goes, so nothing is extracted.
+//! on the archive, decompressing as it goes, so nothing is extracted, except in one case: a
+//! `.shx` that places a record before the end of the one read before it (records out of order
+//! or overlapping) needs a `.shp` that can seek back, so the `.shp` is then decompressed to an
+//! anonymous temporary file first.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek};
 use std::path::Path;
 
 use zip::ZipArchive;
@@ -14,7 +17,7 @@ use crate::model::DatasetSink;
 use crate::side_files::read_small;
 
 use super::FORMAT;
-use super::reader::{SideFiles, read_streams};
+use super::reader::{Forward, Seekable, ShpInput, Shx, SideFiles, read_streams, shx_is_forward};
 
 fn open(input: &Path) -> FormatResult<ZipArchive<BufReader<File>>> {
     let file = File::open(input).map_err(|error| FormatError::read(input, error))?;
@@ -98,22 +101,53 @@ pub(crate) fn read(
             *slot = read_small(entry).map_err(|error| FormatError::read(input, error))?;
         }
     }
-    let shp = archive
-        .by_name(&shp_name)
-        .map_err(|error| zip_error(&shp_name, error))?;
-    let mut total = shp.size();
+    let shx_name = companion(&names, &shp_name, "shx").map(str::to_owned);
+    let forward = match &shx_name {
+        Some(name) => {
+            let entry = archive
+                .by_name(name)
+                .map_err(|error| zip_error(name, error))?;
+            let size = entry.size();
+            shx_is_forward(Shx::new(BufReader::new(entry), Some(size))?)?
+        }
+        None => true,
+    };
+    let mut shx_archive = open(input)?;
+    let shx = match &shx_name {
+        Some(name) => {
+            let entry = shx_archive
+                .by_name(name)
+                .map_err(|error| zip_error(name, error))?;
+            let size = entry.size();
+            Some(Shx::new(BufReader::new(entry), Some(size))?)
+        }
+        None => None,
+    };
     let mut dbf_archive = open(input)?;
     let dbf = match companion(&names, &shp_name, "dbf") {
         Some(name) => {
             let entry = dbf_archive
                 .by_name(name)
                 .map_err(|error| zip_error(name, error))?;
-            total = total.saturating_add(entry.size());
             Some(BufReader::with_capacity(256 * 1024, entry))
         }
         None => None,
     };
-    context.progress.set_total(total);
-    let shp = BufReader::with_capacity(256 * 1024, shp);
-    read_streams(shp, dbf, &side, srid, context, sink)
+    let dbf_size = dbf.as_ref().map_or(0, |entry| entry.get_ref().size());
+    let mut entry = archive
+        .by_name(&shp_name)
+        .map_err(|error| zip_error(&shp_name, error))?;
+    context
+        .progress
+        .set_total(entry.size().saturating_add(dbf_size));
+    let mut shp: Box<dyn ShpInput + '_> = if forward {
+        Box::new(Forward::new(BufReader::with_capacity(256 * 1024, entry)))
+    } else {
+        let mut file = tempfile::tempfile().map_err(|error| FormatError::read(input, error))?;
+        std::io::copy(&mut entry, &mut file).map_err(|error| FormatError::read(input, error))?;
+        file.rewind()
+            .map_err(|error| FormatError::read(input, error))?;
+        Box::new(Seekable::new(BufReader::with_capacity(256 * 1024, file)))
+    };
+    read_streams(shp.as_mut(), shx, dbf, &side, srid, context, sink)
 }
