@@ -96,7 +96,10 @@ fn cut(name: &str, bytes: usize) -> &str {
     name.get(..end).unwrap_or_default()
 }
 
-/// dBASE names for `fields`: at most 10 bytes, unique ignoring case; notes for every change.
+/// dBASE names for `fields`, made as GDAL's Shapefile driver makes them: the first 10 bytes
+/// with `:` turned into `_` (GDAL's name normalisation); a name taken already (ignoring case)
+/// becomes the first 8 bytes plus `_1` ... `_9`, then plus `10` ... `99`; past that Basin goes
+/// on with shorter stems where GDAL gives up. Notes for every change.
 fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
     let mut names: Vec<String> = Vec::with_capacity(fields.len());
     let mut notes = Vec::new();
@@ -104,7 +107,7 @@ fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
         let base = if field.name.trim().is_empty() {
             format!("FIELD_{}", index + 1)
         } else {
-            field.name.clone()
+            field.name.replace(':', "_")
         };
         let taken = |candidate: &str| {
             names
@@ -114,15 +117,16 @@ fn unique_names(fields: &[Field]) -> (Vec<String>, Vec<String>) {
         let mut name = cut(&base, NAME_BYTES_MAX).to_owned();
         let mut suffix = 1u32;
         while taken(&name) {
-            let tail = format!("_{suffix}");
+            let tail = match suffix {
+                1..=9 => format!("_{suffix}"),
+                10..=99 => format!("{suffix:02}"),
+                _ => format!("_{suffix}"),
+            };
             name = format!("{}{tail}", cut(&base, NAME_BYTES_MAX - tail.len()));
             suffix += 1;
         }
         if name != field.name {
-            notes.push(format!(
-                "field name {:?} truncated to {:?}",
-                field.name, name
-            ));
+            notes.push(format!("field name {:?} written as {:?}", field.name, name));
         }
         names.push(name);
     }
@@ -504,5 +508,29 @@ mod tests {
         let (names, notes) = unique_names(&fields);
         assert_eq!(names, ["temperatur", "temperat_1", "short"]);
         assert_eq!(notes.len(), 2);
+    }
+
+    #[test]
+    fn colons_become_underscores_and_the_tenth_clash_takes_two_digits_as_in_ogr() {
+        // ogr2ogr writes 'name:cs' as 'name_cs' and 'ISO3166-1:alpha3' after
+        // 'ISO3166-1:alpha2' as 'ISO3166-_1'.
+        let fields = [
+            Field::new("name:cs", FieldType::Text),
+            Field::new("ISO3166-1:alpha2", FieldType::Text),
+            Field::new("ISO3166-1:alpha3", FieldType::Text),
+        ];
+        assert_eq!(
+            unique_names(&fields).0,
+            ["name_cs", "ISO3166-1_", "ISO3166-_1"]
+        );
+        let clashing: Vec<Field> = (0..12)
+            .map(|i| Field::new(format!("measurement_{i}"), FieldType::Float))
+            .collect();
+        let names = unique_names(&clashing).0;
+        assert_eq!(names[0], "measuremen");
+        assert_eq!(names[1], "measurem_1");
+        assert_eq!(names[9], "measurem_9");
+        assert_eq!(names[10], "measurem10");
+        assert_eq!(names[11], "measurem11");
     }
 }

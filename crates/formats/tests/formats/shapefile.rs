@@ -406,7 +406,7 @@ fn long_field_names_are_truncated_uniquely_and_reported() {
         written
             .notes
             .iter()
-            .any(|note| note.contains("\"temperature_max\" truncated to \"temperatur\""))
+            .any(|note| note.contains("\"temperature_max\" written as \"temperatur\""))
     );
     assert!(
         written
