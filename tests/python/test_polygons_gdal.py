@@ -211,8 +211,15 @@ def polygon_area(rings):
 
 MESH_SOURCES = ["pyshp/blockgroups.shp", "fiona/coutwildrnp.shp"] + [
     f"earcut/{name}.geojson"
-    for name in ["water", "water3", "hole-touching-outer", "touching-holes", "bad-hole",
-                 "building", "dude", "shared-points"]]
+    for name in ["hole-touching-outer", "touching-holes", "touching-holes3", "building", "dude",
+                 "shared-points", "outside-ring", "eberly-3", "issue52"]]
+
+# Real polygons whose rings cross (GEOS: self-intersection), with the edge Basin names.
+CROSSING_SOURCES = {
+    "water": "the edge of ring 1 from (2288, 4172) to (2283, 4189) crosses",
+    "water3": "rings overlap or share edges",
+    "bad-hole": "the edge of ring 4 from (838, 2851) to (838, 2859) crosses",
+}
 
 
 @pytest.mark.parametrize("name", MESH_SOURCES)
@@ -255,6 +262,17 @@ def test_polygons_become_a_mesh_that_covers_them_and_keeps_their_edges(tmp_path,
                         continue
                     edge = frozenset((keys[tuple(map(float, a))], keys[tuple(map(float, b))]))
                     assert edge in edges, (name, a, b)
+
+
+@pytest.mark.parametrize("name", sorted(CROSSING_SOURCES))
+def test_real_polygons_whose_rings_cross_are_refused_naming_the_feature(tmp_path, name):
+    result = subprocess.run(
+        [BINARY, "convert", os.path.join(CORPUS, "earcut", f"{name}.geojson"),
+         tmp_path / "mesh.vtu", "--force"], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "panicked" not in result.stderr
+    assert "feature 1 cannot be an element" in result.stderr, result.stderr
+    assert CROSSING_SOURCES[name] in result.stderr, result.stderr
 
 
 def test_each_triangle_carries_its_polygons_attributes(tmp_path):

@@ -141,12 +141,12 @@ fn add_ring(
 ) -> Result<(), TriangulationError> {
     let mut handles = Vec::with_capacity(ring.len());
     for coord in ring {
-        let handle = cdt
-            .insert(Point2::new(coord.x, coord.y))
-            .map_err(|_| TriangulationError::Coordinate {
+        let handle = cdt.insert(Point2::new(coord.x, coord.y)).map_err(|_| {
+            TriangulationError::Coordinate {
                 x: coord.x,
                 y: coord.y,
-            })?;
+            }
+        })?;
         if handle.index() >= corners.len() {
             corners.resize(handle.index() + 1, *coord);
         }
@@ -258,6 +258,34 @@ mod tests {
         let triangles = triangulate(&[u]).unwrap();
         assert_eq!(triangles.len(), 6);
         assert!((area_of(&triangles) - 7.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn random_rings_on_a_small_grid_give_triangles_or_errors_never_panics() {
+        // Corners on a 5 x 5 grid make every degenerate case common: repeated vertices,
+        // collinear edges, edges through vertices, overlapping and crossing rings.
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        for _ in 0..3_000 {
+            let rings: Vec<Line> = (0..1 + next(3))
+                .map(|_| {
+                    (0..3 + next(6))
+                        .map(|_| Coord::xy(next(5) as f64, next(5) as f64))
+                        .collect()
+                })
+                .collect();
+            if let Ok(triangles) = triangulate(&rings) {
+                let expected = area2(&rings[0]).abs() / 2.0
+                    - rings[1..].iter().map(|r| area2(r).abs() / 2.0).sum::<f64>();
+                assert!((area_of(&triangles) - expected).abs() < 1e-9, "{rings:?}");
+                assert!(triangles.iter().all(|t| area2(t) > 0.0), "{rings:?}");
+            }
+        }
     }
 
     #[test]

@@ -24,9 +24,9 @@
 //!   polygons (nested rings all counter-clockwise, each a polygon), so Basin differs there;
 //!   disjoint counter-clockwise rings are polygons of their own as in OGR;
 //! - a ring without area (fewer than three distinct corners, or all on one line) is a polygon
-//!   of its own and takes no part in the grouping. OGR gives up on the whole record when a
-//!   ring has fewer than 4 points (every ring then becomes a polygon of its own) and treats
-//!   other flat rings as any other ring; either way its result is invalid;
+//!   of its own and takes no part in the grouping. OGR makes it a hole of the only exterior,
+//!   or, with several exteriors and a ring of fewer than 4 points, gives up on the record
+//!   (every ring a polygon of its own); either way its result is invalid;
 //! - unclosed rings are grouped as if closed (OGR does the same) and kept as stored.
 //!
 //! Polygons come in the order of their exterior in the record, holes in record order, and
@@ -255,9 +255,7 @@ fn by_winding(
             };
             let area = outer_info.area2.abs();
             let smaller = best.is_none_or(|(_, best_area)| area < best_area);
-            if smaller
-                && holds(outer_info.bounds, info.bounds)
-                && ring_inside(ring, outer, budget)?
+            if smaller && holds(outer_info.bounds, info.bounds) && ring_inside(ring, outer, budget)?
             {
                 best = Some((candidate, area));
             }

@@ -524,7 +524,10 @@ fn polygons_with_more_corners_or_holes_become_triangles_covering_them() {
     assert!((area(pentagon_elements.clone()) - 2.5).abs() < 1e-12);
     assert!((area(holed_elements.clone()) - (16.0 - 2.0)).abs() < 1e-12);
     for element in 0..geometry.elements.len() {
-        assert!(area2(&element_corners(&geometry, element)) > 0.0, "counter-clockwise");
+        assert!(
+            area2(&element_corners(&geometry, element)) > 0.0,
+            "counter-clockwise"
+        );
     }
     // Every ring edge is an element edge.
     for ring in [&pentagon, &exterior, &hole] {
@@ -546,15 +549,22 @@ fn polygons_with_more_corners_or_holes_become_triangles_covering_them() {
     assert_eq!(geometry.nodes.codes[hole_node], 1);
 }
 
-#[test]
-fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
+/// Polygons that cannot be triangulated, with a part of the error they give.
+fn untriangulable() -> Vec<(Vec<Vec<Coord>>, &'static str)> {
     let ring = |points: &[(f64, f64)]| -> Vec<Coord> {
         points.iter().map(|(x, y)| Coord::xy(*x, *y)).collect()
     };
     let outer = ring(&[(0., 0.), (0., 4.), (4., 4.), (4., 0.), (0., 0.)]);
-    let cases = vec![
+    vec![
         (
-            vec![ring(&[(0., 0.), (4., 4.), (4., 0.), (2., -1.), (0., 4.), (0., 0.)])],
+            vec![ring(&[
+                (0., 0.),
+                (4., 4.),
+                (4., 0.),
+                (2., -1.),
+                (0., 4.),
+                (0., 0.),
+            ])],
             "crosses another edge",
         ),
         (
@@ -580,7 +590,14 @@ fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
             "inside another hole",
         ),
         (
-            vec![ring(&[(0., 0.), (1., 1.), (2., 2.), (3., 3.), (4., 4.), (0., 0.)])],
+            vec![ring(&[
+                (0., 0.),
+                (1., 1.),
+                (2., 2.),
+                (3., 3.),
+                (4., 4.),
+                (0., 0.),
+            ])],
             "no area",
         ),
         (
@@ -594,8 +611,12 @@ fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
             ])],
             "cannot be triangulated",
         ),
-    ];
-    for (rings, expected) in cases {
+    ]
+}
+
+#[test]
+fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
+    for (rings, expected) in untriangulable() {
         let dataset = features(vec![
             Some(Geometry::Polygon(vec![square(10.0, 10.0, None)])),
             Some(Geometry::Polygon(rings)),

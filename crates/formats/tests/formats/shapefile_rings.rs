@@ -153,10 +153,7 @@ fn holes_touching_their_exterior_join_it_as_in_ogr() {
         let geometry = read_geometry(&[exterior.clone(), other.clone(), hole.clone()]).unwrap();
         assert_eq!(
             geometry,
-            Geometry::MultiPolygon(vec![
-                polygon(&[&exterior, &hole]),
-                polygon(&[&other])
-            ])
+            Geometry::MultiPolygon(vec![polygon(&[&exterior, &hole]), polygon(&[&other])])
         );
     }
 }
