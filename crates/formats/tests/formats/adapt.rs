@@ -628,3 +628,56 @@ fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
         assert!(message.contains(expected), "{message}");
     }
 }
+
+#[test]
+fn the_triangulate_parameter_of_the_mesh_writers_turns_triangulation_off() {
+    use basin_formats::catalogue::{Catalogue, Conversion, ReadContext};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pentagon.geojson");
+    std::fs::write(
+        &input,
+        r#"{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"depth": 3.5},
+        "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [2, 0], [3, 1], [1, 2], [0, 1], [0, 0]]]}}]}"#,
+    )
+    .unwrap();
+    let catalogue = Catalogue::standard();
+    let convert = |output: &str, value: Option<&str>| {
+        let parameters: Vec<(String, String)> = value
+            .map(|value| ("Triangulate".to_owned(), value.to_owned()))
+            .into_iter()
+            .collect();
+        let conversion = Conversion {
+            writer_parameters: &parameters,
+            ..Conversion::default()
+        };
+        catalogue.convert(
+            &input,
+            &dir.path().join(output),
+            &conversion,
+            &ReadContext::default(),
+        )
+    };
+    for output in ["out.vtu", "out.mesh"] {
+        let written = convert(output, None).unwrap();
+        let size = written.summary.unwrap().size;
+        assert!(
+            matches!(
+                size,
+                basin_formats::summary::DataSize::Mesh {
+                    nodes: 5,
+                    elements: 3,
+                    ..
+                }
+            ),
+            "{output}: {size:?}"
+        );
+        convert(output, Some("true")).unwrap();
+        let refused = convert(output, Some("false")).unwrap_err();
+        assert!(refused.to_string().contains("5 corners"), "{refused}");
+        let invalid = convert(output, Some("maybe")).unwrap_err();
+        assert!(
+            matches!(invalid, FormatError::Parameter { .. }),
+            "{invalid}"
+        );
+    }
+}
