@@ -215,3 +215,48 @@ fn flat_rings_are_polygons_of_their_own() {
         Geometry::MultiPolygon(vec![vec![exterior, hole], vec![spike]])
     );
 }
+
+/// Census block groups (tests/corpus/pyshp): which records have holes and several parts, as
+/// `ogr2ogr -f GeoJSON` gives them (holes per polygon of each record that is not a plain
+/// Polygon).
+#[test]
+fn real_block_groups_are_grouped_as_ogr_groups_them() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/pyshp/blockgroups.shp");
+    let dataset = Dataset::collect(|sink| {
+        ShpReader.read(&path, &Parameters::default(), &ReadContext::default(), sink)
+    })
+    .unwrap();
+    let Data::Features(features) = dataset.data else {
+        panic!("not features")
+    };
+    assert_eq!(features.len(), 663);
+    let mut grouped = Vec::new();
+    for (index, feature) in features.iter().enumerate() {
+        let (multi, polygons) = match feature.geometry.as_ref().unwrap() {
+            Geometry::Polygon(rings) => (false, vec![rings.clone()]),
+            Geometry::MultiPolygon(polygons) => (true, polygons.clone()),
+            other => panic!("{other:?}"),
+        };
+        let holes: Vec<usize> = polygons.iter().map(|rings| rings.len() - 1).collect();
+        if multi || holes != [0] {
+            grouped.push((index, multi, holes));
+        }
+    }
+    let expected = vec![
+        (0, true, vec![0, 1, 0]),
+        (4, true, vec![0, 0, 0]),
+        (6, true, vec![0, 0]),
+        (30, false, vec![1]),
+        (32, true, vec![0, 0]),
+        (99, false, vec![1]),
+        (168, false, vec![1]),
+        (170, true, vec![0, 0]),
+        (270, true, vec![0, 0]),
+        (380, true, vec![0, 0]),
+        (386, true, vec![0, 0]),
+        (502, false, vec![1]),
+        (611, false, vec![1]),
+    ];
+    assert_eq!(grouped, expected);
+}
