@@ -681,3 +681,51 @@ fn the_triangulate_parameter_of_the_mesh_writers_turns_triangulation_off() {
         );
     }
 }
+
+/// Twice the unsigned area of a ring given as coordinates.
+fn ring_area2(ring: &[Coord]) -> f64 {
+    let corners: Vec<(f64, f64)> = ring.iter().map(|c| (c.x, c.y)).collect();
+    area2(&corners).abs()
+}
+
+/// Real polygons with holes and many corners (tests/corpus/pyshp/blockgroups.shp) become a
+/// mesh of counter-clockwise elements covering each polygon minus its holes.
+#[test]
+fn real_block_groups_become_a_mesh_covering_them() {
+    use basin_formats::catalogue::{ReadContext, Reader};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus/pyshp/blockgroups.shp");
+    let dataset = Dataset::collect(|sink| {
+        basin_formats::shp::ShpReader.read(
+            &path,
+            &basin_formats::Parameters::default(),
+            &ReadContext::default(),
+            sink,
+        )
+    })
+    .unwrap();
+    let (_, features) = features_of(&dataset);
+    let mut expected = 0.0;
+    for feature in features {
+        let polygons = match feature.geometry.as_ref().unwrap() {
+            Geometry::Polygon(rings) => vec![rings.clone()],
+            Geometry::MultiPolygon(polygons) => polygons.clone(),
+            other => panic!("{other:?}"),
+        };
+        for rings in polygons {
+            expected += ring_area2(&rings[0]) / 2.0;
+            expected -= rings[1..].iter().map(|r| ring_area2(r) / 2.0).sum::<f64>();
+        }
+    }
+    let (geometry, _) = mesh_of(&dataset);
+    let mut covered = 0.0;
+    for element in 0..geometry.elements.len() {
+        let doubled = area2(&element_corners(&geometry, element));
+        assert!(doubled > 0.0, "element {element} is counter-clockwise");
+        covered += doubled / 2.0;
+    }
+    assert!(
+        (covered - expected).abs() <= 1e-9 * expected,
+        "{covered} {expected}"
+    );
+}
