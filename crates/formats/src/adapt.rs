@@ -7,9 +7,11 @@
 //! - a mesh to features (mesh or VTU to Shapefile): each element a polygon (vertex cells
 //!   points, line cells lines) whose vertices carry the node z, with the element id and its
 //!   values as attributes; see [`MESH_FIELDS_MAX`] for how time steps become fields;
-//! - features to a mesh (Shapefile to .mesh): each polygon a triangle or quadrilateral, shared
-//!   vertices (same x and y exactly) merged, z from the vertex z, numeric attributes element
-//!   items, nodes on the outline coded 1 (land).
+//! - features to a mesh (Shapefile to .mesh or VTU): each triangle or quadrilateral polygon an
+//!   element, other polygons (more corners, holes) cut into triangles (see
+//!   `crate::triangulate`) unless [`AdaptOptions::triangulate`] is off; shared vertices (same x
+//!   and y exactly) merged, z from the vertex z, numeric attributes element items (every
+//!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land).
 //!
 //! Each adapter needs the whole dataset before it can announce the other kind's header (a
 //! mesh header holds the geometry; features need every step of their element), so it collects
@@ -30,14 +32,62 @@ use crate::model::{
 /// several steps); otherwise only the last step of each item, named after the item.
 pub const MESH_FIELDS_MAX: usize = 254;
 
+/// Name of the writer parameter that turns off the triangulation of polygons that are not
+/// triangles or quadrilaterals (features -> mesh); see [`AdaptOptions::triangulate`].
+pub const TRIANGULATE: &str = "Triangulate";
+
+/// The `Triangulate` parameter, for the writers that take features through the mesh adapter.
+pub const TRIANGULATE_PARAMETER: crate::parameters::ParameterSpec =
+    crate::parameters::ParameterSpec {
+        name: TRIANGULATE,
+        description: "Polygon features -> mesh: cut polygons with more than four corners or with holes into triangles (constrained Delaunay, no added vertices); false refuses them",
+        data_type: crate::parameters::ParameterType::Boolean,
+        required: false,
+        default_value: Some("true"),
+        allowed_values: &[],
+    };
+
+/// Choices of the adapters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdaptOptions {
+    /// Features -> mesh: triangulate polygons that are neither triangles nor quadrilaterals
+    /// (more corners, or holes); when false they are an error naming the feature.
+    pub triangulate: bool,
+}
+
+impl Default for AdaptOptions {
+    fn default() -> Self {
+        Self { triangulate: true }
+    }
+}
+
+impl AdaptOptions {
+    /// The options a writer's parameters give (defaults for those it does not declare).
+    pub fn from_parameters(parameters: &crate::parameters::Parameters) -> Self {
+        Self {
+            triangulate: parameters.boolean(TRIANGULATE).unwrap_or(true),
+        }
+    }
+}
+
 /// Wraps a writer's sink: data of kind `native` passes through unchanged; other kinds are
 /// converted to `native` where an adapter exists.
 pub fn for_writer<'a>(
     native: DataKind,
     sink: &'a mut dyn DatasetSink,
 ) -> Box<dyn DatasetSink + 'a> {
+    for_writer_with(native, AdaptOptions::default(), sink)
+}
+
+/// [`for_writer`] with `options`.
+pub fn for_writer_with<'a>(
+    native: DataKind,
+    options: AdaptOptions,
+    sink: &'a mut dyn DatasetSink,
+) -> Box<dyn DatasetSink + 'a> {
     Box::new(Adapter {
         native,
+        options,
         sink,
         state: State::Pass,
     })
@@ -57,6 +107,7 @@ enum State {
 
 struct Adapter<'a> {
     native: DataKind,
+    options: AdaptOptions,
     sink: &'a mut dyn DatasetSink,
     state: State,
 }
@@ -128,7 +179,9 @@ impl DatasetSink for Adapter<'_> {
             State::Pass => {}
             State::Points(header, chunk) => points_to_mesh(&header, chunk, self.sink)?,
             State::Mesh(mesh) => mesh.emit(self.sink)?,
-            State::Features(schema, features) => features_to_mesh(&schema, &features, self.sink)?,
+            State::Features(schema, features) => {
+                features_to_mesh(&schema, &features, self.options, self.sink)?;
+            }
         }
         self.sink.end()
     }
@@ -379,9 +432,13 @@ fn element_geometry(
 fn features_to_mesh(
     schema: &FeatureSchema,
     features: &[Feature],
+    options: AdaptOptions,
     sink: &mut dyn DatasetSink,
 ) -> FormatResult<()> {
-    let mut builder = MeshBuilder::default();
+    let mut builder = MeshBuilder {
+        triangulate: options.triangulate,
+        ..MeshBuilder::default()
+    };
     let numeric: Vec<(usize, &Field)> = schema
         .fields
         .iter()
@@ -392,9 +449,10 @@ fn features_to_mesh(
     for (index, feature) in features.iter().enumerate() {
         let polygons = polygons_of(feature, index)?;
         for polygon in polygons {
-            builder.add_polygon(polygon, index)?;
+            let elements = builder.add_polygon(polygon, index)?;
             for ((field_index, _), column) in numeric.iter().zip(&mut columns) {
-                column.push(number_of(feature.values.get(*field_index)));
+                let value = number_of(feature.values.get(*field_index));
+                column.extend(std::iter::repeat_n(value, elements));
             }
         }
     }
@@ -463,6 +521,8 @@ fn not_an_element(feature: usize, message: &str) -> FormatError {
 /// Merges vertices and collects elements.
 #[derive(Default)]
 struct MeshBuilder {
+    /// Whether polygons other than triangles and quadrilaterals are triangulated.
+    triangulate: bool,
     index: HashMap<(u64, u64), u32>,
     nodes: Nodes,
     elements: Elements,
@@ -470,31 +530,43 @@ struct MeshBuilder {
 }
 
 impl MeshBuilder {
-    fn add_polygon(&mut self, rings: &[Line], feature: usize) -> FormatResult<()> {
-        let [exterior] = rings else {
-            return Err(not_an_element(
-                feature,
-                &format!(
-                    "a polygon with {} holes; elements have none",
-                    rings.len().saturating_sub(1)
-                ),
-            ));
+    /// Adds one polygon as one element, or as triangles; returns the number of elements added.
+    fn add_polygon(&mut self, rings: &[Line], feature: usize) -> FormatResult<usize> {
+        let corners = match rings {
+            [exterior] => corners_of(exterior),
+            _ => Vec::new(),
         };
-        let mut vertices: Vec<Coord> = exterior.clone();
-        if vertices.len() > 1
-            && vertices.first().map(|c| (c.x, c.y)) == vertices.last().map(|c| (c.x, c.y))
-        {
-            vertices.pop();
+        if rings.len() == 1 && (corners.len() == 3 || corners.len() == 4) {
+            self.add_element(corners)?;
+            return Ok(1);
         }
-        if !(vertices.len() == 3 || vertices.len() == 4) {
+        if !self.triangulate {
             return Err(not_an_element(
                 feature,
-                &format!(
-                    "a polygon with {} corners; only triangles and quadrilaterals are elements (triangulate it first)",
-                    vertices.len()
-                ),
+                &if rings.len() > 1 {
+                    format!(
+                        "a polygon with {} holes; elements have none (set Triangulate to true to cut it into triangles)",
+                        rings.len().saturating_sub(1)
+                    )
+                } else {
+                    format!(
+                        "a polygon with {} corners; only triangles and quadrilaterals are elements (set Triangulate to true to cut it into triangles)",
+                        corners.len()
+                    )
+                },
             ));
         }
+        let triangles = crate::triangulate::triangulate(rings)
+            .map_err(|error| not_an_element(feature, &error.to_string()))?;
+        let count = triangles.len();
+        for triangle in triangles {
+            self.add_element(triangle.to_vec())?;
+        }
+        Ok(count)
+    }
+
+    /// Adds a triangle or quadrilateral, turned counter-clockwise.
+    fn add_element(&mut self, mut vertices: Vec<Coord>) -> FormatResult<()> {
         if signed_area(&vertices) < 0.0 {
             vertices.reverse();
         }
@@ -556,6 +628,17 @@ impl MeshBuilder {
             layers: None,
         }
     }
+}
+
+/// A ring's corners: its vertices without the closing repeat of the first.
+fn corners_of(ring: &[Coord]) -> Vec<Coord> {
+    let mut vertices = ring.to_vec();
+    if vertices.len() > 1
+        && vertices.first().map(|c| (c.x, c.y)) == vertices.last().map(|c| (c.x, c.y))
+    {
+        vertices.pop();
+    }
+    vertices
 }
 
 /// Twice the signed area (positive for counter-clockwise rings).

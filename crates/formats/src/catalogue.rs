@@ -443,7 +443,8 @@ impl Prepared<'_> {
         let summary = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
             {
-                let mut adapted = for_writer(self.writer, &mut summarised)?;
+                let mut adapted =
+                    for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
                 let mut guarded =
                     crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
                 let mut sink = transform::apply(transformations, &mut guarded)?;
@@ -559,7 +560,8 @@ impl PreparedAppend<'_> {
         let summary = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
             {
-                let mut adapted = for_writer(self.writer, &mut summarised)?;
+                let mut adapted =
+                    for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
                 let mut guarded =
                     crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
                 appending.stream(&existing_source, &addition_source, &mut guarded)?;
@@ -612,13 +614,15 @@ impl Progress for StackedProgress<'_> {
 /// `sink` behind the adapter that converts other kinds to `writer`'s native kind.
 fn for_writer<'s>(
     writer: &dyn Writer,
+    parameters: &Parameters,
     sink: &'s mut dyn DatasetSink,
 ) -> FormatResult<Box<dyn DatasetSink + 's>> {
     let native =
         writer.spec().accepts.first().copied().ok_or_else(|| {
             FormatError::Catalogue(format!("{} accepts no data", writer.spec().name))
         })?;
-    Ok(crate::adapt::for_writer(native, sink))
+    let options = crate::adapt::AdaptOptions::from_parameters(parameters);
+    Ok(crate::adapt::for_writer_with(native, options, sink))
 }
 
 /// Side files sharing `output`'s stem that exist before a conversion: a failed conversion

@@ -17,6 +17,7 @@ mod side_files;
 pub mod summary;
 mod text;
 pub mod transform;
+mod triangulate;
 
 pub mod ascii_grid;
 pub mod file_copy;

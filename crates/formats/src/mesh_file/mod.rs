@@ -69,7 +69,7 @@ pub const WRITER: WriterSpec = WriterSpec {
     dataset_format: ".mesh",
     extensions: &[".mesh"],
     accepts: &[DataKind::Mesh, DataKind::Features],
-    parameters: &[],
+    parameters: &[crate::adapt::TRIANGULATE_PARAMETER],
 };
 
 /// Writes a MIKE .mesh file; polygon features become elements.

@@ -87,15 +87,18 @@ pub const WRITER: WriterSpec = WriterSpec {
     description: "Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several",
     dataset_format: ".vtu",
     extensions: &[".vtu", ".pvd"],
-    accepts: &[DataKind::Mesh, DataKind::Points],
-    parameters: &[ParameterSpec {
-        name: "Format",
-        description: "Encoding of the data arrays: binary (base64, smaller and faster) or ascii (readable)",
-        data_type: ParameterType::String,
-        required: false,
-        default_value: Some("binary"),
-        allowed_values: &["binary", "ascii"],
-    }],
+    accepts: &[DataKind::Mesh, DataKind::Points, DataKind::Features],
+    parameters: &[
+        ParameterSpec {
+            name: "Format",
+            description: "Encoding of the data arrays: binary (base64, smaller and faster) or ascii (readable)",
+            data_type: ParameterType::String,
+            required: false,
+            default_value: Some("binary"),
+            allowed_values: &["binary", "ascii"],
+        },
+        crate::adapt::TRIANGULATE_PARAMETER,
+    ],
 };
 
 /// Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several.

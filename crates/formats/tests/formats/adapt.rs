@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use basin_formats::adapt::{MESH_FIELDS_MAX, for_writer};
+use basin_formats::adapt::{AdaptOptions, MESH_FIELDS_MAX, for_writer, for_writer_with};
 use basin_formats::crs::Crs;
 use basin_formats::model::{
     Coord, Data, DataKind, DataType, Dataset, ElementKind, Elements, Feature, FeatureSchema, Field,
@@ -16,6 +16,15 @@ use basin_formats::{FormatError, FormatResult};
 fn adapt(dataset: &Dataset, native: DataKind) -> FormatResult<Dataset> {
     Dataset::collect(|sink| {
         let mut adapter = for_writer(native, sink);
+        dataset.replay(adapter.as_mut())
+    })
+}
+
+/// [`adapt`] with the triangulation of polygons turned off.
+fn adapt_without_triangulation(dataset: &Dataset) -> FormatResult<Dataset> {
+    Dataset::collect(|sink| {
+        let options = AdaptOptions { triangulate: false };
+        let mut adapter = for_writer_with(DataKind::Mesh, options, sink);
         dataset.replay(adapter.as_mut())
     })
 }
@@ -363,7 +372,7 @@ fn interior_nodes_get_code_0() {
 }
 
 #[test]
-fn features_that_are_not_triangles_or_quads_are_errors() {
+fn without_triangulation_features_that_are_not_triangles_or_quads_are_errors() {
     let pentagon = vec![
         Coord::xy(0.0, 0.0),
         Coord::xy(1.0, 0.0),
@@ -389,7 +398,7 @@ fn features_that_are_not_triangles_or_quads_are_errors() {
         (None, "empty"),
     ];
     for (geometry, expected) in cases {
-        let error = adapt(&features(vec![geometry]), DataKind::Mesh).unwrap_err();
+        let error = adapt_without_triangulation(&features(vec![geometry])).unwrap_err();
         assert!(matches!(error, FormatError::Incompatible { .. }), "{error}");
         assert!(error.to_string().contains(expected), "{error}");
         assert!(error.to_string().contains("feature 1"), "{error}");
@@ -422,4 +431,301 @@ fn same_kinds_pass_through_and_other_pairs_are_errors() {
     assert!(matches!(error, FormatError::Incompatible { .. }), "{error}");
     let error = adapt(&source, DataKind::Points).unwrap_err();
     assert!(error.to_string().contains("no conversion"), "{error}");
+}
+
+/// The mesh of `dataset`'s features, and the element values of its first item.
+fn mesh_of(dataset: &Dataset) -> (MeshGeometry, Vec<f64>) {
+    let mesh = adapt(dataset, DataKind::Mesh).unwrap();
+    let Header::Mesh(header) = &mesh.header else {
+        panic!()
+    };
+    let Data::Values(steps) = &mesh.data else {
+        panic!()
+    };
+    ((*header.geometry).clone(), steps[0][0].to_f64())
+}
+
+fn element_corners(geometry: &MeshGeometry, element: usize) -> Vec<(f64, f64)> {
+    geometry
+        .elements
+        .nodes(element)
+        .unwrap()
+        .iter()
+        .map(|&n| (geometry.nodes.x[n as usize], geometry.nodes.y[n as usize]))
+        .collect()
+}
+
+/// Twice the signed area of a ring without its closing vertex.
+fn area2(corners: &[(f64, f64)]) -> f64 {
+    let next = corners.iter().cycle().skip(1);
+    corners
+        .iter()
+        .zip(next)
+        .map(|(a, b)| a.0 * b.1 - b.0 * a.1)
+        .sum()
+}
+
+/// Whether the mesh has an element edge between the two positions.
+fn has_edge(geometry: &MeshGeometry, from: (f64, f64), to: (f64, f64)) -> bool {
+    (0..geometry.elements.len()).any(|element| {
+        let corners = element_corners(geometry, element);
+        let next = corners.iter().cycle().skip(1);
+        corners
+            .iter()
+            .zip(next)
+            .any(|(a, b)| (*a == from && *b == to) || (*a == to && *b == from))
+    })
+}
+
+#[test]
+fn polygons_with_more_corners_or_holes_become_triangles_covering_them() {
+    // A pentagon beside a unit square (sharing the edge x = 1) and a square with a hole.
+    let pentagon = vec![
+        Coord::xyz(1.0, 0.0, -1.0),
+        Coord::xyz(1.0, 1.0, -2.0),
+        Coord::xyz(2.0, 1.5, -3.0),
+        Coord::xyz(3.0, 1.0, -4.0),
+        Coord::xyz(3.0, 0.0, -5.0),
+        Coord::xyz(1.0, 0.0, -1.0),
+    ];
+    let exterior = vec![
+        Coord::xy(10.0, 0.0),
+        Coord::xy(10.0, 4.0),
+        Coord::xy(14.0, 4.0),
+        Coord::xy(14.0, 0.0),
+        Coord::xy(10.0, 0.0),
+    ];
+    let hole = vec![
+        Coord::xy(11.0, 1.0),
+        Coord::xy(13.0, 1.0),
+        Coord::xy(12.0, 3.0),
+        Coord::xy(11.0, 1.0),
+    ];
+    let dataset = features(vec![
+        Some(Geometry::Polygon(vec![square(0.0, 0.0, None)])),
+        Some(Geometry::Polygon(vec![pentagon.clone()])),
+        Some(Geometry::MultiPolygon(vec![vec![
+            exterior.clone(),
+            hole.clone(),
+        ]])),
+    ]);
+    let (geometry, depth) = mesh_of(&dataset);
+    let kinds = &geometry.elements.kinds;
+    assert_eq!(kinds[0], ElementKind::Quad, "a quadrilateral stays one");
+    assert!(kinds[1..].iter().all(|kind| *kind == ElementKind::Triangle));
+    // 3 triangles for the pentagon, then the square minus its triangle hole.
+    let pentagon_elements = 1..4;
+    let holed_elements = 4..geometry.elements.len();
+    let area = |range: std::ops::Range<usize>| -> f64 {
+        range
+            .map(|element| area2(&element_corners(&geometry, element)) / 2.0)
+            .sum()
+    };
+    assert!((area(pentagon_elements.clone()) - 2.5).abs() < 1e-12);
+    assert!((area(holed_elements.clone()) - (16.0 - 2.0)).abs() < 1e-12);
+    for element in 0..geometry.elements.len() {
+        assert!(
+            area2(&element_corners(&geometry, element)) > 0.0,
+            "counter-clockwise"
+        );
+    }
+    // Every ring edge is an element edge.
+    for ring in [&pentagon, &exterior, &hole] {
+        for pair in ring.windows(2) {
+            let (a, b) = ((pair[0].x, pair[0].y), (pair[1].x, pair[1].y));
+            assert!(has_edge(&geometry, a, b), "edge {a:?}-{b:?}");
+        }
+    }
+    // No vertex added; the shared edge's vertices merged: 4 + 3 (pentagon) + 4 + 3 (holed).
+    assert_eq!(geometry.nodes.len(), 14);
+    assert!(geometry.nodes.z.contains(&-3.0), "the pentagon's z is kept");
+    // Each triangle carries its feature's values; the hole's corners are on the outline.
+    assert_eq!(depth[0], 0.25);
+    assert!(depth[pentagon_elements].iter().all(|value| value.is_nan()));
+    assert!(depth[holed_elements].iter().all(|value| *value == 2.25));
+    let hole_node = (0..geometry.nodes.len())
+        .find(|&n| geometry.nodes.x[n] == 12.0 && geometry.nodes.y[n] == 3.0)
+        .unwrap();
+    assert_eq!(geometry.nodes.codes[hole_node], 1);
+}
+
+/// Polygons that cannot be triangulated, with a part of the error they give.
+fn untriangulable() -> Vec<(Vec<Vec<Coord>>, &'static str)> {
+    let ring = |points: &[(f64, f64)]| -> Vec<Coord> {
+        points.iter().map(|(x, y)| Coord::xy(*x, *y)).collect()
+    };
+    let outer = ring(&[(0., 0.), (0., 4.), (4., 4.), (4., 0.), (0., 0.)]);
+    vec![
+        (
+            vec![ring(&[
+                (0., 0.),
+                (4., 4.),
+                (4., 0.),
+                (2., -1.),
+                (0., 4.),
+                (0., 0.),
+            ])],
+            "crosses another edge",
+        ),
+        (
+            vec![
+                outer.clone(),
+                ring(&[(3., 1.), (5., 1.), (5., 2.), (3., 1.)]),
+            ],
+            "crosses another edge",
+        ),
+        (
+            vec![
+                outer.clone(),
+                ring(&[(6., 1.), (7., 1.), (7., 2.), (6., 1.)]),
+            ],
+            "a hole lies outside the exterior",
+        ),
+        (
+            vec![
+                outer.clone(),
+                ring(&[(1., 1.), (3., 1.), (3., 3.), (1., 3.), (1., 1.)]),
+                ring(&[(1.5, 1.5), (2.5, 1.5), (2., 2.5), (1.5, 1.5)]),
+            ],
+            "inside another hole",
+        ),
+        (
+            vec![ring(&[
+                (0., 0.),
+                (1., 1.),
+                (2., 2.),
+                (3., 3.),
+                (4., 4.),
+                (0., 0.),
+            ])],
+            "no area",
+        ),
+        (
+            vec![ring(&[
+                (0., 0.),
+                (f64::INFINITY, 1.),
+                (2., 0.),
+                (1.5, -1.),
+                (0.5, -1.),
+                (0., 0.),
+            ])],
+            "cannot be triangulated",
+        ),
+    ]
+}
+
+#[test]
+fn polygons_that_cannot_be_triangulated_are_errors_naming_the_feature() {
+    for (rings, expected) in untriangulable() {
+        let dataset = features(vec![
+            Some(Geometry::Polygon(vec![square(10.0, 10.0, None)])),
+            Some(Geometry::Polygon(rings)),
+        ]);
+        let error = adapt(&dataset, DataKind::Mesh).unwrap_err();
+        assert!(matches!(error, FormatError::Incompatible { .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("feature 2"), "{message}");
+        assert!(message.contains(expected), "{message}");
+    }
+}
+
+#[test]
+fn the_triangulate_parameter_of_the_mesh_writers_turns_triangulation_off() {
+    use basin_formats::catalogue::{Catalogue, Conversion, ReadContext};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pentagon.geojson");
+    std::fs::write(
+        &input,
+        r#"{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"depth": 3.5},
+        "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [2, 0], [3, 1], [1, 2], [0, 1], [0, 0]]]}}]}"#,
+    )
+    .unwrap();
+    let catalogue = Catalogue::standard();
+    let convert = |output: &str, value: Option<&str>| {
+        let parameters: Vec<(String, String)> = value
+            .map(|value| ("Triangulate".to_owned(), value.to_owned()))
+            .into_iter()
+            .collect();
+        let conversion = Conversion {
+            writer_parameters: &parameters,
+            ..Conversion::default()
+        };
+        catalogue.convert(
+            &input,
+            &dir.path().join(output),
+            &conversion,
+            &ReadContext::default(),
+        )
+    };
+    for output in ["out.vtu", "out.mesh"] {
+        let written = convert(output, None).unwrap();
+        let size = written.summary.unwrap().size;
+        assert!(
+            matches!(
+                size,
+                basin_formats::summary::DataSize::Mesh {
+                    nodes: 5,
+                    elements: 3,
+                    ..
+                }
+            ),
+            "{output}: {size:?}"
+        );
+        convert(output, Some("true")).unwrap();
+        let refused = convert(output, Some("false")).unwrap_err();
+        assert!(refused.to_string().contains("5 corners"), "{refused}");
+        let invalid = convert(output, Some("maybe")).unwrap_err();
+        assert!(
+            matches!(invalid, FormatError::Parameter { .. }),
+            "{invalid}"
+        );
+    }
+}
+
+/// Twice the unsigned area of a ring given as coordinates.
+fn ring_area2(ring: &[Coord]) -> f64 {
+    let corners: Vec<(f64, f64)> = ring.iter().map(|c| (c.x, c.y)).collect();
+    area2(&corners).abs()
+}
+
+/// Real polygons with holes and many corners (tests/corpus/pyshp/blockgroups.shp) become a
+/// mesh of counter-clockwise elements covering each polygon minus its holes.
+#[test]
+fn real_block_groups_become_a_mesh_covering_them() {
+    use basin_formats::catalogue::{ReadContext, Reader};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus/pyshp/blockgroups.shp");
+    let dataset = Dataset::collect(|sink| {
+        basin_formats::shp::ShpReader.read(
+            &path,
+            &basin_formats::Parameters::default(),
+            &ReadContext::default(),
+            sink,
+        )
+    })
+    .unwrap();
+    let (_, features) = features_of(&dataset);
+    let mut expected = 0.0;
+    for feature in features {
+        let polygons = match feature.geometry.as_ref().unwrap() {
+            Geometry::Polygon(rings) => vec![rings.clone()],
+            Geometry::MultiPolygon(polygons) => polygons.clone(),
+            other => panic!("{other:?}"),
+        };
+        for rings in polygons {
+            expected += ring_area2(&rings[0]) / 2.0;
+            expected -= rings[1..].iter().map(|r| ring_area2(r) / 2.0).sum::<f64>();
+        }
+    }
+    let (geometry, _) = mesh_of(&dataset);
+    let mut covered = 0.0;
+    for element in 0..geometry.elements.len() {
+        let doubled = area2(&element_corners(&geometry, element));
+        assert!(doubled > 0.0, "element {element} is counter-clockwise");
+        covered += doubled / 2.0;
+    }
+    assert!(
+        (covered - expected).abs() <= 1e-9 * expected,
+        "{covered} {expected}"
+    );
 }

@@ -19,6 +19,7 @@ mod geotiff;
 mod helpers;
 mod mesh_file;
 mod shapefile;
+mod shapefile_rings;
 mod transform;
 mod vtu;
 mod xyz;
