@@ -2,14 +2,22 @@
 //! or `dx`/`dy`, `NODATA_value`), the values row by row as frames arrive, and a `.prj`.
 //!
 //! Values are written in their shortest round-trip form (`itoa` for integers, `ryu` for
-//! floats, a Float32 item in float32's shortest form), so that GDAL and this reader read back
-//! exactly the values written. Cells equal to the nodata value are written as the header's
-//! `NODATA_value` text, as ArcGIS does, and each row starts with a space, as GDAL writes it. The writer refuses, before writing anything, what the
-//! format cannot hold: more than one item or time step (GDAL's AAIGrid driver refuses more
-//! than one band too), 3D grids, rotated grids and grids stored bottom row first.
+//! floats, a Float32 item in float32's shortest form; its nodata value spelled at the ends of
+//! float32's range so that GDAL keeps the grid Float32: see [`float32_nodata_text`]), so that
+//! GDAL and this reader read back exactly the values written. Cells equal to the nodata value are written as the header's
+//! `NODATA_value` text, as ArcGIS does, and each row starts with a space, as GDAL writes it.
+//!
+//! A grid stored bottom row first (a positive cell height, "south-up") is written top row
+//! first, as gdal_translate does: the rows' text goes to an anonymous temporary file beside the
+//! output and is copied to the output in reverse row order at the end, so memory stays bounded
+//! (one offset per row) and no value is resampled. The writer refuses, before writing
+//! anything, what the format cannot hold: more than one item or time step (GDAL's AAIGrid
+//! driver refuses more than one band too), 3D grids and rotated grids. GDAL writes a rotated
+//! grid as if it were north-up, dropping the rotation without a word; Basin refuses it and
+//! says to write GeoTIFF (which keeps the rotation) or to warp the grid first.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::FORMAT;
@@ -42,6 +50,18 @@ struct OpenGrid {
     nodata_f32: Option<f32>,
     nodata_text: Vec<u8>,
     text: Vec<u8>,
+    /// For a grid stored bottom row first: `out` is the temporary file of rows.
+    flip: Option<Flip>,
+}
+
+/// The rows of a grid stored bottom row first, on their way to the output in reverse order.
+struct Flip {
+    /// The output, holding the header so far.
+    output: File,
+    /// Offset in the temporary file at which each row starts.
+    row_starts: Vec<u64>,
+    /// Bytes passed to the temporary file so far.
+    spooled: u64,
 }
 
 impl AsciiGridSink {
@@ -95,11 +115,37 @@ impl DatasetSink for AsciiGridSink {
         let nodata_text = item
             .nodata
             .map(|nodata| nodata_text(nodata, item.data_type));
-        let file = File::create(&self.output).map_err(|source| self.write_error(source))?;
+        let mut file = File::create(&self.output).map_err(|source| self.write_error(source))?;
         self.files.push(self.output.clone());
-        let mut out = BufWriter::with_capacity(FLUSH_BYTES, file);
-        out.write_all(header_text(grid, nodata_text.as_deref()).as_bytes())
-            .map_err(|source| self.write_error(source))?;
+        let header = header_text(grid, nodata_text.as_deref());
+        let flipped = grid.geometry.transform.pixel_height > 0.0;
+        let (out, flip) = if flipped {
+            file.write_all(header.as_bytes())
+                .map_err(|source| self.write_error(source))?;
+            let folder = match self.output.parent() {
+                Some(folder) if !folder.as_os_str().is_empty() => folder,
+                _ => Path::new("."),
+            };
+            let spool = tempfile::tempfile_in(folder).map_err(|source| self.write_error(source))?;
+            let flip = Flip {
+                output: file,
+                row_starts: Vec::new(),
+                spooled: 0,
+            };
+            (BufWriter::with_capacity(FLUSH_BYTES, spool), Some(flip))
+        } else {
+            let mut out = BufWriter::with_capacity(FLUSH_BYTES, file);
+            out.write_all(header.as_bytes())
+                .map_err(|source| self.write_error(source))?;
+            (out, None)
+        };
+        if flipped {
+            self.notes.push(
+                "the grid's rows run south to north; they are written north to south, as an \
+                 ASCII Grid stores them"
+                    .to_owned(),
+            );
+        }
         self.write_prj(grid)?;
         let nodata_f32 = item
             .nodata
@@ -114,6 +160,7 @@ impl DatasetSink for AsciiGridSink {
             nodata_f32,
             nodata_text: nodata_text.unwrap_or_default().into_bytes(),
             text: Vec::with_capacity(FLUSH_BYTES.saturating_add(64)),
+            flip,
         });
         Ok(())
     }
@@ -156,6 +203,14 @@ impl DatasetSink for AsciiGridSink {
         out.write_all(&open.text)
             .and_then(|()| out.flush())
             .map_err(|source| self.write_error(source))?;
+        if let Some(flip) = open.flip.take() {
+            let spool = open
+                .out
+                .into_inner()
+                .map_err(|error| self.write_error(error.into_error()))?;
+            flip.write_reversed(spool)
+                .map_err(|source| self.write_error(source))?;
+        }
         self.finished = true;
         Ok(())
     }
@@ -209,14 +264,17 @@ fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
     }
     let transform = geometry.transform;
     if !transform.is_north_up() {
-        return Err(error(
-            "the grid is rotated; an ASCII Grid is north-up (warp it first)".to_owned(),
-        ));
+        return Err(error(format!(
+            "the grid is rotated (row rotation {}, column rotation {}) and an ASCII Grid holds \
+             only north-up grids; write it as GeoTIFF, which keeps the rotation, or warp it to \
+             north-up first (gdalwarp resamples it)",
+            transform.row_rotation, transform.column_rotation
+        )));
     }
     let finite = transform.to_gdal().iter().all(|value| value.is_finite());
-    if !(finite && transform.pixel_width > 0.0 && transform.pixel_height < 0.0) {
+    if !(finite && transform.pixel_width > 0.0 && transform.pixel_height != 0.0) {
         return Err(error(format!(
-            "an ASCII Grid stores rows from north to south with cells of positive size; this \
+            "an ASCII Grid stores rows from west to east with cells of nonzero size; this \
              grid's cell size is {} x {}",
             transform.pixel_width, transform.pixel_height
         )));
@@ -234,15 +292,18 @@ fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
 fn header_text(grid: &GridHeader, nodata: Option<&str>) -> String {
     let geometry = &grid.geometry;
     let transform = geometry.transform;
-    let (dx, dy) = (transform.pixel_width, -transform.pixel_height);
+    let (dx, dy) = (transform.pixel_width, transform.pixel_height.abs());
+    // A grid stored bottom row first starts at its lower edge, which is then exact.
+    let lower_y = if transform.pixel_height > 0.0 {
+        transform.origin_y
+    } else {
+        lower_left_y(transform.origin_y, geometry.rows, dy)
+    };
     let mut lines = vec![
         ("ncols", geometry.columns.to_string()),
         ("nrows", geometry.rows.to_string()),
         ("xllcorner", shortest(transform.origin_x)),
-        (
-            "yllcorner",
-            shortest(lower_left_y(transform.origin_y, geometry.rows, dy)),
-        ),
+        ("yllcorner", shortest(lower_y)),
     ];
     if dx == dy {
         lines.push(("cellsize", shortest(dx)));
@@ -340,17 +401,63 @@ fn non_finite(value: f64) -> &'static str {
     }
 }
 
-/// The text of a nodata value: an integer when it is one (`-9999`, as users expect), else the
-/// shortest decimal in the item's type when the value is exact in it, else in f64.
+/// The text of a nodata value: an integer when it is one (`-9999`, as users expect; `-0` keeps
+/// its sign), else for a Float32 item the text of [`float32_nodata_text`] when the value is exact in
+/// float32, else the shortest decimal in f64.
 fn nodata_text(nodata: f64, data_type: DataType) -> String {
     if nodata.is_finite() && nodata.fract() == 0.0 && nodata.abs() < 9.007_199_254_740_992e15 {
+        if nodata == 0.0 && nodata.is_sign_negative() {
+            return "-0".to_owned();
+        }
         return itoa::Buffer::new().format(nodata as i64).to_owned();
     }
     let narrow = nodata as f32;
     if data_type == DataType::F32 && nodata.is_finite() && f64::from(narrow) == nodata {
-        return ryu::Buffer::new().format_finite(narrow).to_owned();
+        return float32_nodata_text(narrow);
     }
     shortest(nodata)
+}
+
+/// The text of a float32 nodata value that GDAL reads back as the same float32 without
+/// widening the grid to Float64. GDAL reads `NODATA_value` in f64 and makes the grid Float64
+/// when a value with a decimal point lies outside float32's normal range, so:
+/// - the largest float32 is the shortest f64 decimal of its exact value,
+///   `3.4028234663852886e38` (its float32 shortest form, `3.4028235e38`, is above `f32::MAX`
+///   in f64);
+/// - a subnormal is the shortest f64 decimal of its exact value without a decimal point,
+///   `1401298464324817e-60` for the smallest, since GDAL looks for a point to tell a float
+///   (and this reader then reads back the exact value);
+/// - anything else is float32's shortest decimal.
+///
+/// Cell values keep float32's shortest form: GDAL checks the range of the nodata value only.
+fn float32_nodata_text(value: f32) -> String {
+    let magnitude = value.abs();
+    if magnitude == f32::MAX {
+        shortest(f64::from(value))
+    } else if magnitude != 0.0 && magnitude < f32::MIN_POSITIVE {
+        without_point(&shortest(f64::from(value)))
+    } else {
+        ryu::Buffer::new().format_finite(value).to_owned()
+    }
+}
+
+/// A decimal `[-]digits[.digits][e[-]digits]` as `[-]digits e exponent`, with the same value
+/// and no decimal point (`1.4e-44` as `14e-45`).
+fn without_point(decimal: &str) -> String {
+    let (mantissa, exponent) = decimal.split_once('e').unwrap_or((decimal, "0"));
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let fraction = fraction.trim_end_matches('0');
+    let digits = format!("{whole}{fraction}");
+    let digits = match digits.trim_start_matches('0') {
+        "" => "0",
+        digits => digits,
+    };
+    let exponent = exponent.parse::<i64>().unwrap_or_default() - fraction.len() as i64;
+    format!("{sign}{digits}e{exponent}")
 }
 
 impl OpenGrid {
@@ -397,6 +504,10 @@ impl OpenGrid {
     ) -> std::io::Result<()> {
         for &value in values {
             if self.column == 0 {
+                if let Some(flip) = self.flip.as_mut() {
+                    let start = flip.spooled.saturating_add(self.text.len() as u64);
+                    flip.row_starts.push(start);
+                }
                 // Every row starts with a space, as GDAL writes it: GDAL (before 3.8) takes a
                 // line starting with a letter for a header line, so a first row starting with
                 // `nan` or `inf` would be lost to it.
@@ -412,11 +523,36 @@ impl OpenGrid {
             }
             if self.text.len() >= FLUSH_BYTES {
                 self.out.write_all(&self.text)?;
+                if let Some(flip) = self.flip.as_mut() {
+                    flip.spooled = flip.spooled.saturating_add(self.text.len() as u64);
+                }
                 self.text.clear();
             }
         }
         self.written = self.written.saturating_add(values.len());
         Ok(())
+    }
+}
+
+impl Flip {
+    /// Copies the rows from the temporary file `spool` (flushed) to the output, last row
+    /// first.
+    fn write_reversed(self, mut spool: File) -> std::io::Result<()> {
+        let mut end = spool.seek(SeekFrom::End(0))?;
+        let mut out = BufWriter::with_capacity(FLUSH_BYTES, self.output);
+        for &start in self.row_starts.iter().rev() {
+            spool.seek(SeekFrom::Start(start))?;
+            let length = end.saturating_sub(start);
+            let copied = std::io::copy(&mut (&mut spool).take(length), &mut out)?;
+            if copied != length {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the temporary file of rows is shorter than what was written to it",
+                ));
+            }
+            end = start;
+        }
+        out.flush()
     }
 }
 
@@ -458,8 +594,20 @@ mod tests {
         assert_eq!(nodata_text(-9999.0, DataType::F32), "-9999");
         assert_eq!(nodata_text(-9999.5, DataType::F64), "-9999.5");
         assert_eq!(
-            nodata_text(f64::from(-3.402_823_5e38_f32), DataType::F32),
-            "-3.4028235e38"
+            nodata_text(f64::from(-f32::MAX), DataType::F32),
+            "-3.4028234663852886e38"
+        );
+        assert_eq!(
+            nodata_text(f64::from(f32::MAX), DataType::F32),
+            "3.4028234663852886e38"
+        );
+        assert_eq!(nodata_text(-0.0, DataType::F32), "-0");
+        assert_eq!(nodata_text(0.0, DataType::F32), "0");
+        let smallest = f64::from(f32::from_bits(1));
+        assert_eq!(nodata_text(smallest, DataType::F32), "1401298464324817e-60");
+        assert_eq!(
+            nodata_text(-f64::from(f32::from_bits(0x7f_ffff)), DataType::F32),
+            "-11754942106924411e-54"
         );
         assert_eq!(
             nodata_text(-3.402_823_466e38, DataType::F32),
@@ -467,5 +615,27 @@ mod tests {
         );
         assert_eq!(nodata_text(f64::NAN, DataType::F32), "nan");
         assert_eq!(nodata_text(1e300, DataType::F64), "1e300");
+    }
+
+    #[test]
+    fn float32_nodata_reads_back_as_the_same_float32_within_its_range() {
+        for bits in [1_u32, 2, 10, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff, 0x3dcc_cccd] {
+            for value in [f32::from_bits(bits), -f32::from_bits(bits)] {
+                let written = float32_nodata_text(value);
+                let wide: f64 = written.parse().unwrap();
+                assert_eq!(wide as f32, value, "{written}");
+                assert!(wide.abs() <= f64::from(f32::MAX), "{written}");
+                if value.abs() < f32::MIN_POSITIVE || value.abs() == f32::MAX {
+                    assert_eq!(wide, f64::from(value), "{written}");
+                }
+                if value.abs() < f32::MIN_POSITIVE {
+                    assert!(!written.contains('.'), "{written}");
+                }
+            }
+        }
+        assert_eq!(float32_nodata_text(0.1), "0.1");
+        assert_eq!(without_point("1.25e-3"), "125e-5");
+        assert_eq!(without_point("-7e-45"), "-7e-45");
+        assert_eq!(without_point("0.5"), "5e-1");
     }
 }
