@@ -759,6 +759,31 @@ fn every_vtk_cell_kind_round_trips_in_every_encoding() {
     }
     // The same cells in the encodings other writers use: zlib, UInt64 headers, appended.
     let geometry = &mesh_of(&dataset).geometry;
+    let arrays = geometry_arrays(geometry);
+    for wide in [false, true] {
+        for compressed in [false, true] {
+            for appended in [false, true] {
+                let text = vtu_of(
+                    &arrays,
+                    geometry.nodes.len(),
+                    geometry.elements.len(),
+                    wide,
+                    compressed,
+                    appended,
+                );
+                let back = read_bytes(&text).unwrap();
+                assert_eq!(
+                    mesh_of(&back).geometry.elements,
+                    geometry.elements,
+                    "wide {wide} compressed {compressed} appended {appended}"
+                );
+            }
+        }
+    }
+}
+
+/// The points and cells arrays of `geometry`, as raw little-endian bytes.
+fn geometry_arrays(geometry: &MeshGeometry) -> [Payload; 4] {
     let to_bytes = |values: &[i64]| le(values, |v: i64| v.to_le_bytes().to_vec());
     let connectivity: Vec<i64> = geometry
         .elements
@@ -785,7 +810,7 @@ fn every_vtk_cell_kind_round_trips_in_every_encoding() {
             ]
         })
         .collect();
-    let arrays = [
+    [
         (
             "Points",
             "",
@@ -796,27 +821,7 @@ fn every_vtk_cell_kind_round_trips_in_every_encoding() {
         ("Cells", "connectivity", "Int64", 1, to_bytes(&connectivity)),
         ("Cells", "offsets", "Int64", 1, to_bytes(&offsets)),
         ("Cells", "types", "UInt8", 1, types),
-    ];
-    for wide in [false, true] {
-        for compressed in [false, true] {
-            for appended in [false, true] {
-                let text = vtu_of(
-                    &arrays,
-                    geometry.nodes.len(),
-                    geometry.elements.len(),
-                    wide,
-                    compressed,
-                    appended,
-                );
-                let back = read_bytes(&text).unwrap();
-                assert_eq!(
-                    mesh_of(&back).geometry.elements,
-                    geometry.elements,
-                    "wide {wide} compressed {compressed} appended {appended}"
-                );
-            }
-        }
-    }
+    ]
 }
 
 type Payload = (&'static str, &'static str, &'static str, usize, Vec<u8>);
