@@ -292,3 +292,48 @@ def test_2d_writers_refuse_3d_cells_naming_the_type(tmp_path, target_name):
     result = convert(CORPUS / "Tetra.vtu", tmp_path / target_name, check=False)
     assert result.returncode != 0
     assert "tetra (VTK 10)" in result.stderr, result.stderr
+
+
+# Real south-up and rotated grids (rasterio's test data) ----------------------------------------
+
+ORIENTATION = pathlib.Path(ROOT) / "tests" / "corpus" / "rasterio-orientation"
+
+
+def xyz_values(path):
+    text = run(require_tool("gdal_translate"), "-q", "-of", "XYZ", path, "/vsistdout/")
+    return [line.split()[2] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("name", ["float.tif", "float32.tif", "float_nan.tif"])
+def test_real_south_up_grids_become_the_ascii_grid_gdal_translate_writes(tmp_path, name):
+    source = ORIENTATION / name
+    assert gdal_info(source)["geoTransform"][5] > 0
+    basin_asc, gdal_asc = tmp_path / "basin.asc", tmp_path / "gdal.asc"
+    convert(source, basin_asc)
+    run(require_tool("gdal_translate"), "-q", "-of", "AAIGrid", source, gdal_asc)
+    basin, gdal = gdal_info(basin_asc), gdal_info(gdal_asc)
+    assert basin["geoTransform"] == gdal["geoTransform"]
+    assert basin["size"] == gdal["size"]
+    assert basin["type"] == gdal["type"]
+    assert str(basin["noDataValue"]) == str(gdal["noDataValue"])
+    assert xyz_values(basin_asc) == xyz_values(gdal_asc)
+
+
+def test_a_real_rotated_grid_is_refused_for_ascii_grid_and_kept_by_geotiff(tmp_path):
+    source = ORIENTATION / "rotated.tif"
+    result = convert(source, tmp_path / "rotated.asc", check=False)
+    assert result.returncode != 0
+    assert "write it as GeoTIFF, which keeps the rotation" in result.stderr, result.stderr
+    kept = tmp_path / "kept.tif"
+    convert(source, kept)
+    assert gdal_info(kept)["geoTransform"] == gdal_info(source)["geoTransform"]
+    checksum = lambda path: json.loads(run(require_tool("gdalinfo"), "-json", "-checksum", path))["bands"][0]["checksum"]
+    assert checksum(kept) == checksum(source)
+    # The advice: gdalwarp to north-up, then to ASCII Grid, as GDAL's AAIGrid of it.
+    warped = tmp_path / "warped.tif"
+    run(require_tool("gdalwarp"), "-q", "-r", "near", source, warped)
+    basin_asc, gdal_asc = tmp_path / "basin.asc", tmp_path / "gdal.asc"
+    convert(warped, basin_asc)
+    run(require_tool("gdal_translate"), "-q", "-of", "AAIGrid", warped, gdal_asc)
+    assert gdal_info(basin_asc)["geoTransform"] == gdal_info(warped)["geoTransform"]
+    assert xyz_values(basin_asc) == xyz_values(gdal_asc)
