@@ -299,6 +299,11 @@ def test_2d_writers_refuse_3d_cells_naming_the_type(tmp_path, target_name):
 ORIENTATION = pathlib.Path(ROOT) / "tests" / "corpus" / "rasterio-orientation"
 
 
+def gdal_checksum(path):
+    info = json.loads(run(require_tool("gdalinfo"), "-json", "-checksum", path))
+    return info["bands"][0]["checksum"]
+
+
 def xyz_values(path):
     text = run(require_tool("gdal_translate"), "-q", "-of", "XYZ", path, "/vsistdout/")
     return [line.split()[2] for line in text.splitlines()]
@@ -327,8 +332,7 @@ def test_a_real_rotated_grid_is_refused_for_ascii_grid_and_kept_by_geotiff(tmp_p
     kept = tmp_path / "kept.tif"
     convert(source, kept)
     assert gdal_info(kept)["geoTransform"] == gdal_info(source)["geoTransform"]
-    checksum = lambda path: json.loads(run(require_tool("gdalinfo"), "-json", "-checksum", path))["bands"][0]["checksum"]
-    assert checksum(kept) == checksum(source)
+    assert gdal_checksum(kept) == gdal_checksum(source)
     # The advice: gdalwarp to north-up, then to ASCII Grid, as GDAL's AAIGrid of it.
     warped = tmp_path / "warped.tif"
     run(require_tool("gdalwarp"), "-q", "-r", "near", source, warped)
