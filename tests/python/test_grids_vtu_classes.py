@@ -341,3 +341,44 @@ def test_a_real_rotated_grid_is_refused_for_ascii_grid_and_kept_by_geotiff(tmp_p
     run(require_tool("gdal_translate"), "-q", "-of", "AAIGrid", warped, gdal_asc)
     assert gdal_info(basin_asc)["geoTransform"] == gdal_info(warped)["geoTransform"]
     assert xyz_values(basin_asc) == xyz_values(gdal_asc)
+
+
+def meshio_cells_mesh():
+    """A mesh of every cell type meshio writes that Basin keeps, with point and cell data."""
+    rng = np.random.default_rng(11)
+    points = rng.random((30, 3))
+    blocks = [
+        ("tetra", [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("pyramid", [[0, 1, 2, 3, 4]]),
+        ("wedge", [[0, 1, 2, 3, 4, 5]]),
+        ("hexahedron", [list(range(8))]),
+        ("polygon", [[0, 1, 2, 3, 4, 5, 6]]),
+        ("triangle", [[7, 8, 9]]),
+        ("quad", [[9, 10, 11, 12]]),
+        ("line", [[12, 13]]),
+        ("vertex", [[14]]),
+        ("tetra10", [list(range(10))]),
+        ("hexahedron20", [list(range(20))]),
+        ("quad9", [list(range(9))]),
+        ("hexahedron27", [list(range(27))]),
+    ]
+    cell_data = {"level": [rng.random(len(cells)) for _, cells in blocks]}
+    return meshio.Mesh(points, blocks, point_data={"depth": rng.random(30)}, cell_data=cell_data)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"binary": False}, {"binary": True, "compression": None}, {"binary": True, "compression": "zlib"}],
+    ids=["ascii", "binary", "zlib"],
+)
+def test_every_cell_type_meshio_writes_survives_basin(tmp_path, options):
+    source = tmp_path / "meshio.vtu"
+    meshio.vtu.write(str(source), meshio_cells_mesh(), **options)
+    target = tmp_path / "basin.vtu"
+    convert(source, target)
+    points, cells, point_data, cell_data = meshio_view(source)
+    points2, cells2, point_data2, cell_data2 = meshio_view(target)
+    assert points == points2
+    assert cells == cells2
+    assert_same_data(flatten_components(point_data), flatten_components(point_data2))
+    assert_same_data(flatten_cell_data(cell_data), flatten_cell_data(cell_data2))
