@@ -412,8 +412,16 @@ fn nodata_text(nodata: f64, data_type: DataType) -> String {
         return itoa::Buffer::new().format(nodata as i64).to_owned();
     }
     let narrow = nodata as f32;
-    if data_type == DataType::F32 && nodata.is_finite() && f64::from(narrow) == nodata {
-        return float32_nodata_text(narrow);
+    if data_type == DataType::F32 && nodata.is_finite() && narrow.is_finite() {
+        // Cells are matched against the nodata value in float32, so a nodata just beyond
+        // float32's range (`-3.4028235e38` read in f64 from another writer's tag) is that
+        // float32, and must be written as one GDAL keeps Float32. Other inexact values
+        // (ESRI's `-3.402823466e38`) are kept as written.
+        let magnitude = nodata.abs();
+        let widens = magnitude > f64::from(f32::MAX) || magnitude < f64::from(f32::MIN_POSITIVE);
+        if f64::from(narrow) == nodata || widens {
+            return float32_nodata_text(narrow);
+        }
     }
     shortest(nodata)
 }
@@ -602,6 +610,13 @@ mod tests {
             "3.4028234663852886e38"
         );
         assert_eq!(nodata_text(-0.0, DataType::F32), "-0");
+        // Another writer's float32 limit, read in f64, is the float32 it stands for.
+        assert_eq!(
+            nodata_text(-3.402_823_5e38, DataType::F32),
+            "-3.4028234663852886e38"
+        );
+        assert_eq!(nodata_text(1e-45, DataType::F32), "1401298464324817e-60");
+        assert_eq!(nodata_text(-3.402_823_5e38, DataType::F64), "-3.4028235e38");
         assert_eq!(nodata_text(0.0, DataType::F32), "0");
         let smallest = f64::from(f32::from_bits(1));
         assert_eq!(nodata_text(smallest, DataType::F32), "1401298464324817e-60");
