@@ -12,18 +12,21 @@
 //! output and is copied to the output in reverse row order at the end, so memory stays bounded
 //! (one offset per row) and no value is resampled. The writer refuses, before writing
 //! anything, what the format cannot hold: more than one item or time step (GDAL's AAIGrid
-//! driver refuses more than one band too), 3D grids and rotated grids. GDAL writes a rotated
-//! grid as if it were north-up, dropping the rotation without a word; Basin refuses it and
-//! says to write GeoTIFF (which keeps the rotation) or to warp the grid first.
+//! driver refuses more than one band too) and 3D grids. GDAL writes a rotated grid as if it
+//! were north-up, dropping the rotation without a word; Basin refuses it and says to write
+//! GeoTIFF (which keeps the rotation) or to ask for resampling (`RotatedGrids=nearest`, see
+//! `resample.rs`), in which case the values are collected and written once resampled.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::FORMAT;
+use super::resample::{self, RESAMPLE_CELLS_MAX};
 use crate::catalogue::{WriterSink, Written};
 use crate::error::{FormatError, FormatResult};
-use crate::model::{DataType, DatasetSink, Frame, GridHeader, Header, Item, Values};
+use crate::limits::check_limit;
+use crate::model::{DataType, DatasetSink, Frame, GridGeometry, GridHeader, Header, Item, Values};
 
 /// Bytes of text collected before they go to the file.
 const FLUSH_BYTES: usize = 256 * 1024;
@@ -31,10 +34,22 @@ const FLUSH_BYTES: usize = 256 * 1024;
 /// Receives one grid item and writes it as an ASCII Grid.
 pub(crate) struct AsciiGridSink {
     output: PathBuf,
+    /// Whether a rotated grid is resampled north-up (the `RotatedGrids=nearest` parameter)
+    /// rather than refused.
+    resample_rotated: bool,
+    /// A rotated grid being collected for resampling.
+    rotated: Option<Rotated>,
     open: Option<OpenGrid>,
     files: Vec<PathBuf>,
     notes: Vec<String>,
     finished: bool,
+}
+
+/// A rotated grid whose values are collected until they can be resampled north-up.
+struct Rotated {
+    source: GridHeader,
+    target: GridGeometry,
+    values: Values,
 }
 
 /// The output while values arrive.
@@ -66,9 +81,11 @@ struct Flip {
 
 impl AsciiGridSink {
     /// A sink writing to `output` (and a `.prj` beside it).
-    pub(crate) fn new(output: &Path) -> Self {
+    pub(crate) fn new(output: &Path, resample_rotated: bool) -> Self {
         Self {
             output: output.to_owned(),
+            resample_rotated,
+            rotated: None,
             open: None,
             files: Vec::new(),
             notes: Vec::new(),
@@ -78,6 +95,64 @@ impl AsciiGridSink {
 
     fn write_error(&self, source: std::io::Error) -> FormatError {
         FormatError::write(&self.output, source)
+    }
+
+    /// Checks a rotated grid and prepares to collect its values for resampling.
+    fn begin_rotated(&mut self, grid: &GridHeader) -> FormatResult<()> {
+        let (item, cells) = check_grid(grid, true)?;
+        check_limit(
+            "cells of a rotated grid to resample",
+            cells as u64,
+            RESAMPLE_CELLS_MAX,
+        )?;
+        let target = resample::north_up(&grid.geometry)?;
+        self.rotated = Some(Rotated {
+            source: grid.clone(),
+            target,
+            values: Values::with_capacity(item.data_type, 0),
+        });
+        Ok(())
+    }
+
+    /// Resamples the collected rotated grid north-up and writes it.
+    fn end_rotated(&mut self, rotated: Rotated) -> FormatResult<()> {
+        let Rotated {
+            source,
+            target,
+            values,
+        } = rotated;
+        let cells = source.geometry.cells().unwrap_or_default();
+        if values.len() != cells {
+            return Err(FormatError::Catalogue(format!(
+                "the grid ended after {} of its {cells} values",
+                values.len()
+            )));
+        }
+        let item = source.items.first();
+        let fill = item.and_then(|item| item.nodata).unwrap_or(
+            if item.is_some_and(|item| item.data_type.is_float()) {
+                f64::NAN
+            } else {
+                0.0
+            },
+        );
+        let resampled = resample::resample(&source.geometry, &target, &values, fill)?;
+        self.notes.push(format!(
+            "the grid is rotated; it was resampled north-up by nearest neighbour, as gdalwarp \
+             does, to {} x {} cells of {}",
+            target.columns, target.rows, target.transform.pixel_width
+        ));
+        let header = GridHeader {
+            geometry: target,
+            ..source
+        };
+        self.open_grid(&header)?;
+        self.frame(Frame {
+            step: 0,
+            item: 0,
+            offset: 0,
+            values: &resampled,
+        })
     }
 
     /// Writes the `.prj` for the grid's CRS, or notes why there is none.
@@ -111,7 +186,49 @@ impl DatasetSink for AsciiGridSink {
                 "an ASCII Grid holds a grid".to_owned(),
             ));
         };
-        let (item, cells) = check_grid(grid)?;
+        if self.resample_rotated && !grid.geometry.transform.is_north_up() {
+            return self.begin_rotated(grid);
+        }
+        self.open_grid(grid)
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if let Some(rotated) = self.rotated.as_mut() {
+            let collected = rotated.values.len();
+            if frame.step != 0 || frame.item != 0 || frame.offset != collected {
+                return Err(FormatError::Catalogue(format!(
+                    "frame out of order: step {}, item {}, offset {} after {collected} values",
+                    frame.step, frame.item, frame.offset
+                )));
+            }
+            let cells = rotated.source.geometry.cells().unwrap_or_default();
+            if frame.values.len() > cells.saturating_sub(collected) {
+                return Err(FormatError::Catalogue(format!(
+                    "more values than the grid's {cells} cells"
+                )));
+            }
+            if !rotated.values.extend_from(frame.values) {
+                return Err(FormatError::Catalogue(
+                    "values of another type than the item's".into(),
+                ));
+            }
+            return Ok(());
+        }
+        self.write_frame(frame)
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        if let Some(rotated) = self.rotated.take() {
+            self.end_rotated(rotated)?;
+        }
+        self.end_grid()
+    }
+}
+
+impl AsciiGridSink {
+    /// Opens the output of a north-up grid and writes its header.
+    fn open_grid(&mut self, grid: &GridHeader) -> FormatResult<()> {
+        let (item, cells) = check_grid(grid, false)?;
         let nodata_text = item
             .nodata
             .map(|nodata| nodata_text(nodata, item.data_type));
@@ -165,7 +282,7 @@ impl DatasetSink for AsciiGridSink {
         Ok(())
     }
 
-    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+    fn write_frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
         let Some(open) = self.open.as_mut() else {
             return Err(FormatError::Catalogue(
                 "values arrived before the grid".into(),
@@ -187,7 +304,7 @@ impl DatasetSink for AsciiGridSink {
         result.map_err(|source| FormatError::write(&self.output, source))
     }
 
-    fn end(&mut self) -> FormatResult<()> {
+    fn end_grid(&mut self) -> FormatResult<()> {
         let Some(mut open) = self.open.take() else {
             return Err(FormatError::Catalogue(
                 "the grid ended before it began".into(),
@@ -239,7 +356,7 @@ fn incompatible(data: &'static str, message: String) -> FormatError {
 
 /// The one item of a grid the format can hold, and the number of cells; an error for
 /// anything else.
-fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
+fn check_grid(grid: &GridHeader, rotated: bool) -> FormatResult<(&Item, usize)> {
     let error = |message: String| incompatible("grid", message);
     let geometry = &grid.geometry;
     let [item] = grid.items.as_slice() else {
@@ -263,16 +380,21 @@ fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
         )));
     }
     let transform = geometry.transform;
-    if !transform.is_north_up() {
+    if !transform.is_north_up() && !rotated {
         return Err(error(format!(
             "the grid is rotated (row rotation {}, column rotation {}) and an ASCII Grid holds \
-             only north-up grids; write it as GeoTIFF, which keeps the rotation, or warp it to \
-             north-up first (gdalwarp resamples it)",
+             only north-up grids; write it as GeoTIFF, which keeps the rotation, or resample \
+             it north-up by nearest neighbour as gdalwarp does with the writer parameter \
+             RotatedGrids=nearest",
             transform.row_rotation, transform.column_rotation
         )));
     }
     let finite = transform.to_gdal().iter().all(|value| value.is_finite());
-    if !(finite && transform.pixel_width > 0.0 && transform.pixel_height != 0.0) {
+    if rotated {
+        if !finite {
+            return Err(error("the grid's geotransform is not finite".to_owned()));
+        }
+    } else if !(finite && transform.pixel_width > 0.0 && transform.pixel_height != 0.0) {
         return Err(error(format!(
             "an ASCII Grid stores rows from west to east with cells of nonzero size; this \
              grid's cell size is {} x {}",

@@ -1149,3 +1149,69 @@ fn float32_values_at_the_limits_keep_their_shortest_form() {
     let data = text.lines().last().unwrap();
     assert_eq!(data, " 3.4028235e38 -3.4028235e38 1e-45 1.4e-44");
 }
+
+#[test]
+fn a_rotated_grid_is_resampled_north_up_on_request_as_gdalwarp_does() {
+    let folder = Folder::new();
+    let mut item = Item::new("v", DataType::I32);
+    item.nodata = Some(-1.0);
+    // A quarter turn: x grows down the rows, y along the columns.
+    let rotated = GeoTransform::from_gdal([0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+    let dataset = grid_dataset(2, 2, rotated, item, Values::I32(vec![1, 2, 3, 4]));
+    let output = folder.path("rotated.asc");
+    let refused = write(&dataset, &output).unwrap_err();
+    assert!(
+        refused.to_string().contains("RotatedGrids=nearest"),
+        "{refused}"
+    );
+    let parameters = params(
+        AsciiGridWriter.spec().parameters,
+        &[("RotatedGrids", "nearest")],
+    );
+    let mut sink = AsciiGridWriter.create(&output, &parameters).unwrap();
+    dataset.replay(sink.as_mut()).unwrap();
+    let written = sink.finish().unwrap();
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("resampled north-up")),
+        "{:?}",
+        written.notes
+    );
+    let back = read_path(&output).unwrap();
+    assert_eq!(
+        grid_header(&back).geometry.transform.to_gdal(),
+        [0.0, 1.0, 0.0, 2.0, 0.0, -1.0]
+    );
+    assert_eq!(values(&back), &Values::I32(vec![2, 4, 1, 3]));
+}
+
+#[test]
+fn a_rotated_grid_past_the_resampling_limit_is_refused() {
+    let folder = Folder::new();
+    let rotated = GeoTransform::from_gdal([0.0, 1.0, 0.5, 0.0, 0.5, -1.0]);
+    let header = Header::Grid(GridHeader {
+        geometry: GridGeometry {
+            columns: 1 << 15,
+            rows: (1 << 13) + 1,
+            vertical: None,
+            transform: rotated,
+            crs: None,
+        },
+        items: vec![Item::new("v", DataType::U8)],
+        time: TimeAxis::None,
+    });
+    let parameters = params(
+        AsciiGridWriter.spec().parameters,
+        &[("RotatedGrids", "nearest")],
+    );
+    let output = folder.path("huge.asc");
+    let mut sink = AsciiGridWriter.create(&output, &parameters).unwrap();
+    let error = sink.begin(&header).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+    assert!(!output.exists());
+}
