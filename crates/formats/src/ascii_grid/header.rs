@@ -37,9 +37,10 @@ const KEYS: [&str; 10] = [
 pub(crate) struct Nodata {
     /// The value (NaN for `nan`).
     pub value: f64,
-    /// The narrowest type that can hold it, by GDAL's rule: an integer within i32 needs
-    /// nothing wider than Int32; any other value needs Float32, unless it is beyond float32's
-    /// range of normal numbers, when it needs Float64.
+    /// The narrowest type the grid needs for it, by GDAL's rule on the text: a value written
+    /// without a decimal point within Int32's range needs nothing wider than Int32; any other
+    /// value needs Float32, unless it is beyond float32's range of normal numbers, when it
+    /// needs Float64 (see `nodata_width`).
     pub width: Width,
 }
 
