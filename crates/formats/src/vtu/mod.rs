@@ -5,7 +5,9 @@
 //! decodes ascii, base64 binary (UInt32 or UInt64 headers, zlib-compressed or not) and
 //! appended data (raw or base64), which covers what VTK, ParaView and meshio write. A VTU file
 //! holds no time and no coordinate system: a time series becomes one .vtu per step plus a
-//! .pvd, and the reader takes the CRS from its `SRID` parameter.
+//! .pvd, and the reader takes the CRS from its `SRID` parameter. Every VTK cell of fixed or
+//! simple variable size is kept with its VTK code (see `ElementKind`); the pieces of a file
+//! are joined into one mesh, as meshio joins them.
 
 mod encoding;
 mod reader;
