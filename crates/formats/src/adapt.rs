@@ -421,8 +421,9 @@ fn element_geometry(
             data: "mesh",
             format: "feature collection",
             message: format!(
-                "element {} is a {other:?}; only 2D elements (triangles, quadrilaterals), lines and vertices become features (extract a layer of a 3D mesh first)",
-                element + 1
+                "element {} is a {} cell; only 2D elements (triangles, quadrilaterals), lines and vertices become features (extract a layer of a 3D mesh first)",
+                element + 1,
+                other.map(ElementKind::label).unwrap_or_default()
             ),
         }),
     }

@@ -37,9 +37,10 @@ const KEYS: [&str; 10] = [
 pub(crate) struct Nodata {
     /// The value (NaN for `nan`).
     pub value: f64,
-    /// The narrowest type that can hold it, by GDAL's rule: an integer within i32 needs
-    /// nothing wider than Int32; any other value needs Float32, unless it is beyond float32's
-    /// range of normal numbers, when it needs Float64.
+    /// The narrowest type the grid needs for it, by GDAL's rule on the text: a value written
+    /// without a decimal point within Int32's range needs nothing wider than Int32; any other
+    /// value needs Float32, unless it is beyond float32's range of normal numbers, when it
+    /// needs Float64 (see `nodata_width`).
     pub width: Width,
 }
 
@@ -79,7 +80,7 @@ struct Keys {
     cell_size: Option<f64>,
     dx: Option<f64>,
     dy: Option<f64>,
-    nodata: Option<Number>,
+    nodata: Option<Nodata>,
 }
 
 /// Reads the header from the start of a file.
@@ -265,10 +266,7 @@ impl Keys {
             rows: row_count,
             cells,
             transform,
-            nodata: self.nodata.map(|number| Nodata {
-                value: number.value,
-                width: nodata_width(&number),
-            }),
+            nodata: self.nodata,
             data_offset,
             data_line,
         })
@@ -361,20 +359,27 @@ fn size(name: &str, value: &str, invalid: &impl Fn(String) -> FormatError) -> Fo
 }
 
 /// `NODATA_value`: any number, including `nan` (as GDAL accepts).
-fn nodata(value: &str, invalid: &impl Fn(String) -> FormatError) -> FormatResult<Number> {
-    read_number(value.as_bytes())
-        .map_err(|error| invalid(format!("NODATA_value: {}", error.message(value.as_bytes()))))
+fn nodata(value: &str, invalid: &impl Fn(String) -> FormatError) -> FormatResult<Nodata> {
+    let number = read_number(value.as_bytes())
+        .map_err(|error| invalid(format!("NODATA_value: {}", error.message(value.as_bytes()))))?;
+    Ok(Nodata {
+        value: number.value,
+        width: nodata_width(&number, value),
+    })
 }
 
-/// See [`Nodata::width`].
-fn nodata_width(number: &Number) -> Width {
-    if number
-        .decimal
-        .is_some_and(|decimal| decimal.int32().is_some())
-    {
+/// See [`Nodata::width`]. GDAL decides on the text: a value written without a decimal point
+/// (digits and an exponent at most) within Int32's range does not widen the grid, even when it
+/// is not a whole number (`1e-45`); that is how the writer keeps a subnormal float32 nodata
+/// from turning a grid into Float64. `nan` is the exception: GDAL leaves it to the values,
+/// Basin makes the grid at least Float32, as an integer grid cannot hold NaN.
+fn nodata_width(number: &Number, text: &str) -> Width {
+    let value = number.value;
+    let int32_range = f64::from(i32::MIN)..=f64::from(i32::MAX);
+    if !text.contains(['.', ',']) && int32_range.contains(&value) {
         return Width::Int32;
     }
-    let magnitude = number.value.abs();
+    let magnitude = value.abs();
     let beyond_float32 = magnitude.is_finite()
         && (magnitude > f64::from(f32::MAX)
             || (magnitude != 0.0 && magnitude < f64::from(f32::MIN_POSITIVE)));
@@ -526,12 +531,18 @@ mod tests {
 
     #[test]
     fn nodata_width_follows_gdal() {
-        let width = |text: &str| nodata_width(&read_number(text.as_bytes()).unwrap());
+        let width = |text: &str| nodata_width(&read_number(text.as_bytes()).unwrap(), text);
         assert_eq!(width("-9999"), Width::Int32);
         assert_eq!(width("-9999.0"), Width::Float32);
         assert_eq!(width("-3.402823466e+38"), Width::Float32);
         assert_eq!(width("nan"), Width::Float32);
-        assert_eq!(width("1e-40"), Width::Float64);
+        assert_eq!(width("1.0e-40"), Width::Float64);
         assert_eq!(width("-1e39"), Width::Float64);
+        assert_eq!(width("-3.4028235e38"), Width::Float64);
+        assert_eq!(width("-3.4028234663852886e38"), Width::Float32);
+        // Without a decimal point and within Int32's range, GDAL does not widen.
+        assert_eq!(width("1e-40"), Width::Int32);
+        assert_eq!(width("14e-45"), Width::Int32);
+        assert_eq!(width("3000000000"), Width::Float32);
     }
 }

@@ -21,6 +21,7 @@
 mod header;
 mod number;
 mod reader;
+mod resample;
 mod scan;
 mod tokens;
 mod writer;
@@ -30,7 +31,12 @@ use std::path::Path;
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::{Parameters, SRID, SRID_PARAMETER};
+use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, SRID_PARAMETER};
+
+pub use resample::RESAMPLE_CELLS_MAX;
+
+/// The writer parameter that says what to do with a rotated grid.
+pub const ROTATED_GRIDS: &str = "RotatedGrids";
 
 const FORMAT: &str = "ASCII Grid";
 
@@ -89,7 +95,14 @@ pub const WRITER: WriterSpec = WriterSpec {
     dataset_format: ".asc",
     extensions: &[".asc"],
     accepts: &[DataKind::Grid],
-    parameters: &[],
+    parameters: &[ParameterSpec {
+        name: ROTATED_GRIDS,
+        description: "A rotated grid (which an ASCII Grid cannot hold): refuse (the default; GeoTIFF keeps rotation) or nearest (resample it north-up by nearest neighbour, as gdalwarp does)",
+        data_type: ParameterType::String,
+        required: false,
+        default_value: Some("refuse"),
+        allowed_values: &["refuse", "nearest"],
+    }],
 };
 
 /// Writes one grid item as an ESRI ASCII Grid (.asc) with a .prj.
@@ -101,7 +114,10 @@ impl Writer for AsciiGridWriter {
         &WRITER
     }
 
-    fn create(&self, output: &Path, _parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
-        Ok(Box::new(writer::AsciiGridSink::new(output)))
+    fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        let resample = parameters
+            .string(ROTATED_GRIDS)
+            .is_some_and(|value| value.eq_ignore_ascii_case("nearest"));
+        Ok(Box::new(writer::AsciiGridSink::new(output, resample)))
     }
 }

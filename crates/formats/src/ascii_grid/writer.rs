@@ -2,20 +2,31 @@
 //! or `dx`/`dy`, `NODATA_value`), the values row by row as frames arrive, and a `.prj`.
 //!
 //! Values are written in their shortest round-trip form (`itoa` for integers, `ryu` for
-//! floats, a Float32 item in float32's shortest form), so that GDAL and this reader read back
-//! exactly the values written. Cells equal to the nodata value are written as the header's
-//! `NODATA_value` text, as ArcGIS does, and each row starts with a space, as GDAL writes it. The writer refuses, before writing anything, what the
-//! format cannot hold: more than one item or time step (GDAL's AAIGrid driver refuses more
-//! than one band too), 3D grids, rotated grids and grids stored bottom row first.
+//! floats, a Float32 item in float32's shortest form; its nodata value spelled at the ends of
+//! float32's range so that GDAL keeps the grid Float32: see [`float32_nodata_text`]), so that
+//! GDAL and this reader read back exactly the values written. Cells equal to the nodata value are written as the header's
+//! `NODATA_value` text, as ArcGIS does, and each row starts with a space, as GDAL writes it.
+//!
+//! A grid stored bottom row first (a positive cell height, "south-up") is written top row
+//! first, as gdal_translate does: the rows' text goes to an anonymous temporary file beside the
+//! output and is copied to the output in reverse row order at the end, so memory stays bounded
+//! (one offset per row) and no value is resampled. The writer refuses, before writing
+//! anything, what the format cannot hold: more than one item or time step (GDAL's AAIGrid
+//! driver refuses more than one band too) and 3D grids. GDAL writes a rotated grid as if it
+//! were north-up, dropping the rotation without a word; Basin refuses it and says to write
+//! GeoTIFF (which keeps the rotation) or to ask for resampling (`RotatedGrids=nearest`, see
+//! `resample.rs`), in which case the values are collected and written once resampled.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::FORMAT;
+use super::resample::{self, RESAMPLE_CELLS_MAX};
 use crate::catalogue::{WriterSink, Written};
 use crate::error::{FormatError, FormatResult};
-use crate::model::{DataType, DatasetSink, Frame, GridHeader, Header, Item, Values};
+use crate::limits::check_limit;
+use crate::model::{DataType, DatasetSink, Frame, GridGeometry, GridHeader, Header, Item, Values};
 
 /// Bytes of text collected before they go to the file.
 const FLUSH_BYTES: usize = 256 * 1024;
@@ -23,10 +34,22 @@ const FLUSH_BYTES: usize = 256 * 1024;
 /// Receives one grid item and writes it as an ASCII Grid.
 pub(crate) struct AsciiGridSink {
     output: PathBuf,
+    /// Whether a rotated grid is resampled north-up (the `RotatedGrids=nearest` parameter)
+    /// rather than refused.
+    resample_rotated: bool,
+    /// A rotated grid being collected for resampling.
+    rotated: Option<Rotated>,
     open: Option<OpenGrid>,
     files: Vec<PathBuf>,
     notes: Vec<String>,
     finished: bool,
+}
+
+/// A rotated grid whose values are collected until they can be resampled north-up.
+struct Rotated {
+    source: GridHeader,
+    target: GridGeometry,
+    values: Values,
 }
 
 /// The output while values arrive.
@@ -42,13 +65,27 @@ struct OpenGrid {
     nodata_f32: Option<f32>,
     nodata_text: Vec<u8>,
     text: Vec<u8>,
+    /// For a grid stored bottom row first: `out` is the temporary file of rows.
+    flip: Option<Flip>,
+}
+
+/// The rows of a grid stored bottom row first, on their way to the output in reverse order.
+struct Flip {
+    /// The output, holding the header so far.
+    output: File,
+    /// Offset in the temporary file at which each row starts.
+    row_starts: Vec<u64>,
+    /// Bytes passed to the temporary file so far.
+    spooled: u64,
 }
 
 impl AsciiGridSink {
     /// A sink writing to `output` (and a `.prj` beside it).
-    pub(crate) fn new(output: &Path) -> Self {
+    pub(crate) fn new(output: &Path, resample_rotated: bool) -> Self {
         Self {
             output: output.to_owned(),
+            resample_rotated,
+            rotated: None,
             open: None,
             files: Vec::new(),
             notes: Vec::new(),
@@ -58,6 +95,64 @@ impl AsciiGridSink {
 
     fn write_error(&self, source: std::io::Error) -> FormatError {
         FormatError::write(&self.output, source)
+    }
+
+    /// Checks a rotated grid and prepares to collect its values for resampling.
+    fn begin_rotated(&mut self, grid: &GridHeader) -> FormatResult<()> {
+        let (item, cells) = check_grid(grid, true)?;
+        check_limit(
+            "cells of a rotated grid to resample",
+            cells as u64,
+            RESAMPLE_CELLS_MAX,
+        )?;
+        let target = resample::north_up(&grid.geometry)?;
+        self.rotated = Some(Rotated {
+            source: grid.clone(),
+            target,
+            values: Values::with_capacity(item.data_type, 0),
+        });
+        Ok(())
+    }
+
+    /// Resamples the collected rotated grid north-up and writes it.
+    fn end_rotated(&mut self, rotated: Rotated) -> FormatResult<()> {
+        let Rotated {
+            source,
+            target,
+            values,
+        } = rotated;
+        let cells = source.geometry.cells().unwrap_or_default();
+        if values.len() != cells {
+            return Err(FormatError::Catalogue(format!(
+                "the grid ended after {} of its {cells} values",
+                values.len()
+            )));
+        }
+        let item = source.items.first();
+        let fill = item.and_then(|item| item.nodata).unwrap_or(
+            if item.is_some_and(|item| item.data_type.is_float()) {
+                f64::NAN
+            } else {
+                0.0
+            },
+        );
+        let resampled = resample::resample(&source.geometry, &target, &values, fill)?;
+        self.notes.push(format!(
+            "the grid is rotated; it was resampled north-up by nearest neighbour, as gdalwarp \
+             does, to {} x {} cells of {}",
+            target.columns, target.rows, target.transform.pixel_width
+        ));
+        let header = GridHeader {
+            geometry: target,
+            ..source
+        };
+        self.open_grid(&header)?;
+        self.frame(Frame {
+            step: 0,
+            item: 0,
+            offset: 0,
+            values: &resampled,
+        })
     }
 
     /// Writes the `.prj` for the grid's CRS, or notes why there is none.
@@ -91,15 +186,83 @@ impl DatasetSink for AsciiGridSink {
                 "an ASCII Grid holds a grid".to_owned(),
             ));
         };
-        let (item, cells) = check_grid(grid)?;
+        if self.resample_rotated && !grid.geometry.transform.is_north_up() {
+            return self.begin_rotated(grid);
+        }
+        self.open_grid(grid)
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if let Some(rotated) = self.rotated.as_mut() {
+            let collected = rotated.values.len();
+            if frame.step != 0 || frame.item != 0 || frame.offset != collected {
+                return Err(FormatError::Catalogue(format!(
+                    "frame out of order: step {}, item {}, offset {} after {collected} values",
+                    frame.step, frame.item, frame.offset
+                )));
+            }
+            let cells = rotated.source.geometry.cells().unwrap_or_default();
+            if frame.values.len() > cells.saturating_sub(collected) {
+                return Err(FormatError::Catalogue(format!(
+                    "more values than the grid's {cells} cells"
+                )));
+            }
+            if !rotated.values.extend_from(frame.values) {
+                return Err(FormatError::Catalogue(
+                    "values of another type than the item's".into(),
+                ));
+            }
+            return Ok(());
+        }
+        self.write_frame(frame)
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        if let Some(rotated) = self.rotated.take() {
+            self.end_rotated(rotated)?;
+        }
+        self.end_grid()
+    }
+}
+
+impl AsciiGridSink {
+    /// Opens the output of a north-up grid and writes its header.
+    fn open_grid(&mut self, grid: &GridHeader) -> FormatResult<()> {
+        let (item, cells) = check_grid(grid, false)?;
         let nodata_text = item
             .nodata
             .map(|nodata| nodata_text(nodata, item.data_type));
-        let file = File::create(&self.output).map_err(|source| self.write_error(source))?;
+        let mut file = File::create(&self.output).map_err(|source| self.write_error(source))?;
         self.files.push(self.output.clone());
-        let mut out = BufWriter::with_capacity(FLUSH_BYTES, file);
-        out.write_all(header_text(grid, nodata_text.as_deref()).as_bytes())
-            .map_err(|source| self.write_error(source))?;
+        let header = header_text(grid, nodata_text.as_deref());
+        let flipped = grid.geometry.transform.pixel_height > 0.0;
+        let (out, flip) = if flipped {
+            file.write_all(header.as_bytes())
+                .map_err(|source| self.write_error(source))?;
+            let folder = match self.output.parent() {
+                Some(folder) if !folder.as_os_str().is_empty() => folder,
+                _ => Path::new("."),
+            };
+            let spool = tempfile::tempfile_in(folder).map_err(|source| self.write_error(source))?;
+            let flip = Flip {
+                output: file,
+                row_starts: Vec::new(),
+                spooled: 0,
+            };
+            (BufWriter::with_capacity(FLUSH_BYTES, spool), Some(flip))
+        } else {
+            let mut out = BufWriter::with_capacity(FLUSH_BYTES, file);
+            out.write_all(header.as_bytes())
+                .map_err(|source| self.write_error(source))?;
+            (out, None)
+        };
+        if flipped {
+            self.notes.push(
+                "the grid's rows run south to north; they are written north to south, as an \
+                 ASCII Grid stores them"
+                    .to_owned(),
+            );
+        }
         self.write_prj(grid)?;
         let nodata_f32 = item
             .nodata
@@ -114,11 +277,12 @@ impl DatasetSink for AsciiGridSink {
             nodata_f32,
             nodata_text: nodata_text.unwrap_or_default().into_bytes(),
             text: Vec::with_capacity(FLUSH_BYTES.saturating_add(64)),
+            flip,
         });
         Ok(())
     }
 
-    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+    fn write_frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
         let Some(open) = self.open.as_mut() else {
             return Err(FormatError::Catalogue(
                 "values arrived before the grid".into(),
@@ -140,7 +304,7 @@ impl DatasetSink for AsciiGridSink {
         result.map_err(|source| FormatError::write(&self.output, source))
     }
 
-    fn end(&mut self) -> FormatResult<()> {
+    fn end_grid(&mut self) -> FormatResult<()> {
         let Some(mut open) = self.open.take() else {
             return Err(FormatError::Catalogue(
                 "the grid ended before it began".into(),
@@ -156,6 +320,14 @@ impl DatasetSink for AsciiGridSink {
         out.write_all(&open.text)
             .and_then(|()| out.flush())
             .map_err(|source| self.write_error(source))?;
+        if let Some(flip) = open.flip.take() {
+            let spool = open
+                .out
+                .into_inner()
+                .map_err(|error| self.write_error(error.into_error()))?;
+            flip.write_reversed(spool)
+                .map_err(|source| self.write_error(source))?;
+        }
         self.finished = true;
         Ok(())
     }
@@ -184,7 +356,7 @@ fn incompatible(data: &'static str, message: String) -> FormatError {
 
 /// The one item of a grid the format can hold, and the number of cells; an error for
 /// anything else.
-fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
+fn check_grid(grid: &GridHeader, rotated: bool) -> FormatResult<(&Item, usize)> {
     let error = |message: String| incompatible("grid", message);
     let geometry = &grid.geometry;
     let [item] = grid.items.as_slice() else {
@@ -208,15 +380,23 @@ fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
         )));
     }
     let transform = geometry.transform;
-    if !transform.is_north_up() {
-        return Err(error(
-            "the grid is rotated; an ASCII Grid is north-up (warp it first)".to_owned(),
-        ));
+    if !transform.is_north_up() && !rotated {
+        return Err(error(format!(
+            "the grid is rotated (row rotation {}, column rotation {}) and an ASCII Grid holds \
+             only north-up grids; write it as GeoTIFF, which keeps the rotation, or resample \
+             it north-up by nearest neighbour as gdalwarp does with the writer parameter \
+             RotatedGrids=nearest",
+            transform.row_rotation, transform.column_rotation
+        )));
     }
     let finite = transform.to_gdal().iter().all(|value| value.is_finite());
-    if !(finite && transform.pixel_width > 0.0 && transform.pixel_height < 0.0) {
+    if rotated {
+        if !finite {
+            return Err(error("the grid's geotransform is not finite".to_owned()));
+        }
+    } else if !(finite && transform.pixel_width > 0.0 && transform.pixel_height != 0.0) {
         return Err(error(format!(
-            "an ASCII Grid stores rows from north to south with cells of positive size; this \
+            "an ASCII Grid stores rows from west to east with cells of nonzero size; this \
              grid's cell size is {} x {}",
             transform.pixel_width, transform.pixel_height
         )));
@@ -234,15 +414,18 @@ fn check_grid(grid: &GridHeader) -> FormatResult<(&Item, usize)> {
 fn header_text(grid: &GridHeader, nodata: Option<&str>) -> String {
     let geometry = &grid.geometry;
     let transform = geometry.transform;
-    let (dx, dy) = (transform.pixel_width, -transform.pixel_height);
+    let (dx, dy) = (transform.pixel_width, transform.pixel_height.abs());
+    // A grid stored bottom row first starts at its lower edge, which is then exact.
+    let lower_y = if transform.pixel_height > 0.0 {
+        transform.origin_y
+    } else {
+        lower_left_y(transform.origin_y, geometry.rows, dy)
+    };
     let mut lines = vec![
         ("ncols", geometry.columns.to_string()),
         ("nrows", geometry.rows.to_string()),
         ("xllcorner", shortest(transform.origin_x)),
-        (
-            "yllcorner",
-            shortest(lower_left_y(transform.origin_y, geometry.rows, dy)),
-        ),
+        ("yllcorner", shortest(lower_y)),
     ];
     if dx == dy {
         lines.push(("cellsize", shortest(dx)));
@@ -340,17 +523,71 @@ fn non_finite(value: f64) -> &'static str {
     }
 }
 
-/// The text of a nodata value: an integer when it is one (`-9999`, as users expect), else the
-/// shortest decimal in the item's type when the value is exact in it, else in f64.
+/// The text of a nodata value: an integer when it is one (`-9999`, as users expect; `-0` keeps
+/// its sign), else for a Float32 item the text of [`float32_nodata_text`] when the value is exact in
+/// float32, else the shortest decimal in f64.
 fn nodata_text(nodata: f64, data_type: DataType) -> String {
     if nodata.is_finite() && nodata.fract() == 0.0 && nodata.abs() < 9.007_199_254_740_992e15 {
+        if nodata == 0.0 && nodata.is_sign_negative() {
+            return "-0".to_owned();
+        }
         return itoa::Buffer::new().format(nodata as i64).to_owned();
     }
     let narrow = nodata as f32;
-    if data_type == DataType::F32 && nodata.is_finite() && f64::from(narrow) == nodata {
-        return ryu::Buffer::new().format_finite(narrow).to_owned();
+    if data_type == DataType::F32 && nodata.is_finite() && narrow.is_finite() {
+        // Cells are matched against the nodata value in float32, so a nodata just beyond
+        // float32's range (`-3.4028235e38` read in f64 from another writer's tag) is that
+        // float32, and must be written as one GDAL keeps Float32. Other inexact values
+        // (ESRI's `-3.402823466e38`) are kept as written.
+        let magnitude = nodata.abs();
+        let widens = magnitude > f64::from(f32::MAX) || magnitude < f64::from(f32::MIN_POSITIVE);
+        if f64::from(narrow) == nodata || widens {
+            return float32_nodata_text(narrow);
+        }
     }
     shortest(nodata)
+}
+
+/// The text of a float32 nodata value that GDAL reads back as the same float32 without
+/// widening the grid to Float64. GDAL reads `NODATA_value` in f64 and makes the grid Float64
+/// when a value with a decimal point lies outside float32's normal range, so:
+/// - the largest float32 is the shortest f64 decimal of its exact value,
+///   `3.4028234663852886e38` (its float32 shortest form, `3.4028235e38`, is above `f32::MAX`
+///   in f64);
+/// - a subnormal is the shortest f64 decimal of its exact value without a decimal point,
+///   `1401298464324817e-60` for the smallest, since GDAL looks for a point to tell a float
+///   (and this reader then reads back the exact value);
+/// - anything else is float32's shortest decimal.
+///
+/// Cell values keep float32's shortest form: GDAL checks the range of the nodata value only.
+fn float32_nodata_text(value: f32) -> String {
+    let magnitude = value.abs();
+    if magnitude == f32::MAX {
+        shortest(f64::from(value))
+    } else if magnitude != 0.0 && magnitude < f32::MIN_POSITIVE {
+        without_point(&shortest(f64::from(value)))
+    } else {
+        ryu::Buffer::new().format_finite(value).to_owned()
+    }
+}
+
+/// A decimal `[-]digits[.digits][e[-]digits]` as `[-]digits e exponent`, with the same value
+/// and no decimal point (`1.4e-44` as `14e-45`).
+fn without_point(decimal: &str) -> String {
+    let (mantissa, exponent) = decimal.split_once('e').unwrap_or((decimal, "0"));
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let fraction = fraction.trim_end_matches('0');
+    let digits = format!("{whole}{fraction}");
+    let digits = match digits.trim_start_matches('0') {
+        "" => "0",
+        digits => digits,
+    };
+    let exponent = exponent.parse::<i64>().unwrap_or_default() - fraction.len() as i64;
+    format!("{sign}{digits}e{exponent}")
 }
 
 impl OpenGrid {
@@ -397,6 +634,10 @@ impl OpenGrid {
     ) -> std::io::Result<()> {
         for &value in values {
             if self.column == 0 {
+                if let Some(flip) = self.flip.as_mut() {
+                    let start = flip.spooled.saturating_add(self.text.len() as u64);
+                    flip.row_starts.push(start);
+                }
                 // Every row starts with a space, as GDAL writes it: GDAL (before 3.8) takes a
                 // line starting with a letter for a header line, so a first row starting with
                 // `nan` or `inf` would be lost to it.
@@ -412,11 +653,36 @@ impl OpenGrid {
             }
             if self.text.len() >= FLUSH_BYTES {
                 self.out.write_all(&self.text)?;
+                if let Some(flip) = self.flip.as_mut() {
+                    flip.spooled = flip.spooled.saturating_add(self.text.len() as u64);
+                }
                 self.text.clear();
             }
         }
         self.written = self.written.saturating_add(values.len());
         Ok(())
+    }
+}
+
+impl Flip {
+    /// Copies the rows from the temporary file `spool` (flushed) to the output, last row
+    /// first.
+    fn write_reversed(self, mut spool: File) -> std::io::Result<()> {
+        let mut end = spool.seek(SeekFrom::End(0))?;
+        let mut out = BufWriter::with_capacity(FLUSH_BYTES, self.output);
+        for &start in self.row_starts.iter().rev() {
+            spool.seek(SeekFrom::Start(start))?;
+            let length = end.saturating_sub(start);
+            let copied = std::io::copy(&mut (&mut spool).take(length), &mut out)?;
+            if copied != length {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the temporary file of rows is shorter than what was written to it",
+                ));
+            }
+            end = start;
+        }
+        out.flush()
     }
 }
 
@@ -458,8 +724,27 @@ mod tests {
         assert_eq!(nodata_text(-9999.0, DataType::F32), "-9999");
         assert_eq!(nodata_text(-9999.5, DataType::F64), "-9999.5");
         assert_eq!(
-            nodata_text(f64::from(-3.402_823_5e38_f32), DataType::F32),
-            "-3.4028235e38"
+            nodata_text(f64::from(-f32::MAX), DataType::F32),
+            "-3.4028234663852886e38"
+        );
+        assert_eq!(
+            nodata_text(f64::from(f32::MAX), DataType::F32),
+            "3.4028234663852886e38"
+        );
+        assert_eq!(nodata_text(-0.0, DataType::F32), "-0");
+        // Another writer's float32 limit, read in f64, is the float32 it stands for.
+        assert_eq!(
+            nodata_text(-3.402_823_5e38, DataType::F32),
+            "-3.4028234663852886e38"
+        );
+        assert_eq!(nodata_text(1e-45, DataType::F32), "1401298464324817e-60");
+        assert_eq!(nodata_text(-3.402_823_5e38, DataType::F64), "-3.4028235e38");
+        assert_eq!(nodata_text(0.0, DataType::F32), "0");
+        let smallest = f64::from(f32::from_bits(1));
+        assert_eq!(nodata_text(smallest, DataType::F32), "1401298464324817e-60");
+        assert_eq!(
+            nodata_text(-f64::from(f32::from_bits(0x7f_ffff)), DataType::F32),
+            "-11754942106924411e-54"
         );
         assert_eq!(
             nodata_text(-3.402_823_466e38, DataType::F32),
@@ -467,5 +752,27 @@ mod tests {
         );
         assert_eq!(nodata_text(f64::NAN, DataType::F32), "nan");
         assert_eq!(nodata_text(1e300, DataType::F64), "1e300");
+    }
+
+    #[test]
+    fn float32_nodata_reads_back_as_the_same_float32_within_its_range() {
+        for bits in [1_u32, 2, 10, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff, 0x3dcc_cccd] {
+            for value in [f32::from_bits(bits), -f32::from_bits(bits)] {
+                let written = float32_nodata_text(value);
+                let wide: f64 = written.parse().unwrap();
+                assert_eq!(wide as f32, value, "{written}");
+                assert!(wide.abs() <= f64::from(f32::MAX), "{written}");
+                if value.abs() < f32::MIN_POSITIVE || value.abs() == f32::MAX {
+                    assert_eq!(wide, f64::from(value), "{written}");
+                }
+                if value.abs() < f32::MIN_POSITIVE {
+                    assert!(!written.contains('.'), "{written}");
+                }
+            }
+        }
+        assert_eq!(float32_nodata_text(0.1), "0.1");
+        assert_eq!(without_point("1.25e-3"), "125e-5");
+        assert_eq!(without_point("-7e-45"), "-7e-45");
+        assert_eq!(without_point("0.5"), "5e-1");
     }
 }

@@ -99,13 +99,23 @@ fn check_elements(geometry: &MeshGeometry) -> FormatResult<()> {
         .elements
         .kinds
         .iter()
-        .find(|kind| !matches!(kind, ElementKind::Triangle | ElementKind::Quad));
-    if let Some(kind) = unsupported {
+        .position(|kind| !matches!(kind, ElementKind::Triangle | ElementKind::Quad));
+    if let Some(index) = unsupported {
+        let kind = geometry.elements.kinds.get(index).copied();
+        let label = kind.map(ElementKind::label).unwrap_or_default();
+        let count = geometry
+            .elements
+            .kinds
+            .iter()
+            .filter(|other| Some(**other) == kind)
+            .count();
         return Err(FormatError::Incompatible {
             data: "mesh",
             format: FORMAT,
             message: format!(
-                "it has {kind:?} elements; a .mesh file holds only triangles and quadrilaterals"
+                "{label} cells cannot be written to .mesh, which holds triangles and \
+                 quadrilaterals (element {} is the first of {count})",
+                index + 1
             ),
         });
     }

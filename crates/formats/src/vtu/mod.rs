@@ -5,7 +5,9 @@
 //! decodes ascii, base64 binary (UInt32 or UInt64 headers, zlib-compressed or not) and
 //! appended data (raw or base64), which covers what VTK, ParaView and meshio write. A VTU file
 //! holds no time and no coordinate system: a time series becomes one .vtu per step plus a
-//! .pvd, and the reader takes the CRS from its `SRID` parameter.
+//! .pvd, and the reader takes the CRS from its `SRID` parameter. Every VTK cell of fixed or
+//! simple variable size is kept with its VTK code (see `ElementKind`); the pieces of a file
+//! are joined into one mesh, as meshio joins them.
 
 mod encoding;
 mod reader;
@@ -63,11 +65,15 @@ impl Reader for VtuReader {
         if let Ok(metadata) = std::fs::metadata(input) {
             context.progress.set_total(metadata.len());
         }
-        let piece = reader::read_piece(input, &context.limits)?;
+        let pieces = reader::read_pieces(input, &context.limits)?;
         if let Ok(metadata) = std::fs::metadata(input) {
             context.progress.advance(metadata.len());
         }
-        let (header, values) = mesh_of(piece, crs, &context.limits)?;
+        let mut meshes = Vec::new();
+        for piece in pieces {
+            meshes.push(mesh_of(piece, crs.clone(), &context.limits)?);
+        }
+        let (header, values) = join_pieces(meshes)?;
         sink.begin(&Header::Mesh(header))?;
         for (item, values) in values.iter().enumerate() {
             sink.frame(Frame {
@@ -300,6 +306,7 @@ fn elements_of(piece: &Piece, point_count: usize, cell_count: usize) -> FormatRe
         ));
     }
     let mut start = 0usize;
+    let mut nodes = Vec::new();
     for (index, (&end, &code)) in offsets.iter().zip(&types).enumerate() {
         let kind = cell_kind(code, index)?;
         let invalid =
@@ -310,26 +317,29 @@ fn elements_of(piece: &Piece, point_count: usize, cell_count: usize) -> FormatRe
                 "offsets {start}..{end} outside the connectivity"
             )));
         };
-        if refs.len() != kind.node_count() {
+        if !kind.takes_nodes(refs.len()) {
             return Err(invalid(format!(
-                "a {kind:?} with {} nodes; a {kind:?} has {}",
+                "a {} cell with {} nodes; it has {}{}",
+                kind.label(),
                 refs.len(),
+                if kind.takes_nodes(kind.node_count() + 1) {
+                    "at least "
+                } else {
+                    ""
+                },
                 kind.node_count()
             )));
         }
-        let mut nodes = [0u32; 8];
-        for (slot, &node) in nodes.iter_mut().zip(refs) {
-            *slot = usize::try_from(node)
+        nodes.clear();
+        for &node in refs {
+            let node = usize::try_from(node)
                 .ok()
                 .filter(|&node| node < point_count)
                 .and_then(|node| u32::try_from(node).ok())
                 .ok_or_else(|| invalid(format!("point index {node} outside 0..{point_count}")))?;
+            nodes.push(node);
         }
-        elements.push(
-            index as i64 + 1,
-            kind,
-            nodes.get(..refs.len()).unwrap_or_default(),
-        );
+        elements.push(index as i64 + 1, kind, &nodes);
         start = end;
     }
     Ok(elements)
@@ -340,11 +350,120 @@ fn cell_kind(code: i64, index: usize) -> FormatResult<ElementKind> {
         .ok()
         .and_then(ElementKind::from_vtk_type)
         .ok_or_else(|| {
+            let known: Vec<String> = ElementKind::vtk_types()
+                .map(|code| code.to_string())
+                .collect();
+            let what = match code {
+                42 => " (polyhedron, whose faces Basin does not read)".to_owned(),
+                60..=81 => " (an arbitrary-order Lagrange or Bezier cell)".to_owned(),
+                _ => String::new(),
+            };
             FormatError::unsupported(
                 FORMAT,
                 format!(
-                    "cell {index} has VTK cell type {code}; supported: 1 vertex, 3 line, 5 triangle, 9 quad, 12 hexahedron, 13 wedge"
+                    "cell {index} has VTK cell type {code}{what}; Basin reads types {}",
+                    known.join(", ")
                 ),
             )
         })
+}
+
+/// Joins the meshes of a file's pieces into one, as meshio does: points in piece order, each
+/// piece's cells referring to its points by their new numbers (offset by the points of the
+/// pieces before), point and cell data concatenated. Every piece must have the same arrays
+/// (name, where, type), as ParaView's pieces of one dataset have; meshio fails on a missing
+/// one too.
+fn join_pieces(meshes: Vec<(MeshHeader, Vec<Values>)>) -> FormatResult<(MeshHeader, Vec<Values>)> {
+    let mut meshes = meshes.into_iter();
+    let Some((first, mut values)) = meshes.next() else {
+        return Err(FormatError::invalid(
+            FORMAT,
+            "UnstructuredGrid",
+            "the file has no Piece",
+        ));
+    };
+    let rest: Vec<_> = meshes.collect();
+    if rest.is_empty() {
+        return Ok((first, values));
+    }
+    let mut geometry = MeshGeometry::clone(&first.geometry);
+    for (index, (header, more)) in rest.into_iter().enumerate() {
+        let piece = index + 2;
+        let same = header.items.len() == first.items.len()
+            && header.items.iter().zip(&first.items).all(|(a, b)| {
+                a.name == b.name && a.location == b.location && a.data_type == b.data_type
+            });
+        if !same {
+            let names = |items: &[Item]| {
+                items
+                    .iter()
+                    .map(|item| {
+                        format!("{} ({:?}, {:?})", item.name, item.location, item.data_type)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(FormatError::invalid(
+                FORMAT,
+                format!("Piece {piece}"),
+                format!(
+                    "its data arrays [{}] differ from those of piece 1 [{}]; the pieces of one mesh have the same arrays",
+                    names(&header.items),
+                    names(&first.items)
+                ),
+            ));
+        }
+        append_geometry(&mut geometry, &header.geometry, piece)?;
+        for (into, more) in values.iter_mut().zip(&more) {
+            if !into.extend_from(more) {
+                return Err(FormatError::invalid(
+                    FORMAT,
+                    format!("Piece {piece}"),
+                    "a data array changes type between pieces",
+                ));
+            }
+        }
+    }
+    geometry.nodes.ids = (1..=geometry.nodes.len() as i64).collect();
+    geometry.elements.ids = (1..=geometry.elements.len() as i64).collect();
+    let header = MeshHeader {
+        geometry: Arc::new(geometry),
+        ..first
+    };
+    Ok((header, values))
+}
+
+/// Appends the nodes and elements of `more` to `geometry`, numbering its nodes after those
+/// already there.
+fn append_geometry(
+    geometry: &mut MeshGeometry,
+    more: &MeshGeometry,
+    piece: usize,
+) -> FormatResult<()> {
+    let offset = u32::try_from(geometry.nodes.len())
+        .ok()
+        .filter(|offset| {
+            offset
+                .checked_add(u32::try_from(more.nodes.len()).unwrap_or(u32::MAX))
+                .is_some()
+        })
+        .ok_or_else(|| {
+            FormatError::unsupported(
+                FORMAT,
+                format!("piece {piece} takes the points beyond 2^32"),
+            )
+        })?;
+    let nodes = &mut geometry.nodes;
+    nodes.x.extend_from_slice(&more.nodes.x);
+    nodes.y.extend_from_slice(&more.nodes.y);
+    nodes.z.extend_from_slice(&more.nodes.z);
+    nodes.codes.extend_from_slice(&more.nodes.codes);
+    let mut shifted = Vec::new();
+    for (element, &kind) in more.elements.kinds.iter().enumerate() {
+        shifted.clear();
+        let refs = more.elements.nodes(element).unwrap_or_default();
+        shifted.extend(refs.iter().map(|node| node.saturating_add(offset)));
+        geometry.elements.push(0, kind, &shifted);
+    }
+    Ok(())
 }

@@ -1,8 +1,9 @@
 //! Reading a .vtu file: the XML is parsed as a stream of events with quick-xml; inline data
 //! arrays are decoded as they pass, appended data (ParaView's default, raw or base64) is read
-//! afterwards by seeking to each array's offset. Everything of one piece is needed before the
-//! header can be announced (VTK puts point and cell data before the points and cells), so
-//! memory holds the geometry and one step of values, as it must for a mesh.
+//! afterwards by seeking to each array's offset. Everything of the file is needed before the
+//! header can be announced (VTK puts point and cell data before the points and cells, and a
+//! file may hold several pieces that make one mesh), so memory holds the geometry and one
+//! step of values, as it must for a mesh.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -43,8 +44,14 @@ pub(crate) struct Piece {
     pub arrays: Vec<Array>,
 }
 
+/// Most connectivity entries per cell that are not accounted for by the points: the largest
+/// cell of fixed size (a triquadratic hexahedron) has 27 nodes.
+const CONNECTIVITY_PER_CELL_MAX: u64 = 27;
+
 /// An array whose data is in the `AppendedData` section.
 struct Pending {
+    /// Index of its piece.
+    piece: usize,
     section: Section,
     name: String,
     components: usize,
@@ -69,14 +76,20 @@ struct Parser<'a> {
     limits: &'a ReadLimits,
     framing: Framing,
     seen_file: bool,
+    /// The pieces read so far.
+    pieces: Vec<Piece>,
+    /// The piece being read.
     piece: Option<Piece>,
+    /// Points and cells of every piece so far, checked against the limits.
+    points_total: u64,
+    cells_total: u64,
     section: Section,
     open: Option<Open>,
     pending: Vec<Pending>,
 }
 
-/// Reads the single piece of an UnstructuredGrid file.
-pub(crate) fn read_piece(path: &Path, limits: &ReadLimits) -> FormatResult<Piece> {
+/// Reads the pieces of an UnstructuredGrid file, in file order.
+pub(crate) fn read_pieces(path: &Path, limits: &ReadLimits) -> FormatResult<Vec<Piece>> {
     let file = File::open(path).map_err(|source| FormatError::read(path, source))?;
     let mut xml = quick_xml::Reader::from_reader(BufReader::new(file));
     let mut parser = Parser {
@@ -87,7 +100,10 @@ pub(crate) fn read_piece(path: &Path, limits: &ReadLimits) -> FormatResult<Piece
             compressed: false,
         },
         seen_file: false,
+        pieces: Vec::new(),
         piece: None,
+        points_total: 0,
+        cells_total: 0,
         section: Section::Other,
         open: None,
         pending: Vec::new(),
@@ -127,7 +143,7 @@ impl Parser<'_> {
     fn start(&mut self, start: &BytesStart<'_>, empty: bool) -> FormatResult<bool> {
         match start.local_name().as_ref() {
             b"VTKFile" => self.file(start)?,
-            b"Piece" => self.begin_piece(start)?,
+            b"Piece" => self.begin_piece(start, empty)?,
             b"Points" => self.section = Section::Points,
             b"Cells" => self.section = Section::Cells,
             b"PointData" => self.section = Section::PointData,
@@ -177,23 +193,40 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn begin_piece(&mut self, start: &BytesStart<'_>) -> FormatResult<()> {
-        if self.piece.is_some() {
-            return Err(FormatError::unsupported(
-                FORMAT,
-                "several pieces in one file; merge them first (ParaView: Merge Blocks)",
-            ));
-        }
+    fn begin_piece(&mut self, start: &BytesStart<'_>, empty: bool) -> FormatResult<()> {
+        self.end_piece();
         let points = count_attribute(start, "NumberOfPoints")?;
         let cells = count_attribute(start, "NumberOfCells")?;
-        check_limit("VTU point count", points, self.limits.mesh_nodes_max)?;
-        check_limit("VTU cell count", cells, self.limits.mesh_elements_max)?;
-        self.piece = Some(Piece {
+        self.points_total = self.points_total.saturating_add(points);
+        self.cells_total = self.cells_total.saturating_add(cells);
+        check_limit(
+            "VTU point count",
+            self.points_total,
+            self.limits.mesh_nodes_max,
+        )?;
+        check_limit(
+            "VTU cell count",
+            self.cells_total,
+            self.limits.mesh_elements_max,
+        )?;
+        let piece = Piece {
             points,
             cells,
             arrays: Vec::new(),
-        });
+        };
+        if empty {
+            self.pieces.push(piece);
+        } else {
+            self.piece = Some(piece);
+        }
         Ok(())
+    }
+
+    /// Moves the piece being read, if any, to the pieces read.
+    fn end_piece(&mut self) {
+        if let Some(piece) = self.piece.take() {
+            self.pieces.push(piece);
+        }
     }
 
     fn data_array(&mut self, start: &BytesStart<'_>, empty: bool) -> FormatResult<()> {
@@ -209,6 +242,13 @@ impl Parser<'_> {
             ));
         };
         let name = attribute(start, "Name")?.unwrap_or_default();
+        if self.section == Section::Cells
+            && !matches!(name.as_str(), "connectivity" | "offsets" | "types")
+        {
+            // Polyhedra's `faces` and `faceoffsets`: polyhedra are refused by their cell type,
+            // with a clearer message than a failed size check here would give.
+            return Ok(());
+        }
         let type_name = attribute(start, "type")?.unwrap_or_default();
         let Some(vtk_type) = VtkType::parse(&type_name) else {
             return Err(FormatError::unsupported(
@@ -224,6 +264,7 @@ impl Parser<'_> {
             "appended" => {
                 let offset = count_attribute(start, "offset")?;
                 self.pending.push(Pending {
+                    piece: self.pieces.len(),
                     section: self.section,
                     name,
                     components,
@@ -302,6 +343,7 @@ impl Parser<'_> {
                 };
                 self.push(open.section, open.name, open.components, data);
             }
+            b"Piece" => self.end_piece(),
             b"Points" | b"Cells" | b"PointData" | b"CellData" | b"FieldData" => {
                 self.section = Section::Other;
             }
@@ -310,11 +352,34 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// Adds an array to the piece being read.
     fn push(&mut self, section: Section, name: String, components: usize, data: RawArray) {
         if section == Section::Other {
             return;
         }
         if let Some(piece) = &mut self.piece {
+            piece.arrays.push(Array {
+                section,
+                name,
+                components,
+                data,
+            });
+        }
+    }
+
+    /// Adds an appended array to the piece it was declared in (every piece has ended).
+    fn push_to(
+        &mut self,
+        index: usize,
+        section: Section,
+        name: String,
+        components: usize,
+        data: RawArray,
+    ) {
+        if section == Section::Other {
+            return;
+        }
+        if let Some(piece) = self.pieces.get_mut(index) {
             piece.arrays.push(Array {
                 section,
                 name,
@@ -330,6 +395,7 @@ impl Parser<'_> {
         let mut file =
             File::open(self.path).map_err(|source| FormatError::read(self.path, source))?;
         let base = find_underscore(&mut file, position, self.path)?;
+        self.end_piece();
         let pending = std::mem::take(&mut self.pending);
         for array in pending {
             let start = base.checked_add(array.offset).ok_or_else(|| {
@@ -353,12 +419,18 @@ impl Parser<'_> {
                 vtk_type: array.vtk_type,
                 bytes,
             };
-            self.push(array.section, array.name, array.components, data);
+            self.push_to(
+                array.piece,
+                array.section,
+                array.name,
+                array.components,
+                data,
+            );
         }
         Ok(())
     }
 
-    fn finish(mut self) -> FormatResult<Piece> {
+    fn finish(mut self) -> FormatResult<Vec<Piece>> {
         if !self.pending.is_empty() {
             return Err(FormatError::invalid(
                 FORMAT,
@@ -373,18 +445,28 @@ impl Parser<'_> {
                 "not a VTK XML file (no VTKFile element)",
             ));
         }
-        self.piece.take().ok_or_else(|| {
-            FormatError::invalid(FORMAT, "UnstructuredGrid", "the file has no Piece")
-        })
+        self.end_piece();
+        if self.pieces.is_empty() {
+            return Err(FormatError::invalid(
+                FORMAT,
+                "UnstructuredGrid",
+                "the file has no Piece",
+            ));
+        }
+        Ok(self.pieces)
     }
 }
 
-/// The most values an array of `section` may hold in `piece` (connectivity: 8 nodes per cell,
-/// the largest supported cell).
+/// The most values an array of `section` may hold in `piece`. Connectivity: 27 nodes per cell
+/// (the largest cell of fixed size), plus one per point for polygons and poly-lines larger
+/// than that.
 fn max_values(section: Section, name: &str, piece: &Piece, components: usize) -> u64 {
     let per = match section {
         Section::Points | Section::PointData => piece.points,
-        Section::Cells if name == "connectivity" => piece.cells.saturating_mul(8),
+        Section::Cells if name == "connectivity" => piece
+            .cells
+            .saturating_mul(CONNECTIVITY_PER_CELL_MAX)
+            .saturating_add(piece.points),
         Section::Cells | Section::CellData => piece.cells,
         Section::Other => 0,
     };

@@ -233,7 +233,7 @@ fn three_d_elements_cannot_become_features() {
     header.geometry = Arc::new(geometry);
     dataset.data = Data::Values(vec![vec![]]);
     let error = adapt(&dataset, DataKind::Features).unwrap_err();
-    assert!(error.to_string().contains("Prism"), "{error}");
+    assert!(error.to_string().contains("wedge (VTK 13)"), "{error}");
 }
 
 #[test]

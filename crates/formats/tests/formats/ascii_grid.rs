@@ -213,9 +213,26 @@ fn the_nodata_value_widens_an_integer_grid_like_gdal_but_does_not_count_as_a_val
         type_of("-9999.0", "1 2 3 4 5 -9999"),
         (DataType::F32, Some(-9999.0))
     );
+    // GDAL widens for a nodata with a decimal point only (or one beyond Int32).
+    assert_eq!(
+        type_of("1.0e-40", "1 2 3 4 5 6"),
+        (DataType::F64, Some(1e-40))
+    );
     assert_eq!(
         type_of("1e-40", "1 2 3 4 5 6"),
-        (DataType::F64, Some(1e-40))
+        (DataType::I32, Some(1e-40))
+    );
+    assert_eq!(
+        type_of("3000000000", "1 2 3 4 5 6"),
+        (DataType::F32, Some(3e9))
+    );
+    assert_eq!(
+        type_of("3.4028235e38", "1.5 2 3 4 5 6"),
+        (DataType::F64, Some(3.402_823_5e38))
+    );
+    assert_eq!(
+        type_of("-3.4028234663852886e38", "1.5 2 3 4 5 6"),
+        (DataType::F32, Some(f64::from(f32::MIN)))
     );
     // ESRI's classic float nodata is not exact in float32 but must not force Float64.
     let (data_type, nodata) = type_of("-3.402823466e+38", "1.5 2 3 4 5 -3.402823466e+38");
@@ -865,15 +882,23 @@ fn what_the_format_cannot_hold_is_refused_before_writing() {
         ),
         (
             edit(&|h| h.geometry.transform.row_rotation = 0.5),
-            "rotated",
+            "write it as GeoTIFF, which keeps the rotation",
         ),
         (
-            edit(&|h| h.geometry.transform.pixel_height = 1.0),
-            "north to south",
+            edit(&|h| h.geometry.transform.column_rotation = -0.5),
+            "rotated (row rotation 0, column rotation -0.5)",
+        ),
+        (
+            edit(&|h| h.geometry.transform.pixel_height = 0.0),
+            "cells of nonzero size",
+        ),
+        (
+            edit(&|h| h.geometry.transform.pixel_width = -1.0),
+            "west to east",
         ),
         (
             edit(&|h| h.geometry.transform.origin_x = f64::NAN),
-            "north to south",
+            "cells of nonzero size",
         ),
     ];
     for (dataset, expected) in cases {
@@ -974,4 +999,219 @@ fn the_catalogue_converts_ascii_grid_to_ascii_grid_with_its_prj() {
         std::fs::read_to_string(folder.path("out.prj")).unwrap(),
         UTM_32N_ESRI
     );
+}
+
+// Orientation and the ends of float32's range (issue 11) ---------------------------------------
+
+#[test]
+fn a_grid_stored_bottom_row_first_is_written_top_row_first_without_resampling() {
+    let folder = Folder::new();
+    let mut item = Item::new("v", DataType::I32);
+    item.nodata = Some(-9999.0);
+    // Rows stored south to north: the first row (1 2 3 4) is the southernmost.
+    let south_up = GeoTransform::from_gdal([100.0, 10.0, 0.0, 200.0, 0.0, 10.0]);
+    let cells: Vec<i32> = vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -9999];
+    let dataset = grid_dataset(4, 3, south_up, item, Values::I32(cells));
+    let output = folder.path("flipped.asc");
+    let written = write(&dataset, &output).unwrap();
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("south to north")),
+        "{:?}",
+        written.notes
+    );
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(
+        text,
+        "ncols         4\nnrows         3\nxllcorner     100.0\nyllcorner     200.0\n\
+         cellsize      10.0\nNODATA_value  -9999\n 9 10 11 -9999\n 5 6 7 8\n 1 2 3 4\n"
+    );
+    let back = read_path(&output).unwrap();
+    assert_eq!(
+        grid_header(&back).geometry.transform.to_gdal(),
+        [100.0, 10.0, 0.0, 230.0, 0.0, -10.0]
+    );
+    assert_eq!(
+        values(&back),
+        &Values::I32(vec![9, 10, 11, -9999, 5, 6, 7, 8, 1, 2, 3, 4])
+    );
+}
+
+#[test]
+fn a_large_bottom_row_first_grid_is_flipped_through_the_temporary_file() {
+    // More text than one buffer, in many frames, so that rows cross flushes.
+    let folder = Folder::new();
+    let (columns, rows) = (700usize, 90usize);
+    let cells: Vec<f64> = (0..columns * rows).map(|i| i as f64 * 0.001).collect();
+    let transform = GeoTransform::from_gdal([0.0, 1.0, 0.0, -50.0, 0.0, 0.5]);
+    let dataset = grid_dataset(
+        columns,
+        rows,
+        transform,
+        Item::new("v", DataType::F64),
+        Values::F64(cells.clone()),
+    );
+    let output = folder.path("big.asc");
+    let mut sink = AsciiGridWriter
+        .create(&output, &Parameters::default())
+        .unwrap();
+    sink.begin(&dataset.header).unwrap();
+    for (index, chunk) in cells.chunks(997).enumerate() {
+        let chunk = Values::F64(chunk.to_vec());
+        sink.frame(Frame {
+            step: 0,
+            item: 0,
+            offset: index * 997,
+            values: &chunk,
+        })
+        .unwrap();
+    }
+    sink.end().unwrap();
+    sink.finish().unwrap();
+    let back = read_path(&output).unwrap();
+    let header = grid_header(&back);
+    assert_eq!(
+        header.geometry.transform.to_gdal(),
+        [0.0, 1.0, 0.0, -5.0, 0.0, -0.5]
+    );
+    let Values::F64(read) = values(&back) else {
+        panic!("Float64 expected")
+    };
+    for row in 0..rows {
+        let expected = &cells[(rows - 1 - row) * columns..(rows - row) * columns];
+        assert_eq!(
+            &read[row * columns..(row + 1) * columns],
+            expected,
+            "row {row}"
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(folder.dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}
+
+/// Writes a one-row Float32 grid with `nodata` and `data` and returns the text and what this
+/// reader reads back.
+fn float32_round_trip(nodata: f32, data: &[f32]) -> (String, Dataset) {
+    let folder = Folder::new();
+    let mut item = Item::new("v", DataType::F32);
+    item.nodata = Some(f64::from(nodata));
+    let dataset = grid_dataset(
+        data.len(),
+        1,
+        GeoTransform::north_up(0.0, 1.0, 1.0, 1.0),
+        item,
+        Values::F32(data.to_vec()),
+    );
+    let output = folder.path("limits.asc");
+    write(&dataset, &output).unwrap();
+    let text = std::fs::read_to_string(&output).unwrap();
+    let back = read_path(&output).unwrap();
+    (text, back)
+}
+
+#[test]
+fn float32_nodata_at_the_limits_reads_back_as_the_same_float32_grid() {
+    let smallest = f32::from_bits(1);
+    let data = [1.5, f32::MAX, f32::MIN, smallest, -smallest, -0.0, 0.1];
+    let cases: &[(f32, &str)] = &[
+        (f32::MIN, "NODATA_value  -3.4028234663852886e38\n"),
+        (f32::MAX, "NODATA_value  3.4028234663852886e38\n"),
+        (smallest, "NODATA_value  1401298464324817e-60\n"),
+        (f32::from_bits(10), "NODATA_value  1401298464324817e-59\n"),
+        (-0.0, "NODATA_value  -0\n"),
+        (f32::NAN, "NODATA_value  nan\n"),
+    ];
+    for &(nodata, line) in cases {
+        let (text, back) = float32_round_trip(nodata, &data);
+        assert!(text.contains(line), "{text}");
+        let item = &grid_header(&back).items[0];
+        assert_eq!(item.data_type, DataType::F32, "{text}");
+        let read_nodata = item.nodata.unwrap();
+        assert_eq!(read_nodata.to_bits(), f64::from(nodata).to_bits(), "{text}");
+        let Values::F32(read) = values(&back) else {
+            panic!("Float32 expected: {text}")
+        };
+        let bits = |values: &[f32]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(read), bits(&data), "{text}");
+    }
+}
+
+#[test]
+fn float32_values_at_the_limits_keep_their_shortest_form() {
+    let smallest = f32::from_bits(1);
+    let (text, _) =
+        float32_round_trip(-9999.0, &[f32::MAX, f32::MIN, smallest, f32::from_bits(10)]);
+    let data = text.lines().last().unwrap();
+    assert_eq!(data, " 3.4028235e38 -3.4028235e38 1e-45 1.4e-44");
+}
+
+#[test]
+fn a_rotated_grid_is_resampled_north_up_on_request_as_gdalwarp_does() {
+    let folder = Folder::new();
+    let mut item = Item::new("v", DataType::I32);
+    item.nodata = Some(-1.0);
+    // A quarter turn: x grows down the rows, y along the columns.
+    let rotated = GeoTransform::from_gdal([0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+    let dataset = grid_dataset(2, 2, rotated, item, Values::I32(vec![1, 2, 3, 4]));
+    let output = folder.path("rotated.asc");
+    let refused = write(&dataset, &output).unwrap_err();
+    assert!(
+        refused.to_string().contains("RotatedGrids=nearest"),
+        "{refused}"
+    );
+    let parameters = params(
+        AsciiGridWriter.spec().parameters,
+        &[("RotatedGrids", "nearest")],
+    );
+    let mut sink = AsciiGridWriter.create(&output, &parameters).unwrap();
+    dataset.replay(sink.as_mut()).unwrap();
+    let written = sink.finish().unwrap();
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("resampled north-up")),
+        "{:?}",
+        written.notes
+    );
+    let back = read_path(&output).unwrap();
+    assert_eq!(
+        grid_header(&back).geometry.transform.to_gdal(),
+        [0.0, 1.0, 0.0, 2.0, 0.0, -1.0]
+    );
+    assert_eq!(values(&back), &Values::I32(vec![2, 4, 1, 3]));
+}
+
+#[test]
+fn a_rotated_grid_past_the_resampling_limit_is_refused() {
+    let folder = Folder::new();
+    let rotated = GeoTransform::from_gdal([0.0, 1.0, 0.5, 0.0, 0.5, -1.0]);
+    let header = Header::Grid(GridHeader {
+        geometry: GridGeometry {
+            columns: 1 << 15,
+            rows: (1 << 13) + 1,
+            vertical: None,
+            transform: rotated,
+            crs: None,
+        },
+        items: vec![Item::new("v", DataType::U8)],
+        time: TimeAxis::None,
+    });
+    let parameters = params(
+        AsciiGridWriter.spec().parameters,
+        &[("RotatedGrids", "nearest")],
+    );
+    let output = folder.path("huge.asc");
+    let mut sink = AsciiGridWriter.create(&output, &parameters).unwrap();
+    let error = sink.begin(&header).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+    assert!(!output.exists());
 }

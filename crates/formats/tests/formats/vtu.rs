@@ -586,14 +586,14 @@ fn hostile_and_broken_files_are_errors() {
         ("<VTKFile type=\"UnstructuredGrid\" header_type=\"UInt16\"></VTKFile>".into(), "header_type"),
         ("<VTKFile type=\"UnstructuredGrid\" compressor=\"vtkLZ4DataCompressor\"></VTKFile>".into(), "compressor"),
         ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid></UnstructuredGrid></VTKFile>".into(), "no Piece"),
-        ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece NumberOfPoints=\"0\" NumberOfCells=\"0\"/><Piece/></UnstructuredGrid></VTKFile>".into(), "several pieces"),
+        ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece NumberOfPoints=\"60000000\" NumberOfCells=\"0\"/><Piece NumberOfPoints=\"60000000\" NumberOfCells=\"0\"/></UnstructuredGrid></VTKFile>".into(), "over the limit"),
         ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece NumberOfPoints=\"99999999999\" NumberOfCells=\"0\"/></UnstructuredGrid></VTKFile>".into(), "over the limit"),
         ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece NumberOfPoints=\"-1\"/></UnstructuredGrid></VTKFile>".into(), "not a whole number"),
         ("<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece NumberOfPoints=\"1\" NumberOfCells=\"0\"></Piece></UnstructuredGrid></VTKFile>".into(), "no points array"),
-        (inline_ascii(POINTS, "0 1 2", "3", "42"), "VTK cell type 42"),
+        (inline_ascii(POINTS, "0 1 2", "3", "42"), "VTK cell type 42 (polyhedron"),
         (inline_ascii(POINTS, "0 1 7", "3", "5"), "point index 7"),
         (inline_ascii(POINTS, "0 1 2", "4", "5"), "outside the connectivity"),
-        (inline_ascii(POINTS, "0 1 2", "3", "9"), "a Quad has 4"),
+        (inline_ascii(POINTS, "0 1 2", "3", "9"), "a quad (VTK 9) cell with 3 nodes; it has 4"),
         (inline_ascii(POINTS, "0 1 2", "3 3", "5"), "more than the 1 values"),
         (inline_ascii("0 0 0 1 0 0", "0 1 2", "3", "5"), "6 coordinates"),
         (inline_ascii("0 0 zero 1 0 0 0 1 0", "0 1 2", "3", "5"), "\"zero\" is not a valid Float64"),
@@ -684,5 +684,453 @@ fn all_supported_cell_types_round_trip() {
     assert_eq!(
         mesh_of(&back).geometry.elements,
         mesh_of(&dataset).geometry.elements
+    );
+}
+
+// Every VTK cell kind, multi-piece files and the real files of VTK's test data (issue 11) ------
+
+/// A file of `tests/corpus/<source>/`.
+fn corpus(source: &str, name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(source)
+        .join(name)
+}
+
+fn every_kind_dataset() -> Dataset {
+    let mut elements = Elements::default();
+    let mut element = 0;
+    let mut code = 0u8;
+    while code < 100 {
+        code += 1;
+        let Some(kind) = ElementKind::from_vtk_type(code) else {
+            continue;
+        };
+        // A kind of any size gets one node more than its least.
+        let count = if kind.takes_nodes(kind.node_count() + 1) {
+            kind.node_count() + 1
+        } else {
+            kind.node_count()
+        };
+        let nodes: Vec<u32> = (0..count as u32).collect();
+        element += 1;
+        elements.push(element, kind, &nodes);
+    }
+    let count = 27;
+    let nodes = Nodes {
+        ids: (1..=count as i64).collect(),
+        x: (0..count).map(|i| (i % 3) as f64).collect(),
+        y: (0..count).map(|i| (i / 3 % 3) as f64).collect(),
+        z: (0..count).map(|i| (i / 9) as f64).collect(),
+        codes: vec![0; count],
+    };
+    let cells = elements.len();
+    Dataset {
+        header: Header::Mesh(MeshHeader {
+            geometry: Arc::new(MeshGeometry {
+                nodes,
+                elements,
+                ..MeshGeometry::default()
+            }),
+            items: vec![Item::new("cell number", DataType::F64)],
+            time: TimeAxis::None,
+        }),
+        data: Data::Values(vec![vec![Values::F64(
+            (0..cells).map(|cell| cell as f64).collect(),
+        )]]),
+    }
+}
+
+#[test]
+fn every_vtk_cell_kind_round_trips_in_every_encoding() {
+    let folder = tempfile::tempdir().unwrap();
+    let dataset = every_kind_dataset();
+    assert_eq!(mesh_of(&dataset).geometry.elements.len(), 31);
+    for format in ["ascii", "binary"] {
+        let output = folder.path().join(format!("kinds_{format}.vtu"));
+        write(&dataset, &output, format).unwrap();
+        let back = read(&output).unwrap();
+        assert_eq!(
+            mesh_of(&back).geometry.elements,
+            mesh_of(&dataset).geometry.elements,
+            "{format}"
+        );
+        assert_eq!(back.data, dataset.data);
+    }
+    // The same cells in the encodings other writers use: zlib, UInt64 headers, appended.
+    let geometry = &mesh_of(&dataset).geometry;
+    let arrays = geometry_arrays(geometry);
+    for wide in [false, true] {
+        for compressed in [false, true] {
+            for appended in [false, true] {
+                let text = vtu_of(
+                    &arrays,
+                    geometry.nodes.len(),
+                    geometry.elements.len(),
+                    wide,
+                    compressed,
+                    appended,
+                );
+                let back = read_bytes(&text).unwrap();
+                assert_eq!(
+                    mesh_of(&back).geometry.elements,
+                    geometry.elements,
+                    "wide {wide} compressed {compressed} appended {appended}"
+                );
+            }
+        }
+    }
+}
+
+/// The points and cells arrays of `geometry`, as raw little-endian bytes.
+fn geometry_arrays(geometry: &MeshGeometry) -> [Payload; 4] {
+    let to_bytes = |values: &[i64]| le(values, |v: i64| v.to_le_bytes().to_vec());
+    let connectivity: Vec<i64> = geometry
+        .elements
+        .connectivity
+        .iter()
+        .map(|&n| i64::from(n))
+        .collect();
+    let offsets: Vec<i64> = geometry.elements.offsets[1..]
+        .iter()
+        .map(|&o| o as i64)
+        .collect();
+    let types: Vec<u8> = geometry
+        .elements
+        .kinds
+        .iter()
+        .map(|kind| kind.vtk_type())
+        .collect();
+    let points: Vec<f64> = (0..geometry.nodes.len())
+        .flat_map(|i| {
+            [
+                geometry.nodes.x[i],
+                geometry.nodes.y[i],
+                geometry.nodes.z[i],
+            ]
+        })
+        .collect();
+    [
+        (
+            "Points",
+            "",
+            "Float64",
+            3,
+            le(&points, |v: f64| v.to_le_bytes().to_vec()),
+        ),
+        ("Cells", "connectivity", "Int64", 1, to_bytes(&connectivity)),
+        ("Cells", "offsets", "Int64", 1, to_bytes(&offsets)),
+        ("Cells", "types", "UInt8", 1, types),
+    ]
+}
+
+type Payload = (&'static str, &'static str, &'static str, usize, Vec<u8>);
+
+/// A one-piece file of `arrays` in base64 inline or raw appended data.
+fn vtu_of(
+    arrays: &[Payload],
+    points: usize,
+    cells: usize,
+    wide: bool,
+    compressed: bool,
+    appended: bool,
+) -> Vec<u8> {
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let mut xml = format!(
+        "<VTKFile type=\"UnstructuredGrid\" header_type=\"{}\"{}><UnstructuredGrid><Piece NumberOfPoints=\"{points}\" NumberOfCells=\"{cells}\">",
+        if wide { "UInt64" } else { "UInt32" },
+        if compressed { " compressor=\"vtkZLibDataCompressor\"" } else { "" }
+    )
+    .into_bytes();
+    let mut data = Vec::new();
+    for (tag, name, vtk_type, components, bytes) in arrays {
+        let (head, body) = framed(bytes, wide, compressed, 64);
+        let attributes =
+            format!("type=\"{vtk_type}\" Name=\"{name}\" NumberOfComponents=\"{components}\"");
+        let array = if appended {
+            let array = format!(
+                "<DataArray {attributes} format=\"appended\" offset=\"{}\"/>",
+                data.len()
+            );
+            data.extend(head);
+            data.extend(body);
+            array
+        } else {
+            format!(
+                "<DataArray {attributes} format=\"binary\">{}</DataArray>",
+                b64(&[head, body].concat())
+            )
+        };
+        xml.extend(format!("<{tag}>{array}</{tag}>").bytes());
+    }
+    xml.extend(b"</Piece></UnstructuredGrid>");
+    if appended {
+        xml.extend(b"<AppendedData encoding=\"raw\">_");
+        xml.extend(data);
+        xml.extend(b"</AppendedData>");
+    }
+    xml.extend(b"</VTKFile>");
+    xml
+}
+
+fn two_pieces(second_arrays: &str) -> String {
+    format!(
+        "<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid>\
+<Piece NumberOfPoints=\"4\" NumberOfCells=\"1\">\
+<PointData><DataArray type=\"Float32\" Name=\"h\" format=\"ascii\">1 2 3 4</DataArray></PointData>\
+<CellData><DataArray type=\"Int32\" Name=\"id\" format=\"ascii\">7</DataArray></CellData>\
+<Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">0 0 0 1 0 0 0 1 0 0 0 1</DataArray></Points>\
+<Cells><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1 2 3</DataArray>\
+<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">4</DataArray>\
+<DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">10</DataArray></Cells></Piece>\
+<Piece NumberOfPoints=\"5\" NumberOfCells=\"2\">{second_arrays}\
+<Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">5 5 5 6 5 5 6 6 5 5 6 5 5.5 5.5 6</DataArray></Points>\
+<Cells><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1 2 3 4 0 1 4</DataArray>\
+<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">5 8</DataArray>\
+<DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">14 5</DataArray></Cells></Piece>\
+</UnstructuredGrid></VTKFile>"
+    )
+}
+
+#[test]
+fn the_pieces_of_a_file_are_joined_with_their_node_numbers_offset() {
+    let text = two_pieces(
+        "<PointData><DataArray type=\"Float32\" Name=\"h\" format=\"ascii\">5 6 7 8 9</DataArray></PointData>\
+<CellData><DataArray type=\"Int32\" Name=\"id\" format=\"ascii\">8 9</DataArray></CellData>",
+    );
+    let dataset = read_bytes(text.as_bytes()).unwrap();
+    let mesh = mesh_of(&dataset);
+    let geometry = &mesh.geometry;
+    assert_eq!(geometry.nodes.len(), 9);
+    assert_eq!(geometry.nodes.ids, (1..=9).collect::<Vec<i64>>());
+    assert_eq!(geometry.nodes.x[4..], [5.0, 6.0, 6.0, 5.0, 5.5]);
+    assert_eq!(
+        geometry.elements.kinds,
+        vec![
+            ElementKind::Tetra,
+            ElementKind::Pyramid,
+            ElementKind::Triangle
+        ]
+    );
+    assert_eq!(
+        geometry.elements.connectivity,
+        vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 4, 5, 8]
+    );
+    assert_eq!(geometry.elements.ids, vec![1, 2, 3]);
+    let Data::Values(steps) = &dataset.data else {
+        panic!()
+    };
+    assert_eq!(
+        steps[0],
+        vec![
+            Values::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
+            Values::I32(vec![7, 8, 9]),
+        ]
+    );
+}
+
+#[test]
+fn pieces_with_different_arrays_are_an_error_naming_the_piece() {
+    let missing = two_pieces(
+        "<PointData><DataArray type=\"Float32\" Name=\"h\" format=\"ascii\">5 6 7 8 9</DataArray></PointData>",
+    );
+    let message = read_bytes(missing.as_bytes()).unwrap_err().to_string();
+    assert!(message.contains("Piece 2"), "{message}");
+    assert!(
+        message.contains("differ from those of piece 1"),
+        "{message}"
+    );
+    let retyped = two_pieces(
+        "<PointData><DataArray type=\"Float64\" Name=\"h\" format=\"ascii\">5 6 7 8 9</DataArray></PointData>\
+<CellData><DataArray type=\"Int32\" Name=\"id\" format=\"ascii\">8 9</DataArray></CellData>",
+    );
+    let message = read_bytes(retyped.as_bytes()).unwrap_err().to_string();
+    assert!(message.contains("Piece 2"), "{message}");
+}
+
+#[test]
+fn appended_arrays_go_to_the_piece_that_declared_them() {
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let block = |bytes: Vec<u8>| {
+        let (head, body) = framed(&bytes, false, false, 16);
+        b64(&[head, body].concat())
+    };
+    let points = |offset: f64| {
+        le(
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, offset],
+            |v: f64| v.to_le_bytes().to_vec(),
+        )
+    };
+    let ints = |values: &[i32]| le(values, |v: i32| v.to_le_bytes().to_vec());
+    let payloads = [
+        block(points(0.0)),
+        block(ints(&[0, 1, 2])),
+        block(ints(&[3])),
+        block(vec![5]),
+        block(points(2.0)),
+        block(ints(&[2, 1, 0])),
+        block(ints(&[3])),
+        block(vec![7]),
+    ];
+    let mut offsets = Vec::new();
+    let mut appended = String::new();
+    for payload in &payloads {
+        offsets.push(appended.len());
+        appended.push_str(payload);
+    }
+    let piece = |first: usize| {
+        format!(
+            "<Piece NumberOfPoints=\"3\" NumberOfCells=\"1\">\
+<Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"appended\" offset=\"{}\"/></Points>\
+<Cells><DataArray type=\"Int32\" Name=\"connectivity\" format=\"appended\" offset=\"{}\"/>\
+<DataArray type=\"Int32\" Name=\"offsets\" format=\"appended\" offset=\"{}\"/>\
+<DataArray type=\"UInt8\" Name=\"types\" format=\"appended\" offset=\"{}\"/></Cells></Piece>",
+            offsets[first],
+            offsets[first + 1],
+            offsets[first + 2],
+            offsets[first + 3]
+        )
+    };
+    let text = format!(
+        "<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid>{}{}</UnstructuredGrid>\
+<AppendedData encoding=\"base64\">_{appended}</AppendedData></VTKFile>",
+        piece(0),
+        piece(4)
+    );
+    let dataset = read_bytes(text.as_bytes()).unwrap();
+    let geometry = &mesh_of(&dataset).geometry;
+    assert_eq!(geometry.nodes.z, vec![0.0, 0.0, 0.0, 0.0, 0.0, 2.0]);
+    assert_eq!(geometry.elements.connectivity, vec![0, 1, 2, 5, 4, 3]);
+    assert_eq!(
+        geometry.elements.kinds,
+        vec![ElementKind::Triangle, ElementKind::Polygon]
+    );
+}
+
+#[test]
+fn cells_of_the_wrong_size_or_unknown_type_are_errors_naming_the_type() {
+    let cases = [
+        (
+            inline_ascii(POINTS, "0 1 2", "3", "10"),
+            "a tetra (VTK 10) cell with 3 nodes; it has 4",
+        ),
+        (
+            inline_ascii(POINTS, "0 1", "2", "7"),
+            "a polygon (VTK 7) cell with 2 nodes; it has at least 3",
+        ),
+        (
+            inline_ascii(POINTS, "0 1 2", "3", "69"),
+            "VTK cell type 69 (an arbitrary-order Lagrange",
+        ),
+        (
+            inline_ascii(POINTS, "0 1 2", "3", "17"),
+            "VTK cell type 17; Basin reads types 1, 2, 3",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = read_bytes(text.as_bytes()).unwrap_err().to_string();
+        assert!(message.contains(expected), "{message}");
+    }
+}
+
+#[test]
+fn writers_of_2d_meshes_refuse_3d_cells_naming_the_type() {
+    use basin_formats::mesh_file::MeshFileWriter;
+    let folder = tempfile::tempdir().unwrap();
+    let dataset = read(&corpus("vtk-data", "Tetra.vtu")).unwrap();
+    let output = folder.path().join("out.mesh");
+    let mut sink = MeshFileWriter
+        .create(&output, &Parameters::default())
+        .unwrap();
+    let error = dataset.replay(sink.as_mut()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("tetra (VTK 10) cells cannot be written to .mesh, which holds triangles and quadrilaterals"),
+        "{error}"
+    );
+    let error = Dataset::collect(|sink| {
+        let mut adapter =
+            basin_formats::adapt::for_writer(basin_formats::model::DataKind::Features, sink);
+        dataset.replay(adapter.as_mut())
+    })
+    .unwrap_err();
+    assert!(error.to_string().contains("tetra (VTK 10)"), "{error}");
+}
+
+/// A VTK test file: `vtk-cells/<name>` from the fixtures (cells meshio cannot read), any other
+/// name from `tests/corpus/vtk-data`.
+fn vtk_file(name: &str) -> std::path::PathBuf {
+    match name.strip_prefix("vtk-cells/") {
+        Some(name) => fixture("vtk-cells", name),
+        None => corpus("vtk-data", name),
+    }
+}
+
+#[test]
+fn vtks_test_files_of_every_cell_type_read_and_round_trip() {
+    let folder = tempfile::tempdir().unwrap();
+    let cases: &[(&str, ElementKind, usize)] = &[
+        ("Vertex.vtu", ElementKind::Vertex, 1),
+        ("PolyVertex.vtu", ElementKind::PolyVertex, 1),
+        ("Line.vtu", ElementKind::Line, 1),
+        ("PolyLine.vtu", ElementKind::PolyLine, 1),
+        ("Triangle.vtu", ElementKind::Triangle, 1),
+        ("TriangleStrip.vtu", ElementKind::TriangleStrip, 1),
+        ("Polygon.vtu", ElementKind::Polygon, 1),
+        ("vtk-cells/Pixel.vtu", ElementKind::Pixel, 1),
+        ("Quad.vtu", ElementKind::Quad, 1),
+        ("Tetra.vtu", ElementKind::Tetra, 1),
+        ("Voxel.vtu", ElementKind::Voxel, 1),
+        ("Hexahedron.vtu", ElementKind::Hexahedron, 1),
+        ("Wedge.vtu", ElementKind::Prism, 1),
+        ("Pyramid.vtu", ElementKind::Pyramid, 1),
+        (
+            "vtk-cells/PentagonalPrism.vtu",
+            ElementKind::PentagonalPrism,
+            1,
+        ),
+        (
+            "vtk-cells/HexagonalPrism.vtu",
+            ElementKind::HexagonalPrism,
+            1,
+        ),
+    ];
+    for &(name, kind, count) in cases {
+        let dataset = read(&vtk_file(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let elements = &mesh_of(&dataset).geometry.elements;
+        assert_eq!(elements.kinds, vec![kind; count], "{name}");
+        let output = folder.path().join(name.replace('/', "_"));
+        write(&dataset, &output, "binary").unwrap();
+        let back = read(&output).unwrap();
+        assert_eq!(mesh_of(&back).geometry.elements, *elements, "{name}");
+        assert_eq!(
+            mesh_of(&back).geometry.nodes,
+            mesh_of(&dataset).geometry.nodes,
+            "{name}"
+        );
+    }
+    for name in [
+        "QuadraticTetra.vtu",
+        "vtk-cells/QuadraticPyramid.vtu",
+        "vtk-cells/QuadraticWedge.vtu",
+        "TriQuadraticHexahedron.vtu",
+        "Tetrahedron.vtu",
+        "quadraticTetra01.vtu",
+        "ex-blow_5_1_4.vtu",
+        "Disc_BiQuadraticQuads_0_0.vtu",
+    ] {
+        let dataset = read(&vtk_file(name)).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let output = folder.path().join(name.replace('/', "_"));
+        write(&dataset, &output, "binary").unwrap();
+        let back = read(&output).unwrap();
+        assert_eq!(back, dataset, "{name}");
+    }
+    let message = read(&corpus("vtk-data", "polyhedron2pieces.vtu"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("VTK cell type 42 (polyhedron"),
+        "{message}"
     );
 }
