@@ -257,6 +257,31 @@ fn projection_of(node: &Node, to_meter: f64) -> Option<String> {
         "obliquestereographic" | "doublestereographic" => {
             format!("+proj=sterea {common} +k={k}")
         }
+        // GDAL's WKT 1 states both EPSG variants as one method: at a pole with a scale
+        // (variant A), or with the latitude of true scale as the latitude of origin and no
+        // scale (variant B).
+        "polarstereographic" if lat_0.abs() == 90.0 => {
+            format!("+proj=stere {common} +k={k}")
+        }
+        "polarstereographic" => {
+            let pole = if lat_0 < 0.0 { -90.0 } else { 90.0 };
+            format!(
+                "+proj=stere +lat_0={pole} +lat_ts={lat_0} +lon_0={lon_0} +x_0={x_0} +y_0={y_0} +k={k}"
+            )
+        }
+        // ESRI's names for variant B: the standard parallel is the latitude of true scale.
+        "stereographicnorthpole" | "stereographicsouthpole" => {
+            let pole = if name == "stereographicsouthpole" {
+                -90.0
+            } else {
+                90.0
+            };
+            let lat_ts = p(&["standard_parallel_1"], pole);
+            format!(
+                "+proj=stere +lat_0={pole} +lat_ts={lat_ts} +lon_0={lon_0} +x_0={x_0} +y_0={y_0} +k={k}"
+            )
+        }
+        "lambertazimuthalequalarea" => format!("+proj=laea {common}"),
         _ => return None,
     })
 }
