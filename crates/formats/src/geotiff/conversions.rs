@@ -103,7 +103,9 @@ mod tests {
         let south = conversion(16133).unwrap();
         assert_eq!(south.parameter(8802), Some(15.0));
         assert_eq!(south.parameter(8807), Some(10_000_000.0));
-        assert_eq!(conversion(16061), None);
+        // 16061 is UPS North in the table, not a UTM zone.
+        assert_eq!(utm(16061), None);
+        assert_eq!(conversion(16061).unwrap().method, 9810);
     }
 
     #[test]

@@ -746,7 +746,7 @@ mod tests {
 
     fn read_all(compression: Compression, data: &[u8], length: usize) -> io::Result<Vec<u8>> {
         let mut out = vec![0u8; length];
-        decompressor(compression, data).read_exact(&mut out)?;
+        decompressor(compression, &JpegSetup::default(), data).read_exact(&mut out)?;
         Ok(out)
     }
 

@@ -808,8 +808,8 @@ mod tests {
 
     #[test]
     fn methods_and_units_basin_cannot_state_stay_user_defined() {
-        let polar = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 15)], &[]);
-        assert_eq!(wkt(&polar), None);
+        let oblique_mercator = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 3)], &[]);
+        assert_eq!(wkt(&oblique_mercator), None);
         let grads = keys(
             &[
                 (1024, 1),
