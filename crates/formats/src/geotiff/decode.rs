@@ -295,8 +295,10 @@ fn decode_jpeg(chunk: &[u8], jpeg: &JpegSetup) -> io::Result<Vec<u8>> {
         .set_max_width(usize::from(u16::MAX))
         .set_max_height(usize::from(u16::MAX))
         .jpeg_set_out_colorspace(wanted);
-    let mut decoder =
-        zune_jpeg::JpegDecoder::new_with_options(zune_jpeg::zune_core::bytestream::ZCursor::new(&stream[..]), options);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(
+        zune_jpeg::zune_core::bytestream::ZCursor::new(&stream[..]),
+        options,
+    );
     decoder
         .decode_headers()
         .map_err(|error| invalid(format!("not a JPEG image: {error:?}")))?;

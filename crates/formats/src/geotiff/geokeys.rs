@@ -62,7 +62,11 @@ impl GeoKeys {
     /// revision and key count, then four values per key. `double_params` are the values of
     /// `GeoDoubleParamsTag`, `ascii_params` the text of `GeoAsciiParamsTag`, where double and
     /// ASCII keys point; a key pointing outside them is skipped.
-    pub fn parse(directory: &[u64], double_params: &[f64], ascii_params: &str) -> FormatResult<Self> {
+    pub fn parse(
+        directory: &[u64],
+        double_params: &[f64],
+        ascii_params: &str,
+    ) -> FormatResult<Self> {
         let invalid = |message: &str| {
             FormatError::invalid(FORMAT, "GeoKeyDirectoryTag (34735)", message.to_owned())
         };

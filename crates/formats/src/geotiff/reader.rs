@@ -154,29 +154,15 @@ impl Image {
             }
         };
         let (chunking, offsets, counts) = chunking(file, directory, rows, compression)?;
-        let photometric = optional(file, directory, tag::PHOTOMETRIC)?;
-        let jpeg = if compression == Compression::Jpeg {
-            JpegSetup {
-                tables: match directory.get(tag::JPEG_TABLES) {
-                    Some(entry) => file.value_bytes(entry, "GeoTIFF JPEGTables bytes", METADATA_BYTES_MAX)?,
-                    None => Vec::new(),
-                },
-                samples: if planar { 1 } else { to_usize(bands)? },
-                ycbcr: photometric == Some(PHOTOMETRIC_YCBCR),
-                width: match chunking {
-                    Chunking::Strips { .. } => to_usize(columns)?,
-                    Chunking::Tiles { width, .. } => width,
-                },
-            }
-        } else {
-            if photometric == Some(PHOTOMETRIC_YCBCR) {
-                return Err(FormatError::unsupported(
-                    FORMAT,
-                    "YCbCr samples without JPEG compression (subsampled colour); convert with gdal_translate -co PHOTOMETRIC=RGB",
-                ));
-            }
-            JpegSetup::default()
-        };
+        let jpeg = jpeg_setup(
+            file,
+            directory,
+            compression,
+            planar,
+            bands,
+            chunking,
+            columns,
+        )?;
         let mut image = Self {
             columns: to_usize(columns)?,
             rows: to_usize(rows)?,
@@ -385,6 +371,44 @@ fn chunking(
         ));
     }
     Ok((chunking, offsets, counts))
+}
+
+/// What JPEG chunks need to be decoded: the shared tables, the samples per chunk pixel, the
+/// colour model and the chunk width. Other compressions get the default, and YCbCr samples
+/// (subsampled colour, which libtiff reads only through JPEG) are refused without JPEG.
+fn jpeg_setup(
+    file: &mut TiffFile,
+    directory: &Directory,
+    compression: Compression,
+    planar: bool,
+    bands: u64,
+    chunking: Chunking,
+    columns: u64,
+) -> FormatResult<JpegSetup> {
+    let photometric = optional(file, directory, tag::PHOTOMETRIC)?;
+    if compression != Compression::Jpeg {
+        if photometric == Some(PHOTOMETRIC_YCBCR) {
+            return Err(FormatError::unsupported(
+                FORMAT,
+                "YCbCr samples without JPEG compression (subsampled colour); convert with gdal_translate -co PHOTOMETRIC=RGB",
+            ));
+        }
+        return Ok(JpegSetup::default());
+    }
+    Ok(JpegSetup {
+        tables: match directory.get(tag::JPEG_TABLES) {
+            Some(entry) => {
+                file.value_bytes(entry, "GeoTIFF JPEGTables bytes", METADATA_BYTES_MAX)?
+            }
+            None => Vec::new(),
+        },
+        samples: if planar { 1 } else { to_usize(bands)? },
+        ycbcr: photometric == Some(PHOTOMETRIC_YCBCR),
+        width: match chunking {
+            Chunking::Strips { .. } => to_usize(columns)?,
+            Chunking::Tiles { width, .. } => width,
+        },
+    })
 }
 
 fn required(file: &mut TiffFile, directory: &Directory, tag: u16, name: &str) -> FormatResult<u64> {

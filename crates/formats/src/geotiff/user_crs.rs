@@ -237,28 +237,9 @@ fn linear_unit(keys: &GeoKeys) -> Option<(&'static str, f64)> {
 /// the linear unit, as both GeoKeys and WKT 1 state them).
 fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)> {
     let value = |id: u16, default: f64| keys.double(id).unwrap_or(default);
-    let first = |ids: &[u16], default: f64| {
-        ids.iter()
-            .find_map(|&id| keys.double(id))
-            .unwrap_or(default)
-    };
     // libgeotiff's order of fallbacks for every method.
-    let false_easting = first(
-        &[
-            key::FALSE_EASTING,
-            key::CENTER_EASTING,
-            key::FALSE_ORIGIN_EASTING,
-        ],
-        0.0,
-    );
-    let false_northing = first(
-        &[
-            key::FALSE_NORTHING,
-            key::CENTER_NORTHING,
-            key::FALSE_ORIGIN_NORTHING,
-        ],
-        0.0,
-    );
+    let false_easting = first_of(keys, &FALSE_EASTINGS, 0.0);
+    let false_northing = first_of(keys, &FALSE_NORTHINGS, 0.0);
     let latitude = value(key::NAT_ORIGIN_LAT, 0.0);
     let longitude = value(key::NAT_ORIGIN_LONG, 0.0);
     let scale = value(key::SCALE_AT_NAT_ORIGIN, 1.0);
@@ -278,79 +259,28 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
         method::TRANSVERSE_MERCATOR => natural_origin("Transverse_Mercator"),
         method::LAMBERT_CONFORMAL_CONIC_1SP => natural_origin("Lambert_Conformal_Conic_1SP"),
         method::OBLIQUE_STEREOGRAPHIC => natural_origin("Oblique_Stereographic"),
-        method::POLAR_STEREOGRAPHIC => {
-            // GDAL writes both EPSG variants this way: the pole with a scale (variant A), or
-            // the latitude of true scale (variant B); its WKT leaves a scale of 1 out of B.
-            let latitude = first(
-                &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
-                0.0,
-            );
-            let longitude = first(
-                &[
-                    key::STRAIGHT_VERT_POLE_LONG,
-                    key::NAT_ORIGIN_LONG,
-                    key::FALSE_ORIGIN_LONG,
-                    key::CENTER_LONG,
-                ],
-                0.0,
-            );
-            let scale = first(&[key::SCALE_AT_NAT_ORIGIN, key::SCALE_AT_CENTER], 1.0);
-            let mut parameters = vec![
-                ("latitude_of_origin", latitude),
-                ("central_meridian", longitude),
-            ];
-            if latitude.abs() == 90.0 || scale != 1.0 {
-                parameters.push(("scale_factor", scale));
-            }
-            parameters.push(("false_easting", false_easting));
-            parameters.push(("false_northing", false_northing));
-            ("Polar_Stereographic", parameters)
+        method::POLAR_STEREOGRAPHIC => polar_stereographic(keys, false_easting, false_northing),
+        method::LAMBERT_AZIMUTHAL_EQUAL_AREA => {
+            lambert_azimuthal(keys, false_easting, false_northing)
         }
-        method::LAMBERT_AZIMUTHAL_EQUAL_AREA => (
-            "Lambert_Azimuthal_Equal_Area",
-            vec![
-                (
-                    "latitude_of_center",
-                    first(
-                        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
-                        0.0,
-                    ),
-                ),
-                (
-                    "longitude_of_center",
-                    first(
-                        &[
-                            key::NAT_ORIGIN_LONG,
-                            key::FALSE_ORIGIN_LONG,
-                            key::CENTER_LONG,
-                        ],
-                        0.0,
-                    ),
-                ),
+        method::MERCATOR => {
+            let common = [
+                ("central_meridian", longitude),
                 ("false_easting", false_easting),
                 ("false_northing", false_northing),
-            ],
-        ),
-        method::MERCATOR => match keys.double(key::STD_PARALLEL_1) {
-            Some(parallel) => (
-                "Mercator_2SP",
-                vec![
-                    ("standard_parallel_1", parallel),
-                    ("central_meridian", longitude),
-                    ("false_easting", false_easting),
-                    ("false_northing", false_northing),
-                ],
-            ),
-            None => (
-                "Mercator_1SP",
-                vec![
-                    ("central_meridian", longitude),
-                    ("scale_factor", scale),
-                    ("false_easting", false_easting),
-                    ("false_northing", false_northing),
-                ],
-            ),
-        },
+            ];
+            match keys.double(key::STD_PARALLEL_1) {
+                Some(parallel) => (
+                    "Mercator_2SP",
+                    [vec![("standard_parallel_1", parallel)], common.to_vec()].concat(),
+                ),
+                None => {
+                    let mut parameters = common.to_vec();
+                    parameters.insert(1, ("scale_factor", scale));
+                    ("Mercator_1SP", parameters)
+                }
+            }
+        }
         method::LAMBERT_CONFORMAL_CONIC_2SP => (
             "Lambert_Conformal_Conic_2SP",
             conic(
@@ -371,6 +301,93 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
         ),
         _ => return None,
     })
+}
+
+/// The keys that may hold the false easting, in libgeotiff's order.
+const FALSE_EASTINGS: [u16; 3] = [
+    key::FALSE_EASTING,
+    key::CENTER_EASTING,
+    key::FALSE_ORIGIN_EASTING,
+];
+/// The keys that may hold the false northing, in libgeotiff's order.
+const FALSE_NORTHINGS: [u16; 3] = [
+    key::FALSE_NORTHING,
+    key::CENTER_NORTHING,
+    key::FALSE_ORIGIN_NORTHING,
+];
+
+/// The first of the DOUBLE keys `ids` the file has, else `default`.
+fn first_of(keys: &GeoKeys, ids: &[u16], default: f64) -> f64 {
+    ids.iter()
+        .find_map(|&id| keys.double(id))
+        .unwrap_or(default)
+}
+
+/// Polar stereographic. GDAL writes both EPSG variants this way: the pole with a scale
+/// (variant A), or the latitude of true scale (variant B); its WKT leaves a scale of 1 out of
+/// B. The keys are looked for in libgeotiff's order.
+fn polar_stereographic(
+    keys: &GeoKeys,
+    false_easting: f64,
+    false_northing: f64,
+) -> (&'static str, Vec<(&'static str, f64)>) {
+    let latitude = first_of(
+        keys,
+        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
+        0.0,
+    );
+    let longitude = first_of(
+        keys,
+        &[
+            key::STRAIGHT_VERT_POLE_LONG,
+            key::NAT_ORIGIN_LONG,
+            key::FALSE_ORIGIN_LONG,
+            key::CENTER_LONG,
+        ],
+        0.0,
+    );
+    let scale = first_of(keys, &[key::SCALE_AT_NAT_ORIGIN, key::SCALE_AT_CENTER], 1.0);
+    let mut parameters = vec![
+        ("latitude_of_origin", latitude),
+        ("central_meridian", longitude),
+    ];
+    if latitude.abs() == 90.0 || scale != 1.0 {
+        parameters.push(("scale_factor", scale));
+    }
+    parameters.push(("false_easting", false_easting));
+    parameters.push(("false_northing", false_northing));
+    ("Polar_Stereographic", parameters)
+}
+
+/// Lambert azimuthal equal-area, its centre looked for in libgeotiff's order.
+fn lambert_azimuthal(
+    keys: &GeoKeys,
+    false_easting: f64,
+    false_northing: f64,
+) -> (&'static str, Vec<(&'static str, f64)>) {
+    let latitude = first_of(
+        keys,
+        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
+        0.0,
+    );
+    let longitude = first_of(
+        keys,
+        &[
+            key::NAT_ORIGIN_LONG,
+            key::FALSE_ORIGIN_LONG,
+            key::CENTER_LONG,
+        ],
+        0.0,
+    );
+    (
+        "Lambert_Azimuthal_Equal_Area",
+        vec![
+            ("latitude_of_center", latitude),
+            ("longitude_of_center", longitude),
+            ("false_easting", false_easting),
+            ("false_northing", false_northing),
+        ],
+    )
 }
 
 /// The WKT parameters of a conic projection: two standard parallels (`parallel` when a key is

@@ -1452,7 +1452,10 @@ fn jpeg_geotiffs_decode_as_gdal_decodes_them_to_within_one() {
         assert_eq!(grid_of(&ours).geometry, grid_of(&gdal).geometry, "{name}");
         assert_eq!(grid_of(&ours).items.len(), grid_of(&gdal).items.len());
         let (largest, differing) = largest_difference(&ours, &gdal);
-        assert!(largest <= bound, "{name}: {differing} values differ, at most by {largest}");
+        assert!(
+            largest <= bound,
+            "{name}: {differing} values differ, at most by {largest}"
+        );
     }
 }
 
@@ -1485,7 +1488,9 @@ fn with_compression(source: &Path, directory: &Path, code: u16) -> std::path::Pa
 fn jpeg_variants_basin_does_not_decode_are_refused_by_name() {
     let twelve = read(&fixture("geotiff", "jpeg_12bit.tif")).unwrap_err();
     assert!(
-        twelve.to_string().contains("JPEG-compressed 12-bit samples"),
+        twelve
+            .to_string()
+            .contains("JPEG-compressed 12-bit samples"),
         "{twelve}"
     );
     let directory = tempfile::tempdir().unwrap();
@@ -1546,7 +1551,10 @@ fn a_projection_named_by_code_on_a_user_defined_datum_reads_as_gdal_states_it() 
 fn an_arcgis_wkt_in_the_pcs_citation_is_the_crs() {
     let dataset = read(&fixture("geotiff", "esri_pe_laea.tif")).unwrap();
     let wkt = wkt_of(&dataset);
-    assert!(wkt.starts_with("PROJCS[\"unknown\",GEOGCS[\"GCS_unknown\""), "{wkt}");
+    assert!(
+        wkt.starts_with("PROJCS[\"unknown\",GEOGCS[\"GCS_unknown\""),
+        "{wkt}"
+    );
     assert!(wkt.contains("Lambert_Azimuthal_Equal_Area"), "{wkt}");
     let dataset = read(&corpus("rasterio", "test_esri_wkt.tif")).unwrap();
     let wkt = wkt_of(&dataset);
