@@ -824,6 +824,96 @@ mod tests {
     }
 
     #[test]
+    fn polar_stereographic_and_lambert_azimuthal_round_trip_as_gdal_keys_them() {
+        let geogcs = "GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378388,297]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]]";
+        for projection in [
+            "PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",90],PARAMETER[\"central_meridian\",-45],PARAMETER[\"scale_factor\",0.994],PARAMETER[\"false_easting\",2000000],PARAMETER[\"false_northing\",2000000]",
+            "PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",-71],PARAMETER[\"central_meridian\",0],PARAMETER[\"false_easting\",0],PARAMETER[\"false_northing\",0]",
+            "PROJECTION[\"Lambert_Azimuthal_Equal_Area\"],PARAMETER[\"latitude_of_center\",52],PARAMETER[\"longitude_of_center\",10],PARAMETER[\"false_easting\",4321000],PARAMETER[\"false_northing\",3210000]",
+        ] {
+            let text = format!("PROJCS[\"unnamed\",{geogcs},{projection},UNIT[\"metre\",1]]");
+            let described = describe(&text).unwrap();
+            assert_eq!(wkt(&directory_of(&described)).unwrap(), text);
+        }
+        // GDAL's keys for variant B: CT 15 with the latitude of true scale as NatOriginLat.
+        let polar_b = describe(&format!("PROJCS[\"x\",{geogcs},PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",-71],UNIT[\"metre\",1]]")).unwrap();
+        assert!(polar_b.shorts.contains(&(3075, 15)));
+        assert!(polar_b.doubles.contains(&(3081, vec![-71.0])));
+        assert!(polar_b.doubles.contains(&(3095, vec![0.0])));
+        // ESRI's name for variant B.
+        let esri = describe(&format!("PROJCS[\"x\",{geogcs},PROJECTION[\"Stereographic_South_Pole\"],PARAMETER[\"Standard_Parallel_1\",-71],PARAMETER[\"Central_Meridian\",70],UNIT[\"metre\",1]]")).unwrap();
+        let back = wkt(&directory_of(&esri)).unwrap();
+        assert!(
+            back.contains(
+                "PARAMETER[\"latitude_of_origin\",-71],PARAMETER[\"central_meridian\",70]"
+            ),
+            "{back}"
+        );
+    }
+
+    #[test]
+    fn a_projection_code_fills_the_method_and_parameters_unless_the_file_states_them() {
+        // Tennessee on NAD83 (15302) in international feet: lengths converted from metres.
+        let tennessee = keys(
+            &[
+                (1024, 1),
+                (2048, 4269),
+                (3072, 32767),
+                (3074, 15302),
+                (3076, 9002),
+            ],
+            &[],
+        );
+        let text = wkt(&tennessee).unwrap();
+        assert!(text.contains("Lambert_Conformal_Conic_2SP"), "{text}");
+        assert!(
+            text.contains("PARAMETER[\"standard_parallel_1\",35.25]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PARAMETER[\"false_easting\",2000004.000008"),
+            "{text}"
+        );
+        // UTM 33S on a user-defined ellipsoid.
+        let south = keys(
+            &[
+                (1024, 1),
+                (2048, 32767),
+                (2056, 7022),
+                (3072, 32767),
+                (3074, 16133),
+            ],
+            &[],
+        );
+        let text = wkt(&south).unwrap();
+        assert!(
+            text.contains("PARAMETER[\"central_meridian\",15]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PARAMETER[\"false_northing\",10000000]"),
+            "{text}"
+        );
+        // With its own ProjCoordTransGeoKey the file's keys are used alone, as in libgeotiff.
+        let own = keys(
+            &[
+                (1024, 1),
+                (2048, 4326),
+                (3072, 32767),
+                (3074, 16032),
+                (3075, 1),
+            ],
+            &[(3080, &[3.0])],
+        );
+        let text = wkt(&own).unwrap();
+        assert!(text.contains("PARAMETER[\"central_meridian\",3]"), "{text}");
+        assert!(text.contains("PARAMETER[\"scale_factor\",1]"), "{text}");
+        // A code Basin does not know (or a method it does not read) stays user-defined.
+        let unknown = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3074, 9999)], &[]);
+        assert_eq!(wkt(&unknown), None);
+    }
+
+    #[test]
     fn methods_and_units_basin_cannot_state_stay_user_defined() {
         let oblique_mercator = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 3)], &[]);
         assert_eq!(wkt(&oblique_mercator), None);
