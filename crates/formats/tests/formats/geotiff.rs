@@ -1247,7 +1247,7 @@ fn geokey_and_model_tag_sizes_are_limited_at_and_past_their_values() {
 
 #[test]
 fn unsupported_layouts_are_named() {
-    let jpeg = small_tiff(vec![(259, Value::Shorts(vec![7]))]);
+    let jpeg = small_tiff(vec![(259, Value::Shorts(vec![6]))]);
     assert!(error_of(&jpeg).contains("JPEG"));
     let int64 = small_tiff(vec![
         (258, Value::Shorts(vec![64])),
