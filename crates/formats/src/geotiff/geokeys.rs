@@ -642,6 +642,38 @@ mod tests {
     }
 
     #[test]
+    fn an_arcgis_wkt_counts_only_in_the_pcs_citation_of_a_user_defined_model() {
+        let wkt = "GEOGCS[\"GCS_WGS_1984\",DATUM[\"D_WGS_1984\",SPHEROID[\"WGS_1984\",6378137.0,298.257223563]],PRIMEM[\"Greenwich\",0.0],UNIT[\"Degree\",0.0174532925199433]]";
+        let ascii = format!("ESRI PE String = {wkt}|");
+        let length = ascii.len() as u64;
+        let keys = |model: u64, citation: u64| {
+            let directory = [1, 1, 0, 2, 1024, 0, 1, model, citation, 34737, length, 0];
+            GeoKeys::parse(&directory, &[], &ascii).unwrap()
+        };
+        assert_eq!(keys(32767, 3073).crs(), FileCrs::Wkt(wkt.to_owned()));
+        assert_eq!(
+            keys(32767, 3073).text(3073),
+            Some(&ascii[..ascii.len() - 1])
+        );
+        // In the GT citation it is a name (GDAL makes a LOCAL_CS of it).
+        assert_eq!(keys(32767, 1026).crs(), FileCrs::UserDefined);
+        // A projected or geographic model goes by its keys.
+        assert_eq!(keys(1, 3073).crs(), FileCrs::UserDefined);
+        // A user-defined model with a projected code is that code, as in libgeotiff.
+        let directory = [1, 1, 0, 2, 1024, 0, 1, 32767, 3072, 0, 1, 2229];
+        assert_eq!(
+            GeoKeys::parse(&directory, &[], "").unwrap().crs(),
+            FileCrs::Epsg(2229)
+        );
+        // ASCII keys pointing outside GeoAsciiParams are skipped.
+        let outside = [1, 1, 0, 2, 1024, 0, 1, 32767, 3073, 34737, 5000, 0];
+        assert_eq!(
+            GeoKeys::parse(&outside, &[], &ascii).unwrap().text(3073),
+            None
+        );
+    }
+
+    #[test]
     fn written_geokeys_read_back() {
         let crs = KeyedCrs {
             code: 32632,
