@@ -218,6 +218,9 @@ pub(crate) struct JpegSetup {
     pub ycbcr: bool,
     /// Pixels across one chunk: the tile width, or the image width for strips.
     pub width: usize,
+    /// Most rows of one chunk: the tile height, or the rows per strip. A JPEG header claiming
+    /// more is refused before its pixels are allocated.
+    pub height: usize,
 }
 
 /// A reader of the decompressed bytes of one strip or tile. `jpeg` is used for JPEG only.
@@ -311,10 +314,10 @@ fn decode_jpeg(chunk: &[u8], jpeg: &JpegSetup) -> io::Result<Vec<u8>> {
     let info = decoder
         .info()
         .ok_or_else(|| invalid("the JPEG header has no size".to_owned()))?;
-    if usize::from(info.width) != jpeg.width {
+    if usize::from(info.width) != jpeg.width || usize::from(info.height) > jpeg.height {
         return Err(invalid(format!(
-            "the JPEG image is {} pixels wide, the chunk {}",
-            info.width, jpeg.width
+            "the JPEG image is {} x {} pixels, the chunk {} x {}",
+            info.width, info.height, jpeg.width, jpeg.height
         )));
     }
     let pixels = decoder

@@ -408,6 +408,10 @@ fn jpeg_setup(
             Chunking::Strips { .. } => to_usize(columns)?,
             Chunking::Tiles { width, .. } => width,
         },
+        height: match chunking {
+            Chunking::Strips { rows_per_strip } => rows_per_strip,
+            Chunking::Tiles { height, .. } => height,
+        },
     })
 }
 

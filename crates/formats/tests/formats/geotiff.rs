@@ -1525,6 +1525,22 @@ fn corrupt_and_truncated_jpeg_chunks_are_errors_not_panics() {
 }
 
 #[test]
+fn a_jpeg_chunk_claiming_more_rows_than_its_tile_is_refused_before_decoding() {
+    let mut bytes = std::fs::read(fixture("geotiff", "jpeg_gray_tiled.tif")).unwrap();
+    // The first frame header (SOF0: FF C0, length, precision, height, width) of a tile.
+    let sof = bytes
+        .windows(2)
+        .position(|window| window == [0xFF, 0xC0])
+        .expect("a frame header");
+    bytes[sof + 5..sof + 7].copy_from_slice(&[0xFF, 0xFF]);
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("tall.tif");
+    std::fs::write(&path, bytes).unwrap();
+    let error = read(&path).unwrap_err().to_string();
+    assert!(error.contains("65535 pixels"), "{error}");
+}
+
+#[test]
 fn a_projection_named_by_code_on_a_user_defined_datum_reads_as_gdal_states_it() {
     // GDAL writes UTM on a datum without an EPSG code as ProjectionGeoKey 16032 alone.
     let dataset = read(&fixture("geotiff", "projection_code_utm_intl.tif")).unwrap();
