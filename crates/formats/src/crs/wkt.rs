@@ -257,6 +257,31 @@ fn projection_of(node: &Node, to_meter: f64) -> Option<String> {
         "obliquestereographic" | "doublestereographic" => {
             format!("+proj=sterea {common} +k={k}")
         }
+        // GDAL's WKT 1 states both EPSG variants as one method: at a pole with a scale
+        // (variant A), or with the latitude of true scale as the latitude of origin and no
+        // scale (variant B).
+        "polarstereographic" if lat_0.abs() == 90.0 => {
+            format!("+proj=stere {common} +k={k}")
+        }
+        "polarstereographic" => {
+            let pole = if lat_0 < 0.0 { -90.0 } else { 90.0 };
+            format!(
+                "+proj=stere +lat_0={pole} +lat_ts={lat_0} +lon_0={lon_0} +x_0={x_0} +y_0={y_0} +k={k}"
+            )
+        }
+        // ESRI's names for variant B: the standard parallel is the latitude of true scale.
+        "stereographicnorthpole" | "stereographicsouthpole" => {
+            let pole = if name == "stereographicsouthpole" {
+                -90.0
+            } else {
+                90.0
+            };
+            let lat_ts = p(&["standard_parallel_1"], pole);
+            format!(
+                "+proj=stere +lat_0={pole} +lat_ts={lat_ts} +lon_0={lon_0} +x_0={x_0} +y_0={y_0} +k={k}"
+            )
+        }
+        "lambertazimuthalequalarea" => format!("+proj=laea {common}"),
         _ => return None,
     })
 }
@@ -360,6 +385,45 @@ mod tests {
             "{proj4}"
         );
         assert!(proj4.contains("+to_meter=0.3048006096012192"), "{proj4}");
+    }
+
+    #[test]
+    fn polar_stereographic_and_lambert_azimuthal_become_stere_and_laea() {
+        let geogcs = r#"GEOGCS["x",DATUM["y",SPHEROID["intl",6378388,297]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]"#;
+        let proj4 = |projection: &str, parameters: &str| {
+            let text = format!(
+                r#"PROJCS["p",{geogcs},PROJECTION["{projection}"],{parameters},UNIT["metre",1]]"#
+            );
+            to_proj4(&parse(&text).unwrap()).unwrap()
+        };
+        assert_eq!(
+            proj4(
+                "Polar_Stereographic",
+                r#"PARAMETER["latitude_of_origin",-90],PARAMETER["central_meridian",180],PARAMETER["scale_factor",0.994],PARAMETER["false_easting",5000000],PARAMETER["false_northing",1000000]"#
+            ),
+            "+proj=stere +lat_0=-90 +lon_0=180 +x_0=5000000 +y_0=1000000 +k=0.994 +a=6378388 +rf=297 +units=m +no_defs"
+        );
+        assert_eq!(
+            proj4(
+                "Polar_Stereographic",
+                r#"PARAMETER["latitude_of_origin",-71],PARAMETER["central_meridian",70],PARAMETER["false_easting",6000000],PARAMETER["false_northing",6000000]"#
+            ),
+            "+proj=stere +lat_0=-90 +lat_ts=-71 +lon_0=70 +x_0=6000000 +y_0=6000000 +k=1 +a=6378388 +rf=297 +units=m +no_defs"
+        );
+        assert_eq!(
+            proj4(
+                "Stereographic_North_Pole",
+                r#"PARAMETER["standard_parallel_1",70],PARAMETER["central_meridian",-45]"#
+            ),
+            "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +x_0=0 +y_0=0 +k=1 +a=6378388 +rf=297 +units=m +no_defs"
+        );
+        assert_eq!(
+            proj4(
+                "Lambert_Azimuthal_Equal_Area",
+                r#"PARAMETER["latitude_of_center",52],PARAMETER["longitude_of_center",10],PARAMETER["false_easting",4321000],PARAMETER["false_northing",3210000]"#
+            ),
+            "+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +a=6378388 +rf=297 +units=m +no_defs"
+        );
     }
 
     #[test]

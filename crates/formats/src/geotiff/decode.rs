@@ -1,7 +1,8 @@
 //! Turning the stored bytes of a strip or tile into values: decompression (deflate, LZW,
 //! PackBits, Zstandard) as streaming readers, so that a strip of any height is decoded one row at a
-//! time; the horizontal and floating-point predictors; and the conversion of samples in the
-//! file's byte order into the model's typed buffers.
+//! time; JPEG, decoded a whole strip or tile at a time (a JPEG image cannot be read in part);
+//! the horizontal and floating-point predictors; and the conversion of samples in the file's
+//! byte order into the model's typed buffers.
 
 use std::io::{self, BufRead, Read};
 
@@ -23,6 +24,9 @@ pub(crate) enum Compression {
     PackBits,
     /// Zstandard, one frame per strip or tile (code 50000, GDAL's `COMPRESS=ZSTD`).
     Zstd,
+    /// JPEG, one baseline or progressive JPEG image per strip or tile with the tables shared
+    /// in `JPEGTables` (code 7, GDAL's `COMPRESS=JPEG`).
+    Jpeg,
 }
 
 impl Compression {
@@ -34,10 +38,16 @@ impl Compression {
             8 | 32946 => Self::Deflate,
             32773 => Self::PackBits,
             50000 => Self::Zstd,
+            7 => Self::Jpeg,
+            6 => {
+                return Err(FormatError::unsupported(
+                    FORMAT,
+                    "compression 6 (old-style JPEG, which TIFF deprecated in 1995); only JPEG as TIFF Technical Note 2 defines it (compression 7) is read (convert with gdal_translate -co COMPRESS=DEFLATE)",
+                ));
+            }
             other => {
                 let name = match other {
                     2..=4 => "CCITT fax",
-                    6 | 7 => "JPEG",
                     34712 => "JPEG 2000",
                     34887 => "LERC",
                     34925 => "LZMA",
@@ -47,7 +57,7 @@ impl Compression {
                 return Err(FormatError::unsupported(
                     FORMAT,
                     format!(
-                        "compression {other} ({name}); supported are none, deflate, LZW, PackBits and ZSTD (convert with gdal_translate -co COMPRESS=DEFLATE)"
+                        "compression {other} ({name}); supported are none, deflate, LZW, PackBits, ZSTD and JPEG (convert with gdal_translate -co COMPRESS=DEFLATE)"
                     ),
                 ));
             }
@@ -195,12 +205,42 @@ impl SampleKind {
     }
 }
 
-/// A reader of the decompressed bytes of one strip or tile.
+/// What decoding a JPEG strip or tile needs besides its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct JpegSetup {
+    /// `JPEGTables` (347): an abbreviated JPEG stream (SOI, tables, EOI) with the quantisation
+    /// and Huffman tables the chunks share; empty when each chunk carries its own.
+    pub tables: Vec<u8>,
+    /// Samples of a pixel in one chunk: 1 (grey, or one band of a planar file) or 3.
+    pub samples: usize,
+    /// The samples are YCbCr (`PhotometricInterpretation` 6) and are read as RGB, as GDAL
+    /// reads them (libtiff's `JPEGCOLORMODE_RGB`).
+    pub ycbcr: bool,
+    /// Pixels across one chunk: the tile width, or the image width for strips.
+    pub width: usize,
+    /// Most rows of one chunk: the tile height, or the rows per strip. A JPEG header claiming
+    /// more is refused before its pixels are allocated.
+    pub height: usize,
+}
+
+/// A reader of the decompressed bytes of one strip or tile. `jpeg` is used for JPEG only.
 pub(crate) fn decompressor<'a, R: BufRead + 'a>(
     compression: Compression,
-    raw: R,
+    jpeg: &JpegSetup,
+    mut raw: R,
 ) -> Box<dyn Read + 'a> {
     match compression {
+        Compression::Jpeg => {
+            // The chunk's size was checked against the file and CHUNK_BYTES_MAX by the caller.
+            let mut data = Vec::new();
+            let decoded = raw
+                .read_to_end(&mut data)
+                .and_then(|_| decode_jpeg(&data, jpeg));
+            match decoded {
+                Ok(pixels) => Box::new(io::Cursor::new(pixels)),
+                Err(error) => Box::new(FailingReader(Some(error))),
+            }
+        }
         Compression::None => Box::new(raw),
         Compression::Deflate => Box::new(flate2::bufread::ZlibDecoder::new(raw)),
         Compression::Lzw => Box::new(LzwReader {
@@ -223,6 +263,78 @@ pub(crate) fn decompressor<'a, R: BufRead + 'a>(
             )))),
         },
     }
+}
+
+/// Decodes one JPEG strip or tile into interleaved 8-bit samples, rows of `jpeg.width`
+/// pixels.
+fn decode_jpeg(chunk: &[u8], jpeg: &JpegSetup) -> io::Result<Vec<u8>> {
+    use zune_jpeg::zune_core::colorspace::ColorSpace;
+    use zune_jpeg::zune_core::options::DecoderOptions;
+    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, message);
+    // The chunk is a JPEG stream whose tables may be in JPEGTables: the tables (without their
+    // end marker) followed by the chunk (without its start marker) make one complete stream.
+    let stream: std::borrow::Cow<'_, [u8]> = match (
+        jpeg.tables.strip_suffix(&[0xFF, 0xD9]),
+        chunk.strip_prefix(&[0xFF, 0xD8]),
+    ) {
+        (Some(tables), Some(body)) if tables.starts_with(&[0xFF, 0xD8]) => {
+            let mut joined = Vec::with_capacity(tables.len() + body.len());
+            joined.extend_from_slice(tables);
+            joined.extend_from_slice(body);
+            joined.into()
+        }
+        _ => chunk.into(),
+    };
+    let wanted = match jpeg.samples {
+        1 => ColorSpace::Luma,
+        3 => ColorSpace::RGB,
+        other => {
+            return Err(invalid(format!(
+                "JPEG chunks of {other} samples per pixel are not read (1 or 3)"
+            )));
+        }
+    };
+    let options = DecoderOptions::default()
+        .set_max_width(usize::from(u16::MAX))
+        .set_max_height(usize::from(u16::MAX))
+        .jpeg_set_out_colorspace(wanted);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(
+        zune_jpeg::zune_core::bytestream::ZCursor::new(&stream[..]),
+        options,
+    );
+    decoder
+        .decode_headers()
+        .map_err(|error| invalid(format!("not a JPEG image: {error:?}")))?;
+    // RGB stored as such (PhotometricInterpretation 2): components whose ids do not say RGB
+    // would otherwise be taken for YCbCr and converted; asking for YCbCr out keeps them as
+    // they are.
+    if jpeg.samples == 3 && !jpeg.ycbcr && decoder.input_colorspace() == Some(ColorSpace::YCbCr) {
+        decoder.set_options(options.jpeg_set_out_colorspace(ColorSpace::YCbCr));
+    }
+    let info = decoder
+        .info()
+        .ok_or_else(|| invalid("the JPEG header has no size".to_owned()))?;
+    if usize::from(info.width) != jpeg.width || usize::from(info.height) > jpeg.height {
+        return Err(invalid(format!(
+            "the JPEG image is {} x {} pixels, the chunk {} x {}",
+            info.width, info.height, jpeg.width, jpeg.height
+        )));
+    }
+    let pixels = decoder
+        .decode()
+        .map_err(|error| invalid(format!("the JPEG data cannot be decoded: {error:?}")))?;
+    let expected = jpeg
+        .width
+        .saturating_mul(usize::from(info.height))
+        .saturating_mul(jpeg.samples);
+    if pixels.len() != expected {
+        return Err(invalid(format!(
+            "the JPEG image decodes to {} bytes, {expected} expected for {} samples per pixel",
+            pixels.len(),
+            jpeg.samples
+        )));
+    }
+    Ok(pixels)
 }
 
 /// A reader whose first read fails with a stored error, for decoders that fail on their
@@ -639,7 +751,7 @@ mod tests {
 
     fn read_all(compression: Compression, data: &[u8], length: usize) -> io::Result<Vec<u8>> {
         let mut out = vec![0u8; length];
-        decompressor(compression, data).read_exact(&mut out)?;
+        decompressor(compression, &JpegSetup::default(), data).read_exact(&mut out)?;
         Ok(out)
     }
 

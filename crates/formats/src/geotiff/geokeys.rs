@@ -27,6 +27,7 @@ pub(crate) mod key {
     pub const GEOGRAPHIC_TYPE: u16 = 2048;
     pub const GEOGRAPHIC_CITATION: u16 = 2049;
     pub const PROJECTED_TYPE: u16 = 3072;
+    pub const PCS_CITATION: u16 = 3073;
 }
 
 /// The tag of GeoDoubleParams, where double-valued GeoKeys point.
@@ -37,24 +38,35 @@ pub(crate) const GEO_ASCII_PARAMS: u16 = 34737;
 /// `GTModelTypeGeoKey` values.
 const MODEL_PROJECTED: u16 = 1;
 const MODEL_GEOGRAPHIC: u16 = 2;
+const MODEL_GEOCENTRIC: u16 = 3;
 /// `GTRasterTypeGeoKey` values.
 const RASTER_PIXEL_IS_AREA: u16 = 1;
 const RASTER_PIXEL_IS_POINT: u16 = 2;
 /// The GeoKey value meaning "user-defined": the CRS is described by further keys, not a code.
 pub(crate) const USER_DEFINED: u16 = 32767;
 
-/// The short- and double-valued GeoKeys of a file (ASCII keys are not needed for reading).
+/// The GeoKeys of a file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct GeoKeys {
     shorts: Vec<(u16, u16)>,
     doubles: Vec<(u16, Vec<f64>)>,
+    /// ASCII keys, without the `|` that ends each in GeoAsciiParams.
+    texts: Vec<(u16, String)>,
 }
+
+/// What ArcGIS writes before the WKT of a system in `PCSCitationGeoKey`.
+const ESRI_PE_PREFIX: &str = "ESRI PE String = ";
 
 impl GeoKeys {
     /// Parses a `GeoKeyDirectoryTag` (SHORT values): a header of version, revision, minor
     /// revision and key count, then four values per key. `double_params` are the values of
-    /// `GeoDoubleParamsTag`, where double keys point; a key pointing outside them is skipped.
-    pub fn parse(directory: &[u64], double_params: &[f64]) -> FormatResult<Self> {
+    /// `GeoDoubleParamsTag`, `ascii_params` the text of `GeoAsciiParamsTag`, where double and
+    /// ASCII keys point; a key pointing outside them is skipped.
+    pub fn parse(
+        directory: &[u64],
+        double_params: &[f64],
+        ascii_params: &str,
+    ) -> FormatResult<Self> {
         let invalid = |message: &str| {
             FormatError::invalid(FORMAT, "GeoKeyDirectoryTag (34735)", message.to_owned())
         };
@@ -89,7 +101,47 @@ impl GeoKeys {
                 _ => None,
             })
             .collect();
-        Ok(Self { shorts, doubles })
+        let texts = entries()
+            .filter_map(|entry| match *entry {
+                [id, location, length, offset] if location == u64::from(GEO_ASCII_PARAMS) => {
+                    let start = usize::try_from(offset).ok()?;
+                    let end = start.checked_add(usize::try_from(length).ok()?)?;
+                    let text = ascii_params.get(start..end)?;
+                    let text = text.strip_suffix('|').unwrap_or(text);
+                    Some((u16::try_from(id).ok()?, text.to_owned()))
+                }
+                _ => None,
+            })
+            .collect();
+        Ok(Self {
+            shorts,
+            doubles,
+            texts,
+        })
+    }
+
+    /// A copy with `shorts` and `doubles` added, each only where the keys lack it.
+    pub fn with_defaults(&self, shorts: &[(u16, u16)], doubles: &[(u16, f64)]) -> Self {
+        let mut keys = self.clone();
+        for &(id, value) in shorts {
+            if keys.short(id).is_none() {
+                keys.shorts.push((id, value));
+            }
+        }
+        for &(id, value) in doubles {
+            if keys.doubles(id).is_none() {
+                keys.doubles.push((id, vec![value]));
+            }
+        }
+        keys
+    }
+
+    /// An ASCII key's text.
+    pub fn text(&self, id: u16) -> Option<&str> {
+        self.texts
+            .iter()
+            .find(|(key, _)| *key == id)
+            .map(|(_, text)| text.as_str())
     }
 
     /// A SHORT key's value.
@@ -129,18 +181,33 @@ impl GeoKeys {
         let code = match self.short(key::MODEL_TYPE) {
             Some(MODEL_PROJECTED) => is_code(projected),
             Some(MODEL_GEOGRAPHIC) => is_code(geographic),
+            // libgeotiff takes a user-defined model with a projected code as projected (GDAL's
+            // GEOTIFF_KEYS_FLAVOR=ESRI_PE writes such files).
+            Some(USER_DEFINED) => is_code(projected),
             Some(_) => None,
             None => is_code(projected).or(is_code(geographic)),
         };
-        match code {
-            Some(code) => FileCrs::Epsg(u32::from(code)),
-            None if self.shorts.iter().any(|(id, _)| *id != key::RASTER_TYPE) => {
+        // ArcGIS states a system it cannot key as its WKT in the PCS citation, with a model
+        // type that is neither projected nor geographic; GDAL reads that WKT (only from this
+        // key: in the other citations it is a name).
+        let esri = match self.short(key::MODEL_TYPE) {
+            Some(MODEL_PROJECTED | MODEL_GEOGRAPHIC | MODEL_GEOCENTRIC) => None,
+            _ => self
+                .text(key::PCS_CITATION)
+                .and_then(|text| text.strip_prefix(ESRI_PE_PREFIX))
+                .map(str::trim)
+                .filter(|wkt| crate::crs::wkt::parse(wkt).is_some()),
+        };
+        match (code, esri) {
+            (Some(code), _) => FileCrs::Epsg(u32::from(code)),
+            (None, Some(wkt)) => FileCrs::Wkt(wkt.to_owned()),
+            (None, None) if self.shorts.iter().any(|(id, _)| *id != key::RASTER_TYPE) => {
                 match super::user_crs::wkt(self) {
                     Some(wkt) => FileCrs::Wkt(wkt),
                     None => FileCrs::UserDefined,
                 }
             }
-            None => FileCrs::None,
+            (None, None) => FileCrs::None,
         }
     }
 }
@@ -554,7 +621,7 @@ mod tests {
         let directory = |keys: &[[u64; 4]]| {
             let mut all = vec![1, 1, 0, keys.len() as u64];
             all.extend(keys.iter().flatten());
-            GeoKeys::parse(&all, &[]).unwrap()
+            GeoKeys::parse(&all, &[], "").unwrap()
         };
         let utm = directory(&[
             [1024, 0, 1, 1],
@@ -570,8 +637,40 @@ mod tests {
         let none = directory(&[[1025, 0, 1, 2]]);
         assert_eq!(none.crs(), FileCrs::None);
         assert!(none.pixel_is_point());
-        assert!(GeoKeys::parse(&[1, 1, 0, 5, 1024, 0, 1, 1], &[]).is_err());
-        assert!(GeoKeys::parse(&[1, 1], &[]).is_err());
+        assert!(GeoKeys::parse(&[1, 1, 0, 5, 1024, 0, 1, 1], &[], "").is_err());
+        assert!(GeoKeys::parse(&[1, 1], &[], "").is_err());
+    }
+
+    #[test]
+    fn an_arcgis_wkt_counts_only_in_the_pcs_citation_of_a_user_defined_model() {
+        let wkt = "GEOGCS[\"GCS_WGS_1984\",DATUM[\"D_WGS_1984\",SPHEROID[\"WGS_1984\",6378137.0,298.257223563]],PRIMEM[\"Greenwich\",0.0],UNIT[\"Degree\",0.0174532925199433]]";
+        let ascii = format!("ESRI PE String = {wkt}|");
+        let length = ascii.len() as u64;
+        let keys = |model: u64, citation: u64| {
+            let directory = [1, 1, 0, 2, 1024, 0, 1, model, citation, 34737, length, 0];
+            GeoKeys::parse(&directory, &[], &ascii).unwrap()
+        };
+        assert_eq!(keys(32767, 3073).crs(), FileCrs::Wkt(wkt.to_owned()));
+        assert_eq!(
+            keys(32767, 3073).text(3073),
+            Some(&ascii[..ascii.len() - 1])
+        );
+        // In the GT citation it is a name (GDAL makes a LOCAL_CS of it).
+        assert_eq!(keys(32767, 1026).crs(), FileCrs::UserDefined);
+        // A projected or geographic model goes by its keys.
+        assert_eq!(keys(1, 3073).crs(), FileCrs::UserDefined);
+        // A user-defined model with a projected code is that code, as in libgeotiff.
+        let directory = [1, 1, 0, 2, 1024, 0, 1, 32767, 3072, 0, 1, 2229];
+        assert_eq!(
+            GeoKeys::parse(&directory, &[], "").unwrap().crs(),
+            FileCrs::Epsg(2229)
+        );
+        // ASCII keys pointing outside GeoAsciiParams are skipped.
+        let outside = [1, 1, 0, 2, 1024, 0, 1, 32767, 3073, 34737, 5000, 0];
+        assert_eq!(
+            GeoKeys::parse(&outside, &[], &ascii).unwrap().text(3073),
+            None
+        );
     }
 
     #[test]
@@ -584,7 +683,7 @@ mod tests {
         let tags = geokey_tags(Some(&CrsKeys::Code(crs)));
         assert_eq!(tags.ascii, "WGS 84 / UTM zone 32N|");
         let directory: Vec<u64> = tags.directory.iter().map(|&v| u64::from(v)).collect();
-        let keys = GeoKeys::parse(&directory, &[]).unwrap();
+        let keys = GeoKeys::parse(&directory, &[], "").unwrap();
         assert_eq!(keys.crs(), FileCrs::Epsg(32632));
         assert!(!keys.pixel_is_point());
         assert_eq!(geokey_tags(None).directory, vec![1, 1, 0, 1, 1025, 0, 1, 1]);

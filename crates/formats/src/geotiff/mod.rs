@@ -14,6 +14,7 @@
 //! read (later pages are overviews, masks or unrelated images). docs/formats.md lists what is
 //! and is not supported.
 
+mod conversions;
 mod decode;
 mod geokeys;
 mod ifd;
@@ -72,6 +73,7 @@ mod tag {
     pub const STRIP_BYTE_COUNTS: u16 = 279;
     pub const PLANAR_CONFIGURATION: u16 = 284;
     pub const PREDICTOR: u16 = 317;
+    pub const JPEG_TABLES: u16 = 347;
     pub const TILE_WIDTH: u16 = 322;
     pub const TILE_LENGTH: u16 = 323;
     pub const TILE_OFFSETS: u16 = 324;

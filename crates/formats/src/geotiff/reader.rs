@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 
 use super::decode::{
-    Compression, Predictor, SampleKind, append_fill, append_range, append_samples, decompressor,
-    read_chunk_bytes, undo_predictor,
+    Compression, JpegSetup, Predictor, SampleKind, append_fill, append_range, append_samples,
+    decompressor, read_chunk_bytes, undo_predictor,
 };
 use super::geokeys::{self, BandText, FileCrs, GeoKeys, ModelTags};
 use super::ifd::{Directory, Entry, TiffFile, tag_location};
@@ -83,6 +83,9 @@ pub(crate) fn read(
     sink.end()
 }
 
+/// `PhotometricInterpretation` of YCbCr samples.
+const PHOTOMETRIC_YCBCR: u64 = 6;
+
 /// How the image is cut into chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunking {
@@ -105,6 +108,8 @@ struct Image {
     counts: Option<Entry>,
     /// Bytes of one row of one chunk (all samples of a pixel for chunky files).
     chunk_row_bytes: usize,
+    /// What JPEG chunks need (unused for other compressions).
+    jpeg: JpegSetup,
 }
 
 impl Image {
@@ -149,6 +154,15 @@ impl Image {
             }
         };
         let (chunking, offsets, counts) = chunking(file, directory, rows, compression)?;
+        let jpeg = jpeg_setup(
+            file,
+            directory,
+            compression,
+            planar,
+            bands,
+            chunking,
+            columns,
+        )?;
         let mut image = Self {
             columns: to_usize(columns)?,
             rows: to_usize(rows)?,
@@ -161,6 +175,7 @@ impl Image {
             offsets,
             counts,
             chunk_row_bytes: 0,
+            jpeg,
         };
         image.chunk_row_bytes = image.check_chunks()?;
         Ok(image)
@@ -174,6 +189,10 @@ impl Image {
             .and_then(|value| value.checked_mul(self.kind.bits()));
         let row_bytes = row_bits.map_or(u64::MAX, |bits| bits.div_ceil(8));
         let chunk_bytes = match self.chunking {
+            // A JPEG strip is decoded whole.
+            Chunking::Strips { rows_per_strip } if self.compression == Compression::Jpeg => {
+                row_bytes.saturating_mul(rows_per_strip as u64)
+            }
             Chunking::Strips { .. } => row_bytes,
             Chunking::Tiles { height, .. } => row_bytes.saturating_mul(height as u64),
         };
@@ -278,15 +297,23 @@ fn encoding(
         1,
         "SampleFormat",
     )?;
-    let kind = SampleKind::from_tiff(bits, format)?;
     let compression =
         Compression::from_code(optional(file, directory, tag::COMPRESSION)?.unwrap_or(1))?;
+    if compression == Compression::Jpeg && (bits, format) != (8, 1) {
+        return Err(FormatError::unsupported(
+            FORMAT,
+            format!(
+                "JPEG-compressed {bits}-bit samples of sample format {format}; only 8-bit unsigned JPEG (GDAL's default) is read (convert with gdal_translate -co COMPRESS=DEFLATE)"
+            ),
+        ));
+    }
+    let kind = SampleKind::from_tiff(bits, format)?;
     // libtiff applies a predictor only inside the LZW, deflate and ZSTD codecs.
     let predictor = match compression {
         Compression::Lzw | Compression::Deflate | Compression::Zstd => {
             Predictor::from_code(optional(file, directory, tag::PREDICTOR)?.unwrap_or(1))?
         }
-        Compression::None | Compression::PackBits => Predictor::None,
+        Compression::None | Compression::PackBits | Compression::Jpeg => Predictor::None,
     };
     kind.check_predictor(predictor)?;
     Ok((kind, compression, predictor))
@@ -344,6 +371,48 @@ fn chunking(
         ));
     }
     Ok((chunking, offsets, counts))
+}
+
+/// What JPEG chunks need to be decoded: the shared tables, the samples per chunk pixel, the
+/// colour model and the chunk width. Other compressions get the default, and YCbCr samples
+/// (subsampled colour, which libtiff reads only through JPEG) are refused without JPEG.
+fn jpeg_setup(
+    file: &mut TiffFile,
+    directory: &Directory,
+    compression: Compression,
+    planar: bool,
+    bands: u64,
+    chunking: Chunking,
+    columns: u64,
+) -> FormatResult<JpegSetup> {
+    let photometric = optional(file, directory, tag::PHOTOMETRIC)?;
+    if compression != Compression::Jpeg {
+        if photometric == Some(PHOTOMETRIC_YCBCR) {
+            return Err(FormatError::unsupported(
+                FORMAT,
+                "YCbCr samples without JPEG compression (subsampled colour); convert with gdal_translate -co PHOTOMETRIC=RGB",
+            ));
+        }
+        return Ok(JpegSetup::default());
+    }
+    Ok(JpegSetup {
+        tables: match directory.get(tag::JPEG_TABLES) {
+            Some(entry) => {
+                file.value_bytes(entry, "GeoTIFF JPEGTables bytes", METADATA_BYTES_MAX)?
+            }
+            None => Vec::new(),
+        },
+        samples: if planar { 1 } else { to_usize(bands)? },
+        ycbcr: photometric == Some(PHOTOMETRIC_YCBCR),
+        width: match chunking {
+            Chunking::Strips { .. } => to_usize(columns)?,
+            Chunking::Tiles { width, .. } => width,
+        },
+        height: match chunking {
+            Chunking::Strips { rows_per_strip } => rows_per_strip,
+            Chunking::Tiles { height, .. } => height,
+        },
+    })
 }
 
 fn required(file: &mut TiffFile, directory: &Directory, tag: u16, name: &str) -> FormatResult<u64> {
@@ -472,8 +541,18 @@ fn georeference(
         .get(tag::GEO_KEY_DIRECTORY)
         .map(|entry| file.unsigned(entry, "GeoTIFF GeoKey directory values", GEOKEY_VALUES_MAX))
         .transpose()?;
+    // Citations are names, needed only for an ArcGIS WKT: text that cannot be read is left
+    // out rather than failing the file, as libgeotiff skips it.
+    let ascii_params = directory.get(tag::GEO_ASCII_PARAMS).and_then(|entry| {
+        file.text(entry, "GeoTIFF GeoAsciiParams bytes", METADATA_BYTES_MAX)
+            .ok()
+    });
     let keys = match key_directory {
-        Some(values) => GeoKeys::parse(&values, double_params.as_deref().unwrap_or_default())?,
+        Some(values) => GeoKeys::parse(
+            &values,
+            double_params.as_deref().unwrap_or_default(),
+            ascii_params.as_deref().unwrap_or_default(),
+        )?,
         None => GeoKeys::default(),
     };
     let placed =
@@ -569,7 +648,12 @@ impl BandStream<'_> {
             let what = format!("strip {index}");
             let needed = (image.chunk_row_bytes as u64).saturating_mul(rows_here as u64);
             check_stored_size(image, bytes, needed, &what)?;
-            let mut reader = decompressor(image.compression, file.chunk(offset, bytes, &what)?);
+            check_jpeg_size(image, bytes, &what)?;
+            let mut reader = decompressor(
+                image.compression,
+                &image.jpeg,
+                file.chunk(offset, bytes, &what)?,
+            );
             for _ in 0..rows_here {
                 read_chunk_bytes(&mut reader, &mut row, &what)?;
                 undo_predictor(
@@ -661,8 +745,10 @@ impl BandStream<'_> {
         let tile_bytes = image.chunk_row_bytes.saturating_mul(image.chunk_height());
         check_stored_size(image, tile.bytes, tile_bytes as u64, &tile.what)?;
         // The chunk is checked to lie inside the file before its buffer is sized.
+        check_jpeg_size(image, tile.bytes, &tile.what)?;
         let mut reader = decompressor(
             image.compression,
+            &image.jpeg,
             file.chunk(tile.offset, tile.bytes, &tile.what)?,
         );
         raw.resize(tile_bytes, 0);
@@ -752,6 +838,18 @@ fn check_stored_size(image: &Image, bytes: u64, needed: u64, what: &str) -> Form
             FORMAT,
             what.to_owned(),
             format!("it holds {bytes} bytes, {needed} are needed; its data ends early"),
+        ));
+    }
+    Ok(())
+}
+
+/// A JPEG chunk is read whole before decoding: at most [`CHUNK_BYTES_MAX`] stored bytes.
+fn check_jpeg_size(image: &Image, bytes: u64, what: &str) -> FormatResult<()> {
+    if image.compression == Compression::Jpeg && bytes > CHUNK_BYTES_MAX {
+        return Err(FormatError::invalid(
+            FORMAT,
+            what.to_owned(),
+            format!("a JPEG chunk of {bytes} bytes, more than the {CHUNK_BYTES_MAX} read whole"),
         ));
     }
     Ok(())

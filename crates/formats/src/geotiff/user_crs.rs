@@ -11,6 +11,7 @@
 //! parallels, Albers equal area, oblique stereographic). Anything else stays "user-defined"
 //! and needs the `SRID` reader parameter.
 
+use super::conversions;
 use super::geokeys::{GeoKeys, USER_DEFINED};
 use crate::crs::wkt::{self, normalise};
 
@@ -39,7 +40,13 @@ mod key {
     pub const FALSE_ORIGIN_LAT: u16 = 3085;
     pub const FALSE_ORIGIN_EASTING: u16 = 3086;
     pub const FALSE_ORIGIN_NORTHING: u16 = 3087;
+    pub const CENTER_LONG: u16 = 3088;
+    pub const CENTER_LAT: u16 = 3089;
+    pub const CENTER_EASTING: u16 = 3090;
+    pub const CENTER_NORTHING: u16 = 3091;
     pub const SCALE_AT_NAT_ORIGIN: u16 = 3092;
+    pub const SCALE_AT_CENTER: u16 = 3093;
+    pub const STRAIGHT_VERT_POLE_LONG: u16 = 3095;
 }
 
 /// `GTModelTypeGeoKey`: geographic.
@@ -55,7 +62,9 @@ mod method {
     pub const MERCATOR: u16 = 7;
     pub const LAMBERT_CONFORMAL_CONIC_2SP: u16 = 8;
     pub const LAMBERT_CONFORMAL_CONIC_1SP: u16 = 9;
+    pub const LAMBERT_AZIMUTHAL_EQUAL_AREA: u16 = 10;
     pub const ALBERS_EQUAL_AREA: u16 = 11;
+    pub const POLAR_STEREOGRAPHIC: u16 = 15;
     pub const OBLIQUE_STEREOGRAPHIC: u16 = 16;
 }
 
@@ -69,7 +78,8 @@ pub(crate) fn wkt(keys: &GeoKeys) -> Option<String> {
         return None;
     }
     let (unit_name, unit_size) = linear_unit(keys)?;
-    let (projection, parameters) = projection(keys)?;
+    let keys = with_named_projection(keys, unit_size);
+    let (projection, parameters) = projection(&keys)?;
     let parameters: String = parameters
         .iter()
         .map(|(name, value)| format!(",PARAMETER[\"{name}\",{}]", number(*value)))
@@ -78,6 +88,67 @@ pub(crate) fn wkt(keys: &GeoKeys) -> Option<String> {
         "PROJCS[\"unnamed\",{geographic},PROJECTION[\"{projection}\"]{parameters},UNIT[\"{unit_name}\",{}]]",
         number(unit_size)
     ))
+}
+
+/// The keys with the projection `ProjectionGeoKey` names by EPSG code filled in, as libgeotiff
+/// fills them: only when the file states no `ProjCoordTransGeoKey` of its own (with one, the
+/// file's keys are used alone). Lengths come in metres and become `unit_size` units.
+fn with_named_projection(keys: &GeoKeys, unit_size: f64) -> GeoKeys {
+    let code = keys
+        .short(key::PROJECTION)
+        .filter(|&code| code != 0 && code != USER_DEFINED);
+    let conversion = match code {
+        Some(code) if keys.short(key::COORD_TRANS).is_none() => conversions::conversion(code),
+        _ => None,
+    };
+    let Some(conversion) = conversion else {
+        return keys.clone();
+    };
+    let Some(method) = coord_trans_of(conversion.method) else {
+        return keys.clone();
+    };
+    let azimuthal = method == method::LAMBERT_AZIMUTHAL_EQUAL_AREA;
+    let polar = method == method::POLAR_STEREOGRAPHIC;
+    let doubles: Vec<(u16, f64)> = conversion
+        .parameters
+        .iter()
+        .filter_map(|&(parameter, value)| {
+            let length = |value: f64| value / unit_size;
+            Some(match parameter {
+                8801 if azimuthal => (key::CENTER_LAT, value),
+                8802 if azimuthal => (key::CENTER_LONG, value),
+                8802 | 8833 if polar => (key::STRAIGHT_VERT_POLE_LONG, value),
+                8801 | 8832 => (key::NAT_ORIGIN_LAT, value),
+                8802 => (key::NAT_ORIGIN_LONG, value),
+                8805 => (key::SCALE_AT_NAT_ORIGIN, value),
+                8806 => (key::FALSE_EASTING, length(value)),
+                8807 => (key::FALSE_NORTHING, length(value)),
+                8821 => (key::FALSE_ORIGIN_LAT, value),
+                8822 => (key::FALSE_ORIGIN_LONG, value),
+                8823 => (key::STD_PARALLEL_1, value),
+                8824 => (key::STD_PARALLEL_2, value),
+                8826 => (key::FALSE_ORIGIN_EASTING, length(value)),
+                8827 => (key::FALSE_ORIGIN_NORTHING, length(value)),
+                _ => return None,
+            })
+        })
+        .collect();
+    keys.with_defaults(&[(key::COORD_TRANS, method)], &doubles)
+}
+
+/// The `ProjCoordTransGeoKey` method of an EPSG method code, for the methods read.
+fn coord_trans_of(epsg_method: u16) -> Option<u16> {
+    Some(match epsg_method {
+        conversions::TRANSVERSE_MERCATOR => method::TRANSVERSE_MERCATOR,
+        9801 => method::LAMBERT_CONFORMAL_CONIC_1SP,
+        9802 => method::LAMBERT_CONFORMAL_CONIC_2SP,
+        9804 | 9805 => method::MERCATOR,
+        9809 => method::OBLIQUE_STEREOGRAPHIC,
+        9810 | 9829 => method::POLAR_STEREOGRAPHIC,
+        9820 => method::LAMBERT_AZIMUTHAL_EQUAL_AREA,
+        9822 => method::ALBERS_EQUAL_AREA,
+        _ => return None,
+    })
 }
 
 /// The GEOGCS: the registry's for an EPSG code, else one built from the datum, ellipsoid and
@@ -166,8 +237,9 @@ fn linear_unit(keys: &GeoKeys) -> Option<(&'static str, f64)> {
 /// the linear unit, as both GeoKeys and WKT 1 state them).
 fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)> {
     let value = |id: u16, default: f64| keys.double(id).unwrap_or(default);
-    let false_easting = value(key::FALSE_EASTING, 0.0);
-    let false_northing = value(key::FALSE_NORTHING, 0.0);
+    // libgeotiff's order of fallbacks for every method.
+    let false_easting = first_of(keys, &FALSE_EASTINGS, 0.0);
+    let false_northing = first_of(keys, &FALSE_NORTHINGS, 0.0);
     let latitude = value(key::NAT_ORIGIN_LAT, 0.0);
     let longitude = value(key::NAT_ORIGIN_LONG, 0.0);
     let scale = value(key::SCALE_AT_NAT_ORIGIN, 1.0);
@@ -187,26 +259,28 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
         method::TRANSVERSE_MERCATOR => natural_origin("Transverse_Mercator"),
         method::LAMBERT_CONFORMAL_CONIC_1SP => natural_origin("Lambert_Conformal_Conic_1SP"),
         method::OBLIQUE_STEREOGRAPHIC => natural_origin("Oblique_Stereographic"),
-        method::MERCATOR => match keys.double(key::STD_PARALLEL_1) {
-            Some(parallel) => (
-                "Mercator_2SP",
-                vec![
-                    ("standard_parallel_1", parallel),
-                    ("central_meridian", longitude),
-                    ("false_easting", false_easting),
-                    ("false_northing", false_northing),
-                ],
-            ),
-            None => (
-                "Mercator_1SP",
-                vec![
-                    ("central_meridian", longitude),
-                    ("scale_factor", scale),
-                    ("false_easting", false_easting),
-                    ("false_northing", false_northing),
-                ],
-            ),
-        },
+        method::POLAR_STEREOGRAPHIC => polar_stereographic(keys, false_easting, false_northing),
+        method::LAMBERT_AZIMUTHAL_EQUAL_AREA => {
+            lambert_azimuthal(keys, false_easting, false_northing)
+        }
+        method::MERCATOR => {
+            let common = [
+                ("central_meridian", longitude),
+                ("false_easting", false_easting),
+                ("false_northing", false_northing),
+            ];
+            match keys.double(key::STD_PARALLEL_1) {
+                Some(parallel) => (
+                    "Mercator_2SP",
+                    [vec![("standard_parallel_1", parallel)], common.to_vec()].concat(),
+                ),
+                None => {
+                    let mut parameters = common.to_vec();
+                    parameters.insert(1, ("scale_factor", scale));
+                    ("Mercator_1SP", parameters)
+                }
+            }
+        }
         method::LAMBERT_CONFORMAL_CONIC_2SP => (
             "Lambert_Conformal_Conic_2SP",
             conic(
@@ -227,6 +301,93 @@ fn projection(keys: &GeoKeys) -> Option<(&'static str, Vec<(&'static str, f64)>)
         ),
         _ => return None,
     })
+}
+
+/// The keys that may hold the false easting, in libgeotiff's order.
+const FALSE_EASTINGS: [u16; 3] = [
+    key::FALSE_EASTING,
+    key::CENTER_EASTING,
+    key::FALSE_ORIGIN_EASTING,
+];
+/// The keys that may hold the false northing, in libgeotiff's order.
+const FALSE_NORTHINGS: [u16; 3] = [
+    key::FALSE_NORTHING,
+    key::CENTER_NORTHING,
+    key::FALSE_ORIGIN_NORTHING,
+];
+
+/// The first of the DOUBLE keys `ids` the file has, else `default`.
+fn first_of(keys: &GeoKeys, ids: &[u16], default: f64) -> f64 {
+    ids.iter()
+        .find_map(|&id| keys.double(id))
+        .unwrap_or(default)
+}
+
+/// Polar stereographic. GDAL writes both EPSG variants this way: the pole with a scale
+/// (variant A), or the latitude of true scale (variant B); its WKT leaves a scale of 1 out of
+/// B. The keys are looked for in libgeotiff's order.
+fn polar_stereographic(
+    keys: &GeoKeys,
+    false_easting: f64,
+    false_northing: f64,
+) -> (&'static str, Vec<(&'static str, f64)>) {
+    let latitude = first_of(
+        keys,
+        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
+        0.0,
+    );
+    let longitude = first_of(
+        keys,
+        &[
+            key::STRAIGHT_VERT_POLE_LONG,
+            key::NAT_ORIGIN_LONG,
+            key::FALSE_ORIGIN_LONG,
+            key::CENTER_LONG,
+        ],
+        0.0,
+    );
+    let scale = first_of(keys, &[key::SCALE_AT_NAT_ORIGIN, key::SCALE_AT_CENTER], 1.0);
+    let mut parameters = vec![
+        ("latitude_of_origin", latitude),
+        ("central_meridian", longitude),
+    ];
+    if latitude.abs() == 90.0 || scale != 1.0 {
+        parameters.push(("scale_factor", scale));
+    }
+    parameters.push(("false_easting", false_easting));
+    parameters.push(("false_northing", false_northing));
+    ("Polar_Stereographic", parameters)
+}
+
+/// Lambert azimuthal equal-area, its centre looked for in libgeotiff's order.
+fn lambert_azimuthal(
+    keys: &GeoKeys,
+    false_easting: f64,
+    false_northing: f64,
+) -> (&'static str, Vec<(&'static str, f64)>) {
+    let latitude = first_of(
+        keys,
+        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
+        0.0,
+    );
+    let longitude = first_of(
+        keys,
+        &[
+            key::NAT_ORIGIN_LONG,
+            key::FALSE_ORIGIN_LONG,
+            key::CENTER_LONG,
+        ],
+        0.0,
+    );
+    (
+        "Lambert_Azimuthal_Equal_Area",
+        vec![
+            ("latitude_of_center", latitude),
+            ("longitude_of_center", longitude),
+            ("false_easting", false_easting),
+            ("false_northing", false_northing),
+        ],
+    )
 }
 
 /// The WKT parameters of a conic projection: two standard parallels (`parallel` when a key is
@@ -418,6 +579,22 @@ fn projection_keys(projected: &wkt::Node) -> Option<(u16, Vec<(u16, f64)>)> {
                 ),
             ),
             "mercator1sp" | "mercator2sp" | "mercator" => (method::MERCATOR, parameters.mercator()),
+            "polarstereographic" => (method::POLAR_STEREOGRAPHIC, parameters.polar(None)),
+            // ESRI's names for polar stereographic variant B: the latitude of true scale is
+            // the standard parallel.
+            "stereographicnorthpole" => (method::POLAR_STEREOGRAPHIC, parameters.polar(Some(90.0))),
+            "stereographicsouthpole" => {
+                (method::POLAR_STEREOGRAPHIC, parameters.polar(Some(-90.0)))
+            }
+            "lambertazimuthalequalarea" => (
+                method::LAMBERT_AZIMUTHAL_EQUAL_AREA,
+                vec![
+                    (key::CENTER_LAT, parameters.latitude),
+                    (key::CENTER_LONG, parameters.longitude),
+                    (key::FALSE_EASTING, parameters.false_easting),
+                    (key::FALSE_NORTHING, parameters.false_northing),
+                ],
+            ),
             "albersconicequalarea" | "albers" => (
                 method::ALBERS_EQUAL_AREA,
                 parameters.conic(
@@ -494,6 +671,24 @@ impl ProjectionParameters {
         ]
     }
 
+    /// The keys of polar stereographic as GDAL writes them: the latitude of origin (the
+    /// pole for variant A, the latitude of true scale for variant B), the longitude as the
+    /// straight vertical pole's, and the scale. `pole` is given for ESRI's names, whose
+    /// standard parallel is the latitude of true scale.
+    fn polar(&self, pole: Option<f64>) -> Vec<(u16, f64)> {
+        let latitude = match pole {
+            Some(pole) => self.parallel_1.unwrap_or(pole),
+            None => self.latitude,
+        };
+        vec![
+            (key::NAT_ORIGIN_LAT, latitude),
+            (key::STRAIGHT_VERT_POLE_LONG, self.longitude),
+            (key::SCALE_AT_NAT_ORIGIN, self.scale),
+            (key::FALSE_EASTING, self.false_easting),
+            (key::FALSE_NORTHING, self.false_northing),
+        ]
+    }
+
     /// The keys of Mercator: with a standard parallel (2SP) when one other than the equator
     /// is given, else with a scale (1SP).
     fn mercator(&self) -> Vec<(u16, f64)> {
@@ -542,7 +737,7 @@ mod tests {
             ]);
             params.extend_from_slice(values);
         }
-        GeoKeys::parse(&directory, &params).unwrap()
+        GeoKeys::parse(&directory, &params, "").unwrap()
     }
 
     #[test]
@@ -629,9 +824,99 @@ mod tests {
     }
 
     #[test]
+    fn polar_stereographic_and_lambert_azimuthal_round_trip_as_gdal_keys_them() {
+        let geogcs = "GEOGCS[\"unknown\",DATUM[\"unknown\",SPHEROID[\"unknown\",6378388,297]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]]";
+        for projection in [
+            "PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",90],PARAMETER[\"central_meridian\",-45],PARAMETER[\"scale_factor\",0.994],PARAMETER[\"false_easting\",2000000],PARAMETER[\"false_northing\",2000000]",
+            "PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",-71],PARAMETER[\"central_meridian\",0],PARAMETER[\"false_easting\",0],PARAMETER[\"false_northing\",0]",
+            "PROJECTION[\"Lambert_Azimuthal_Equal_Area\"],PARAMETER[\"latitude_of_center\",52],PARAMETER[\"longitude_of_center\",10],PARAMETER[\"false_easting\",4321000],PARAMETER[\"false_northing\",3210000]",
+        ] {
+            let text = format!("PROJCS[\"unnamed\",{geogcs},{projection},UNIT[\"metre\",1]]");
+            let described = describe(&text).unwrap();
+            assert_eq!(wkt(&directory_of(&described)).unwrap(), text);
+        }
+        // GDAL's keys for variant B: CT 15 with the latitude of true scale as NatOriginLat.
+        let polar_b = describe(&format!("PROJCS[\"x\",{geogcs},PROJECTION[\"Polar_Stereographic\"],PARAMETER[\"latitude_of_origin\",-71],UNIT[\"metre\",1]]")).unwrap();
+        assert!(polar_b.shorts.contains(&(3075, 15)));
+        assert!(polar_b.doubles.contains(&(3081, vec![-71.0])));
+        assert!(polar_b.doubles.contains(&(3095, vec![0.0])));
+        // ESRI's name for variant B.
+        let esri = describe(&format!("PROJCS[\"x\",{geogcs},PROJECTION[\"Stereographic_South_Pole\"],PARAMETER[\"Standard_Parallel_1\",-71],PARAMETER[\"Central_Meridian\",70],UNIT[\"metre\",1]]")).unwrap();
+        let back = wkt(&directory_of(&esri)).unwrap();
+        assert!(
+            back.contains(
+                "PARAMETER[\"latitude_of_origin\",-71],PARAMETER[\"central_meridian\",70]"
+            ),
+            "{back}"
+        );
+    }
+
+    #[test]
+    fn a_projection_code_fills_the_method_and_parameters_unless_the_file_states_them() {
+        // Tennessee on NAD83 (15302) in international feet: lengths converted from metres.
+        let tennessee = keys(
+            &[
+                (1024, 1),
+                (2048, 4269),
+                (3072, 32767),
+                (3074, 15302),
+                (3076, 9002),
+            ],
+            &[],
+        );
+        let text = wkt(&tennessee).unwrap();
+        assert!(text.contains("Lambert_Conformal_Conic_2SP"), "{text}");
+        assert!(
+            text.contains("PARAMETER[\"standard_parallel_1\",35.25]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PARAMETER[\"false_easting\",2000004.000008"),
+            "{text}"
+        );
+        // UTM 33S on a user-defined ellipsoid.
+        let south = keys(
+            &[
+                (1024, 1),
+                (2048, 32767),
+                (2056, 7022),
+                (3072, 32767),
+                (3074, 16133),
+            ],
+            &[],
+        );
+        let text = wkt(&south).unwrap();
+        assert!(
+            text.contains("PARAMETER[\"central_meridian\",15]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PARAMETER[\"false_northing\",10000000]"),
+            "{text}"
+        );
+        // With its own ProjCoordTransGeoKey the file's keys are used alone, as in libgeotiff.
+        let own = keys(
+            &[
+                (1024, 1),
+                (2048, 4326),
+                (3072, 32767),
+                (3074, 16032),
+                (3075, 1),
+            ],
+            &[(3080, &[3.0])],
+        );
+        let text = wkt(&own).unwrap();
+        assert!(text.contains("PARAMETER[\"central_meridian\",3]"), "{text}");
+        assert!(text.contains("PARAMETER[\"scale_factor\",1]"), "{text}");
+        // A code Basin does not know (or a method it does not read) stays user-defined.
+        let unknown = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3074, 9999)], &[]);
+        assert_eq!(wkt(&unknown), None);
+    }
+
+    #[test]
     fn methods_and_units_basin_cannot_state_stay_user_defined() {
-        let polar = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 15)], &[]);
-        assert_eq!(wkt(&polar), None);
+        let oblique_mercator = keys(&[(1024, 1), (2048, 4326), (3072, 32767), (3075, 3)], &[]);
+        assert_eq!(wkt(&oblique_mercator), None);
         let grads = keys(
             &[
                 (1024, 1),

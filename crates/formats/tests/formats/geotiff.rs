@@ -1247,7 +1247,7 @@ fn geokey_and_model_tag_sizes_are_limited_at_and_past_their_values() {
 
 #[test]
 fn unsupported_layouts_are_named() {
-    let jpeg = small_tiff(vec![(259, Value::Shorts(vec![7]))]);
+    let jpeg = small_tiff(vec![(259, Value::Shorts(vec![6]))]);
     assert!(error_of(&jpeg).contains("JPEG"));
     let int64 = small_tiff(vec![
         (258, Value::Shorts(vec![64])),
@@ -1391,5 +1391,245 @@ impl<F: Fn(usize, usize) -> f32> basin_formats::model::DatasetSink for CheckSink
 
     fn end(&mut self) -> FormatResult<()> {
         Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11: JPEG, projections named by code, ArcGIS WKT, polar stereographic and Lambert
+// azimuthal equal-area.
+
+/// A file of the repository's corpus of real files (`tests/corpus/<source>/`).
+fn corpus(source: &str, name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(source)
+        .join(name)
+}
+
+/// The WKT a file's CRS was read as.
+fn wkt_of(dataset: &Dataset) -> String {
+    match &grid_of(dataset).geometry.crs {
+        Some(Crs::Wkt(wkt)) => wkt.clone(),
+        other => panic!("a WKT expected, got {other:?}"),
+    }
+}
+
+/// The largest difference between two datasets' values, item by item, and how many differ.
+fn largest_difference(ours: &Dataset, gdal: &Dataset) -> (f64, usize) {
+    let (ours, gdal) = (steps_of(ours), steps_of(gdal));
+    assert_eq!(ours[0].len(), gdal[0].len());
+    let mut largest = 0.0_f64;
+    let mut differing = 0;
+    for (a, b) in ours[0].iter().zip(&gdal[0]) {
+        assert_eq!(a.data_type(), DataType::U8);
+        assert_eq!(a.len(), b.len());
+        for index in 0..a.len() {
+            let difference = (a.get_f64(index).unwrap() - b.get_f64(index).unwrap()).abs();
+            largest = largest.max(difference);
+            differing += usize::from(difference > 0.0);
+        }
+    }
+    (largest, differing)
+}
+
+#[test]
+fn jpeg_geotiffs_decode_as_gdal_decodes_them_to_within_one() {
+    // `<name>.gdal.tif` is GDAL's (libjpeg's) decoding of `<name>.tif`, stored losslessly.
+    // The inverse DCTs differ by at most 1; YCbCr's chroma is upsampled differently (zune-jpeg
+    // against libjpeg's "fancy" upsampling, most at the edges of strips and tiles), which on
+    // this image's noise channel costs up to 4 in tiles and 15 at the partial last strip, on
+    // real imagery up to 4 (tests/python/test_geotiff_gdal_classes.py).
+    for (name, bound) in [
+        ("jpeg_gray_tiled", 1.0),
+        ("jpeg_gray_strips", 1.0),
+        ("jpeg_ycbcr_tiled", 4.0),
+        ("jpeg_ycbcr_strips", 15.0),
+        ("jpeg_rgb_strips", 1.0),
+        ("jpeg_rgb_planar_tiled", 1.0),
+    ] {
+        let ours = read(&fixture("geotiff", &format!("{name}.tif"))).unwrap();
+        let gdal = read(&fixture("geotiff", &format!("{name}.gdal.tif"))).unwrap();
+        assert_eq!(grid_of(&ours).geometry, grid_of(&gdal).geometry, "{name}");
+        assert_eq!(grid_of(&ours).items.len(), grid_of(&gdal).items.len());
+        let (largest, differing) = largest_difference(&ours, &gdal);
+        assert!(
+            largest <= bound,
+            "{name}: {differing} values differ, at most by {largest}"
+        );
+    }
+}
+
+#[test]
+fn real_jpeg_geotiffs_with_overviews_read_as_rgb() {
+    for (name, side) in [("cogeo.tif", 1024), ("goes.tif", 542)] {
+        let dataset = read(&corpus("rasterio", name)).unwrap();
+        let grid = grid_of(&dataset);
+        assert_eq!((grid.geometry.columns, grid.geometry.rows), (side, side));
+        assert_eq!(grid.items.len(), 3, "{name}");
+        assert_eq!(steps_of(&dataset)[0][0].len(), side * side);
+    }
+}
+
+/// A copy of `source` in `directory` whose SHORT `Compression` (259) is `code`, for a
+/// little-endian classic TIFF.
+fn with_compression(source: &Path, directory: &Path, code: u16) -> std::path::PathBuf {
+    let mut bytes = std::fs::read(source).unwrap();
+    let entry = bytes
+        .windows(10)
+        .position(|window| window[..8] == [0x03, 0x01, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00])
+        .expect("a Compression entry");
+    bytes[entry + 8..entry + 10].copy_from_slice(&code.to_le_bytes());
+    let path = directory.join(format!("compression_{code}.tif"));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn jpeg_variants_basin_does_not_decode_are_refused_by_name() {
+    let twelve = read(&fixture("geotiff", "jpeg_12bit.tif")).unwrap_err();
+    assert!(
+        twelve
+            .to_string()
+            .contains("JPEG-compressed 12-bit samples"),
+        "{twelve}"
+    );
+    let directory = tempfile::tempdir().unwrap();
+    let source = fixture("geotiff", "jpeg_gray_strips.tif");
+    for (code, name) in [(6, "old-style JPEG"), (34925, "LZMA"), (50001, "WebP")] {
+        let error = read(&with_compression(&source, directory.path(), code)).unwrap_err();
+        assert!(error.to_string().contains(name), "{code}: {error}");
+    }
+}
+
+#[test]
+fn corrupt_and_truncated_jpeg_chunks_are_errors_not_panics() {
+    let directory = tempfile::tempdir().unwrap();
+    for name in ["jpeg_ycbcr_tiled.tif", "jpeg_gray_strips.tif"] {
+        let bytes = std::fs::read(fixture("geotiff", name)).unwrap();
+        // The image data lies between the header and the directory GDAL writes at the start.
+        for cut in (16..bytes.len()).step_by(97) {
+            let mut broken = bytes.clone();
+            for byte in broken.iter_mut().skip(cut).take(40) {
+                *byte ^= 0x5A;
+            }
+            let path = directory.path().join("broken.tif");
+            std::fs::write(&path, &broken).unwrap();
+            let _ = read(&path);
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let _ = read(&path);
+        }
+        let path = directory.path().join("half.tif");
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(read(&path).is_err(), "{name} cut in half");
+    }
+}
+
+#[test]
+fn a_jpeg_chunk_claiming_more_rows_than_its_tile_is_refused_before_decoding() {
+    let mut bytes = std::fs::read(fixture("geotiff", "jpeg_gray_tiled.tif")).unwrap();
+    // The first frame header (SOF0: FF C0, length, precision, height, width) of a tile.
+    let sof = bytes
+        .windows(2)
+        .position(|window| window == [0xFF, 0xC0])
+        .expect("a frame header");
+    bytes[sof + 5..sof + 7].copy_from_slice(&[0xFF, 0xFF]);
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("tall.tif");
+    std::fs::write(&path, bytes).unwrap();
+    let error = read(&path).unwrap_err().to_string();
+    assert!(error.contains("65535 pixels"), "{error}");
+}
+
+#[test]
+fn a_projection_named_by_code_on_a_user_defined_datum_reads_as_gdal_states_it() {
+    // GDAL writes UTM on a datum without an EPSG code as ProjectionGeoKey 16032 alone.
+    let dataset = read(&fixture("geotiff", "projection_code_utm_intl.tif")).unwrap();
+    let wkt = wkt_of(&dataset);
+    for part in [
+        "SPHEROID[\"unknown\",6378388,297]",
+        "PROJECTION[\"Transverse_Mercator\"]",
+        "PARAMETER[\"central_meridian\",9]",
+        "PARAMETER[\"scale_factor\",0.9996]",
+        "PARAMETER[\"false_easting\",500000]",
+        "PARAMETER[\"false_northing\",0]",
+        "UNIT[\"metre\",1]",
+    ] {
+        assert!(wkt.contains(part), "{part} missing from {wkt}");
+    }
+    // rasterio's rgb-byte-tenth.tif: UTM zone 18N (16018) on the WGS 84 ellipsoid.
+    let dataset = read(&corpus("rasterio", "rgb-byte-tenth.tif")).unwrap();
+    let wkt = wkt_of(&dataset);
+    assert!(wkt.contains("PARAMETER[\"central_meridian\",-75]"), "{wkt}");
+    assert!(wkt.contains("6378137,298.257223563"), "{wkt}");
+}
+
+#[test]
+fn an_arcgis_wkt_in_the_pcs_citation_is_the_crs() {
+    let dataset = read(&fixture("geotiff", "esri_pe_laea.tif")).unwrap();
+    let wkt = wkt_of(&dataset);
+    assert!(
+        wkt.starts_with("PROJCS[\"unknown\",GEOGCS[\"GCS_unknown\""),
+        "{wkt}"
+    );
+    assert!(wkt.contains("Lambert_Azimuthal_Equal_Area"), "{wkt}");
+    let dataset = read(&corpus("rasterio", "test_esri_wkt.tif")).unwrap();
+    let wkt = wkt_of(&dataset);
+    assert!(
+        wkt.starts_with("PROJCS[\"USA_Contiguous_Albers_Equal_Area_Conic_USGS_version\""),
+        "{wkt}"
+    );
+    // A geostationary system Basin cannot reproject is still the file's CRS.
+    let dataset = read(&corpus("rasterio", "goes.tif")).unwrap();
+    assert!(wkt_of(&dataset).contains("Geostationary_Satellite"));
+}
+
+#[test]
+fn polar_stereographic_and_lambert_azimuthal_keys_read_and_write_back() {
+    let cases = [
+        (
+            "polar_stereographic_variant_a.tif",
+            vec![
+                "PROJECTION[\"Polar_Stereographic\"]",
+                "PARAMETER[\"latitude_of_origin\",-90]",
+                "PARAMETER[\"central_meridian\",180]",
+                "PARAMETER[\"scale_factor\",0.994]",
+                "PARAMETER[\"false_easting\",5000000]",
+                "PARAMETER[\"false_northing\",1000000]",
+            ],
+        ),
+        (
+            "polar_stereographic_variant_b.tif",
+            vec![
+                "PROJECTION[\"Polar_Stereographic\"]",
+                "PARAMETER[\"latitude_of_origin\",-71]",
+                "PARAMETER[\"central_meridian\",70]",
+                "PARAMETER[\"false_easting\",6000000]",
+            ],
+        ),
+        (
+            "lambert_azimuthal_equal_area.tif",
+            vec![
+                "PROJECTION[\"Lambert_Azimuthal_Equal_Area\"]",
+                "PARAMETER[\"latitude_of_center\",52]",
+                "PARAMETER[\"longitude_of_center\",10]",
+                "PARAMETER[\"false_easting\",4321000]",
+                "PARAMETER[\"false_northing\",3210000]",
+            ],
+        ),
+    ];
+    let directory = tempfile::tempdir().unwrap();
+    for (name, parts) in cases {
+        let dataset = read(&corpus("libgeotiff", name)).unwrap();
+        let wkt = wkt_of(&dataset);
+        for part in parts {
+            assert!(wkt.contains(part), "{name}: {part} missing from {wkt}");
+        }
+        if name.contains("variant_b") {
+            assert!(!wkt.contains("scale_factor"), "{wkt}");
+        }
+        let again = directory.path().join(name);
+        let written = write(&dataset, &again);
+        assert!(written.notes.is_empty(), "{:?}", written.notes);
+        assert_eq!(wkt_of(&read(&again).unwrap()), wkt, "{name}");
     }
 }
