@@ -460,6 +460,11 @@ pub(crate) enum CrsKeys {
     Code(KeyedCrs),
     /// A system without one (see [`super::user_crs`]).
     Described(super::user_crs::DescribedCrs),
+    /// A WKT 1 that neither a code nor GeoKey parameters can state (a geostationary or other
+    /// projection GeoTIFF has no keys for): kept whole as an "ESRI PE String" citation with a
+    /// user-defined model type, which is how GDAL stores any system it cannot map to keys
+    /// and where GDAL (and Basin) read it back from.
+    PeString(String),
 }
 
 /// A CRS stated by EPSG code.
@@ -492,6 +497,14 @@ pub(crate) fn geokey_tags(crs: Option<&CrsKeys>) -> GeoKeyTags {
             let count = u16::try_from(values.len()).unwrap_or(0);
             keys.push([*id, GEO_DOUBLE_PARAMS, count, offset]);
             doubles.extend_from_slice(values);
+        }
+    }
+    if let Some(CrsKeys::PeString(wkt)) = crs {
+        let text = format!("{ESRI_PE_PREFIX}{wkt}");
+        if let Ok(length) = u16::try_from(text.len() + 1) {
+            ascii = format!("{text}|");
+            keys.push([key::MODEL_TYPE, 0, 1, USER_DEFINED]);
+            keys.push([key::PCS_CITATION, GEO_ASCII_PARAMS, length, 0]);
         }
     }
     if let Some(CrsKeys::Code(crs)) = crs {
@@ -671,6 +684,17 @@ mod tests {
             GeoKeys::parse(&outside, &[], &ascii).unwrap().text(3073),
             None
         );
+    }
+
+    #[test]
+    fn a_system_without_keys_is_written_as_a_pe_string_that_reads_back() {
+        let wkt = "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",6378137,298.2572221]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Geostationary_Satellite\"],PARAMETER[\"central_meridian\",-75],PARAMETER[\"satellite_height\",35786023],PARAMETER[\"false_easting\",0],PARAMETER[\"false_northing\",0],UNIT[\"metre\",1]]";
+        let tags = geokey_tags(Some(&CrsKeys::PeString(wkt.to_owned())));
+        assert_eq!(tags.ascii, format!("ESRI PE String = {wkt}|"));
+        let directory: Vec<u64> = tags.directory.iter().map(|&v| u64::from(v)).collect();
+        let keys = GeoKeys::parse(&directory, &tags.doubles, &tags.ascii).unwrap();
+        assert_eq!(keys.short(1024), Some(USER_DEFINED));
+        assert_eq!(keys.crs(), FileCrs::Wkt(wkt.to_owned()));
     }
 
     #[test]

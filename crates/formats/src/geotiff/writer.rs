@@ -520,6 +520,13 @@ fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<CrsKeys> {
         let described = super::user_crs::describe(&crs::wkt_of(crs)?)?;
         Some(CrsKeys::Described(described))
     });
+    let keyed = keyed.or_else(|| {
+        let wkt = crs::wkt_of(crs).filter(|wkt| storable_as_citation(wkt))?;
+        notes.push(
+            "the coordinate system has no EPSG code and GeoKeys have no parameters for its projection; it is stored whole as an ESRI PE String citation, as GDAL stores such systems".to_owned(),
+        );
+        Some(CrsKeys::PeString(wkt.trim().to_owned()))
+    });
     if keyed.is_none() {
         let description = shorten(&format!("{crs:?}"));
         notes.push(format!(
@@ -527,6 +534,18 @@ fn keyed_crs(crs: Option<&Crs>, notes: &mut Vec<String>) -> Option<CrsKeys> {
         ));
     }
     keyed
+}
+
+/// True when `wkt` can be an "ESRI PE String" citation: a WKT 1 projected or geographic
+/// system in printable ASCII without the `|` that ends GeoAsciiParams texts, short enough for
+/// a key's 16-bit length.
+fn storable_as_citation(wkt: &str) -> bool {
+    let wkt = wkt.trim();
+    (wkt.starts_with("PROJCS[") || wkt.starts_with("GEOGCS["))
+        && wkt.len() < 60_000
+        && wkt
+            .bytes()
+            .all(|byte| (b' '..=b'~').contains(&byte) && byte != b'|')
 }
 
 /// Band names: the item's, with the time (`@ 2024-01-01T00:00:00`, or seconds) when there are
