@@ -898,3 +898,47 @@ fn registry_entries_needing_shift_grids_fail_in_validation_or_work() {
         }
     }
 }
+
+/// The corpus of ESRI `.prj` definitions and what `gdalsrsinfo -e` (GDAL 3.6.2, PROJ 9.1.1)
+/// identified each as (a unique 100% match, or none), and Basin's code where it deliberately
+/// differs (tests/corpus/<folder>/README.md says why): `(file, gdal, basin)`.
+type CorpusEntry = (std::path::PathBuf, Option<u32>, Option<u32>);
+
+fn esri_corpus(folder: &str) -> Vec<CorpusEntry> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(folder);
+    let table = std::fs::read_to_string(root.join("expected.tsv")).unwrap();
+    table
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let mut columns = line.split('\t');
+            let file = columns.next().unwrap();
+            let gdal = columns.next().unwrap().trim().parse().ok();
+            let basin = columns.next().map_or(gdal, |code| code.trim().parse().ok());
+            (root.join(file), gdal, basin)
+        })
+        .collect()
+}
+
+#[test]
+fn esri_prj_files_are_identified_as_gdalsrsinfo_identifies_them() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for folder in ["gdal-esri-wkt"] {
+        for (path, gdal, expected) in esri_corpus(folder) {
+            count += 1;
+            let wkt = std::fs::read_to_string(&path).unwrap();
+            let found = resolve_epsg(&Crs::Wkt(wkt.trim().to_owned()));
+            if found != expected {
+                failures.push(format!(
+                    "{}: GDAL {gdal:?}, expected {expected:?}, Basin {found:?}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(count >= 40, "only {count} definitions");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
