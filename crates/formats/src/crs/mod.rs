@@ -33,7 +33,7 @@ impl Crs {
 mod identify;
 mod names;
 mod project;
-mod sink;
+pub(crate) mod sink;
 mod tables;
 mod warp;
 pub(crate) mod wkt;
