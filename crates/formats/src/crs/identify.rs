@@ -55,7 +55,55 @@ enum Param {
     GridAngle,
 }
 
-const PARAM_COUNT: usize = 9;
+/// The parameters a definition gives, by meaning; `None` for one it leaves out (its default
+/// applies).
+#[derive(Debug, Clone, Copy, Default)]
+struct Given {
+    lat0: Option<f64>,
+    lon0: Option<f64>,
+    scale: Option<f64>,
+    false_easting: Option<f64>,
+    false_northing: Option<f64>,
+    parallel1: Option<f64>,
+    parallel2: Option<f64>,
+    azimuth: Option<f64>,
+    grid_angle: Option<f64>,
+}
+
+impl Given {
+    fn slot(&mut self, param: Param) -> &mut Option<f64> {
+        match param {
+            Param::Lat0 => &mut self.lat0,
+            Param::Lon0 => &mut self.lon0,
+            Param::Scale => &mut self.scale,
+            Param::FalseEasting => &mut self.false_easting,
+            Param::FalseNorthing => &mut self.false_northing,
+            Param::Parallel1 => &mut self.parallel1,
+            Param::Parallel2 => &mut self.parallel2,
+            Param::Azimuth => &mut self.azimuth,
+            Param::GridAngle => &mut self.grid_angle,
+        }
+    }
+
+    fn get(mut self, param: Param) -> Option<f64> {
+        *self.slot(param)
+    }
+
+    /// The value of `param`, its default when not given.
+    fn value(self, param: Param) -> f64 {
+        self.get(param).unwrap_or(param.default_value())
+    }
+
+    /// Puts conic standard parallels in descending order (they are interchangeable).
+    fn order_parallels(&mut self) {
+        if let (Some(first), Some(second)) = (self.parallel1, self.parallel2)
+            && second > first
+        {
+            self.parallel1 = Some(second);
+            self.parallel2 = Some(first);
+        }
+    }
+}
 
 impl Param {
     fn of(name: &str) -> Option<Self> {
@@ -129,8 +177,8 @@ pub(crate) struct Described {
     prime_meridian: f64,
     /// Radians per unit of the geographic system.
     angular_unit: f64,
-    /// Degrees, metres, or plain numbers; unset ones at their default.
-    params: [f64; PARAM_COUNT],
+    /// Degrees, metres, or plain numbers.
+    params: Given,
     /// Metres per unit of a projected system (1 for a geographic one).
     linear_unit: f64,
 }
@@ -138,8 +186,10 @@ pub(crate) struct Described {
 /// The EPSG code `node` (a `PROJCS` or `GEOGCS`) defines, when exactly one registry system
 /// matches it (see the module doc).
 pub(crate) fn identify(node: &Node) -> Option<u32> {
-    let described = describe(node, &datum_names_of_registry().by_name)?;
-    let candidates: Vec<u16> = index()
+    let registry = registry();
+    let described = describe(node, &registry.datum_names)?;
+    let candidates: Vec<u16> = registry
+        .index
         .get(&(described.method, described.datum))?
         .iter()
         .filter(|(_, entry)| same(&described, entry))
@@ -197,13 +247,12 @@ fn same(a: &Described, b: &Described) -> bool {
         && (a.prime_meridian - b.prime_meridian).abs() <= ANGLE_TOLERANCE_DEG
         && relative(a.linear_unit, b.linear_unit)
         && (a.method != Method::Geographic || relative(a.angular_unit, b.angular_unit))
-        && PARAMS
-            .iter()
-            .enumerate()
-            .all(|(index, param)| (a.params[index] - b.params[index]).abs() <= param.tolerance())
+        && PARAMS.iter().all(|param| {
+            (a.params.value(*param) - b.params.value(*param)).abs() <= param.tolerance()
+        })
 }
 
-const PARAMS: [Param; PARAM_COUNT] = [
+const PARAMS: [Param; 9] = [
     Param::Lat0,
     Param::Lon0,
     Param::Scale,
@@ -224,7 +273,7 @@ fn describe(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described
             let mut described = describe_geographic(node.child("GEOGCS")?, datum_names)?;
             let linear_unit = positive(node.child("UNIT")?.number(1)?)?;
             let degrees_per_unit = described.angular_unit * 180.0 / PI;
-            let mut given: [Option<f64>; PARAM_COUNT] = [None; PARAM_COUNT];
+            let mut given = Given::default();
             for parameter in node.children("PARAMETER") {
                 let name = parameter.name()?;
                 let value = parameter.number(1)?;
@@ -242,7 +291,7 @@ fn describe(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described
                 } else {
                     value
                 };
-                given[param as usize] = Some(value);
+                *given.slot(param) = Some(value);
             }
             let method_name = normalise(node.child("PROJECTION")?.name()?);
             let web = node.children("EXTENSION").any(|extension| {
@@ -252,9 +301,7 @@ fn describe(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described
                     .is_some_and(|arg| matches!(arg, super::wkt::Arg::Text(text) if text.contains("+nadgrids=@null")))
             });
             described.method = method(&method_name, &mut given, web)?;
-            for (index, param) in PARAMS.iter().enumerate() {
-                described.params[index] = given[index].unwrap_or(param.default_value());
-            }
+            described.params = given;
             described.linear_unit = linear_unit;
             Some(described)
         }
@@ -263,18 +310,8 @@ fn describe(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described
 }
 
 /// The method a projection name means, adjusting `given` to EPSG's parameters where ESRI's
-/// differ: conic standard parallels are put in descending order (they are interchangeable).
-fn method(name: &str, given: &mut [Option<f64>; PARAM_COUNT], web: bool) -> Option<Method> {
-    let get = |given: &[Option<f64>; PARAM_COUNT], param: Param| given[param as usize];
-    let order_parallels = |given: &mut [Option<f64>; PARAM_COUNT]| {
-        if let (Some(first), Some(second)) =
-            (get(given, Param::Parallel1), get(given, Param::Parallel2))
-            && second > first
-        {
-            given[Param::Parallel1 as usize] = Some(second);
-            given[Param::Parallel2 as usize] = Some(first);
-        }
-    };
+/// differ; conic standard parallels are put in descending order.
+fn method(name: &str, given: &mut Given, web: bool) -> Option<Method> {
     Some(match name {
         "transversemercator" | "gausskruger" => Method::TransverseMercator,
         "transversemercatorsouthorientated" | "transversemercatorsouthoriented" => {
@@ -282,50 +319,26 @@ fn method(name: &str, given: &mut [Option<f64>; PARAM_COUNT], web: bool) -> Opti
         }
         "lambertconformalconic1sp" => Method::LambertConic1,
         "lambertconformalconic2sp" => {
-            order_parallels(given);
+            given.order_parallels();
             Method::LambertConic2
         }
-        "lambertconformalconic" => {
-            // ESRI's one name for both: a scale factor with one standard parallel (or two equal
-            // ones) is the 1SP form, whose latitude of origin is that parallel.
-            let first = get(given, Param::Parallel1);
-            let second = get(given, Param::Parallel2);
-            let one_parallel = second.is_none() || second == first;
-            if one_parallel && get(given, Param::Scale).is_some() {
-                if let Some(first) = first {
-                    given[Param::Lat0 as usize] = Some(first);
-                }
-                given[Param::Parallel1 as usize] = None;
-                given[Param::Parallel2 as usize] = None;
-                Method::LambertConic1
-            } else {
-                if get(given, Param::Scale).is_some_and(|k| (k - 1.0).abs() > SCALE_TOLERANCE) {
-                    return None;
-                }
-                given[Param::Scale as usize] = None;
-                if second.is_none() {
-                    given[Param::Parallel2 as usize] = first;
-                }
-                order_parallels(given);
-                Method::LambertConic2
-            }
-        }
+        "lambertconformalconic" => esri_lambert(given)?,
         "mercatorauxiliarysphere" | "popularvisualisationpseudomercator" => Method::WebMercator,
         "mercator1sp" | "mercator2sp" | "mercator" => {
             if web {
                 return Some(Method::WebMercator);
             }
             // Mercator with a standard parallel of 0 is the 1SP form with scale 1.
-            match get(given, Param::Parallel1) {
+            match given.parallel1 {
                 Some(parallel) if parallel.abs() > ANGLE_TOLERANCE_DEG => Method::Mercator2,
                 _ => {
-                    given[Param::Parallel1 as usize] = None;
+                    given.parallel1 = None;
                     Method::Mercator1
                 }
             }
         }
         "albersconicequalarea" | "albers" => {
-            order_parallels(given);
+            given.order_parallels();
             Method::Albers
         }
         "lambertazimuthalequalarea" => Method::LambertAzimuthal,
@@ -334,8 +347,8 @@ fn method(name: &str, given: &mut [Option<f64>; PARAM_COUNT], web: bool) -> Opti
         "stereographicnorthpole" | "stereographicsouthpole" => {
             // ESRI gives the latitude of true scale as the standard parallel, GDAL's WKT 1 as
             // the latitude of origin.
-            if let Some(parallel) = given[Param::Parallel1 as usize].take() {
-                given[Param::Lat0 as usize] = Some(parallel);
+            if let Some(parallel) = given.parallel1.take() {
+                given.lat0 = Some(parallel);
             }
             Method::PolarStereographic
         }
@@ -348,6 +361,35 @@ fn method(name: &str, given: &mut [Option<f64>; PARAM_COUNT], web: bool) -> Opti
         "cylindricalequalarea" => Method::CylindricalEqualArea,
         _ => return None,
     })
+}
+
+/// ESRI's one name for both Lambert conformal conic variants: a scale factor with one
+/// standard parallel (or two equal ones) is the 1SP form, whose latitude of origin is that
+/// parallel; anything else is the 2SP form (with scale 1).
+fn esri_lambert(given: &mut Given) -> Option<Method> {
+    let first = given.parallel1;
+    let second = given.parallel2;
+    let one_parallel = second.is_none() || second == first;
+    if one_parallel && given.scale.is_some() {
+        if let Some(first) = first {
+            given.lat0 = Some(first);
+        }
+        given.parallel1 = None;
+        given.parallel2 = None;
+        return Some(Method::LambertConic1);
+    }
+    if given
+        .scale
+        .is_some_and(|k| (k - 1.0).abs() > SCALE_TOLERANCE)
+    {
+        return None;
+    }
+    given.scale = None;
+    if second.is_none() {
+        given.parallel2 = first;
+    }
+    given.order_parallels();
+    Some(Method::LambertConic2)
 }
 
 fn describe_geographic(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described> {
@@ -375,7 +417,7 @@ fn describe_geographic(node: &Node, datum_names: &HashMap<String, u32>) -> Optio
         inverse_flattening,
         prime_meridian,
         angular_unit,
-        params: [0.0; PARAM_COUNT],
+        params: Given::default(),
         linear_unit: 1.0,
     })
 }
@@ -407,62 +449,54 @@ fn datum_code(name: &str, datum_names: &HashMap<String, u32>) -> Option<u32> {
     })
 }
 
-struct RegistryDatums {
-    by_name: HashMap<String, u32>,
+/// The registry reduced for identification: the datum codes of its datum names, and its
+/// systems by method and datum.
+struct Registry {
+    /// Normalised datum names of the registry's WKT and their EPSG codes.
+    datum_names: HashMap<String, u32>,
+    /// Every registry system identification can compare, by method and datum.
+    index: HashMap<(Method, u32), Vec<(u16, Described)>>,
 }
 
-/// Normalised datum names of the registry's WKT and their EPSG codes.
-fn datum_names_of_registry() -> &'static RegistryDatums {
-    static DATUMS: OnceLock<RegistryDatums> = OnceLock::new();
-    DATUMS.get_or_init(|| {
-        let mut by_name = HashMap::new();
-        for definition in super::definitions() {
-            let Some(node) = super::wkt::parse(definition.wkt) else {
-                continue;
-            };
+/// Built on first use by parsing every registry WKT once (see docs/formats.md for the time
+/// it takes).
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let nodes: Vec<(u16, Node)> = super::definitions()
+            .iter()
+            .filter_map(|definition| {
+                let code = u16::try_from(definition.code).ok()?;
+                Some((code, super::wkt::parse(definition.wkt)?))
+            })
+            .collect();
+        let mut datum_names = HashMap::new();
+        for (_, node) in &nodes {
             let geographic = if node.keyword == "GEOGCS" {
-                Some(&node)
+                Some(node)
             } else {
                 node.child("GEOGCS")
             };
             if let Some(datum) = geographic.and_then(|geographic| geographic.child("DATUM"))
                 && let (Some(name), Some(code)) = (datum.name(), datum.epsg())
             {
-                by_name.entry(normalise(name)).or_insert(code);
+                datum_names.entry(normalise(name)).or_insert(code);
             }
         }
-        RegistryDatums { by_name }
-    })
-}
-
-type Index = HashMap<(Method, u32), Vec<(u16, Described)>>;
-
-/// Every registry system identification can compare, by method and datum. Built on first
-/// use by parsing every registry WKT once (see docs/formats.md for the time it takes).
-fn index() -> &'static Index {
-    static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let datum_names = &datum_names_of_registry().by_name;
-        let mut index: Index = HashMap::new();
-        for definition in super::definitions() {
-            let Ok(code) = u16::try_from(definition.code) else {
-                continue;
-            };
-            let Some(described) =
-                super::wkt::parse(definition.wkt).and_then(|node| describe(&node, datum_names))
-            else {
-                continue;
-            };
-            index
-                .entry((described.method, described.datum))
-                .or_default()
-                .push((code, described));
+        let mut index: HashMap<(Method, u32), Vec<(u16, Described)>> = HashMap::new();
+        for (code, node) in &nodes {
+            if let Some(described) = describe(node, &datum_names) {
+                index
+                    .entry((described.method, described.datum))
+                    .or_default()
+                    .push((*code, described));
+            }
         }
-        index
+        Registry { datum_names, index }
     })
 }
 
 /// Builds the index now rather than on first use (for timing it, or a server warming up).
 pub(crate) fn prepare() {
-    let _ = index();
+    let _ = registry();
 }

@@ -160,7 +160,9 @@ fn orient_rings(rings: &mut [Vec<Coord>]) {
 fn orient_geometry(geometry: &mut Geometry) {
     match geometry {
         Geometry::Polygon(rings) => orient_rings(rings),
-        Geometry::MultiPolygon(polygons) => polygons.iter_mut().for_each(|rings| orient_rings(rings)),
+        Geometry::MultiPolygon(polygons) => {
+            polygons.iter_mut().for_each(|rings| orient_rings(rings))
+        }
         Geometry::GeometryCollection(parts) => parts.iter_mut().for_each(orient_geometry),
         Geometry::Point(_)
         | Geometry::MultiPoint(_)
@@ -373,9 +375,7 @@ impl DatasetSink for GeoJsonSink {
         match &feature.geometry {
             Some(geometry) if self.rfc7946 => {
                 let mut geometry = match &self.to_wgs84 {
-                    Some(transform) => {
-                        crate::crs::sink::transform_geometry(geometry, transform)?
-                    }
+                    Some(transform) => crate::crs::sink::transform_geometry(geometry, transform)?,
                     None => geometry.clone(),
                 };
                 orient_geometry(&mut geometry);

@@ -945,7 +945,13 @@ fn esri_prj_files_are_identified_as_gdalsrsinfo_identifies_them() {
 
 /// An ESRI `.prj` as ArcGIS writes it (`gdalsrsinfo -o wkt_esri EPSG:<code>` gives ESRI's
 /// definition of each), one line.
-fn esri(projcs: &str, geogcs: &str, projection: &str, parameters: &[(&str, f64)], unit: (&str, f64)) -> String {
+fn esri(
+    projcs: &str,
+    geogcs: &str,
+    projection: &str,
+    parameters: &[(&str, f64)],
+    unit: (&str, f64),
+) -> String {
     let parameters: String = parameters
         .iter()
         .map(|(name, value)| format!(",PARAMETER[\"{name}\",{value}]"))
@@ -981,10 +987,16 @@ fn esri_state_plane_and_datum_names_are_identified_by_their_parameters() {
     let resolve = |wkt: String| resolve_epsg(&Crs::Wkt(wkt));
     // gdalsrsinfo -e: EPSG:2227 for ESRI's own name, and Basin finds it whatever the name.
     assert_eq!(
-        resolve(california_iii("NAD_1983_StatePlane_California_III_FIPS_0403_Feet", 6561666.667)),
+        resolve(california_iii(
+            "NAD_1983_StatePlane_California_III_FIPS_0403_Feet",
+            6561666.667
+        )),
         Some(2227)
     );
-    assert_eq!(resolve(california_iii("my_local_grid", 6561666.667)), Some(2227));
+    assert_eq!(
+        resolve(california_iii("my_local_grid", 6561666.667)),
+        Some(2227)
+    );
     // One parameter off by a foot is another system, which the registry does not have.
     assert_eq!(resolve(california_iii("my_local_grid", 6561667.667)), None);
     // NAD27 geographic, and NAD27 UTM zone 17N (gdalsrsinfo -e: 4267, 26717).
@@ -1049,8 +1061,14 @@ fn identical_registry_systems_without_a_telling_name_are_not_guessed() {
             r#"PROJCS["{name}",GEOGCS["GCS_ETRS_1989",DATUM["D_ETRS_1989",SPHEROID["GRS_1980",6378137.0,298.257222101]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Transverse_Mercator"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",27.0],PARAMETER["Scale_Factor",0.9996],PARAMETER["Latitude_Of_Origin",0.0],UNIT["Meter",1.0]]"#
         )
     };
-    assert_eq!(resolve_epsg(&Crs::Wkt(tm35("EUREF_FIN_TM35FIN"))), Some(3067));
-    assert_eq!(resolve_epsg(&Crs::Wkt(tm35("ETRS_1989_UTM_Zone_35N"))), Some(25835));
+    assert_eq!(
+        resolve_epsg(&Crs::Wkt(tm35("EUREF_FIN_TM35FIN"))),
+        Some(3067)
+    );
+    assert_eq!(
+        resolve_epsg(&Crs::Wkt(tm35("ETRS_1989_UTM_Zone_35N"))),
+        Some(25835)
+    );
     assert_eq!(resolve_epsg(&Crs::Wkt(tm35("Finland"))), None);
 }
 
@@ -1074,7 +1092,10 @@ fn identification_is_fast_once_the_index_is_built() {
     let start = std::time::Instant::now();
     basin_formats::crs::prepare_identification();
     let build = start.elapsed();
-    let wkt = california_iii("NAD_1983_StatePlane_California_III_FIPS_0403_Feet", 6561666.667);
+    let wkt = california_iii(
+        "NAD_1983_StatePlane_California_III_FIPS_0403_Feet",
+        6561666.667,
+    );
     let start = std::time::Instant::now();
     let rounds = 200u32;
     for _ in 0..rounds {

@@ -356,7 +356,11 @@ fn rfc7946_output_is_wgs84_with_counterclockwise_exteriors_and_no_crs_member() {
     // The default writes the coordinates as they are, with the code.
     let plain = folder.path().join("plain.geojson");
     write(&data, &plain);
-    assert!(std::fs::read_to_string(&plain).unwrap().contains("urn:ogc:def:crs:EPSG::32632"));
+    assert!(
+        std::fs::read_to_string(&plain)
+            .unwrap()
+            .contains("urn:ogc:def:crs:EPSG::32632")
+    );
 }
 
 #[test]
