@@ -294,11 +294,12 @@ fn describe(node: &Node, datum_names: &HashMap<String, u32>) -> Option<Described
                 *given.slot(param) = Some(value);
             }
             let method_name = normalise(node.child("PROJECTION")?.name()?);
+            // The registry's EPSG:3857 is Mercator 1SP plus a proj4 extension on a sphere.
             let web = node.children("EXTENSION").any(|extension| {
-                extension
-                    .args
-                    .get(1)
-                    .is_some_and(|arg| matches!(arg, super::wkt::Arg::Text(text) if text.contains("+nadgrids=@null")))
+                matches!(
+                    extension.args.get(1),
+                    Some(super::wkt::Arg::Text(text)) if text.contains("+nadgrids=@null")
+                )
             });
             described.method = method(&method_name, &mut given, web)?;
             described.params = given;

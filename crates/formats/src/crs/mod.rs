@@ -90,8 +90,8 @@ pub fn is_geographic(code: u32) -> Option<bool> {
 /// - given as a code;
 /// - a WKT whose outermost `AUTHORITY["EPSG", ...]` / `ID["EPSG", ...]` names one, whose
 ///   definition (datum, projection method, parameters, units) matches exactly one registry
-///   system (ESRI `.prj` files: see `identify.rs`), or whose name matches a registry name (ESRI's `WGS_1984_UTM_Zone_32N` is EPSG:32632) or a MIKE
-///   projection name (`UTM-32`);
+///   system (ESRI `.prj` files: see `identify.rs`), or whose name matches a registry name
+///   (ESRI's `WGS_1984_UTM_Zone_32N` is EPSG:32632) or a MIKE projection name (`UTM-32`);
 /// - a name: a MIKE projection name (`UTM-32` is EPSG:32632, `LONG/LAT` EPSG:4326), a registry
 ///   name, or `EPSG:<code>`.
 ///

@@ -54,8 +54,9 @@ pub const WRITER: WriterSpec = WriterSpec {
     accepts: &[DataKind::Features],
     parameters: &[ParameterSpec {
         name: RFC7946,
-        description: "true: reproject to WGS 84 longitude/latitude, exterior rings counterclockwise, \
-                      no crs member (RFC 7946, like ogr2ogr -lco RFC7946=YES); false (default): \
+        description: "true: reproject to WGS 84 longitude/latitude, exterior rings \
+                      counterclockwise, no crs member (RFC 7946, like ogr2ogr -lco \
+                      RFC7946=YES); false (default): \
                       coordinates as they are, with a legacy crs member naming a CRS other than \
                       WGS 84 (like ogr2ogr's default)",
         data_type: ParameterType::Boolean,
