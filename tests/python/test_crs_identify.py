@@ -1,5 +1,7 @@
 """Identification of coordinate systems given as WKT without a code (ESRI .prj files) compared
-with GDAL 3.6 / PROJ 9.1, and the EPSG code through SHP -> GeoJSON -> SHP compared with ogr2ogr.
+with GDAL 3.6 / PROJ 9.1, the EPSG code through SHP -> GeoJSON -> SHP compared with ogr2ogr and
+into GeoTIFF keys compared with gdal_translate, and the GeoJSON writer's Rfc7946 parameter
+compared with ogr2ogr -lco RFC7946=YES.
 
 The definitions are the .prj files of tests/corpus/{gdal-esri-wkt,proj4js,gdal-autotest,
 geopandas}; each folder's expected.tsv records what `gdalsrsinfo -e` finds (its unique 100%
@@ -257,3 +259,18 @@ def test_identification_time_is_small(tmp_path):
     assert geojson_code(tmp_path / "out.geojson") == 2227
     print(f"SHP -> GeoJSON with an ESRI state plane .prj: {elapsed:.3f} s")
     assert elapsed < 5
+
+
+@pytest.mark.parametrize("code", [2227, 26743, 27700, 2193])
+def test_esri_prj_of_a_grid_becomes_geotiff_keys_like_gdal_translate(code, tmp_path):
+    """An ASCII Grid with an ESRI .prj written to GeoTIFF: Basin's GeoKeys name the identified
+    code, as gdal_translate's do."""
+    require_tool("gdal_translate")
+    (tmp_path / "g.asc").write_text(
+        "ncols 2\nnrows 2\nxllcorner 500000\nyllcorner 200000\ncellsize 100\n"
+        "NODATA_value -9999\n1 2\n3 4\n")
+    pretty = run("gdalsrsinfo", "-o", "wkt_esri", f"EPSG:{code}")
+    (tmp_path / "g.prj").write_text(re.sub(r"\s*\n\s*", "", pretty.strip()))
+    convert(tmp_path / "g.asc", tmp_path / "ours.tif")
+    run("gdal_translate", "-q", tmp_path / "g.asc", tmp_path / "theirs.tif")
+    assert gdal_epsg(tmp_path / "ours.tif") == gdal_epsg(tmp_path / "theirs.tif") == code
