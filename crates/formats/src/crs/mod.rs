@@ -30,9 +30,11 @@ impl Crs {
     }
 }
 
+mod identify;
 mod names;
 mod project;
-mod sink;
+pub(crate) mod sink;
+mod tables;
 mod warp;
 pub(crate) mod wkt;
 
@@ -86,9 +88,10 @@ pub fn is_geographic(code: u32) -> Option<bool> {
 
 /// The EPSG code a CRS stands for, when it can be told:
 /// - given as a code;
-/// - a WKT whose outermost `AUTHORITY["EPSG", ...]` / `ID["EPSG", ...]` names one, or whose
-///   name matches a registry name (ESRI's `WGS_1984_UTM_Zone_32N` is EPSG:32632) or a MIKE
-///   projection name (`UTM-32`);
+/// - a WKT whose outermost `AUTHORITY["EPSG", ...]` / `ID["EPSG", ...]` names one, whose
+///   definition (datum, projection method, parameters, units) matches exactly one registry
+///   system (ESRI `.prj` files: see `identify.rs`), or whose name matches a registry name
+///   (ESRI's `WGS_1984_UTM_Zone_32N` is EPSG:32632) or a MIKE projection name (`UTM-32`);
 /// - a name: a MIKE projection name (`UTM-32` is EPSG:32632, `LONG/LAT` EPSG:4326), a registry
 ///   name, or `EPSG:<code>`.
 ///
@@ -98,10 +101,12 @@ pub fn resolve_epsg(crs: &Crs) -> Option<u32> {
         Crs::Epsg(code) => Some(*code),
         Crs::Wkt(text) => {
             let node = wkt::parse(text)?;
-            node.epsg().or_else(|| {
-                let name = node.name()?;
-                names::code_by_name(name).or_else(|| names::mike_code(name))
-            })
+            node.epsg()
+                .or_else(|| identify::identify(&node))
+                .or_else(|| {
+                    let name = node.name()?;
+                    names::code_by_name(name).or_else(|| names::mike_code(name))
+                })
         }
         Crs::Proj4(_) => None,
         Crs::Named(name) => names::mike_code(name)
@@ -114,6 +119,13 @@ pub fn resolve_epsg(crs: &Crs) -> Option<u32> {
             })
             .or_else(|| names::code_by_name(name)),
     }
+}
+
+/// Builds the index that identifies WKT definitions by their parameters (a few hundred
+/// milliseconds in a debug build, tens in a release one), which [`resolve_epsg`] otherwise
+/// builds on first use.
+pub fn prepare_identification() {
+    identify::prepare();
 }
 
 /// A WKT for writing a `.prj` or a GeoTIFF citation, when one is known: the WKT itself, or

@@ -76,6 +76,12 @@ pub(crate) fn code_by_name(name: &str) -> Option<u32> {
     index().get(&key).copied()
 }
 
+/// True when `name` matches the registry name of `code` after normalisation.
+pub(crate) fn code_name_matches(code: u32, name: &str) -> bool {
+    super::definition(code)
+        .is_some_and(|definition| !definition.name.is_empty() && key(definition.name) == key(name))
+}
+
 /// The EPSG code of a MIKE projection name: `UTM-<zone>` (zones 1-60, northern hemisphere,
 /// WGS 84, as MIKE's own WKT for these names says) and `LONG/LAT` (WGS 84 geographic).
 /// `NON-UTM` (local coordinates) and anything else give `None`.

@@ -271,7 +271,10 @@ fn transform_lines(
 
 /// Transforms every position of a geometry. Collections nest at most as deep as the reader
 /// allowed (`ReadLimits::nesting_depth_max`).
-fn transform_geometry(geometry: &Geometry, transform: &CrsTransform) -> FormatResult<Geometry> {
+pub(crate) fn transform_geometry(
+    geometry: &Geometry,
+    transform: &CrsTransform,
+) -> FormatResult<Geometry> {
     Ok(match geometry {
         Geometry::Point(coord) => {
             let (x, y) = transform.apply(coord.x, coord.y)?;

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::error::FormatResult;
 use crate::model::{DataKind, DatasetSink};
-use crate::parameters::Parameters;
+use crate::parameters::{ParameterSpec, ParameterType, Parameters};
 
 const FORMAT: &str = "GeoJSON";
 
@@ -52,8 +52,22 @@ pub const WRITER: WriterSpec = WriterSpec {
     dataset_format: ".geojson",
     extensions: &[".geojson", ".json"],
     accepts: &[DataKind::Features],
-    parameters: &[],
+    parameters: &[ParameterSpec {
+        name: RFC7946,
+        description: "true: reproject to WGS 84 longitude/latitude, exterior rings \
+                      counterclockwise, no crs member (RFC 7946, like ogr2ogr -lco \
+                      RFC7946=YES); false (default): \
+                      coordinates as they are, with a legacy crs member naming a CRS other than \
+                      WGS 84 (like ogr2ogr's default)",
+        data_type: ParameterType::Boolean,
+        required: false,
+        default_value: Some("false"),
+        allowed_values: &[],
+    }],
 };
+
+/// The writer parameter choosing strict RFC 7946 output.
+const RFC7946: &str = "Rfc7946";
 
 /// Writes a GeoJSON feature collection (RFC 7946).
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,7 +78,8 @@ impl Writer for GeoJsonWriter {
         &WRITER
     }
 
-    fn create(&self, output: &Path, _parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
-        Ok(Box::new(writer::GeoJsonSink::create(output)?))
+    fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
+        let rfc7946 = parameters.boolean(RFC7946).unwrap_or(false);
+        Ok(Box::new(writer::GeoJsonSink::create(output, rfc7946)?))
     }
 }

@@ -3,18 +3,25 @@
 //! f64) straight into a buffered file, with no per-feature allocation. This is what makes a
 //! million-point Shapefile convert faster than ogr2ogr.
 //!
-//! Coordinates are written as given (no reprojection: that is `CrsTransformation`'s job; ring
-//! order is kept, as ogr2ogr does by default). Data in a CRS other than WGS 84 gets the legacy
-//! `crs` member (`urn:ogc:def:crs:EPSG::code`), as ogr2ogr writes it, so that readers can tell;
-//! a CRS without a known EPSG code is noted instead. z is kept; m cannot be represented in
-//! GeoJSON and is dropped, with a note.
+//! By default coordinates are written as given (reprojection is `CrsTransformation`'s job; ring
+//! order is kept), as ogr2ogr does by default: data in a CRS other than WGS 84 gets the legacy
+//! `crs` member (`urn:ogc:def:crs:EPSG::code`), as ogr2ogr writes it, so that readers can tell
+//! and the code survives a round trip; a CRS without a known EPSG code is noted instead. This
+//! default keeps the data as it is (no loss of precision, no datum shift chosen for the user),
+//! which is what a conversion should do unless asked otherwise.
+//!
+//! With the `Rfc7946` parameter the output follows RFC 7946 (like `ogr2ogr -lco RFC7946=YES`):
+//! positions are reprojected to WGS 84 longitude/latitude, exterior rings are counterclockwise
+//! and holes clockwise, and no `crs` member is written.
+//!
+//! z is kept; m cannot be represented in GeoJSON and is dropped, with a note.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::catalogue::{WriterSink, Written};
-use crate::crs::Crs;
+use crate::crs::{Crs, CrsTransform, Projection};
 use crate::error::{FormatError, FormatResult};
 use crate::model::{Coord, DatasetSink, Feature, FeatureSchema, Geometry, Header, Value};
 
@@ -33,11 +40,15 @@ pub(crate) struct GeoJsonSink {
     saw_m: bool,
     begun: bool,
     ended: bool,
+    /// Strict RFC 7946 output (see the module doc).
+    rfc7946: bool,
+    /// With `rfc7946`, the transformation of positions to WGS 84, unless they are in it.
+    to_wgs84: Option<CrsTransform>,
 }
 
 impl GeoJsonSink {
     /// Creates the output file.
-    pub(crate) fn create(output: &Path) -> FormatResult<Self> {
+    pub(crate) fn create(output: &Path, rfc7946: bool) -> FormatResult<Self> {
         let file = File::create(output).map_err(|error| FormatError::write(output, error))?;
         Ok(Self {
             path: output.to_path_buf(),
@@ -49,6 +60,8 @@ impl GeoJsonSink {
             saw_m: false,
             begun: false,
             ended: false,
+            rfc7946,
+            to_wgs84: None,
         })
     }
 
@@ -59,7 +72,9 @@ impl GeoJsonSink {
     fn begin_features(&mut self, schema: &FeatureSchema) -> FormatResult<()> {
         let mut head = Vec::new();
         head.extend_from_slice(b"{\n\"type\": \"FeatureCollection\",\n");
-        if let Some(code) = schema.crs.as_ref().and_then(|crs| self.crs_code(crs))
+        if self.rfc7946 {
+            self.to_wgs84 = schema.crs.as_ref().map(to_wgs84).transpose()?.flatten();
+        } else if let Some(code) = schema.crs.as_ref().and_then(|crs| self.crs_code(crs))
             && code != 4326
         {
             let member = format!(
@@ -97,6 +112,62 @@ impl GeoJsonSink {
              GeoJSON readers will assume WGS 84 (use --output-srid 4326 to reproject)"
         ));
         None
+    }
+}
+
+/// The transformation of positions in `crs` to WGS 84 longitude/latitude; `None` when they
+/// are in it already.
+fn to_wgs84(crs: &Crs) -> FormatResult<Option<CrsTransform>> {
+    if crate::crs::resolve_epsg(crs) == Some(4326) {
+        return Ok(None);
+    }
+    let from = Projection::of(crs).map_err(|error| FormatError::Incompatible {
+        data: "features",
+        format: FORMAT,
+        message: format!(
+            "RFC 7946 output is WGS 84, but the data's coordinate system cannot be \
+             reprojected ({error}); set the reader's SRID or write without Rfc7946"
+        ),
+    })?;
+    Ok(Some(CrsTransform::new(from, Projection::epsg(4326)?)))
+}
+
+/// Twice the signed area of a ring (positive when counterclockwise).
+fn signed_area(ring: &[Coord]) -> f64 {
+    let Some(first) = ring.first() else {
+        return 0.0;
+    };
+    ring.windows(2)
+        .map(|pair| match pair {
+            [a, b] => (a.x - first.x) * (b.y - first.y) - (b.x - first.x) * (a.y - first.y),
+            _ => 0.0,
+        })
+        .sum()
+}
+
+/// Orients the rings of a polygon as RFC 7946 says: exterior counterclockwise, holes
+/// clockwise.
+fn orient_rings(rings: &mut [Vec<Coord>]) {
+    for (index, ring) in rings.iter_mut().enumerate() {
+        let area = signed_area(ring);
+        let wants_counterclockwise = index == 0;
+        if area != 0.0 && (area > 0.0) != wants_counterclockwise {
+            ring.reverse();
+        }
+    }
+}
+
+fn orient_geometry(geometry: &mut Geometry) {
+    match geometry {
+        Geometry::Polygon(rings) => orient_rings(rings),
+        Geometry::MultiPolygon(polygons) => {
+            polygons.iter_mut().for_each(|rings| orient_rings(rings))
+        }
+        Geometry::GeometryCollection(parts) => parts.iter_mut().for_each(orient_geometry),
+        Geometry::Point(_)
+        | Geometry::MultiPoint(_)
+        | Geometry::LineString(_)
+        | Geometry::MultiLineString(_) => {}
     }
 }
 
@@ -302,6 +373,14 @@ impl DatasetSink for GeoJsonSink {
         }
         out.extend_from_slice(b" }, \"geometry\": ");
         match &feature.geometry {
+            Some(geometry) if self.rfc7946 => {
+                let mut geometry = match &self.to_wgs84 {
+                    Some(transform) => crate::crs::sink::transform_geometry(geometry, transform)?,
+                    None => geometry.clone(),
+                };
+                orient_geometry(&mut geometry);
+                write_geometry(&mut out, &geometry, &mut self.saw_m);
+            }
             Some(geometry) => write_geometry(&mut out, geometry, &mut self.saw_m),
             None => out.extend_from_slice(b"null"),
         }

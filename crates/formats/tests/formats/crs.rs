@@ -898,3 +898,211 @@ fn registry_entries_needing_shift_grids_fail_in_validation_or_work() {
         }
     }
 }
+
+/// The corpus of ESRI `.prj` definitions and what `gdalsrsinfo -e` (GDAL 3.6.2, PROJ 9.1.1)
+/// identified each as (a unique 100% match, or none), and Basin's code where it deliberately
+/// differs (tests/corpus/<folder>/README.md says why): `(file, gdal, basin)`.
+type CorpusEntry = (std::path::PathBuf, Option<u32>, Option<u32>);
+
+fn esri_corpus(folder: &str) -> Vec<CorpusEntry> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(folder);
+    let table = std::fs::read_to_string(root.join("expected.tsv")).unwrap();
+    table
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let mut columns = line.split('\t');
+            let file = columns.next().unwrap();
+            let gdal = columns.next().unwrap().trim().parse().ok();
+            let basin = columns.next().map_or(gdal, |code| code.trim().parse().ok());
+            (root.join(file), gdal, basin)
+        })
+        .collect()
+}
+
+#[test]
+fn esri_prj_files_are_identified_as_gdalsrsinfo_identifies_them() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for folder in ["gdal-esri-wkt", "proj4js", "gdal-autotest", "geopandas"] {
+        for (path, gdal, expected) in esri_corpus(folder) {
+            count += 1;
+            let wkt = std::fs::read_to_string(&path).unwrap();
+            let found = resolve_epsg(&Crs::Wkt(wkt.trim().to_owned()));
+            if found != expected {
+                failures.push(format!(
+                    "{}: GDAL {gdal:?}, expected {expected:?}, Basin {found:?}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(count >= 40, "only {count} definitions");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An ESRI `.prj` as ArcGIS writes it (`gdalsrsinfo -o wkt_esri EPSG:<code>` gives ESRI's
+/// definition of each), one line.
+fn esri(
+    projcs: &str,
+    geogcs: &str,
+    projection: &str,
+    parameters: &[(&str, f64)],
+    unit: (&str, f64),
+) -> String {
+    let parameters: String = parameters
+        .iter()
+        .map(|(name, value)| format!(",PARAMETER[\"{name}\",{value}]"))
+        .collect();
+    format!(
+        "PROJCS[\"{projcs}\",{geogcs},PROJECTION[\"{projection}\"]{parameters},UNIT[\"{}\",{}]]",
+        unit.0, unit.1
+    )
+}
+
+const GCS_NAD83: &str = r#"GEOGCS["GCS_North_American_1983",DATUM["D_North_American_1983",SPHEROID["GRS_1980",6378137.0,298.257222101]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]]"#;
+const GCS_NAD27: &str = r#"GEOGCS["GCS_North_American_1927",DATUM["D_North_American_1927",SPHEROID["Clarke_1866",6378206.4,294.9786982]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]]"#;
+
+fn california_iii(name: &str, false_easting: f64) -> String {
+    esri(
+        name,
+        GCS_NAD83,
+        "Lambert_Conformal_Conic",
+        &[
+            ("False_Easting", false_easting),
+            ("False_Northing", 1640416.667),
+            ("Central_Meridian", -120.5),
+            ("Standard_Parallel_1", 38.4333333333333),
+            ("Standard_Parallel_2", 37.0666666666667),
+            ("Latitude_Of_Origin", 36.5),
+        ],
+        ("Foot_US", 0.3048006096012192),
+    )
+}
+
+#[test]
+fn esri_state_plane_and_datum_names_are_identified_by_their_parameters() {
+    let resolve = |wkt: String| resolve_epsg(&Crs::Wkt(wkt));
+    // gdalsrsinfo -e: EPSG:2227 for ESRI's own name, and Basin finds it whatever the name.
+    assert_eq!(
+        resolve(california_iii(
+            "NAD_1983_StatePlane_California_III_FIPS_0403_Feet",
+            6561666.667
+        )),
+        Some(2227)
+    );
+    assert_eq!(
+        resolve(california_iii("my_local_grid", 6561666.667)),
+        Some(2227)
+    );
+    // One parameter off by a foot is another system, which the registry does not have.
+    assert_eq!(resolve(california_iii("my_local_grid", 6561667.667)), None);
+    // NAD27 geographic, and NAD27 UTM zone 17N (gdalsrsinfo -e: 4267, 26717).
+    let gcs = GCS_NAD27.to_owned();
+    assert_eq!(resolve(gcs), Some(4267));
+    let utm = esri(
+        "NAD_1927_UTM_Zone_17N",
+        GCS_NAD27,
+        "Transverse_Mercator",
+        &[
+            ("False_Easting", 500000.0),
+            ("False_Northing", 0.0),
+            ("Central_Meridian", -81.0),
+            ("Scale_Factor", 0.9996),
+            ("Latitude_Of_Origin", 0.0),
+        ],
+        ("Meter", 1.0),
+    );
+    assert_eq!(resolve(utm), Some(26717));
+    // The same parameters on a datum that no registry entry (and no ESRI name) knows.
+    let unknown = GCS_NAD27.replace("D_North_American_1927", "D_Somewhere_1911");
+    assert_eq!(resolve(unknown), None);
+}
+
+#[test]
+fn esri_method_variants_map_to_epsg_methods() {
+    let resolve = |wkt: &str| resolve_epsg(&Crs::Wkt(wkt.to_owned()));
+    // ESRI's Lambert_Conformal_Conic with a scale factor is EPSG's 1SP (NTF Paris, grads).
+    let ntf = r#"PROJCS["NTF_Paris_Lambert_Zone_II",GEOGCS["GCS_NTF_Paris",DATUM["D_NTF",SPHEROID["Clarke_1880_IGN",6378249.2,293.466021293627]],PRIMEM["Paris",2.33722917],UNIT["Grad",0.0157079632679489]],PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",600000.0],PARAMETER["False_Northing",2200000.0],PARAMETER["Central_Meridian",0.0],PARAMETER["Standard_Parallel_1",52.0],PARAMETER["Scale_Factor",0.99987742],PARAMETER["Latitude_Of_Origin",52.0],UNIT["Meter",1.0]]"#;
+    assert_eq!(resolve(ntf), Some(27572));
+    // Gauss_Kruger is Transverse Mercator; the ESRI name picks 31467 among identical ones.
+    let dhdn = r#"PROJCS["DHDN_3_Degree_Gauss_Zone_3",GEOGCS["GCS_Deutsches_Hauptdreiecksnetz",DATUM["D_Deutsches_Hauptdreiecksnetz",SPHEROID["Bessel_1841",6377397.155,299.1528128]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Gauss_Kruger"],PARAMETER["False_Easting",3500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",9.0],PARAMETER["Scale_Factor",1.0],PARAMETER["Latitude_Of_Origin",0.0],UNIT["Meter",1.0]]"#;
+    assert_eq!(resolve(dhdn), Some(31467));
+    // Albers with ESRI's parameter names (NAD83 / Conus Albers).
+    let albers = esri(
+        "NAD_1983_Contiguous_USA_Albers",
+        GCS_NAD83,
+        "Albers",
+        &[
+            ("False_Easting", 0.0),
+            ("False_Northing", 0.0),
+            ("Central_Meridian", -96.0),
+            ("Standard_Parallel_1", 29.5),
+            ("Standard_Parallel_2", 45.5),
+            ("Latitude_Of_Origin", 23.0),
+        ],
+        ("Meter", 1.0),
+    );
+    assert_eq!(resolve(&albers), Some(5070));
+    // ESRI's Web Mercator.
+    let web = r#"PROJCS["WGS_1984_Web_Mercator_Auxiliary_Sphere",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Mercator_Auxiliary_Sphere"],PARAMETER["False_Easting",0.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",0.0],PARAMETER["Standard_Parallel_1",0.0],PARAMETER["Auxiliary_Sphere_Type",0.0],UNIT["Meter",1.0]]"#;
+    assert_eq!(resolve(web), Some(3857));
+}
+
+#[test]
+fn identical_registry_systems_without_a_telling_name_are_not_guessed() {
+    // ETRS89 / TM35FIN(E,N) (3067) and ETRS89 / UTM zone 35N (25835) define the same thing:
+    // ESRI's name for either picks it, another name leaves the system without a code (GDAL
+    // gives both at 70% then).
+    let tm35 = |name: &str| {
+        format!(
+            r#"PROJCS["{name}",GEOGCS["GCS_ETRS_1989",DATUM["D_ETRS_1989",SPHEROID["GRS_1980",6378137.0,298.257222101]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Transverse_Mercator"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",27.0],PARAMETER["Scale_Factor",0.9996],PARAMETER["Latitude_Of_Origin",0.0],UNIT["Meter",1.0]]"#
+        )
+    };
+    assert_eq!(
+        resolve_epsg(&Crs::Wkt(tm35("EUREF_FIN_TM35FIN"))),
+        Some(3067)
+    );
+    assert_eq!(
+        resolve_epsg(&Crs::Wkt(tm35("ETRS_1989_UTM_Zone_35N"))),
+        Some(25835)
+    );
+    assert_eq!(resolve_epsg(&Crs::Wkt(tm35("Finland"))), None);
+}
+
+#[test]
+fn malformed_definitions_are_not_identified() {
+    let good = california_iii("x", 6561666.667);
+    for bad in [
+        good.replace("6378137.0", "-1"),
+        good.replace("0.3048006096012192", "0"),
+        good.replace("Lambert_Conformal_Conic", "Unheard_Of"),
+        good.replace("Central_Meridian", "Mystery_Parameter"),
+        good.replace("-120.5", "\"abc\""),
+        good.replace("PROJCS", "VERTCS"),
+    ] {
+        assert_eq!(resolve_epsg(&Crs::Wkt(bad.clone())), None, "{bad}");
+    }
+}
+
+#[test]
+fn identification_is_fast_once_the_index_is_built() {
+    let start = std::time::Instant::now();
+    basin_formats::crs::prepare_identification();
+    let build = start.elapsed();
+    let wkt = california_iii(
+        "NAD_1983_StatePlane_California_III_FIPS_0403_Feet",
+        6561666.667,
+    );
+    let start = std::time::Instant::now();
+    let rounds = 200u32;
+    for _ in 0..rounds {
+        assert_eq!(resolve_epsg(&Crs::Wkt(wkt.clone())), Some(2227));
+    }
+    let each = start.elapsed() / rounds;
+    println!("identification index built in {build:?}; one .prj identified in {each:?}");
+    // Generous bounds for a debug build on a shared machine (see docs/formats.md for numbers).
+    assert!(each < std::time::Duration::from_millis(20), "{each:?}");
+}

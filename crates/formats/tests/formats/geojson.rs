@@ -332,6 +332,63 @@ fn string_feature_ids_become_an_id_field_first_as_gdal_reads_them() {
             &Value::Text("2".into()),
             &Value::Null
         ]
+
+#[test]
+fn rfc7946_output_is_wgs84_with_counterclockwise_exteriors_and_no_crs_member() {
+    let folder = tempfile::tempdir().unwrap();
+    let clockwise = vec![
+        Coord::xy(500000.0, 6000000.0),
+        Coord::xy(500000.0, 6001000.0),
+        Coord::xy(501000.0, 6001000.0),
+        Coord::xy(501000.0, 6000000.0),
+        Coord::xy(500000.0, 6000000.0),
+    ];
+    let data = Dataset {
+        header: Header::Features(FeatureSchema {
+            fields: vec![],
+            geometry_kind: GeometryKind::Polygon,
+            has_z: false,
+            has_m: false,
+            crs: Some(Crs::Epsg(32632)),
+        }),
+        data: Data::Features(vec![Feature {
+            geometry: Some(Geometry::Polygon(vec![clockwise])),
+            values: vec![],
+        }]),
+    };
+    let output = folder.path().join("rfc.geojson");
+    let parameters = Parameters::validate(
+        GeoJsonWriter.spec().parameters,
+        &[("Rfc7946".to_owned(), "true".to_owned())],
+    )
+    .unwrap();
+    let mut sink = GeoJsonWriter.create(&output, &parameters).unwrap();
+    data.replay(sink.as_mut()).unwrap();
+    sink.finish().unwrap();
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert!(!text.contains("\"crs\""), "{text}");
+    let back = read_with(&output, ReadLimits::default()).unwrap();
+    let (schema, features) = parts(&back);
+    assert_eq!(schema.crs, Some(Crs::Epsg(4326)));
+    let Some(Geometry::Polygon(rings)) = &features[0].geometry else {
+        panic!("polygon expected");
+    };
+    // gdaltransform -s_srs EPSG:32632 -t_srs EPSG:4326: 500000 6000000 -> 9 54.1481041038695
+    let first = rings[0][0];
+    assert!((first.x - 9.0).abs() < 1e-9, "{first:?}");
+    assert!((first.y - 54.148_104_103_869_5).abs() < 1e-9, "{first:?}");
+    let area: f64 = rings[0]
+        .windows(2)
+        .map(|pair| pair[0].x * pair[1].y - pair[1].x * pair[0].y)
+        .sum();
+    assert!(area > 0.0, "exterior ring not counterclockwise");
+    // The default writes the coordinates as they are, with the code.
+    let plain = folder.path().join("plain.geojson");
+    write(&data, &plain);
+    assert!(
+        std::fs::read_to_string(&plain)
+            .unwrap()
+            .contains("urn:ogc:def:crs:EPSG::32632")
     );
 }
 
@@ -366,4 +423,27 @@ fn negative_integer_ids_make_an_integer_id_field_and_an_id_property_wins() {
         [("id", FieldType::Text), ("b", FieldType::Boolean)]
     );
     assert_eq!(features[0].values[0], Value::Text("own".into()));
+
+fn rfc7946_output_of_a_crs_that_cannot_be_reprojected_is_an_error() {
+    let folder = tempfile::tempdir().unwrap();
+    let data = Dataset {
+        header: Header::Features(FeatureSchema {
+            fields: vec![],
+            geometry_kind: GeometryKind::Point,
+            has_z: false,
+            has_m: false,
+            crs: Some(Crs::Named("NON-UTM".to_owned())),
+        }),
+        data: Data::Features(vec![]),
+    };
+    let parameters = Parameters::validate(
+        GeoJsonWriter.spec().parameters,
+        &[("Rfc7946".to_owned(), "true".to_owned())],
+    )
+    .unwrap();
+    let mut sink = GeoJsonWriter
+        .create(&folder.path().join("x.geojson"), &parameters)
+        .unwrap();
+    let error = data.replay(sink.as_mut()).unwrap_err();
+    assert!(error.to_string().contains("RFC 7946"), "{error}");
 }
