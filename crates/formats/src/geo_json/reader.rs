@@ -273,9 +273,14 @@ impl Inference {
             .names
             .into_iter()
             .zip(self.seen)
-            .map(|(name, seen)| match seen {
-                Seen::Type(field_type) => Field::new(name, field_type),
-                Seen::Nothing => Field::new(name, FieldType::Text),
+            .enumerate()
+            .map(|(slot, (name, seen))| {
+                let mut field = match seen {
+                    Seen::Type(field_type) => Field::new(name, field_type),
+                    Seen::Nothing => Field::new(name, FieldType::Text),
+                };
+                field.feature_id = Some(slot) == id_slot;
+                field
             })
             .collect();
         let geometry_kind = if self.mixed {

@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use crate::catalogue::{WriterSink, Written};
 use crate::crs::{Crs, CrsTransform, Projection};
 use crate::error::{FormatError, FormatResult};
-use crate::model::{Coord, DatasetSink, Feature, FeatureSchema, Geometry, Header, Value};
+use crate::model::{
+    Coord, DatasetSink, Feature, FeatureSchema, FieldType, Geometry, Header, Value,
+};
 
 use super::FORMAT;
 
@@ -33,6 +35,11 @@ pub(crate) struct GeoJsonSink {
     file: BufWriter<File>,
     /// `"name":` of each field, escaped once.
     keys: Vec<Vec<u8>>,
+    /// The field written as each feature's `id` member rather than a property: the text or
+    /// integer field a GeoJSON reader made of `id` members, so that GeoJSON -> GeoJSON keeps
+    /// them where they were (as GDAL does through its native data); an ordinary `id` column
+    /// (from a Shapefile, say) stays a property, as in GDAL.
+    id_field: Option<usize>,
     /// The feature being formatted, reused.
     buffer: Vec<u8>,
     written: u64,
@@ -54,6 +61,7 @@ impl GeoJsonSink {
             path: output.to_path_buf(),
             file: BufWriter::with_capacity(1024 * 1024, file),
             keys: Vec::new(),
+            id_field: None,
             buffer: Vec::with_capacity(4096),
             written: 0,
             notes: Vec::new(),
@@ -95,6 +103,9 @@ impl GeoJsonSink {
                 key
             })
             .collect();
+        self.id_field = schema.fields.iter().position(|field| {
+            field.feature_id && matches!(field.field_type, FieldType::Text | FieldType::Integer)
+        });
         if schema.has_m {
             self.saw_m = true;
         }
@@ -363,11 +374,23 @@ impl DatasetSink for GeoJsonSink {
         if self.written > 0 {
             out.extend_from_slice(b",\n");
         }
-        out.extend_from_slice(b"{ \"type\": \"Feature\", \"properties\": { ");
+        out.extend_from_slice(b"{ \"type\": \"Feature\", ");
+        let id = self.id_field.and_then(|slot| feature.values.get(slot));
+        if let Some(id @ (Value::Text(_) | Value::Integer(_))) = id {
+            out.extend_from_slice(b"\"id\": ");
+            write_value(&mut out, id);
+            out.extend_from_slice(b", ");
+        }
+        out.extend_from_slice(b"\"properties\": { ");
+        let mut first = true;
         for (index, (key, value)) in self.keys.iter().zip(&feature.values).enumerate() {
-            if index > 0 {
+            if Some(index) == self.id_field {
+                continue;
+            }
+            if !first {
                 out.extend_from_slice(b", ");
             }
+            first = false;
             out.extend_from_slice(key);
             write_value(&mut out, value);
         }

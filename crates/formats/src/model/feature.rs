@@ -109,6 +109,9 @@ pub struct Field {
     pub width: Option<u16>,
     /// Decimal places where the source declared them (dBASE numeric fields).
     pub decimals: Option<u16>,
+    /// True when the field holds the features' own ids (GeoJSON `id` members, read as a field
+    /// the way GDAL reads them), which a GeoJSON writer puts back as `id` members.
+    pub feature_id: bool,
 }
 
 impl Field {
@@ -119,6 +122,7 @@ impl Field {
             field_type,
             width: None,
             decimals: None,
+            feature_id: false,
         }
     }
 }

@@ -161,6 +161,7 @@ fn parse_descriptor(descriptor: &[u8; 32], encoding: TextEncoding) -> DbfField {
             field_type,
             width: Some(u16::from(width)),
             decimals: numeric.then_some(u16::from(decimals)),
+            feature_id: false,
         },
         letter,
         width: usize::from(width),

@@ -332,6 +332,41 @@ fn string_feature_ids_become_an_id_field_first_as_gdal_reads_them() {
             &Value::Text("2".into()),
             &Value::Null
         ]
+    );
+}
+
+#[test]
+fn integer_feature_ids_are_feature_numbers_not_data() {
+    // GDAL keeps non-negative integer ids as FIDs; a later string id does not make a field.
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":0,"properties":{"a":1},"geometry":null},
+        {"type":"Feature","id":"guid","properties":{"a":2},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    assert_eq!(field_names(parts(&dataset).0), [("a", FieldType::Integer)]);
+}
+
+#[test]
+fn negative_integer_ids_make_an_integer_id_field_and_an_id_property_wins() {
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":-5,"properties":{"a":1},"geometry":null},
+        {"type":"Feature","id":7,"properties":{"a":2},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(
+        field_names(schema),
+        [("id", FieldType::Integer), ("a", FieldType::Integer)]
+    );
+    assert_eq!(features[1].values[0], Value::Integer(7));
+
+    let text = r#"{"type":"Feature","id":"x","properties":{"id":"own","b":true},"geometry":null}"#;
+    let dataset = read_text(text).unwrap();
+    let (schema, features) = parts(&dataset);
+    assert_eq!(
+        field_names(schema),
+        [("id", FieldType::Text), ("b", FieldType::Boolean)]
+    );
+    assert_eq!(features[0].values[0], Value::Text("own".into()));
+}
 
 #[test]
 fn rfc7946_output_is_wgs84_with_counterclockwise_exteriors_and_no_crs_member() {
@@ -393,37 +428,6 @@ fn rfc7946_output_is_wgs84_with_counterclockwise_exteriors_and_no_crs_member() {
 }
 
 #[test]
-fn integer_feature_ids_are_feature_numbers_not_data() {
-    // GDAL keeps non-negative integer ids as FIDs; a later string id does not make a field.
-    let text = r#"{"type":"FeatureCollection","features":[
-        {"type":"Feature","id":0,"properties":{"a":1},"geometry":null},
-        {"type":"Feature","id":"guid","properties":{"a":2},"geometry":null}]}"#;
-    let dataset = read_text(text).unwrap();
-    assert_eq!(field_names(parts(&dataset).0), [("a", FieldType::Integer)]);
-}
-
-#[test]
-fn negative_integer_ids_make_an_integer_id_field_and_an_id_property_wins() {
-    let text = r#"{"type":"FeatureCollection","features":[
-        {"type":"Feature","id":-5,"properties":{"a":1},"geometry":null},
-        {"type":"Feature","id":7,"properties":{"a":2},"geometry":null}]}"#;
-    let dataset = read_text(text).unwrap();
-    let (schema, features) = parts(&dataset);
-    assert_eq!(
-        field_names(schema),
-        [("id", FieldType::Integer), ("a", FieldType::Integer)]
-    );
-    assert_eq!(features[1].values[0], Value::Integer(7));
-
-    let text = r#"{"type":"Feature","id":"x","properties":{"id":"own","b":true},"geometry":null}"#;
-    let dataset = read_text(text).unwrap();
-    let (schema, features) = parts(&dataset);
-    assert_eq!(
-        field_names(schema),
-        [("id", FieldType::Text), ("b", FieldType::Boolean)]
-    );
-    assert_eq!(features[0].values[0], Value::Text("own".into()));
-
 fn rfc7946_output_of_a_crs_that_cannot_be_reprojected_is_an_error() {
     let folder = tempfile::tempdir().unwrap();
     let data = Dataset {
@@ -446,4 +450,26 @@ fn rfc7946_output_of_a_crs_that_cannot_be_reprojected_is_an_error() {
         .unwrap();
     let error = data.replay(sink.as_mut()).unwrap_err();
     assert!(error.to_string().contains("RFC 7946"), "{error}");
+}
+
+#[test]
+fn an_id_field_is_written_as_the_feature_id_and_read_back_as_the_field() {
+    let text = r#"{"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"01","properties":{"name":"Alabama"},"geometry":null},
+        {"type":"Feature","properties":{"name":"Arizona"},"geometry":null}]}"#;
+    let dataset = read_text(text).unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("out.geojson");
+    write(&dataset, &output);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let features = written["features"].as_array().unwrap();
+    assert_eq!(features[0]["id"], "01");
+    assert_eq!(
+        features[0]["properties"],
+        serde_json::json!({"name": "Alabama"})
+    );
+    assert!(features[1].get("id").is_none());
+    let again = read_with(&output, ReadLimits::default()).unwrap();
+    assert_eq!(parts(&again), parts(&dataset));
 }
