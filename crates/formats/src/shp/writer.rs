@@ -175,6 +175,8 @@ pub(crate) struct ShpSink {
     /// Features, counted over every layer, for messages.
     features: u64,
     skipped: u64,
+    /// GeometryCollections written as their members, grouped by kind.
+    collections: u64,
     notes: Vec<String>,
     ended: bool,
 }
@@ -189,6 +191,7 @@ impl ShpSink {
             layers: Vec::new(),
             features: 0,
             skipped: 0,
+            collections: 0,
             notes: Vec::new(),
             ended: false,
         })
@@ -642,11 +645,111 @@ impl DatasetSink for ShpSink {
     }
 
     fn feature(&mut self, feature: &Feature) -> FormatResult<()> {
+        let Some(Geometry::GeometryCollection(members)) = &feature.geometry else {
+            return self.write_feature(feature);
+        };
+        self.collections += 1;
+        let parts = collection_parts(members);
+        if parts.is_empty() {
+            return self.write_feature(&Feature {
+                geometry: None,
+                values: feature.values.clone(),
+            });
+        }
+        for part in parts {
+            self.write_feature(&Feature {
+                geometry: Some(part),
+                values: feature.values.clone(),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        self.ended = true;
+        Ok(())
+    }
+}
+
+/// The members of a GeometryCollection (nested ones flattened) grouped by Shapefile kind,
+/// in the order the kinds first appear: all points as one Point or MultiPoint, all lines as
+/// one LineString or MultiLineString, all polygons as one Polygon or MultiPolygon. A
+/// Shapefile has no collections; this keeps one record per kind for the feature, with its
+/// attributes, in the file of that kind.
+fn collection_parts(members: &[Geometry]) -> Vec<Geometry> {
+    fn gather(
+        geometry: &Geometry,
+        points: &mut Vec<Coord>,
+        lines: &mut Vec<Vec<Coord>>,
+        polygons: &mut Vec<Vec<Vec<Coord>>>,
+        order: &mut Vec<GeometryKind>,
+    ) {
+        let kind = match geometry {
+            Geometry::Point(point) => {
+                points.push(*point);
+                GeometryKind::Point
+            }
+            Geometry::MultiPoint(many) => {
+                points.extend_from_slice(many);
+                GeometryKind::Point
+            }
+            Geometry::LineString(line) => {
+                lines.push(line.clone());
+                GeometryKind::Line
+            }
+            Geometry::MultiLineString(many) => {
+                lines.extend(many.iter().cloned());
+                GeometryKind::Line
+            }
+            Geometry::Polygon(rings) => {
+                polygons.push(rings.clone());
+                GeometryKind::Polygon
+            }
+            Geometry::MultiPolygon(many) => {
+                polygons.extend(many.iter().cloned());
+                GeometryKind::Polygon
+            }
+            Geometry::GeometryCollection(inner) => {
+                for member in inner {
+                    gather(member, points, lines, polygons, order);
+                }
+                return;
+            }
+        };
+        if !order.contains(&kind) {
+            order.push(kind);
+        }
+    }
+    let (mut points, mut lines, mut polygons, mut order) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for member in members {
+        gather(member, &mut points, &mut lines, &mut polygons, &mut order);
+    }
+    order
+        .into_iter()
+        .map(|kind| match kind {
+            GeometryKind::Point => match points.as_slice() {
+                [point] => Geometry::Point(*point),
+                _ => Geometry::MultiPoint(std::mem::take(&mut points)),
+            },
+            GeometryKind::Line if lines.len() == 1 => {
+                Geometry::LineString(lines.pop().unwrap_or_default())
+            }
+            GeometryKind::Line => Geometry::MultiLineString(std::mem::take(&mut lines)),
+            _ if polygons.len() == 1 => Geometry::Polygon(polygons.pop().unwrap_or_default()),
+            _ => Geometry::MultiPolygon(std::mem::take(&mut polygons)),
+        })
+        .collect()
+}
+
+impl ShpSink {
+    /// Writes one feature whose geometry is not a collection.
+    fn write_feature(&mut self, feature: &Feature) -> FormatResult<()> {
         let index = match &feature.geometry {
             None => 0,
             Some(geometry) => {
                 let Some(kind) = kind_of(geometry) else {
-                    return Err(self.incompatible("a GeometryCollection cannot be written"));
+                    return Err(self.incompatible("a nested GeometryCollection cannot be written"));
                 };
                 match self.layer_for(kind)? {
                     Some(index) => index,
@@ -688,11 +791,6 @@ impl DatasetSink for ShpSink {
         self.features = number;
         Ok(())
     }
-
-    fn end(&mut self) -> FormatResult<()> {
-        self.ended = true;
-        Ok(())
-    }
 }
 
 impl WriterSink for ShpSink {
@@ -710,6 +808,12 @@ impl WriterSink for ShpSink {
             self.notes.push(format!(
                 "{} feature(s) of other geometry types skipped: the GeometryType parameter keeps one type",
                 self.skipped
+            ));
+        }
+        if self.collections > 0 {
+            self.notes.push(format!(
+                "{} GeometryCollection(s) written as their members, one record per geometry type with the feature's attributes (a Shapefile holds no collections)",
+                self.collections
             ));
         }
         let split = self.layers.len() > 1;

@@ -1147,3 +1147,58 @@ fn many_text_fields_without_widths_fit_while_their_final_widths_fit() {
         "{error}"
     );
 }
+
+#[test]
+fn a_geometry_collection_goes_to_the_files_of_its_members_kinds() {
+    let folder = tempfile::tempdir().unwrap();
+    let line = vec![Coord::xy(0.0, 0.0), Coord::xy(1.0, 1.0)];
+    let collection = Geometry::GeometryCollection(vec![
+        Geometry::Point(Coord::xy(5.0, 5.0)),
+        Geometry::LineString(line.clone()),
+        Geometry::GeometryCollection(vec![Geometry::Point(Coord::xy(6.0, 6.0))]),
+    ]);
+    let data = dataset(
+        schema(
+            GeometryKind::Any,
+            false,
+            false,
+            vec![Field::new("n", FieldType::Integer)],
+        ),
+        vec![
+            feature(Some(collection), vec![Value::Integer(1)]),
+            feature(
+                Some(Geometry::GeometryCollection(Vec::new())),
+                vec![Value::Integer(2)],
+            ),
+        ],
+    );
+    let output = folder.path().join("gc.shp");
+    let written = write_with(&data, &output, &[]);
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("2 GeometryCollection(s)")),
+        "{:?}",
+        written.notes
+    );
+    // The points of the collection (one nested) make one MultiPoint record, its line one
+    // LineString record, both with the feature's attributes; the empty collection is a null
+    // geometry in the first file.
+    let points = read(&folder.path().join("gc_multipoint.shp"));
+    assert_eq!(numbers(&points), [Value::Integer(1), Value::Integer(2)]);
+    assert_eq!(
+        features(&points)[0].geometry,
+        Some(Geometry::MultiPoint(vec![
+            Coord::xy(5.0, 5.0),
+            Coord::xy(6.0, 6.0)
+        ]))
+    );
+    assert_eq!(features(&points)[1].geometry, None);
+    let lines = read(&folder.path().join("gc_linestring.shp"));
+    assert_eq!(numbers(&lines), [Value::Integer(1)]);
+    assert_eq!(
+        features(&lines)[0].geometry,
+        Some(Geometry::LineString(line))
+    );
+}
