@@ -131,7 +131,7 @@ pub(crate) fn formats(args: &FormatsArgs) -> anyhow::Result<()> {
             "  {:<16} {:<10} {}",
             reader.name, reader.dataset_format, reader.description
         )?;
-        write_parameters(&mut out, &reader.parameters)?;
+        write_parameters(&mut out, "-p", &reader.parameters)?;
         writeln!(out, "      writers: {}", reader.writers.join(", "))?;
     }
     writeln!(out, "Writers")?;
@@ -141,12 +141,18 @@ pub(crate) fn formats(args: &FormatsArgs) -> anyhow::Result<()> {
             "  {:<16} {:<10} {}",
             writer.name, writer.dataset_format, writer.description
         )?;
-        write_parameters(&mut out, &writer.parameters)?;
+        write_parameters(&mut out, "-w", &writer.parameters)?;
     }
     Ok(())
 }
 
-fn write_parameters(out: &mut impl Write, parameters: &[ParameterDto]) -> std::io::Result<()> {
+/// One line per parameter, led by the `basin convert` flag that sets it (`-p` for reader
+/// parameters, `-w` for writer parameters).
+fn write_parameters(
+    out: &mut impl Write,
+    flag: &str,
+    parameters: &[ParameterDto],
+) -> std::io::Result<()> {
     for parameter in parameters {
         let required = if parameter.required {
             "required"
@@ -164,7 +170,7 @@ fn write_parameters(out: &mut impl Write, parameters: &[ParameterDto]) -> std::i
         };
         writeln!(
             out,
-            "      -p {}=<{}> ({required}{default}{allowed}) {}",
+            "      {flag} {}=<{}> ({required}{default}{allowed}) {}",
             parameter.name, parameter.data_type, parameter.description
         )?;
     }

@@ -229,6 +229,8 @@ fn formats_lists_readers_writers_and_parameters() {
         "GeoTiffReader",
         "AsciiGridWriter",
         "-p SRID=<Integer>",
+        "-w GeometryType=<String>",
+        "-w RotatedGrids=<String>",
         "writers: FileWriter",
     ] {
         assert!(text.contains(expected), "{expected} missing from\n{text}");
