@@ -28,6 +28,7 @@ no reference, Basin's output must open in GDAL. Everything else is compared.
 totals, for reports; pytest runs the same checks as tests.
 """
 
+import functools
 import json
 import math
 import os
@@ -79,6 +80,7 @@ def kind_of(path):
     return None
 
 
+@functools.cache
 def expectations():
     if not EXPECTATIONS.exists():
         return {}

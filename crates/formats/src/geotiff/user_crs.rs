@@ -323,6 +323,16 @@ fn first_of(keys: &GeoKeys, ids: &[u16], default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// The latitude of an azimuthal projection's origin, from the first of the keys libgeotiff
+/// looks at.
+fn origin_latitude(keys: &GeoKeys) -> f64 {
+    first_of(
+        keys,
+        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
+        0.0,
+    )
+}
+
 /// Polar stereographic. GDAL writes both EPSG variants this way: the pole with a scale
 /// (variant A), or the latitude of true scale (variant B); its WKT leaves a scale of 1 out of
 /// B. The keys are looked for in libgeotiff's order.
@@ -331,11 +341,7 @@ fn polar_stereographic(
     false_easting: f64,
     false_northing: f64,
 ) -> (&'static str, Vec<(&'static str, f64)>) {
-    let latitude = first_of(
-        keys,
-        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
-        0.0,
-    );
+    let latitude = origin_latitude(keys);
     let longitude = first_of(
         keys,
         &[
@@ -365,11 +371,7 @@ fn lambert_azimuthal(
     false_easting: f64,
     false_northing: f64,
 ) -> (&'static str, Vec<(&'static str, f64)>) {
-    let latitude = first_of(
-        keys,
-        &[key::NAT_ORIGIN_LAT, key::FALSE_ORIGIN_LAT, key::CENTER_LAT],
-        0.0,
-    );
+    let latitude = origin_latitude(keys);
     let longitude = first_of(
         keys,
         &[
