@@ -20,6 +20,7 @@ pub mod transform;
 mod triangulate;
 
 pub mod ascii_grid;
+pub mod dfs;
 pub mod file_copy;
 pub mod geo_json;
 pub mod geotiff;
