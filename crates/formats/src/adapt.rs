@@ -149,6 +149,13 @@ impl DatasetSink for Adapter<'_> {
         }
     }
 
+    fn wants(&self, step: usize, item: usize) -> bool {
+        match &self.state {
+            State::Pass => self.sink.wants(step, item),
+            _ => true,
+        }
+    }
+
     fn feature(&mut self, feature: &Feature) -> FormatResult<()> {
         match &mut self.state {
             State::Features(_, features) => {

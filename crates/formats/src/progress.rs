@@ -65,6 +65,10 @@ impl crate::model::DatasetSink for CancellableSink<'_> {
         self.check()?;
         self.inner.end()
     }
+
+    fn wants(&self, step: usize, item: usize) -> bool {
+        self.inner.wants(step, item)
+    }
 }
 
 /// Ignores progress.

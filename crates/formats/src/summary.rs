@@ -178,6 +178,10 @@ impl DatasetSink for SummarySink<'_> {
         self.ended = true;
         self.inner.end()
     }
+
+    fn wants(&self, step: usize, item: usize) -> bool {
+        self.inner.wants(step, item)
+    }
 }
 
 /// What the header alone tells; feature and point counts and extents are filled at the end.

@@ -171,3 +171,44 @@ pub fn transform_sink<'a>(
         output_srid,
     )?))
 }
+
+/// MIKE's projection name for local coordinates, which have no coordinate system.
+pub const MIKE_NON_UTM: &str = "NON-UTM";
+
+/// The projection string MIKE files (.mesh, DFS) carry for a CRS: a MIKE name as given, a WKT
+/// on one line, or `NON-UTM` when there is none (with a note when a CRS had no WKT).
+pub fn mike_projection(crs: Option<&Crs>, notes: &mut Vec<String>) -> String {
+    let Some(crs) = crs else {
+        return MIKE_NON_UTM.to_owned();
+    };
+    if let Crs::Named(name) = crs
+        && !name.trim().is_empty()
+        && !name.contains(['\n', '\r'])
+    {
+        return name.trim().to_owned();
+    }
+    match wkt_of(crs) {
+        Some(wkt) => wkt.split_whitespace().collect::<Vec<_>>().join(" "),
+        None => {
+            notes.push(format!(
+                "the coordinate system {crs:?} has no WKT; written as {MIKE_NON_UTM}"
+            ));
+            MIKE_NON_UTM.to_owned()
+        }
+    }
+}
+
+/// The CRS a MIKE projection string (.mesh, DFS) stands for: a WKT when it looks like one,
+/// else a name (`UTM-32`, `LONG/LAT`, `NON-UTM`, which [`resolve_epsg`] understands where it
+/// can). `srid` replaces a name or a missing projection, never a WKT: a file that states its
+/// system fully is believed over a parameter.
+pub fn from_mike_projection(projection: &str, srid: Option<u32>) -> Option<Crs> {
+    let projection = projection.trim();
+    if projection.contains('[') {
+        return Some(Crs::Wkt(projection.to_owned()));
+    }
+    if let Some(code) = srid {
+        return Some(Crs::Epsg(code));
+    }
+    (!projection.is_empty()).then(|| Crs::Named(projection.to_owned()))
+}

@@ -163,6 +163,10 @@ impl DatasetSink for TransformSink<'_> {
         self.inner.begin(&header)
     }
 
+    fn wants(&self, step: usize, item: usize) -> bool {
+        self.inner.wants(step, item)
+    }
+
     fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
         let Mode::Grid(warp) = &mut self.mode else {
             return self.inner.frame(frame);

@@ -8,3 +8,5 @@
 //! the model (grids, meshes, time series) and back.
 
 pub mod container;
+pub mod eum;
+pub mod mapping;

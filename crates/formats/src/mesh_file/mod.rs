@@ -51,7 +51,7 @@ impl Reader for MeshFileReader {
             return Err(FormatError::invalid(FORMAT, "line 1", "the file is empty"));
         };
         let header = reader::parse_header(&first)?;
-        let crs = reader::crs_of(&header.projection, srid);
+        let crs = crate::crs::from_mike_projection(&header.projection, srid);
         let geometry = reader::read_geometry(&mut lines, &header, &context.limits, crs)?;
         sink.begin(&Header::Mesh(MeshHeader {
             geometry,

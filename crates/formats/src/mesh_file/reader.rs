@@ -66,18 +66,6 @@ pub(crate) fn parse_header(line: &str) -> FormatResult<MeshFileHeader> {
     })
 }
 
-/// The CRS a projection string stands for: a WKT when it looks like one, else a name;
-/// `srid` replaces a name or a missing projection (never a WKT).
-pub(crate) fn crs_of(projection: &str, srid: Option<u32>) -> Option<Crs> {
-    if projection.contains('[') {
-        return Some(Crs::Wkt(projection.to_owned()));
-    }
-    if let Some(code) = srid {
-        return Some(Crs::Epsg(code));
-    }
-    (!projection.is_empty()).then(|| Crs::Named(projection.to_owned()))
-}
-
 /// The quantity of node z for EUM codes.
 pub(crate) fn z_quantity(eum_item: i32, eum_unit: i32) -> Quantity {
     if eum_item == EUM_BATHYMETRY && eum_unit == EUM_METRE {

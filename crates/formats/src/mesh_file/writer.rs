@@ -9,14 +9,13 @@ use std::sync::Arc;
 
 use super::reader::{EUM_BATHYMETRY, EUM_METRE};
 use crate::catalogue::{WriterSink, Written};
-use crate::crs::{self, Crs};
+use crate::crs;
 use crate::error::{FormatError, FormatResult};
 use crate::model::{DatasetSink, ElementKind, Frame, Header, MeshGeometry};
 
 use super::FORMAT;
 
 /// The projection MIKE uses for coordinates without a known system.
-const NON_UTM: &str = "NON-UTM";
 
 /// Receives a mesh and writes it as .mesh on `end`.
 pub(crate) struct MeshFileSink {
@@ -69,7 +68,7 @@ impl DatasetSink for MeshFileSink {
                 "the mesh ended before it began".into(),
             ));
         };
-        let projection = projection_of(geometry.crs.as_ref(), &mut self.notes);
+        let projection = crs::mike_projection(geometry.crs.as_ref(), &mut self.notes);
         let file = std::fs::File::create(&self.output)
             .map_err(|source| FormatError::write(&self.output, source))?;
         let mut out = std::io::BufWriter::new(file);
@@ -135,28 +134,6 @@ fn check_elements(geometry: &MeshGeometry) -> FormatResult<()> {
         });
     }
     Ok(())
-}
-
-/// The projection string for a CRS: a WKT on one line, a MIKE name, or `NON-UTM`.
-fn projection_of(crs: Option<&Crs>, notes: &mut Vec<String>) -> String {
-    let Some(crs) = crs else {
-        return NON_UTM.to_owned();
-    };
-    if let Crs::Named(name) = crs
-        && !name.trim().is_empty()
-        && !name.contains(['\n', '\r'])
-    {
-        return name.trim().to_owned();
-    }
-    match crs::wkt_of(crs) {
-        Some(wkt) => wkt.split_whitespace().collect::<Vec<_>>().join(" "),
-        None => {
-            notes.push(format!(
-                "the coordinate system {crs:?} has no WKT; written as {NON_UTM}"
-            ));
-            NON_UTM.to_owned()
-        }
-    }
 }
 
 fn write_mesh(

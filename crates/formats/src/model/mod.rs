@@ -188,6 +188,16 @@ pub trait DatasetSink {
 
     /// No more data.
     fn end(&mut self) -> FormatResult<()>;
+
+    /// Whether the values of `item` at `step` will be used, asked after `begin`: `false` when a
+    /// filter further down drops them. A reader that can skip data cheaply (a DFS file, where
+    /// every value has a known offset) may then neither read them nor send their frames;
+    /// other readers ignore the answer. Sinks that wrap another forward the question, with the
+    /// step and item renumbered as their output numbers them.
+    fn wants(&self, step: usize, item: usize) -> bool {
+        let _ = (step, item);
+        true
+    }
 }
 
 /// The data of a materialised dataset.

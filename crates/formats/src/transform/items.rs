@@ -115,6 +115,14 @@ impl DatasetSink for ItemFilterSink<'_> {
         self.inner.begin(&header)
     }
 
+    fn wants(&self, step: usize, item: usize) -> bool {
+        match self.output_index.get(item) {
+            Some(Some(item)) => self.inner.wants(step, *item),
+            Some(None) => false,
+            None => true,
+        }
+    }
+
     fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
         match self.output_index.get(frame.item) {
             Some(Some(item)) => self.inner.frame(Frame {

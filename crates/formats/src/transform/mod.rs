@@ -190,4 +190,7 @@ impl DatasetSink for Forward<'_> {
     fn end(&mut self) -> FormatResult<()> {
         self.0.end()
     }
+    fn wants(&self, step: usize, item: usize) -> bool {
+        self.0.wants(step, item)
+    }
 }

@@ -173,6 +173,15 @@ impl DatasetSink for TemporalFilterSink<'_> {
         self.inner.begin(&header)
     }
 
+    fn wants(&self, step: usize, item: usize) -> bool {
+        match &self.selected {
+            Some(selected) => selected
+                .output_step(step)
+                .is_some_and(|step| self.inner.wants(step, item)),
+            None => true,
+        }
+    }
+
     fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
         let Some(selected) = &self.selected else {
             return Err(error("values arrived before the header"));

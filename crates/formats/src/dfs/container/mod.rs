@@ -18,7 +18,7 @@ mod write;
 pub use read::DfsFile;
 pub use stats::ItemStatistics;
 pub use tokens::{data_type_of, type_code};
-pub use write::DfsWriter;
+pub use write::{DfsWriter, now_timestamp};
 
 use crate::model::{DataType, Values};
 
