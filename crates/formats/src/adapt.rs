@@ -47,17 +47,39 @@ pub const TRIANGULATE_PARAMETER: crate::parameters::ParameterSpec =
         allowed_values: &[],
     };
 
+/// Name of the writer parameter that picks the one time step of a mesh whose values become
+/// the features' attributes; see [`AdaptOptions::time_step`].
+pub const TIME_STEP: &str = "TimeStep";
+
+/// The `TimeStep` parameter, for the writers that take meshes through the feature adapter.
+pub const TIME_STEP_PARAMETER: crate::parameters::ParameterSpec =
+    crate::parameters::ParameterSpec {
+        name: TIME_STEP,
+        description: "Mesh input (e.g. DFSU): the time step whose element values become the attributes, zero-based; negative counts from the end (-1, the default, is the last step)",
+        data_type: crate::parameters::ParameterType::Integer,
+        required: false,
+        default_value: Some("-1"),
+        allowed_values: &[],
+    };
+
 /// Choices of the adapters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AdaptOptions {
     /// Features -> mesh: triangulate polygons that are neither triangles nor quadrilaterals
     /// (more corners, or holes); when false they are an error naming the feature.
     pub triangulate: bool,
+    /// Mesh -> features: the one time step whose values become attributes (zero-based,
+    /// negative from the end); `None` keeps every step as fields while they fit in
+    /// [`MESH_FIELDS_MAX`], else the last.
+    pub time_step: Option<i64>,
 }
 
 impl Default for AdaptOptions {
     fn default() -> Self {
-        Self { triangulate: true }
+        Self {
+            triangulate: true,
+            time_step: None,
+        }
     }
 }
 
@@ -66,6 +88,7 @@ impl AdaptOptions {
     pub fn from_parameters(parameters: &crate::parameters::Parameters) -> Self {
         Self {
             triangulate: parameters.boolean(TRIANGULATE).unwrap_or(true),
+            time_step: parameters.integer(TIME_STEP),
         }
     }
 }
@@ -123,7 +146,9 @@ impl DatasetSink for Adapter<'_> {
                     ..PointChunk::default()
                 },
             ),
-            (Header::Mesh(mesh), DataKind::Features) => State::Mesh(MeshToFeatures::new(mesh)),
+            (Header::Mesh(mesh), DataKind::Features) => {
+                State::Mesh(MeshToFeatures::new(mesh, self.options.time_step)?)
+            }
             (Header::Features(schema), DataKind::Mesh) => {
                 State::Features(schema.clone(), Vec::new())
             }
@@ -152,6 +177,7 @@ impl DatasetSink for Adapter<'_> {
     fn wants(&self, step: usize, item: usize) -> bool {
         match &self.state {
             State::Pass => self.sink.wants(step, item),
+            State::Mesh(mesh) => mesh.wants(step),
             _ => true,
         }
     }
@@ -254,24 +280,39 @@ fn points_to_mesh(
 /// Collects the values of a mesh that become attributes.
 struct MeshToFeatures {
     header: MeshHeader,
-    /// The steps kept: all of them, or only the last.
+    /// The steps kept: all of them, or only one.
     all_steps: bool,
+    /// The one step kept, when chosen; else the last one seen.
+    chosen: Option<usize>,
     /// `kept[item]`: the values of the kept steps, one buffer per kept step.
     kept: Vec<Vec<Values>>,
 }
 
 impl MeshToFeatures {
-    fn new(header: &MeshHeader) -> Self {
+    fn new(header: &MeshHeader, time_step: Option<i64>) -> FormatResult<Self> {
         let steps = header.time.steps().max(1);
-        let all_steps = header.items.len().saturating_mul(steps) <= MESH_FIELDS_MAX;
-        Self {
+        let chosen = time_step
+            .map(|step| chosen_step(step, header.time.steps()))
+            .transpose()?;
+        let all_steps =
+            chosen.is_none() && header.items.len().saturating_mul(steps) <= MESH_FIELDS_MAX;
+        Ok(Self {
             header: header.clone(),
             all_steps,
+            chosen,
             kept: vec![Vec::new(); header.items.len()],
-        }
+        })
+    }
+
+    /// Whether the values of `step` become attributes.
+    fn wants(&self, step: usize) -> bool {
+        self.chosen.is_none_or(|chosen| chosen == step)
     }
 
     fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if !self.wants(frame.step) {
+            return Ok(());
+        }
         let Some(kept) = self.kept.get_mut(frame.item) else {
             return Err(FormatError::Catalogue(format!("no item {}", frame.item)));
         };
@@ -364,6 +405,24 @@ impl MeshToFeatures {
     }
 }
 
+/// The index of the `TimeStep` parameter's step among `steps` (negative from the end).
+fn chosen_step(step: i64, steps: usize) -> FormatResult<usize> {
+    let count = i64::try_from(steps).unwrap_or(i64::MAX);
+    let index = if step < 0 { count + step } else { step };
+    usize::try_from(index)
+        .ok()
+        .filter(|index| *index < steps)
+        .ok_or_else(|| {
+            FormatError::parameter(
+                TIME_STEP,
+                format!(
+                    "step {step} does not exist: the mesh has {steps} time steps (0 to {}, or -1 to -{steps} from the end)",
+                    steps.saturating_sub(1)
+                ),
+            )
+        })
+}
+
 /// The value of `item` for `element`: its own value, or the mean of its nodes' values for a
 /// node item; `Null` for nodata.
 fn attribute(item: &Item, values: Option<&Values>, element: usize, nodes: &[u32]) -> Value {
@@ -428,7 +487,7 @@ fn element_geometry(
             data: "mesh",
             format: "feature collection",
             message: format!(
-                "element {} is a {} cell; only 2D elements (triangles, quadrilaterals), lines and vertices become features (extract a layer of a 3D mesh first)",
+                "element {} is a {} cell; only 2D elements (triangles, quadrilaterals), lines and vertices become features (extract a layer of a 3D mesh first, e.g. DfsuReader's ReadFull3D=false)",
                 element + 1,
                 other.map(ElementKind::label).unwrap_or_default()
             ),

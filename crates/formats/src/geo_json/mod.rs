@@ -51,19 +51,22 @@ pub const WRITER: WriterSpec = WriterSpec {
     description: "Writes a GeoJSON feature collection (RFC 7946)",
     dataset_format: ".geojson",
     extensions: &[".geojson", ".json"],
-    accepts: &[DataKind::Features],
-    parameters: &[ParameterSpec {
-        name: RFC7946,
-        description: "true: reproject to WGS 84 longitude/latitude, exterior rings \
+    accepts: &[DataKind::Features, DataKind::Mesh],
+    parameters: &[
+        ParameterSpec {
+            name: RFC7946,
+            description: "true: reproject to WGS 84 longitude/latitude, exterior rings \
                       counterclockwise, no crs member (RFC 7946, like ogr2ogr -lco \
                       RFC7946=YES); false (default): \
                       coordinates as they are, with a legacy crs member naming a CRS other than \
                       WGS 84 (like ogr2ogr's default)",
-        data_type: ParameterType::Boolean,
-        required: false,
-        default_value: Some("false"),
-        allowed_values: &[],
-    }],
+            data_type: ParameterType::Boolean,
+            required: false,
+            default_value: Some("false"),
+            allowed_values: &[],
+        },
+        crate::adapt::TIME_STEP_PARAMETER,
+    ],
 };
 
 /// The writer parameter choosing strict RFC 7946 output.

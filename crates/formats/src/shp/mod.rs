@@ -62,7 +62,7 @@ pub const WRITER: WriterSpec = WriterSpec {
     dataset_format: ".shp",
     extensions: &[".shp", ".zip"],
     accepts: &[DataKind::Features, DataKind::Mesh],
-    parameters: &[GEOMETRY_TYPE_PARAMETER],
+    parameters: &[GEOMETRY_TYPE_PARAMETER, crate::adapt::TIME_STEP_PARAMETER],
 };
 
 /// Name of the writer parameter that picks the geometry type(s) written.

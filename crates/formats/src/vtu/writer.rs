@@ -319,12 +319,19 @@ fn write_vtu(
         elements.len()
     )?;
     writeln!(out, "<Points>")?;
+    let moving_z = z_item(header).and_then(|index| buffers.get(index));
     let coordinates = nodes
         .x
         .iter()
         .zip(&nodes.y)
         .zip(&nodes.z)
-        .flat_map(|((x, y), z)| [*x, *y, *z]);
+        .enumerate()
+        .flat_map(|(index, ((x, y), z))| {
+            let z = moving_z
+                .and_then(|values| values.get_f64(index))
+                .unwrap_or(*z);
+            [*x, *y, z]
+        });
     arrays.write(
         out,
         "Points",
@@ -375,11 +382,14 @@ fn write_data(
 ) -> std::io::Result<()> {
     let codes = &header.geometry.nodes.codes;
     let with_codes = location == ItemLocation::Node && codes.iter().any(|&code| code != 0);
+    let moving_z = z_item(header);
     let items: Vec<(&Item, &Values)> = header
         .items
         .iter()
         .zip(buffers)
-        .filter(|(item, _)| item.location == location)
+        .enumerate()
+        .filter(|(index, (item, _))| item.location == location && Some(*index) != moving_z)
+        .map(|(_, pair)| pair)
         .collect();
     if items.is_empty() && !with_codes {
         return Ok(());
@@ -406,6 +416,18 @@ fn write_data(
         arrays.write(out, &item.name, vtk_type, 1, values.len(), scalars)?;
     }
     writeln!(out, "</{tag}>")
+}
+
+/// The index of the item that gives the points' z at each step: in a layered mesh (DFSU 3D,
+/// vertical profiles and columns) the node item "Z coordinate" (EUM 100188), which MIKE
+/// engines write because the nodes move with the water level. It is geometry, so it moves the
+/// points instead of becoming point data.
+fn z_item(header: &MeshHeader) -> Option<usize> {
+    header.geometry.layers?;
+    header
+        .items
+        .iter()
+        .position(crate::dfs::dfsu::geometry::is_z_coordinate)
 }
 
 /// The value at `index` as written: float nodata values become NaN.

@@ -23,7 +23,10 @@ fn adapt(dataset: &Dataset, native: DataKind) -> FormatResult<Dataset> {
 /// [`adapt`] with the triangulation of polygons turned off.
 fn adapt_without_triangulation(dataset: &Dataset) -> FormatResult<Dataset> {
     Dataset::collect(|sink| {
-        let options = AdaptOptions { triangulate: false };
+        let options = AdaptOptions {
+            triangulate: false,
+            ..AdaptOptions::default()
+        };
         let mut adapter = for_writer_with(DataKind::Mesh, options, sink);
         dataset.replay(adapter.as_mut())
     })

@@ -8,7 +8,9 @@ use crate::crs::Crs;
 use crate::dfs::container::{DfsHeader, StaticItem};
 use crate::error::{FormatError, FormatResult};
 use crate::limits::{ReadLimits, check_limit};
-use crate::model::{ElementKind, Elements, MeshGeometry, MeshLayers, Nodes, Quantity, Values};
+use crate::model::{
+    ElementKind, Elements, Item, ItemLocation, MeshGeometry, MeshLayers, Nodes, Quantity, Values,
+};
 
 use super::FORMAT;
 
@@ -16,6 +18,14 @@ use super::FORMAT;
 pub const MIKE_FM: &str = "MIKE_FM";
 /// EUM item type of the "Z coordinate" item of layered files (and of the static node z).
 pub const EUM_Z_COORDINATE: i32 = 100_188;
+
+/// True for the node item that holds the z of the nodes of a layered mesh at each step
+/// ("Z coordinate", EUM 100188): geometry rather than data.
+pub fn is_z_coordinate(item: &Item) -> bool {
+    item.location == ItemLocation::Node
+        && (item.quantity.eum_item == Some(EUM_Z_COORDINATE)
+            || item.name.eq_ignore_ascii_case("Z coordinate"))
+}
 
 /// What the `MIKE_FM` block says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use crate::model::{
 };
 
 use super::FORMAT;
-use super::geometry::{EUM_Z_COORDINATE, MIKE_FM, element_code};
+use super::geometry::{EUM_Z_COORDINATE, MIKE_FM, element_code, is_z_coordinate};
 
 /// EUM item type of the static integer items (node and element ids, codes, connectivity).
 const EUM_INTEGER: i32 = 100_370;
@@ -170,12 +170,6 @@ fn dimension_of(geometry: &MeshGeometry) -> FormatResult<i32> {
     Ok(dimension)
 }
 
-fn is_z_item(item: &Item) -> bool {
-    item.location == ItemLocation::Node
-        && (item.quantity.eum_item == Some(EUM_Z_COORDINATE)
-            || item.name.eq_ignore_ascii_case("Z coordinate"))
-}
-
 /// 32-bit integers for a static item, or an error naming what does not fit.
 fn int32(values: impl Iterator<Item = i64>, what: &str) -> FormatResult<Values> {
     let converted: Option<Vec<i32>> = values.map(|value| i32::try_from(value).ok()).collect();
@@ -312,7 +306,7 @@ impl DfsuSink {
         let layered = geometry.layers.is_some();
         if layered {
             let mut info = ItemInfo::new("Z coordinate", EUM_Z_COORDINATE, EUM_METRE, node_axis);
-            match mesh.items.iter().position(is_z_item) {
+            match mesh.items.iter().position(is_z_coordinate) {
                 Some(index) => {
                     if let Some(item) = mesh.items.get(index) {
                         info.data_type = stored_type(item);
@@ -330,7 +324,7 @@ impl DfsuSink {
             infos.push(info);
         }
         for (index, item) in mesh.items.iter().enumerate() {
-            if layered && is_z_item(item) {
+            if layered && is_z_coordinate(item) {
                 continue;
             }
             let mut info = mapping::info_of(item, element_axis.clone());
