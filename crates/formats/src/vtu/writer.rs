@@ -319,19 +319,7 @@ fn write_vtu(
         elements.len()
     )?;
     writeln!(out, "<Points>")?;
-    let moving_z = z_item(header).and_then(|index| buffers.get(index));
-    let coordinates = nodes
-        .x
-        .iter()
-        .zip(&nodes.y)
-        .zip(&nodes.z)
-        .enumerate()
-        .flat_map(|(index, ((x, y), z))| {
-            let z = moving_z
-                .and_then(|values| values.get_f64(index))
-                .unwrap_or(*z);
-            [*x, *y, z]
-        });
+    let coordinates = point_coordinates(header, buffers);
     arrays.write(
         out,
         "Points",
@@ -416,6 +404,27 @@ fn write_data(
         arrays.write(out, &item.name, vtk_type, 1, values.len(), scalars)?;
     }
     writeln!(out, "</{tag}>")
+}
+
+/// The x, y, z of every point, z from the layered mesh's Z coordinate item where it has one.
+fn point_coordinates<'a>(
+    header: &'a MeshHeader,
+    buffers: &'a [Values],
+) -> impl Iterator<Item = f64> + 'a {
+    let nodes = &header.geometry.nodes;
+    let moving_z = z_item(header).and_then(|index| buffers.get(index));
+    nodes
+        .x
+        .iter()
+        .zip(&nodes.y)
+        .zip(&nodes.z)
+        .enumerate()
+        .flat_map(move |(index, ((x, y), z))| {
+            let z = moving_z
+                .and_then(|values| values.get_f64(index))
+                .unwrap_or(*z);
+            [*x, *y, z]
+        })
 }
 
 /// The index of the item that gives the points' z at each step: in a layered mesh (DFSU 3D,

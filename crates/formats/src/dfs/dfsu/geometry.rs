@@ -249,7 +249,7 @@ const STATIC_NAMES: [&str; 9] = [
     "connectivity",
 ];
 
-fn static_item<'a>(header: &'a DfsHeader, index: usize) -> FormatResult<&'a StaticItem> {
+fn static_item(header: &DfsHeader, index: usize) -> FormatResult<&StaticItem> {
     header.statics.get(index).ok_or_else(|| {
         FormatError::invalid(
             FORMAT,
@@ -355,6 +355,38 @@ pub fn read_geometry(
             .map(|code| i32::try_from(code).unwrap_or(i32::MAX))
             .collect(),
     };
+    let elements = read_elements(header, node_count, element_count)?;
+    check_dimension(&elements, block, kind)?;
+    let z_item = header.statics.get(3).map(|item| &item.info);
+    let z_quantity = if kind.is_layered() {
+        Quantity {
+            name: "Z coordinate".to_owned(),
+            unit: "m".to_owned(),
+            eum_item: z_item.map(|info| info.eum_item),
+            eum_unit: z_item.map(|info| info.eum_unit),
+        }
+    } else {
+        Quantity::bathymetry()
+    };
+    let layers = (block.layers > 0).then_some(MeshLayers {
+        count: block.layers,
+        sigma_count: block.sigma_layers,
+    });
+    Ok(MeshGeometry {
+        nodes,
+        elements,
+        crs,
+        z_quantity,
+        layers,
+    })
+}
+
+/// The elements from static items 6 to 9, each node number checked.
+fn read_elements(
+    header: &DfsHeader,
+    node_count: usize,
+    element_count: usize,
+) -> FormatResult<Elements> {
     let element_ids = integers(header, 5, element_count)?;
     let types = integers(header, 6, element_count)?;
     let sizes = integers(header, 7, element_count)?;
@@ -414,29 +446,7 @@ pub fn read_geometry(
         }
         elements.push(*id, kind, &nodes_of_element);
     }
-    check_dimension(&elements, block, kind)?;
-    let z_item = header.statics.get(3).map(|item| &item.info);
-    let z_quantity = if kind.is_layered() {
-        Quantity {
-            name: "Z coordinate".to_owned(),
-            unit: "m".to_owned(),
-            eum_item: z_item.map(|info| info.eum_item),
-            eum_unit: z_item.map(|info| info.eum_unit),
-        }
-    } else {
-        Quantity::bathymetry()
-    };
-    let layers = (block.layers > 0).then_some(MeshLayers {
-        count: block.layers,
-        sigma_count: block.sigma_layers,
-    });
-    Ok(MeshGeometry {
-        nodes,
-        elements,
-        crs,
-        z_quantity,
-        layers,
-    })
+    Ok(elements)
 }
 
 /// Checks that the elements fit the dimension the block announces: lines in 1D, triangles

@@ -85,24 +85,9 @@ pub fn top_layer(full: &MeshGeometry) -> FormatResult<TopLayer> {
         for node in top {
             let next = u32::try_from(nodes.len())
                 .map_err(|_| FormatError::unsupported(FORMAT, "more than 2^32 surface nodes"))?;
-            let number = *new_index.entry(*node).or_insert_with(|| {
-                let at = *node as usize;
-                let below = column_bottom(&full.nodes, at);
-                nodes.ids.push(i64::from(next) + 1);
-                nodes
-                    .x
-                    .push(full.nodes.x.get(at).copied().unwrap_or(f64::NAN));
-                nodes
-                    .y
-                    .push(full.nodes.y.get(at).copied().unwrap_or(f64::NAN));
-                nodes
-                    .z
-                    .push(full.nodes.z.get(below).copied().unwrap_or(f64::NAN));
-                nodes
-                    .codes
-                    .push(full.nodes.codes.get(at).copied().unwrap_or(0));
-                next
-            });
+            let number = *new_index
+                .entry(*node)
+                .or_insert_with(|| copy_node(full, &mut nodes, *node as usize, next));
             refs.push(number);
         }
         let id = full
@@ -124,6 +109,26 @@ pub fn top_layer(full: &MeshGeometry) -> FormatResult<TopLayer> {
         },
         elements: top_elements,
     })
+}
+
+/// Appends node `at` of the full mesh to the surface nodes as number `next`, with the z of
+/// the bottom of its column.
+fn copy_node(full: &MeshGeometry, nodes: &mut Nodes, at: usize, next: u32) -> u32 {
+    let below = column_bottom(&full.nodes, at);
+    nodes.ids.push(i64::from(next) + 1);
+    nodes
+        .x
+        .push(full.nodes.x.get(at).copied().unwrap_or(f64::NAN));
+    nodes
+        .y
+        .push(full.nodes.y.get(at).copied().unwrap_or(f64::NAN));
+    nodes
+        .z
+        .push(full.nodes.z.get(below).copied().unwrap_or(f64::NAN));
+    nodes
+        .codes
+        .push(full.nodes.codes.get(at).copied().unwrap_or(0));
+    next
 }
 
 /// The first node of the run of nodes ending at `node` that share its x and y.

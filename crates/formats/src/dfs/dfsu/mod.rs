@@ -34,7 +34,9 @@ use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, Writ
 use crate::dfs::container::DfsFile;
 use crate::dfs::mapping;
 use crate::error::{FormatError, FormatResult};
-use crate::model::{DataKind, DatasetSink, Frame, Header, Item, ItemLocation, MeshHeader, Values};
+use crate::model::{
+    DataKind, DatasetSink, Frame, Header, Item, ItemLocation, MeshGeometry, MeshHeader, Values,
+};
 use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, srid_parameter};
 
 use geometry::{DfsuKind, EUM_Z_COORDINATE, FmBlock};
@@ -134,46 +136,7 @@ pub fn read_file<R: BufRead + Seek>(
     check_item_sizes(file, &block, kind)?;
     let selected = mapping::selected_items(&file.header.items, parameters)?;
     let time = mapping::time_axis_of(file)?;
-    let (mesh, items, plan) = if kind.is_layered() {
-        let others: Vec<usize> = selected.into_iter().filter(|item| *item != 0).collect();
-        if full_3d {
-            let mut all = vec![0];
-            all.extend(others);
-            let items = model_items(file, &all, &block, kind);
-            (
-                full,
-                items,
-                Plan::Items {
-                    items: all,
-                    gather: None,
-                },
-            )
-        } else {
-            let top = layers::top_layer(&full)?;
-            let items = model_items(file, &others, &block, kind);
-            let gather = Some(top.elements);
-            (
-                top.geometry,
-                items,
-                Plan::Items {
-                    items: others,
-                    gather,
-                },
-            )
-        }
-    } else if matches!(kind, DfsuKind::LineSpectrum | DfsuKind::AreaSpectrum) {
-        spectral_plan(file, selected, &block, kind, full)?
-    } else {
-        let items = model_items(file, &selected, &block, kind);
-        (
-            full,
-            items,
-            Plan::Items {
-                items: selected,
-                gather: None,
-            },
-        )
-    };
+    let (mesh, items, plan) = plan_reading(file, selected, &block, kind, full, full_3d)?;
     sink.begin(&Header::Mesh(MeshHeader {
         geometry: Arc::new(mesh),
         items,
@@ -196,6 +159,59 @@ pub fn read_file<R: BufRead + Seek>(
         }
     }
     sink.end()
+}
+
+/// The mesh, the model items and how to stream them: layered files in full or their top
+/// layer, line and area spectra flattened, other files as they are.
+fn plan_reading<R: BufRead + Seek>(
+    file: &DfsFile<R>,
+    selected: Vec<usize>,
+    block: &FmBlock,
+    kind: DfsuKind,
+    full: MeshGeometry,
+    full_3d: bool,
+) -> FormatResult<(MeshGeometry, Vec<Item>, Plan)> {
+    Ok(if kind.is_layered() {
+        let others: Vec<usize> = selected.into_iter().filter(|item| *item != 0).collect();
+        if full_3d {
+            let mut all = vec![0];
+            all.extend(others);
+            let items = model_items(file, &all, block, kind);
+            (
+                full,
+                items,
+                Plan::Items {
+                    items: all,
+                    gather: None,
+                },
+            )
+        } else {
+            let top = layers::top_layer(&full)?;
+            let items = model_items(file, &others, block, kind);
+            let gather = Some(top.elements);
+            (
+                top.geometry,
+                items,
+                Plan::Items {
+                    items: others,
+                    gather,
+                },
+            )
+        }
+    } else if matches!(kind, DfsuKind::LineSpectrum | DfsuKind::AreaSpectrum) {
+        let (items, plan) = spectral_plan(file, selected, block, kind)?;
+        (full, items, plan)
+    } else {
+        let items = model_items(file, &selected, block, kind);
+        (
+            full,
+            items,
+            Plan::Items {
+                items: selected,
+                gather: None,
+            },
+        )
+    })
 }
 
 /// Checks each item's size against the mesh: per element, per node for the first item of a
@@ -288,8 +304,7 @@ fn spectral_plan<R: BufRead + Seek>(
     selected: Vec<usize>,
     block: &FmBlock,
     kind: DfsuKind,
-    mesh: crate::model::MeshGeometry,
-) -> FormatResult<(crate::model::MeshGeometry, Vec<Item>, Plan)> {
+) -> FormatResult<(Vec<Item>, Plan)> {
     let (frequencies, directions) = geometry::spectral_axes(&file.header, block)?;
     let parts = frequencies.len().max(1) * directions.len().max(1);
     let total = parts.saturating_mul(selected.len());
@@ -334,7 +349,6 @@ fn spectral_plan<R: BufRead + Seek>(
         }
     }
     Ok((
-        mesh,
         items,
         Plan::Spectral {
             items: selected,

@@ -212,70 +212,64 @@ fn statics(geometry: &MeshGeometry) -> FormatResult<Vec<StaticItem>> {
         .collect();
     let mut node_codes = nodes.codes.clone();
     node_codes.resize(nodes.len(), 0);
-    Ok(vec![
+    let integer =
+        |name: &str, values: Values| static_item(name, EUM_INTEGER, EUM_INTEGER_UNIT, values);
+    let coordinate = |name: &str, values: &[f64]| {
         static_item(
+            name,
+            EUM_GEOGRAPHIC_COORDINATE,
+            EUM_METRE,
+            Values::F64(values.to_vec()),
+        )
+    };
+    let node_numbers = elements
+        .connectivity
+        .iter()
+        .map(|node| i64::from(*node) + 1);
+    Ok(vec![
+        integer(
             "Node id",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
             int32(ids(&nodes.ids, nodes.len()).into_iter(), "node ids")?,
         ),
-        static_item(
-            "X-coord",
-            EUM_GEOGRAPHIC_COORDINATE,
-            EUM_METRE,
-            Values::F64(nodes.x.clone()),
-        ),
-        static_item(
-            "Y-coord",
-            EUM_GEOGRAPHIC_COORDINATE,
-            EUM_METRE,
-            Values::F64(nodes.y.clone()),
-        ),
+        coordinate("X-coord", &nodes.x),
+        coordinate("Y-coord", &nodes.y),
         static_item(
             "Z-coord",
             EUM_Z_COORDINATE,
             EUM_METRE,
             Values::F32(nodes.z.iter().map(|z| *z as f32).collect()),
         ),
-        static_item(
-            "Code",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
-            Values::I32(node_codes),
-        ),
-        static_item(
+        integer("Code", Values::I32(node_codes)),
+        integer(
             "Element id",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
             int32(
                 ids(&elements.ids, elements.len()).into_iter(),
                 "element ids",
             )?,
         ),
-        static_item(
-            "Element type",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
-            int32(codes.into_iter(), "element types")?,
-        ),
-        static_item(
+        integer("Element type", int32(codes.into_iter(), "element types")?),
+        integer(
             "No of nodes",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
             int32(sizes.into_iter(), "nodes per element")?,
         ),
-        static_item(
-            "Connectivity",
-            EUM_INTEGER,
-            EUM_INTEGER_UNIT,
-            int32(
-                elements
-                    .connectivity
-                    .iter()
-                    .map(|node| i64::from(*node) + 1),
-                "node numbers",
-            )?,
-        ),
+        integer("Connectivity", int32(node_numbers, "node numbers")?),
+    ])
+}
+
+/// The `MIKE_FM` numbers: nodes, elements, dimension, layers, sigma layers.
+fn fm_block(geometry: &MeshGeometry, dimension: i32) -> FormatResult<[i32; 5]> {
+    let count = |count: usize, what: &str| {
+        i32::try_from(count).map_err(|_| incompatible(format!("more {what} than DFSU stores")))
+    };
+    let (layers, sigma) = geometry
+        .layers
+        .map_or((0, 0), |layers| (layers.count, layers.sigma_count));
+    Ok([
+        count(geometry.nodes.len(), "nodes")?,
+        count(geometry.elements.len(), "elements")?,
+        dimension,
+        count(layers, "layers")?,
+        count(sigma, "sigma layers")?,
     ])
 }
 
@@ -289,21 +283,18 @@ fn stored_type(item: &Item) -> DataType {
 }
 
 impl DfsuSink {
-    fn start(&mut self, mesh: &MeshHeader) -> FormatResult<Writing> {
-        let geometry = &mesh.geometry;
-        let dimension = dimension_of(geometry)?;
-        let node_count = geometry.nodes.len();
-        let element_count = geometry.elements.len();
-        let count = |count: usize, what: &str| {
-            i32::try_from(count).map_err(|_| incompatible(format!("more {what} than DFSU stores")))
-        };
-        let nodes_i32 = count(node_count, "nodes")?;
-        let elements_i32 = count(element_count, "elements")?;
-        let element_axis = SpatialAxis::eq_d1(EUM_METRE, elements_i32, 0.0, 1.0);
-        let node_axis = SpatialAxis::eq_d1(EUM_METRE, nodes_i32, 0.0, 1.0);
+    /// The DFS items and where their values come from: the Z coordinate first in a layered
+    /// mesh, then the element items (node items averaged), or a bathymetry item when the mesh
+    /// has no items.
+    fn plan_items(
+        &mut self,
+        mesh: &MeshHeader,
+        node_axis: SpatialAxis,
+        element_axis: SpatialAxis,
+    ) -> (Vec<ItemInfo>, Vec<Source>) {
         let mut infos = Vec::new();
         let mut sources = Vec::new();
-        let layered = geometry.layers.is_some();
+        let layered = mesh.geometry.layers.is_some();
         if layered {
             let mut info = ItemInfo::new("Z coordinate", EUM_Z_COORDINATE, EUM_METRE, node_axis);
             match mesh.items.iter().position(is_z_coordinate) {
@@ -351,16 +342,17 @@ impl DfsuSink {
             ));
             sources.push(Source::Bathymetry);
         }
-        let layers = geometry
-            .layers
-            .map_or((0, 0), |layers| (layers.count, layers.sigma_count));
-        let fm = vec![
-            nodes_i32,
-            elements_i32,
-            dimension,
-            count(layers.0, "layers")?,
-            count(layers.1, "sigma layers")?,
-        ];
+        (infos, sources)
+    }
+
+    fn start(&mut self, mesh: &MeshHeader) -> FormatResult<Writing> {
+        let geometry = &mesh.geometry;
+        let dimension = dimension_of(geometry)?;
+        let fm = fm_block(geometry, dimension)?;
+        let [nodes_i32, elements_i32, ..] = fm;
+        let element_axis = SpatialAxis::eq_d1(EUM_METRE, elements_i32, 0.0, 1.0);
+        let node_axis = SpatialAxis::eq_d1(EUM_METRE, nodes_i32, 0.0, 1.0);
+        let (infos, sources) = self.plan_items(mesh, node_axis, element_axis);
         let time = mapping::time_writing_of(&mesh.time);
         let title = self.titles.title.clone().unwrap_or_else(|| {
             if dimension == 3 {
@@ -393,7 +385,7 @@ impl DfsuSink {
             items: infos,
             custom_blocks: vec![CustomBlock {
                 name: MIKE_FM.to_owned(),
-                values: Values::I32(fm),
+                values: Values::I32(fm.to_vec()),
             }],
             statics: statics(geometry)?,
         };
