@@ -402,10 +402,12 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
         ]
     );
     assert_eq!(geometry.nodes.len(), 6);
-    // Surface nodes of the columns, with the bathymetry of the column's bottom node.
+    // As MIKE IO's 2D geometry: the columns in order, z the bathymetry at their bottom.
+    assert_eq!(geometry.nodes.z, [-10.0, -12.0, -14.0, -8.0, -11.0, -13.0]);
+    assert_eq!(geometry.nodes.x, [0.0, 100.0, 200.0, 0.0, 100.0, 200.0]);
     assert_eq!(
-        geometry.nodes.z,
-        vec![-10.0, -12.0, -11.0, -8.0, -14.0, -13.0]
+        geometry.elements.connectivity,
+        [0, 1, 4, 0, 4, 3, 1, 2, 5, 4]
     );
     let names: Vec<&str> = mesh.items.iter().map(|item| item.name.as_str()).collect();
     assert_eq!(names, ["Temperature"]);
@@ -423,6 +425,24 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
             "top layer",
         );
     }
+    // A vertical profile's top layer is a line of 99 elements (MIKE IO's top_elements).
+    let profile = read_with(
+        &corpus("mikeio", "oresund_vertical_slice.dfsu"),
+        &[("ReadFull3D", "false")],
+    )
+    .unwrap();
+    let surface = &self::mesh(&profile).geometry;
+    assert_eq!(surface.elements.len(), 99);
+    assert!(
+        surface
+            .elements
+            .kinds
+            .iter()
+            .all(|kind| *kind == ElementKind::Line)
+    );
+    let sum = |step: usize| steps(&profile)[step][0].to_f64().iter().sum::<f64>();
+    assert!((sum(0) - 1640.277_587_890_625).abs() < 1e-3, "{}", sum(0));
+    assert!((sum(2) - 1594.856_079_101_562_5).abs() < 1e-3, "{}", sum(2));
     // The top layer goes to .mesh, which the full mesh cannot.
     let folder = tempfile::tempdir().unwrap();
     let catalogue = Catalogue::standard();
@@ -864,4 +884,43 @@ fn transformations_apply_to_dfsu() {
     let x = mesh(&moved).geometry.nodes.x[0];
     assert!((x - 9.0).abs() < 0.01, "{x}");
     assert_eq!(steps(&moved), steps(&source));
+}
+
+#[test]
+fn items_and_steps_a_filter_drops_are_not_read() {
+    // Step 3 of the second item is made unreadable: reading it fails, and a conversion that
+    // drops it (by item, or by step) never touches it.
+    let folder = tempfile::tempdir().unwrap();
+    let source = corpus("dfs-samples", "mesh2d_mixed.dfsu");
+    let file = DfsFile::open(&source, &ReadLimits::default()).unwrap();
+    // A step: the 4-byte marker, then six float32 values of each item with a 5-byte head.
+    let second_item = 4 + 5 + 6 * 4;
+    let at = file.data_start() + 3 * file.step_bytes() + second_item;
+    let mut bytes = std::fs::read(&source).unwrap();
+    assert_eq!(bytes[at as usize], 1, "a float32 record head");
+    bytes[at as usize] = 2;
+    let input = folder.path().join("damaged.dfsu");
+    std::fs::write(&input, &bytes).unwrap();
+    let error = read_with(&input, &[]).unwrap_err();
+    assert!(error.to_string().contains("step 3 item 1"), "{error}");
+    let first = read_with(&input, &[("AllowedItemNames", "Surface elevation")]).unwrap();
+    assert_eq!(steps(&first).len(), 5);
+    let output = folder.path().join("early.dfsu");
+    Catalogue::standard()
+        .convert(
+            &input,
+            &output,
+            &Conversion {
+                transformations: &[basin_formats::Transformation::TemporalFilter(
+                    basin_formats::TemporalFilter::IndexRange {
+                        from: Some(0),
+                        to: Some(2),
+                    },
+                )],
+                ..Conversion::default()
+            },
+            &ReadContext::default(),
+        )
+        .unwrap();
+    assert_eq!(steps(&read(&output)).len(), 3);
 }

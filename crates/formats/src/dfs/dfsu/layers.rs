@@ -36,42 +36,64 @@ fn face_kind(kind: ElementKind) -> Option<ElementKind> {
     }
 }
 
-/// The two faces of element `index`: bottom nodes, top nodes.
-fn faces(elements: &Elements, index: usize) -> FormatResult<(&[u32], &[u32])> {
+/// The two faces of element `index`: bottom nodes, top nodes, in the same order (the top
+/// node above each bottom node). Prisms, hexahedra and column lines list the bottom face then
+/// the top face; a vertical profile's quadrilateral goes round, bottom left, bottom right,
+/// top right, top left.
+fn faces(elements: &Elements, index: usize) -> FormatResult<(Vec<u32>, Vec<u32>)> {
     let nodes = elements.nodes(index).unwrap_or_default();
-    nodes
-        .split_at_checked(nodes.len() / 2)
-        .filter(|(bottom, top)| bottom.len() == top.len() && !top.is_empty())
-        .ok_or_else(|| {
-            FormatError::invalid(
-                FORMAT,
-                format!("element {}", index + 1),
-                "a layered element needs a bottom and a top face of as many nodes",
-            )
-        })
+    let split = match (elements.kinds.get(index), nodes) {
+        (Some(ElementKind::Quad), [a, b, c, d]) => Some((vec![*a, *b], vec![*d, *c])),
+        _ => nodes
+            .split_at_checked(nodes.len() / 2)
+            .filter(|(bottom, top)| bottom.len() == top.len() && !top.is_empty())
+            .map(|(bottom, top)| (bottom.to_vec(), top.to_vec())),
+    };
+    split.ok_or_else(|| {
+        FormatError::invalid(
+            FORMAT,
+            format!("element {}", index + 1),
+            "a layered element needs a bottom and a top face of as many nodes",
+        )
+    })
 }
 
-/// Extracts the top layer of a layered mesh.
+/// Extracts the top layer of a layered mesh. Its nodes keep the order of their columns in
+/// the full mesh, as MIKE IO's 2D geometry of a layered file does.
 pub fn top_layer(full: &MeshGeometry) -> FormatResult<TopLayer> {
     let elements = &full.elements;
     let count = elements.len();
     let mut top_elements = Vec::new();
-    let mut new_index: HashMap<u32, u32> = HashMap::new();
-    let mut nodes = Nodes::default();
-    let mut surface = Elements::default();
-    let mut refs = Vec::with_capacity(4);
     for index in 0..count {
         let (_, top) = faces(elements, index)?;
         let is_top = match index.checked_add(1).filter(|next| *next < count) {
             Some(next) => faces(elements, next)?.0 != top,
             None => true,
         };
-        if !is_top {
-            continue;
+        if is_top {
+            top_elements.push(index);
         }
+    }
+    let mut surface_nodes: Vec<u32> = Vec::new();
+    for index in &top_elements {
+        surface_nodes.extend(faces(elements, *index)?.1);
+    }
+    surface_nodes.sort_unstable();
+    surface_nodes.dedup();
+    let mut nodes = Nodes::default();
+    let mut new_index: HashMap<u32, u32> = HashMap::with_capacity(surface_nodes.len());
+    for (number, node) in surface_nodes.iter().enumerate() {
+        let number = u32::try_from(number)
+            .map_err(|_| FormatError::unsupported(FORMAT, "more than 2^32 surface nodes"))?;
+        copy_node(full, &mut nodes, *node as usize, number);
+        new_index.insert(*node, number);
+    }
+    let mut surface = Elements::default();
+    let mut refs = Vec::with_capacity(4);
+    for index in &top_elements {
         let kind = elements
             .kinds
-            .get(index)
+            .get(*index)
             .copied()
             .and_then(face_kind)
             .ok_or_else(|| {
@@ -82,22 +104,18 @@ pub fn top_layer(full: &MeshGeometry) -> FormatResult<TopLayer> {
                 )
             })?;
         refs.clear();
-        for node in top {
-            let next = u32::try_from(nodes.len())
-                .map_err(|_| FormatError::unsupported(FORMAT, "more than 2^32 surface nodes"))?;
-            let number = *new_index
-                .entry(*node)
-                .or_insert_with(|| copy_node(full, &mut nodes, *node as usize, next));
-            refs.push(number);
-        }
-        let id = full
-            .elements
+        refs.extend(
+            faces(elements, *index)?
+                .1
+                .iter()
+                .filter_map(|node| new_index.get(node).copied()),
+        );
+        let id = elements
             .ids
-            .get(index)
+            .get(*index)
             .copied()
-            .unwrap_or(index as i64 + 1);
+            .unwrap_or(*index as i64 + 1);
         surface.push(id, kind, &refs);
-        top_elements.push(index);
     }
     Ok(TopLayer {
         geometry: MeshGeometry {
@@ -113,7 +131,7 @@ pub fn top_layer(full: &MeshGeometry) -> FormatResult<TopLayer> {
 
 /// Appends node `at` of the full mesh to the surface nodes as number `next`, with the z of
 /// the bottom of its column.
-fn copy_node(full: &MeshGeometry, nodes: &mut Nodes, at: usize, next: u32) -> u32 {
+fn copy_node(full: &MeshGeometry, nodes: &mut Nodes, at: usize, next: u32) {
     let below = column_bottom(&full.nodes, at);
     nodes.ids.push(i64::from(next) + 1);
     nodes
@@ -128,7 +146,6 @@ fn copy_node(full: &MeshGeometry, nodes: &mut Nodes, at: usize, next: u32) -> u3
     nodes
         .codes
         .push(full.nodes.codes.get(at).copied().unwrap_or(0));
-    next
 }
 
 /// The first node of the run of nodes ending at `node` that share its x and y.
