@@ -113,8 +113,13 @@ fn check_elements(geometry: &MeshGeometry) -> FormatResult<()> {
             format: FORMAT,
             message: format!(
                 "{label} cells cannot be written to .mesh, which holds triangles and \
-                 quadrilaterals (element {} is the first of {count})",
-                index + 1
+                 quadrilaterals (element {} is the first of {count}){}",
+                index + 1,
+                if geometry.layers.is_some() {
+                    "; the top layer of a layered DFSU file can be: read it with ReadFull3D=false"
+                } else {
+                    ""
+                }
             ),
         });
     }

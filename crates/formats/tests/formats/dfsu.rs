@@ -441,8 +441,8 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
             .all(|kind| *kind == ElementKind::Line)
     );
     let sum = |step: usize| steps(&profile)[step][0].to_f64().iter().sum::<f64>();
-    assert!((sum(0) - 1640.277_587_890_625).abs() < 1e-3, "{}", sum(0));
-    assert!((sum(2) - 1594.856_079_101_562_5).abs() < 1e-3, "{}", sum(2));
+    assert!((sum(0) - 1_640.277_587_890_625).abs() < 1e-3, "{}", sum(0));
+    assert!((sum(2) - 1_594.856_079_101_562_5).abs() < 1e-3, "{}", sum(2));
     // The top layer goes to .mesh, which the full mesh cannot.
     let folder = tempfile::tempdir().unwrap();
     let catalogue = Catalogue::standard();
@@ -585,7 +585,17 @@ fn malformed_meshes_are_refused_naming_the_problem() {
     assert!(error.contains("dimension 4"), "{error}");
     let error = broken(|header| header.custom_blocks[0].values = Values::I32(vec![9, 6, 3, 2, 2]));
     assert!(
-        error.contains("a quad in a 3-dimensional file") || error.contains("first item"),
+        error.contains("in a 3-dimensional file (Dfsu3DSigma)"),
+        "{error}"
+    );
+    let error = broken(|header| header.custom_blocks[0].values = Values::I32(vec![9, 6, 2]));
+    assert!(
+        error.contains("3 numbers where 4 to 6 were expected"),
+        "{error}"
+    );
+    let error = broken(|header| header.custom_blocks[0].values = Values::I32(vec![9, -6, 2, 0, 0]));
+    assert!(
+        error.contains("number of elements -6 is negative"),
         "{error}"
     );
     let error = broken(|header| header.custom_blocks[0].values = Values::I32(vec![9, 6, 2, 1, 3]));
@@ -601,6 +611,45 @@ fn malformed_meshes_are_refused_naming_the_problem() {
 }
 
 #[test]
+fn items_of_the_wrong_size_and_meshes_over_the_limits_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("sizes.dfsu");
+    let file = DfsFile::open(
+        &corpus("dfs-samples", "mesh2d_mixed.dfsu"),
+        &ReadLimits::default(),
+    )
+    .unwrap();
+    let mut header = file.header.clone();
+    header.items.truncate(1);
+    header.items[0].axis.counts = vec![7];
+    let mut writer = DfsWriter::create(&output, header).unwrap();
+    writer.start_step(None).unwrap();
+    writer.write_item(&Values::F32(vec![0.0; 7])).unwrap();
+    writer.finish().unwrap();
+    let error = read_with(&output, &[]).unwrap_err().to_string();
+    assert!(
+        error.contains("7 values per step, 6 or 9 expected"),
+        "{error}"
+    );
+    let parameters = Parameters::default();
+    let limits = ReadLimits {
+        mesh_elements_max: 5,
+        ..ReadLimits::default()
+    };
+    let context = ReadContext {
+        limits,
+        ..ReadContext::default()
+    };
+    let input = corpus("dfs-samples", "mesh2d_mixed.dfsu");
+    let error =
+        Dataset::collect(|sink| DfsuReader.read(&input, &parameters, &context, sink)).unwrap_err();
+    assert!(
+        matches!(error, FormatError::LimitExceeded { .. }),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_truncated_file_is_refused() {
     let folder = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(corpus("dfs-samples", "mesh2d_mixed.dfsu")).unwrap();
@@ -612,35 +661,65 @@ fn a_truncated_file_is_refused() {
     }
 }
 
+/// The sample's mesh as an area spectrum of `frequencies` x `directions` values per element,
+/// whose frequency and direction static items are the first `axes` of the two. Step `s`
+/// holds `s * 100 + i` at position `i`.
+fn write_area_spectrum(output: &Path, frequencies: usize, directions: usize, axes: usize) {
+    let source = corpus("dfs-samples", "mesh2d_mixed.dfsu");
+    let file = DfsFile::open(&source, &ReadLimits::default()).unwrap();
+    let mut header = file.header.clone();
+    let size = 6 * frequencies * directions;
+    header.file.data_type = 2003;
+    header.custom_blocks[0].values =
+        Values::I32(vec![9, 6, 2, 0, frequencies as i32, directions as i32]);
+    header.items.truncate(1);
+    header.items[0].axis.counts = vec![size as i32];
+    for (name, count) in [("Frequency", frequencies), ("Direction", directions)]
+        .into_iter()
+        .take(axes)
+    {
+        let mut axis = header.statics[3].clone();
+        axis.info.name = name.into();
+        axis.info.axis.counts = vec![count as i32];
+        axis.values = Values::F32((0..count).map(|index| index as f32 * 0.1).collect());
+        header.statics.push(axis);
+    }
+    let mut writer = DfsWriter::new(Cursor::new(Vec::new()), output, header).unwrap();
+    for step in 0..file.steps() {
+        writer.start_step(None).unwrap();
+        let values: Vec<f32> = (0..size).map(|index| (step * 100 + index) as f32).collect();
+        writer.write_item(&Values::F32(values)).unwrap();
+    }
+    std::fs::write(output, writer.finish().unwrap().into_inner()).unwrap();
+}
+
+#[test]
+fn spectral_files_that_cannot_be_flattened_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("area.dfsu");
+    write_area_spectrum(&output, 40, 30, 2);
+    let error = read_with(&output, &[]).unwrap_err();
+    assert!(matches!(error, FormatError::Unsupported { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("40 frequencies x 30 directions x 1 items would make 1200 items"),
+        "{error}"
+    );
+    write_area_spectrum(&output, 2, 3, 1);
+    let error = read_with(&output, &[]).unwrap_err().to_string();
+    assert!(
+        error.contains("the directions of the spectra are missing"),
+        "{error}"
+    );
+}
+
 #[test]
 fn an_area_spectrum_is_flattened_into_items_per_frequency_and_direction() {
     let folder = tempfile::tempdir().unwrap();
-    let source = corpus("dfs-samples", "mesh2d_mixed.dfsu");
     let output = folder.path().join("area.dfsu");
     // Two frequencies and three directions at each of the six elements.
-    let file = DfsFile::open(&source, &ReadLimits::default()).unwrap();
-    let mut header = file.header.clone();
-    header.file.data_type = 2003;
-    header.custom_blocks[0].values = Values::I32(vec![9, 6, 2, 0, 2, 3]);
-    header.items.truncate(1);
-    header.items[0].axis.counts = vec![36];
-    let mut frequency = header.statics[3].clone();
-    frequency.info.name = "Frequency".into();
-    frequency.info.axis.counts = vec![2];
-    frequency.values = Values::F32(vec![0.1, 0.2]);
-    let mut direction = frequency.clone();
-    direction.info.name = "Direction".into();
-    direction.info.axis.counts = vec![3];
-    direction.values = Values::F32(vec![0.0, 2.0, 4.0]);
-    header.statics.push(frequency);
-    header.statics.push(direction);
-    let mut writer = DfsWriter::new(Cursor::new(Vec::new()), &output, header.clone()).unwrap();
-    for step in 0..file.steps() {
-        writer.start_step(None).unwrap();
-        let values: Vec<f32> = (0..36).map(|index| (step * 100 + index) as f32).collect();
-        writer.write_item(&Values::F32(values)).unwrap();
-    }
-    std::fs::write(&output, writer.finish().unwrap().into_inner()).unwrap();
+    write_area_spectrum(&output, 2, 3, 2);
     let dataset = read(&output);
     let mesh = mesh(&dataset);
     assert_eq!(mesh.items.len(), 6);
@@ -707,6 +786,59 @@ fn meshes_dfsu_cannot_hold_are_refused() {
     mesh.geometry = std::sync::Arc::new(geometry);
     let error = write_with(&layered, &output, &[]).unwrap_err();
     assert!(error.to_string().contains("needs its layers"), "{error}");
+    let change = |change: &dyn Fn(&mut basin_formats::model::MeshGeometry)| {
+        let mut dataset = read(&corpus("dfs-samples", "mesh2d_mixed.dfsu"));
+        let Header::Mesh(mesh) = &mut dataset.header else {
+            panic!()
+        };
+        let mut geometry = (*mesh.geometry).clone();
+        change(&mut geometry);
+        mesh.geometry = std::sync::Arc::new(geometry);
+        write_with(&dataset, &output, &[]).unwrap_err().to_string()
+    };
+    let error = change(&|geometry| geometry.elements.kinds[2] = ElementKind::Line);
+    assert!(
+        error.contains("element 3 is a line among elements of dimension 2"),
+        "{error}"
+    );
+    let error = change(&|geometry| geometry.nodes.y[4] = f64::NAN);
+    assert!(
+        error.contains("node 5 has a coordinate that is not a finite number"),
+        "{error}"
+    );
+    let error = change(&|geometry| geometry.nodes.ids[0] = 1 << 40);
+    assert!(
+        error.contains("node ids beyond the 32-bit range"),
+        "{error}"
+    );
+    // Values of the wrong length for the mesh.
+    let mut dataset = read(&corpus("dfs-samples", "mesh2d_mixed.dfsu"));
+    let Data::Values(steps) = &mut dataset.data else {
+        panic!()
+    };
+    steps[1][1] = Values::F32(vec![1.0; 5]);
+    let error = write_with(&dataset, &output, &[]).unwrap_err().to_string();
+    assert!(
+        error.contains("\"Current speed\" has 5 values at step 1, 6 expected"),
+        "{error}"
+    );
+    // A grid is not a mesh.
+    let grid = Dataset {
+        header: Header::Grid(basin_formats::model::GridHeader {
+            geometry: basin_formats::model::GridGeometry {
+                columns: 1,
+                rows: 1,
+                vertical: None,
+                transform: basin_formats::model::GeoTransform::north_up(0.0, 1.0, 1.0, 1.0),
+                crs: None,
+            },
+            items: Vec::new(),
+            time: TimeAxis::None,
+        }),
+        data: Data::Values(Vec::new()),
+    };
+    let error = write_with(&grid, &output, &[]).unwrap_err().to_string();
+    assert!(error.contains("a DFSU file holds a mesh"), "{error}");
 }
 
 // ---------------------------------------------------------------------------------------------

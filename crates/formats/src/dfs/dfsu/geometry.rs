@@ -506,3 +506,51 @@ pub fn spectral_axes(header: &DfsHeader, block: &FmBlock) -> FormatResult<(Vec<f
     let directions = axis(block.directions, "directions")?;
     Ok((frequencies, directions))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(dimension: i32, layers: usize, sigma: usize, spectral: (usize, usize)) -> FmBlock {
+        FmBlock {
+            nodes: 10,
+            elements: 4,
+            dimension,
+            layers,
+            sigma_layers: sigma,
+            frequencies: spectral.0,
+            directions: spectral.1,
+        }
+    }
+
+    #[test]
+    fn the_kind_follows_the_reference_librarys_decision() {
+        let cases = [
+            (2001, block(2, 0, 0, (0, 0)), DfsuKind::Mesh2D),
+            (2001, block(3, 5, 5, (0, 0)), DfsuKind::Sigma3D),
+            (2001, block(3, 9, 4, (0, 0)), DfsuKind::SigmaZ3D),
+            (2001, block(2, 9, 9, (0, 0)), DfsuKind::VerticalProfileSigma),
+            (2001, block(2, 9, 4, (0, 0)), DfsuKind::VerticalProfileSigmaZ),
+            (2001, block(1, 9, 4, (0, 0)), DfsuKind::VerticalColumn),
+            (2001, block(1, 0, 0, (0, 0)), DfsuKind::Mesh1D),
+            (2001, block(2, 0, 0, (2, 2)), DfsuKind::PointSpectrum),
+            (2001, block(1, 0, 0, (4, 0)), DfsuKind::PointSpectrum),
+            (2002, block(1, 0, 0, (4, 3)), DfsuKind::LineSpectrum),
+            (2003, block(2, 0, 0, (25, 16)), DfsuKind::AreaSpectrum),
+        ];
+        for (data_type, block, kind) in cases {
+            assert_eq!(kind_of(data_type, &block), kind, "{data_type} {block:?}");
+            assert_eq!(kind.is_layered(), block.layers > 0 && kind != DfsuKind::Mesh2D);
+        }
+    }
+
+    #[test]
+    fn element_codes_go_both_ways() {
+        for code in [11, 21, 25, 32, 33] {
+            let kind = element_kind(code).unwrap();
+            assert_eq!(element_code(kind).map(i64::from), Some(code));
+        }
+        assert_eq!(element_kind(24), None);
+        assert_eq!(element_code(ElementKind::Tetra), None);
+    }
+}

@@ -34,6 +34,7 @@ use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, Writ
 use crate::dfs::container::DfsFile;
 use crate::dfs::mapping;
 use crate::error::{FormatError, FormatResult};
+use crate::limits::check_limit;
 use crate::model::{
     DataKind, DatasetSink, Frame, Header, Item, ItemLocation, MeshGeometry, MeshHeader, Values,
 };
@@ -137,6 +138,11 @@ pub fn read_file<R: BufRead + Seek>(
     let selected = mapping::selected_items(&file.header.items, parameters)?;
     let time = mapping::time_axis_of(file)?;
     let (mesh, items, plan) = plan_reading(file, selected, &block, kind, full, full_3d)?;
+    check_limit(
+        "number of items",
+        items.len() as u64,
+        context.limits.items_max,
+    )?;
     sink.begin(&Header::Mesh(MeshHeader {
         geometry: Arc::new(mesh),
         items,
