@@ -442,7 +442,11 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
     );
     let sum = |step: usize| steps(&profile)[step][0].to_f64().iter().sum::<f64>();
     assert!((sum(0) - 1_640.277_587_890_625).abs() < 1e-3, "{}", sum(0));
-    assert!((sum(2) - 1_594.856_079_101_562_5).abs() < 1e-3, "{}", sum(2));
+    assert!(
+        (sum(2) - 1_594.856_079_101_562_5).abs() < 1e-3,
+        "{}",
+        sum(2)
+    );
     // The top layer goes to .mesh, which the full mesh cannot.
     let folder = tempfile::tempdir().unwrap();
     let catalogue = Catalogue::standard();
@@ -1055,4 +1059,88 @@ fn items_and_steps_a_filter_drops_are_not_read() {
         )
         .unwrap();
     assert_eq!(steps(&read(&output)).len(), 3);
+}
+
+#[test]
+fn node_items_are_written_as_element_means() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("nodes.dfsu");
+    let source = read(&corpus("dfs-samples", "mesh2d_mixed.dfsu"));
+    let Header::Mesh(mesh) = &source.header else {
+        panic!()
+    };
+    let geometry = mesh.geometry.clone();
+    let mut depth = basin_formats::model::Item::new("depth", DataType::F64);
+    depth.location = ItemLocation::Node;
+    let mut node_values: Vec<f64> = (0..9).map(f64::from).collect();
+    node_values[8] = f64::NAN;
+    let dataset = Dataset {
+        header: Header::Mesh(MeshHeader {
+            geometry: geometry.clone(),
+            items: vec![depth],
+            time: TimeAxis::None,
+        }),
+        data: Data::Values(vec![vec![Values::F64(node_values.clone())]]),
+    };
+    let written = write_with(&dataset, &output, &[]).unwrap();
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("mean of each element's nodes"))
+    );
+    let back = read(&output);
+    let means: Vec<f64> = (0..geometry.elements.len())
+        .map(|element| {
+            let nodes = geometry.elements.nodes(element).unwrap();
+            nodes.iter().map(|n| node_values[*n as usize]).sum::<f64>() / nodes.len() as f64
+        })
+        .collect();
+    assert!(means.iter().any(|mean| mean.is_nan()));
+    let Values::F64(actual) = &steps(&back)[0][0] else {
+        panic!("float64 kept")
+    };
+    assert_eq!(actual.len(), means.len());
+    for (a, e) in actual.iter().zip(&means) {
+        assert!((a.is_nan() && e.is_nan()) || a == e, "{a} {e}");
+    }
+    assert_eq!(mesh_time_start(&back), "2000-01-01T00:00:00");
+}
+
+fn mesh_time_start(dataset: &Dataset) -> String {
+    mesh(dataset)
+        .time
+        .time(0)
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M:%S")
+        .to_string()
+}
+
+#[test]
+fn every_corpus_file_reads_back_the_same_after_writing() {
+    let folder = tempfile::tempdir().unwrap();
+    for folder_name in ["mikeio", "dfs-samples"] {
+        for entry in std::fs::read_dir(corpus(folder_name, "")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("dfsu") {
+                continue;
+            }
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let original = read(&path);
+            let output = folder.path().join(&name);
+            write_with(&original, &output, &[]).unwrap_or_else(|error| panic!("{name}: {error}"));
+            let again = read(&output);
+            assert_eq!(again.data, original.data, "{name}");
+            let (before, after) = (mesh(&original), mesh(&again));
+            assert_eq!(after.geometry.nodes, before.geometry.nodes, "{name}");
+            assert_eq!(after.geometry.elements, before.geometry.elements, "{name}");
+            assert_eq!(after.geometry.layers, before.geometry.layers, "{name}");
+            // No CRS (a point spectrum's frequency plane) is written as MIKE's NON-UTM.
+            let no_crs = basin_formats::crs::Crs::Named("NON-UTM".into());
+            let crs = before.geometry.crs.clone().unwrap_or(no_crs);
+            assert_eq!(after.geometry.crs, Some(crs), "{name}");
+            assert_eq!(after.items, before.items, "{name}");
+            assert_eq!(after.time, before.time, "{name}");
+        }
+    }
 }

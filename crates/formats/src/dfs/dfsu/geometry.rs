@@ -530,7 +530,11 @@ mod tests {
             (2001, block(3, 5, 5, (0, 0)), DfsuKind::Sigma3D),
             (2001, block(3, 9, 4, (0, 0)), DfsuKind::SigmaZ3D),
             (2001, block(2, 9, 9, (0, 0)), DfsuKind::VerticalProfileSigma),
-            (2001, block(2, 9, 4, (0, 0)), DfsuKind::VerticalProfileSigmaZ),
+            (
+                2001,
+                block(2, 9, 4, (0, 0)),
+                DfsuKind::VerticalProfileSigmaZ,
+            ),
             (2001, block(1, 9, 4, (0, 0)), DfsuKind::VerticalColumn),
             (2001, block(1, 0, 0, (0, 0)), DfsuKind::Mesh1D),
             (2001, block(2, 0, 0, (2, 2)), DfsuKind::PointSpectrum),
@@ -540,7 +544,10 @@ mod tests {
         ];
         for (data_type, block, kind) in cases {
             assert_eq!(kind_of(data_type, &block), kind, "{data_type} {block:?}");
-            assert_eq!(kind.is_layered(), block.layers > 0 && kind != DfsuKind::Mesh2D);
+            assert_eq!(
+                kind.is_layered(),
+                block.layers > 0 && kind != DfsuKind::Mesh2D
+            );
         }
     }
 
