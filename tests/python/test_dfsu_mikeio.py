@@ -2,14 +2,16 @@
 
 Random 2D meshes of mixed triangles and quadrilaterals with random items, NaNs and equidistant
 or non-equidistant time, and random values and water levels on the layered sample, are written
-by MIKE IO; Basin then
+by MIKE IO (and a sigma-z mesh by mikecore's DfsuBuilder, as MIKE IO cannot build one); Basin
+then
 - writes them back as DFSU: with MIKE IO's titles the bytes must be MIKE IO's, timestamps
   aside, and MIKE IO must read the same values;
 - converts them to VTU: meshio must read, at every step, the points (z moving with MIKE IO's
   `zn` in a layered file), the cells and the cell data MIKE IO reads;
 - converts one step to GeoJSON and Shapefile: every element a polygon with that step's values
   (the Shapefile read by ogr2ogr).
-And .mesh -> DFSU: MIKE IO reads the bathymetry item Basin derives. A fixed seed list keeps
+The top layer of the sigma-z file (`ReadFull3D=false`) must be MIKE IO's 2D geometry and
+`read(layers="top")`. And .mesh -> DFSU: MIKE IO reads the bathymetry item Basin derives. A fixed seed list keeps
 failures reproducible.
 """
 
@@ -91,6 +93,53 @@ def random_layered(seed):
     return dataset
 
 
+def write_sigma_z(path, seed):
+    """A sigma-z mesh written by mikecore's DfsuBuilder: a square split into a deep triangle
+    (one z layer under two sigma layers) and a shallow one (two sigma layers), with random
+    water levels and salinity over 3 steps."""
+    import datetime
+
+    from mikecore.DfsFactory import DfsFactory
+    from mikecore.DfsuBuilder import DfsuBuilder
+    from mikecore.DfsuFile import DfsuFileType
+    from mikecore.eum import eumItem, eumQuantity, eumUnit
+    rng = random.Random(seed)
+    levels = {0: [-20, -10, -5, 0], 1: [-22, -10, -5, 0], 2: [-21, -10, -5, 0], 3: [-8, -4, 0]}
+    corners = {0: (0, 0), 1: (100, 0), 2: (100, 100), 3: (0, 100)}
+    x, y, z, codes, index = [], [], [], [], {}
+    for node, depths in levels.items():
+        for level, depth in enumerate(depths):
+            index[(node, level)] = len(x)
+            x.append(corners[node][0])
+            y.append(corners[node][1])
+            z.append(depth + rng.uniform(-1, 1) * (level == 0))
+            codes.append(1 if level == 0 else 0)
+
+    def prism(nodes, bottom_levels):
+        bottom = [index[(n, level)] + 1 for n, level in zip(nodes, bottom_levels)]
+        top = [index[(n, level + 1)] + 1 for n, level in zip(nodes, bottom_levels)]
+        return np.array(bottom + top, np.int32)
+
+    elements = [prism((0, 1, 2), (level,) * 3) for level in range(3)]
+    elements += [prism((0, 2, 3), (1, 1, 0)), prism((0, 2, 3), (2, 2, 1))]
+    builder = DfsuBuilder.Create(DfsuFileType.Dfsu3DSigmaZ)
+    builder.SetNodes(x, y, z, codes)
+    builder.SetElements(elements)
+    builder.SetNumberOfSigmaLayers(2)
+    builder.SetProjection(DfsFactory().CreateProjection("UTM-32"))
+    builder.SetTimeInfo(datetime.datetime(2021, 1, 1), 60.0)
+    builder.AddDynamicItem("Salinity", eumQuantity(eumItem.eumISalinity, eumUnit.eumUPSU))
+    dfsu = builder.CreateFile(str(path))
+    surface = [index[(node, len(depths) - 1)] for node, depths in levels.items()]
+    for _ in range(3):
+        zn = np.array(z, np.float32)
+        zn[surface] = [rng.uniform(-0.5, 0.5) for _ in surface]
+        dfsu.WriteItemTimeStepNext(0, zn)
+        dfsu.WriteItemTimeStepNext(0, np.array([rng.uniform(0, 35) for _ in elements], np.float32))
+    dfsu.Close()
+    return path
+
+
 def write(tmp_path, name, dataset):
     path = tmp_path / name
     dataset.to_dfs(str(path))
@@ -110,9 +159,10 @@ def without_timestamps(path):
     return bytes(data)
 
 
-def check_round_trip(tmp_path, source):
+def check_round_trip(tmp_path, source, application="mikeio", version=220):
     target = tmp_path / "basin.dfsu"
-    convert(source, target, "-w", "ApplicationTitle=mikeio", "-w", "ApplicationVersion=220")
+    convert(source, target, "-w", f"ApplicationTitle={application}", "-w",
+            f"ApplicationVersion={version}")
     assert without_timestamps(target) == without_timestamps(source)
     expected, actual = mikeio().read(str(source)), mikeio().read(str(target))
     assert list(actual.time) == list(expected.time)
@@ -205,3 +255,30 @@ def test_a_mesh_file_becomes_a_bathymetry_item(tmp_path):
     depths = [mesh.node_coordinates[np.asarray(e), 2].mean() for e in mesh.element_table]
     assert np.allclose(dataset[0].to_numpy()[0], depths)
     assert np.array_equal(dataset.geometry.node_coordinates[:, :2], mesh.node_coordinates[:, :2])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_a_sigma_z_file_round_trips_and_moves_its_points(tmp_path, seed):
+    source = write_sigma_z(tmp_path / "sigma_z.dfsu", seed)
+    check_round_trip(tmp_path, source, application="", version=0)
+    check_vtu(tmp_path, source)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_the_top_layer_is_mikeios(tmp_path, seed):
+    source = write_sigma_z(tmp_path / "sigma_z.dfsu", seed)
+    io = mikeio()
+    expected = io.read(str(source), layers="top")
+    surface = io.read(str(source)).geometry.geometry2d
+    convert(source, tmp_path / "top.mesh", "-p", "ReadFull3D=false")
+    mesh = io.Mesh(str(tmp_path / "top.mesh")).geometry
+    assert np.array_equal(mesh.node_coordinates[:, :2], surface.node_coordinates[:, :2])
+    assert np.array_equal(mesh.node_coordinates[:, 2].astype(np.float32),
+                          surface.node_coordinates[:, 2].astype(np.float32))
+    assert [list(e) for e in mesh.element_table] == [list(e) for e in surface.element_table]
+    for step in range(len(expected.time)):
+        convert(source, tmp_path / "top.geojson", "-p", "ReadFull3D=false", "-w",
+                f"TimeStep={step}")
+        features = json.load(open(tmp_path / "top.geojson"))["features"]
+        values = [feature["properties"]["Salinity"] for feature in features]
+        assert np.array_equal(np.float32(values), expected["Salinity"].to_numpy()[step])
