@@ -18,8 +18,9 @@ are decided here, once, and written out as sorted tables:
   `meter_pow_3_per_sec`.
 * an exact spelling (case-sensitive) names MIKE IO's code when it is a MIKE IO name, else the
   lowest code that spells so: the definition file reuses spellings (`m` is metre 1000 and
-  metres of water 6105, `Pressure` two item types) and the lowest is the plain one.
-* a key names a code when every spelling folded into it names that code; a key that folds
+  metres of water 6105, `m^3/s` 1800 and 6302) and the lowest is the plain one.
+* a key names a code when every spelling of the definition file folded into it names that
+  code (MIKE IO's names decide only keys no spelling of the file has); a key that folds
   different units together (`ml` millilitre and `Ml` megalitre) names none.
 * spellings whose exact answer the key does not give (`ml`, `Ml`, `-`) go in the exact tables,
   looked up first.

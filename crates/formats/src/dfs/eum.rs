@@ -21,7 +21,8 @@
 //!   MIKE IO's code (`Pressure` is 100450, `Pressure2` 100196).
 //! - a key folding different units together names none, so only the exact spelling finds
 //!   them: `ml` is millilitre and `Ml` megalitre, while `ML` finds nothing; likewise `mS`
-//!   millisiemens and `ms` millisecond.
+//!   millisiemens and `ms` millisecond. MIKE IO's names decide only keys that no spelling of
+//!   the definition file has.
 //!
 //! These rules are applied once by the script, which writes the exact spellings and the keys
 //! as sorted tables; this module only normalises the name looked up and searches them.
