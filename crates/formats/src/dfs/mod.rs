@@ -9,4 +9,6 @@
 
 pub mod container;
 pub mod eum;
+#[rustfmt::skip]
+mod eum_tables;
 pub mod mapping;
