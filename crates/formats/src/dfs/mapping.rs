@@ -151,114 +151,114 @@ impl TimeWriting {
 /// the fraction in the start offset), relative axes from 0, in seconds. Data without time is
 /// one step at [`default_start`].
 pub fn time_writing_of(axis: &TimeAxis) -> TimeWriting {
-    let calendar = |start: NaiveDateTime| -> (Option<(String, String)>, f64) {
-        let whole = start.with_nanosecond(0).unwrap_or(start);
-        let fraction = (start - whole).num_microseconds().unwrap_or(0) as f64 / 1e6;
-        (
-            Some((
-                whole.format("%Y-%m-%d").to_string(),
-                whole.format("%H:%M:%S").to_string(),
-            )),
-            fraction,
-        )
-    };
     match axis {
-        TimeAxis::None => {
-            let (start, _) = calendar(default_start());
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: 0.0,
-                    step_or_span: 1.0,
-                    steps: 1,
-                    first_index: 0,
-                },
-                step_times: None,
-            }
-        }
+        TimeAxis::None => equidistant_calendar(default_start(), 1.0, 1),
         TimeAxis::Equidistant {
             start,
             step_seconds,
             steps,
-        } => {
-            let (start, fraction) = calendar(*start);
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: fraction,
-                    step_or_span: *step_seconds,
-                    steps: i32::try_from(*steps).unwrap_or(i32::MAX),
-                    first_index: 0,
-                },
-                step_times: None,
-            }
-        }
-        TimeAxis::Calendar(times) => {
-            let first = times.first().copied().unwrap_or_else(default_start);
-            let (start, fraction) = calendar(first);
-            let whole = first - TimeDelta::microseconds((fraction * 1e6).round() as i64);
-            let step_times: Vec<f64> = times
-                .iter()
-                .map(|time| (*time - whole).num_microseconds().unwrap_or(0) as f64 / 1e6)
-                .collect();
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarNonEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: fraction,
-                    step_or_span: 0.0,
-                    steps: i32::try_from(times.len()).unwrap_or(i32::MAX),
-                    first_index: 0,
-                },
-                step_times: Some(step_times),
-            }
-        }
-        TimeAxis::Relative(offsets) => {
-            let first = offsets.first().copied().unwrap_or(0.0);
-            let step = match offsets.as_slice() {
-                [a, b, ..] => Some(b - a),
-                _ => None,
-            };
-            let equidistant = step.is_some_and(|step| {
-                step > 0.0
-                    && offsets.iter().enumerate().all(|(index, offset)| {
-                        (offset - (first + step * index as f64)).abs() <= 1e-9 * step.abs().max(1.0)
-                    })
-            });
-            let steps = i32::try_from(offsets.len()).unwrap_or(i32::MAX);
-            if equidistant {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: step.unwrap_or(1.0),
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: None,
-                }
-            } else {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeNonEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: 0.0,
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: Some(offsets.clone()),
-                }
-            }
-        }
+        } => equidistant_calendar(*start, *step_seconds, *steps),
+        TimeAxis::Calendar(times) => calendar_times(times),
+        TimeAxis::Relative(offsets) => relative_times(offsets),
+    }
+}
+
+/// A calendar start to the second, and the fraction of a second left over.
+fn whole_seconds(start: NaiveDateTime) -> (NaiveDateTime, f64) {
+    let whole = start.with_nanosecond(0).unwrap_or(start);
+    let fraction = (start - whole).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    (whole, fraction)
+}
+
+fn record(
+    kind: TimeAxisKind,
+    start: Option<NaiveDateTime>,
+    start_offset: f64,
+    step_or_span: f64,
+    steps: usize,
+) -> TimeAxisRecord {
+    TimeAxisRecord {
+        kind,
+        start: start.map(|start| {
+            (
+                start.format("%Y-%m-%d").to_string(),
+                start.format("%H:%M:%S").to_string(),
+            )
+        }),
+        unit: EUM_SECOND,
+        start_offset,
+        step_or_span,
+        steps: i32::try_from(steps).unwrap_or(i32::MAX),
+        first_index: 0,
+    }
+}
+
+fn equidistant_calendar(start: NaiveDateTime, step_seconds: f64, steps: usize) -> TimeWriting {
+    let (whole, fraction) = whole_seconds(start);
+    TimeWriting {
+        record: record(
+            TimeAxisKind::CalendarEquidistant,
+            Some(whole),
+            fraction,
+            step_seconds,
+            steps,
+        ),
+        step_times: None,
+    }
+}
+
+fn calendar_times(times: &[NaiveDateTime]) -> TimeWriting {
+    let (whole, fraction) = whole_seconds(times.first().copied().unwrap_or_else(default_start));
+    let step_times = times
+        .iter()
+        .map(|time| (*time - whole).num_microseconds().unwrap_or(0) as f64 / 1e6)
+        .collect();
+    TimeWriting {
+        record: record(
+            TimeAxisKind::CalendarNonEquidistant,
+            Some(whole),
+            fraction,
+            0.0,
+            times.len(),
+        ),
+        step_times: Some(step_times),
+    }
+}
+
+/// Relative offsets: an equidistant axis when they are evenly spaced (to 1e-9 of the step).
+fn relative_times(offsets: &[f64]) -> TimeWriting {
+    let first = offsets.first().copied().unwrap_or(0.0);
+    let step = match offsets {
+        [a, b, ..] => Some(b - a),
+        _ => None,
+    };
+    let even = step.filter(|step| {
+        *step > 0.0
+            && offsets.iter().enumerate().all(|(index, offset)| {
+                (offset - (first + step * index as f64)).abs() <= 1e-9 * step.max(1.0)
+            })
+    });
+    match even {
+        Some(step) => TimeWriting {
+            record: record(
+                TimeAxisKind::RelativeEquidistant,
+                None,
+                first,
+                step,
+                offsets.len(),
+            ),
+            step_times: None,
+        },
+        None => TimeWriting {
+            record: record(
+                TimeAxisKind::RelativeNonEquidistant,
+                None,
+                first,
+                0.0,
+                offsets.len(),
+            ),
+            step_times: Some(offsets.to_vec()),
+        },
     }
 }
 
