@@ -8,5 +8,6 @@
 //! the model (grids, meshes, time series) and back.
 
 pub mod container;
+pub mod dfs0;
 pub mod eum;
 pub mod mapping;
