@@ -225,47 +225,38 @@ pub fn time_writing_of(axis: &TimeAxis) -> TimeWriting {
                 step_times: Some(step_times),
             }
         }
-        TimeAxis::Relative(offsets) => {
-            let first = offsets.first().copied().unwrap_or(0.0);
-            let step = match offsets.as_slice() {
-                [a, b, ..] => Some(b - a),
-                _ => None,
-            };
-            let equidistant = step.is_some_and(|step| {
-                step > 0.0
-                    && offsets.iter().enumerate().all(|(index, offset)| {
-                        (offset - (first + step * index as f64)).abs() <= 1e-9 * step.abs().max(1.0)
-                    })
-            });
-            let steps = i32::try_from(offsets.len()).unwrap_or(i32::MAX);
-            if equidistant {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: step.unwrap_or(1.0),
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: None,
-                }
-            } else {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeNonEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: 0.0,
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: Some(offsets.clone()),
-                }
-            }
-        }
+        TimeAxis::Relative(offsets) => relative_writing(offsets),
+    }
+}
+
+/// A relative axis: equidistant when the steps are equal (to 1e-9 of a step), as is a single
+/// step (with a step of 1 s, as MIKE IO writes a single calendar step); else non-equidistant.
+fn relative_writing(offsets: &[f64]) -> TimeWriting {
+    let first = offsets.first().copied().unwrap_or(0.0);
+    let step = match offsets {
+        [a, b, ..] => b - a,
+        _ => 1.0,
+    };
+    let equidistant = step > 0.0
+        && offsets.iter().enumerate().all(|(index, offset)| {
+            (offset - (first + step * index as f64)).abs() <= 1e-9 * step.abs().max(1.0)
+        });
+    let record = TimeAxisRecord {
+        kind: if equidistant {
+            TimeAxisKind::RelativeEquidistant
+        } else {
+            TimeAxisKind::RelativeNonEquidistant
+        },
+        start: None,
+        unit: EUM_SECOND,
+        start_offset: first,
+        step_or_span: if equidistant { step } else { 0.0 },
+        steps: i32::try_from(offsets.len()).unwrap_or(i32::MAX),
+        first_index: 0,
+    };
+    TimeWriting {
+        record,
+        step_times: (!equidistant).then(|| offsets.to_vec()),
     }
 }
 
