@@ -795,3 +795,45 @@ fn a_series_without_items_keeps_its_steps() {
         "time\n0.0\n2.0\n5.0\n"
     );
 }
+
+#[test]
+fn a_dfs0_appends_to_a_dfs0_through_the_catalogue() {
+    let folder = tempfile::tempdir().unwrap();
+    let existing = corpus("dfs-samples", "ts_eq.dfs0");
+    let mut later = read(&existing);
+    let Header::TimeSeries(header) = &mut later.header else {
+        panic!()
+    };
+    header.time = TimeAxis::Equidistant {
+        start: time("2024-01-15T11:00:00"),
+        step_seconds: 1800.0,
+        steps: 10,
+    };
+    let addition = folder.path().join("later.dfs0");
+    write_with(&later, &addition, &[]).unwrap();
+    let output = folder.path().join("both.dfs0");
+    Catalogue::standard()
+        .append(
+            &existing,
+            &addition,
+            &output,
+            &basin_formats::Append::default(),
+            &ReadContext::default(),
+        )
+        .unwrap();
+    let both = read(&output);
+    assert_eq!(
+        series(&both).time,
+        TimeAxis::Equidistant {
+            start: time("2024-01-15T06:00:00"),
+            step_seconds: 1800.0,
+            steps: 20,
+        }
+    );
+    let first = columns(&read(&existing));
+    let joined = columns(&both);
+    for (item, column) in first.iter().enumerate() {
+        let twice: Vec<f64> = column.iter().chain(column).copied().collect();
+        assert_eq!(format!("{:?}", joined[item]), format!("{twice:?}"));
+    }
+}
