@@ -166,6 +166,18 @@ def test_random_dfs0_round_trips_through_basin(tmp_path, seed):
     assert_same_dataset(expected, mikeio.read(str(plain)))
 
 
+@pytest.mark.parametrize("axis", ["calendar equidistant", "relative equidistant"])
+def test_a_single_step_round_trips_byte_for_byte(tmp_path, axis):
+    item = mikeio.ItemInfo("Level", mikeio.EUMType.Water_Level, mikeio.EUMUnit.meter)
+    time = (pd.DatetimeIndex(["2022-02-03 04:05:06"]) if axis.startswith("calendar")
+            else [0.0])
+    source = tmp_path / "mikeio.dfs0"
+    write_with_mikeio(source, axis, time, [item], [np.array([1.5])], np.float32, "")
+    target = tmp_path / "basin.dfs0"
+    convert(source, target, *MIKEIO_TITLES)
+    assert masked(target.read_bytes()) == masked(source.read_bytes())
+
+
 def read_csv(path):
     with open(path, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
