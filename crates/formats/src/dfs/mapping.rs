@@ -7,6 +7,13 @@
 //! that a DFS file read and written again keeps its missing values, and a GeoTIFF nodata value
 //! becomes a delete value. Integer items keep their values and announce the file's delete
 //! value of their type as nodata.
+//!
+//! Double items follow MIKE IO, the writer of most double DFS files: it marks missing values
+//! in them with the *float* delete value widened to double (-1e-35 as f32, then f64), and
+//! takes both that and the double delete value for missing when reading. Basin does the same
+//! both ways, so that its files read in MIKE IO with their NaN where they were, and its output
+//! is byte-identical to MIKE IO's for the same content. (The reference library's statistics
+//! count the widened value as a valid number, as they do in MIKE IO's files.)
 
 use std::io::{BufRead, Seek};
 
@@ -225,14 +232,16 @@ fn calendar_times(times: &[NaiveDateTime]) -> TimeWriting {
     }
 }
 
-/// Relative offsets: an equidistant axis when they are evenly spaced (to 1e-9 of the step).
+/// Relative offsets: an equidistant axis when they are evenly spaced (to 1e-9 of the step), as
+/// is a single step (with a step of 1 s, as MIKE IO writes a single calendar step); else
+/// non-equidistant.
 fn relative_times(offsets: &[f64]) -> TimeWriting {
     let first = offsets.first().copied().unwrap_or(0.0);
     let step = match offsets {
-        [a, b, ..] => Some(b - a),
-        _ => None,
+        [a, b, ..] => b - a,
+        _ => 1.0,
     };
-    let even = step.filter(|step| {
+    let even = Some(step).filter(|step| {
         *step > 0.0
             && offsets.iter().enumerate().all(|(index, offset)| {
                 (offset - (first + step * index as f64)).abs() <= 1e-9 * step.max(1.0)
@@ -339,7 +348,11 @@ pub fn delete_values_to_nan(header: &DfsHeader, values: &mut Values) {
         }
         Values::F64(values) => {
             let delete = header.file.delete_double.to_bits();
-            for value in values.iter_mut().filter(|value| value.to_bits() == delete) {
+            let widened = f64::from(header.file.delete_float).to_bits();
+            for value in values
+                .iter_mut()
+                .filter(|value| value.to_bits() == delete || value.to_bits() == widened)
+            {
                 *value = f64::NAN;
             }
         }
@@ -348,7 +361,7 @@ pub fn delete_values_to_nan(header: &DfsHeader, values: &mut Values) {
 }
 
 /// Replaces NaN and the item's own nodata value by the file's delete value, in place, for
-/// writing.
+/// writing: the float delete value, widened in double items (see the module doc).
 pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values) {
     let nodata = item.nodata.filter(|nodata| !nodata.is_nan());
     match values {
@@ -363,7 +376,7 @@ pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values
             }
         }
         Values::F64(values) => {
-            let delete = header.file.delete_double;
+            let delete = f64::from(header.file.delete_float);
             for value in values
                 .iter_mut()
                 .filter(|value| value.is_nan() || Some(**value) == nodata)
@@ -372,6 +385,34 @@ pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values
             }
         }
         _ => {}
+    }
+}
+
+/// Makes the item names of a file unique as MIKE IO does: the second item named `X` becomes
+/// `X_2`, the third `X_3` (skipping a name another item already has). Item filters, CSV
+/// columns and VTU arrays need unique names, and users see the names MIKE IO shows them.
+pub fn make_names_unique(infos: &mut [ItemInfo]) {
+    let mut taken: std::collections::HashSet<String> =
+        infos.iter().map(|info| info.name.clone()).collect();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for info in infos.iter_mut() {
+        let count = seen.entry(info.name.clone()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            continue;
+        }
+        let base = info.name.clone();
+        let mut number = *count;
+        let mut candidate = format!("{base}_{number}");
+        while taken.contains(&candidate) {
+            number += 1;
+            candidate = format!("{base}_{number}");
+        }
+        if let Some(count) = seen.get_mut(&base) {
+            *count = number;
+        }
+        taken.insert(candidate.clone());
+        info.name = candidate;
     }
 }
 

@@ -8,6 +8,7 @@
 //! the model (grids, meshes, time series) and back.
 
 pub mod container;
+pub mod dfs0;
 pub mod eum;
 #[rustfmt::skip]
 mod eum_tables;

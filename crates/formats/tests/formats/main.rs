@@ -14,6 +14,7 @@ mod append;
 mod ascii_grid;
 mod catalogue;
 mod crs;
+mod dfs0;
 mod dfs_container;
 mod dfs_eum;
 mod dfs_lazy;

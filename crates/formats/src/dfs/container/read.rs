@@ -260,15 +260,14 @@ fn read_file_header<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<F
         }
         seen.push(block);
         let records = tokens.records_until_close()?;
-        apply_header_block(&mut header, block, &records).map_err(|what| {
-            FormatError::invalid(FORMAT, format!("byte {at}"), format!("malformed {what}"))
-        })?;
+        apply_header_block(&mut header, block, &records)
+            .map_err(|message| FormatError::invalid(FORMAT, format!("byte {at}"), message))?;
     }
     header.time = read_time_axis(tokens)?;
     Ok(header)
 }
 
-/// Sets the field of `header` that block `block` holds; the error names what is malformed.
+/// Sets the field of `header` that block `block` holds; the error says what is wrong.
 fn apply_header_block(
     header: &mut FileHeader,
     block: u16,
@@ -279,9 +278,13 @@ fn apply_header_block(
         first
             .and_then(first_int)
             .and_then(|value| i32::try_from(value).ok())
-            .ok_or_else(|| what.to_owned())
+            .ok_or_else(|| format!("malformed {what}"))
     };
-    let text = |what: &str| first.and_then(string_of).ok_or_else(|| what.to_owned());
+    let text = |what: &str| {
+        first
+            .and_then(string_of)
+            .ok_or_else(|| format!("malformed {what}"))
+    };
     match (block, first) {
         (tag::TITLE, _) => header.title = text("title")?,
         (tag::APPLICATION, _) => header.application = text("application title")?,
@@ -316,13 +319,13 @@ fn apply_header_block(
             | tag::DELETE_INT
             | tag::DELETE_UINT,
             _,
-        ) => return Err(format!("delete value (block {block})")),
+        ) => return Err(format!("malformed delete value (block {block})")),
         (tag::PROJECTION, _) => {
             let name = text("projection")?;
             let [longitude, latitude, orientation] = match records.get(1) {
                 Some(Values::F64(v)) => <[f64; 3]>::try_from(v.as_slice())
-                    .map_err(|_| "projection origin".to_owned())?,
-                _ => return Err("projection origin".to_owned()),
+                    .map_err(|_| "malformed projection origin".to_owned())?,
+                _ => return Err("malformed projection origin".to_owned()),
             };
             header.projection = Some(ProjectionRecord {
                 name,
@@ -331,7 +334,7 @@ fn apply_header_block(
                 orientation,
             });
         }
-        (other, _) => return Err(format!("header: unknown block {other}")),
+        (other, _) => return Err(format!("unknown header block {other}")),
     }
     Ok(())
 }
