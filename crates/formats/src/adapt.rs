@@ -11,11 +11,15 @@
 //!   element, other polygons (more corners, holes) cut into triangles (see
 //!   `crate::triangulate`) unless [`AdaptOptions::triangulate`] is off; shared vertices (same x
 //!   and y exactly) merged, z from the vertex z, numeric attributes element items (every
-//!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land).
+//!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land);
+//! - a time series to a mesh (DFS0 to VTU): one node, at the series' position when it has one
+//!   (a DFS0 file's item reference coordinates) else at (0, 0, 0), as one vertex cell; each
+//!   item a node item, every step kept.
 //!
-//! Each adapter needs the whole dataset before it can announce the other kind's header (a
-//! mesh header holds the geometry; features need every step of their element), so it collects
-//! it: memory is the geometry plus the values it passes on.
+//! The first three need the whole dataset before they can announce the other kind's header (a
+//! mesh header holds the geometry; features need every step of their element), so they collect
+//! it: memory is the geometry plus the values they pass on. A time series as a mesh streams:
+//! its geometry is known from its header, and each of its values is the one node's.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,7 +28,8 @@ use crate::error::{FormatError, FormatResult};
 use crate::model::{
     Coord, DataKind, DataType, DatasetSink, ElementKind, Elements, Feature, FeatureSchema, Field,
     FieldType, Frame, Geometry, GeometryKind, Header, Item, ItemLocation, Line, MeshGeometry,
-    MeshHeader, Nodes, PointChunk, PointHeader, Quantity, TimeAxis, Value, Values,
+    MeshHeader, Nodes, PointChunk, PointHeader, Quantity, TimeAxis, TimeSeriesHeader, Value,
+    Values,
 };
 
 /// The most attribute fields a mesh becomes, besides the element id: dBASE allows 255 fields
@@ -152,6 +157,10 @@ impl DatasetSink for Adapter<'_> {
             (Header::Features(schema), DataKind::Mesh) => {
                 State::Features(schema.clone(), Vec::new())
             }
+            (Header::TimeSeries(series), DataKind::Mesh) => {
+                self.sink.begin(&series_as_mesh(series))?;
+                State::Pass
+            }
             (header, native) => {
                 return Err(FormatError::Incompatible {
                     data: header.kind().name(),
@@ -218,6 +227,40 @@ impl DatasetSink for Adapter<'_> {
         }
         self.sink.end()
     }
+}
+
+/// The mesh header of a time series: one node at its position (or the origin) in one vertex
+/// cell, each item a node item. Its frames pass unchanged: one value per item and step is the
+/// node's value.
+fn series_as_mesh(series: &TimeSeriesHeader) -> Header {
+    let [x, y, z] = series.position.unwrap_or([0.0; 3]);
+    let mut elements = Elements::default();
+    elements.push(1, ElementKind::Vertex, &[0]);
+    let geometry = MeshGeometry {
+        nodes: Nodes {
+            ids: vec![1],
+            x: vec![x],
+            y: vec![y],
+            z: vec![z],
+            codes: vec![0],
+        },
+        elements,
+        crs: None,
+        z_quantity: Quantity::default(),
+        layers: None,
+    };
+    Header::Mesh(MeshHeader {
+        geometry: Arc::new(geometry),
+        items: series
+            .items
+            .iter()
+            .map(|item| Item {
+                location: ItemLocation::Node,
+                ..item.clone()
+            })
+            .collect(),
+        time: series.time.clone(),
+    })
 }
 
 /// Emits a point set as a mesh of vertex cells.

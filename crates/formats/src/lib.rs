@@ -13,6 +13,7 @@ pub mod model;
 pub mod parameters;
 pub mod progress;
 pub mod registry;
+mod series;
 mod side_files;
 pub mod summary;
 mod text;
@@ -20,6 +21,7 @@ pub mod transform;
 mod triangulate;
 
 pub mod ascii_grid;
+pub mod csv;
 pub mod dfs;
 pub mod file_copy;
 pub mod geo_json;

@@ -16,6 +16,7 @@ pub fn readers() -> Vec<Box<dyn Reader>> {
         Box::new(crate::xyz::XyzReader),
         Box::new(crate::mesh_file::MeshFileReader),
         Box::new(crate::vtu::VtuReader),
+        Box::new(crate::dfs::dfs0::Dfs0Reader),
         Box::new(crate::dfs::dfsu::DfsuReader),
     ]
 }
@@ -30,7 +31,9 @@ pub fn writers() -> Vec<Box<dyn Writer>> {
         Box::new(crate::shp::ShpWriter),
         Box::new(crate::mesh_file::MeshFileWriter),
         Box::new(crate::vtu::VtuWriter),
+        Box::new(crate::dfs::dfs0::Dfs0Writer),
         Box::new(crate::dfs::dfsu::DfsuWriter),
+        Box::new(crate::csv::CsvWriter),
     ]
 }
 

@@ -512,6 +512,7 @@ mod tests {
             header: Header::TimeSeries(TimeSeriesHeader {
                 items: vec![Item::new("discharge", DataType::F64)],
                 time: TimeAxis::Relative(vec![0.0, 60.0]),
+                position: None,
             }),
             data: Data::Values(vec![vec![Values::F64(vec![1.0])]; 2]),
         };
@@ -607,6 +608,7 @@ mod tests {
             sink.begin(&Header::TimeSeries(TimeSeriesHeader {
                 items: Vec::new(),
                 time: TimeAxis::None,
+                position: None,
             }))
         });
         assert!(result.is_err());

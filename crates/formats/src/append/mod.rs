@@ -206,8 +206,8 @@ fn meshes(existing: &MeshHeader, addition: &MeshHeader) -> FormatResult<Header> 
 fn time_series(existing: &TimeSeriesHeader, addition: &TimeSeriesHeader) -> FormatResult<Header> {
     same_items(&existing.items, &addition.items)?;
     Ok(Header::TimeSeries(TimeSeriesHeader {
-        items: existing.items.clone(),
         time: concatenate(&existing.time, &addition.time)?,
+        ..existing.clone()
     }))
 }
 

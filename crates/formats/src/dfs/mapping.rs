@@ -7,6 +7,13 @@
 //! that a DFS file read and written again keeps its missing values, and a GeoTIFF nodata value
 //! becomes a delete value. Integer items keep their values and announce the file's delete
 //! value of their type as nodata.
+//!
+//! Double items follow MIKE IO, the writer of most double DFS files: it marks missing values
+//! in them with the *float* delete value widened to double (-1e-35 as f32, then f64), and
+//! takes both that and the double delete value for missing when reading. Basin does the same
+//! both ways, so that its files read in MIKE IO with their NaN where they were, and its output
+//! is byte-identical to MIKE IO's for the same content. (The reference library's statistics
+//! count the widened value as a valid number, as they do in MIKE IO's files.)
 
 use std::io::{BufRead, Seek};
 
@@ -151,114 +158,116 @@ impl TimeWriting {
 /// the fraction in the start offset), relative axes from 0, in seconds. Data without time is
 /// one step at [`default_start`].
 pub fn time_writing_of(axis: &TimeAxis) -> TimeWriting {
-    let calendar = |start: NaiveDateTime| -> (Option<(String, String)>, f64) {
-        let whole = start.with_nanosecond(0).unwrap_or(start);
-        let fraction = (start - whole).num_microseconds().unwrap_or(0) as f64 / 1e6;
-        (
-            Some((
-                whole.format("%Y-%m-%d").to_string(),
-                whole.format("%H:%M:%S").to_string(),
-            )),
-            fraction,
-        )
-    };
     match axis {
-        TimeAxis::None => {
-            let (start, _) = calendar(default_start());
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: 0.0,
-                    step_or_span: 1.0,
-                    steps: 1,
-                    first_index: 0,
-                },
-                step_times: None,
-            }
-        }
+        TimeAxis::None => equidistant_calendar(default_start(), 1.0, 1),
         TimeAxis::Equidistant {
             start,
             step_seconds,
             steps,
-        } => {
-            let (start, fraction) = calendar(*start);
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: fraction,
-                    step_or_span: *step_seconds,
-                    steps: i32::try_from(*steps).unwrap_or(i32::MAX),
-                    first_index: 0,
-                },
-                step_times: None,
-            }
-        }
-        TimeAxis::Calendar(times) => {
-            let first = times.first().copied().unwrap_or_else(default_start);
-            let (start, fraction) = calendar(first);
-            let whole = first - TimeDelta::microseconds((fraction * 1e6).round() as i64);
-            let step_times: Vec<f64> = times
-                .iter()
-                .map(|time| (*time - whole).num_microseconds().unwrap_or(0) as f64 / 1e6)
-                .collect();
-            TimeWriting {
-                record: TimeAxisRecord {
-                    kind: TimeAxisKind::CalendarNonEquidistant,
-                    start,
-                    unit: EUM_SECOND,
-                    start_offset: fraction,
-                    step_or_span: 0.0,
-                    steps: i32::try_from(times.len()).unwrap_or(i32::MAX),
-                    first_index: 0,
-                },
-                step_times: Some(step_times),
-            }
-        }
-        TimeAxis::Relative(offsets) => {
-            let first = offsets.first().copied().unwrap_or(0.0);
-            let step = match offsets.as_slice() {
-                [a, b, ..] => Some(b - a),
-                _ => None,
-            };
-            let equidistant = step.is_some_and(|step| {
-                step > 0.0
-                    && offsets.iter().enumerate().all(|(index, offset)| {
-                        (offset - (first + step * index as f64)).abs() <= 1e-9 * step.abs().max(1.0)
-                    })
-            });
-            let steps = i32::try_from(offsets.len()).unwrap_or(i32::MAX);
-            if equidistant {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: step.unwrap_or(1.0),
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: None,
-                }
-            } else {
-                TimeWriting {
-                    record: TimeAxisRecord {
-                        kind: TimeAxisKind::RelativeNonEquidistant,
-                        start: None,
-                        unit: EUM_SECOND,
-                        start_offset: first,
-                        step_or_span: 0.0,
-                        steps,
-                        first_index: 0,
-                    },
-                    step_times: Some(offsets.clone()),
-                }
-            }
-        }
+        } => equidistant_calendar(*start, *step_seconds, *steps),
+        TimeAxis::Calendar(times) => calendar_times(times),
+        TimeAxis::Relative(offsets) => relative_times(offsets),
+    }
+}
+
+/// A calendar start to the second, and the fraction of a second left over.
+fn whole_seconds(start: NaiveDateTime) -> (NaiveDateTime, f64) {
+    let whole = start.with_nanosecond(0).unwrap_or(start);
+    let fraction = (start - whole).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    (whole, fraction)
+}
+
+fn record(
+    kind: TimeAxisKind,
+    start: Option<NaiveDateTime>,
+    start_offset: f64,
+    step_or_span: f64,
+    steps: usize,
+) -> TimeAxisRecord {
+    TimeAxisRecord {
+        kind,
+        start: start.map(|start| {
+            (
+                start.format("%Y-%m-%d").to_string(),
+                start.format("%H:%M:%S").to_string(),
+            )
+        }),
+        unit: EUM_SECOND,
+        start_offset,
+        step_or_span,
+        steps: i32::try_from(steps).unwrap_or(i32::MAX),
+        first_index: 0,
+    }
+}
+
+fn equidistant_calendar(start: NaiveDateTime, step_seconds: f64, steps: usize) -> TimeWriting {
+    let (whole, fraction) = whole_seconds(start);
+    TimeWriting {
+        record: record(
+            TimeAxisKind::CalendarEquidistant,
+            Some(whole),
+            fraction,
+            step_seconds,
+            steps,
+        ),
+        step_times: None,
+    }
+}
+
+fn calendar_times(times: &[NaiveDateTime]) -> TimeWriting {
+    let (whole, fraction) = whole_seconds(times.first().copied().unwrap_or_else(default_start));
+    let step_times = times
+        .iter()
+        .map(|time| (*time - whole).num_microseconds().unwrap_or(0) as f64 / 1e6)
+        .collect();
+    TimeWriting {
+        record: record(
+            TimeAxisKind::CalendarNonEquidistant,
+            Some(whole),
+            fraction,
+            0.0,
+            times.len(),
+        ),
+        step_times: Some(step_times),
+    }
+}
+
+/// Relative offsets: an equidistant axis when they are evenly spaced (to 1e-9 of the step), as
+/// is a single step (with a step of 1 s, as MIKE IO writes a single calendar step); else
+/// non-equidistant.
+fn relative_times(offsets: &[f64]) -> TimeWriting {
+    let first = offsets.first().copied().unwrap_or(0.0);
+    let step = match offsets {
+        [a, b, ..] => b - a,
+        _ => 1.0,
+    };
+    let even = Some(step).filter(|step| {
+        *step > 0.0
+            && offsets.iter().enumerate().all(|(index, offset)| {
+                (offset - (first + step * index as f64)).abs() <= 1e-9 * step.max(1.0)
+            })
+    });
+    match even {
+        Some(step) => TimeWriting {
+            record: record(
+                TimeAxisKind::RelativeEquidistant,
+                None,
+                first,
+                step,
+                offsets.len(),
+            ),
+            step_times: None,
+        },
+        None => TimeWriting {
+            record: record(
+                TimeAxisKind::RelativeNonEquidistant,
+                None,
+                first,
+                0.0,
+                offsets.len(),
+            ),
+            step_times: Some(offsets.to_vec()),
+        },
     }
 }
 
@@ -339,7 +348,11 @@ pub fn delete_values_to_nan(header: &DfsHeader, values: &mut Values) {
         }
         Values::F64(values) => {
             let delete = header.file.delete_double.to_bits();
-            for value in values.iter_mut().filter(|value| value.to_bits() == delete) {
+            let widened = f64::from(header.file.delete_float).to_bits();
+            for value in values
+                .iter_mut()
+                .filter(|value| value.to_bits() == delete || value.to_bits() == widened)
+            {
                 *value = f64::NAN;
             }
         }
@@ -348,7 +361,7 @@ pub fn delete_values_to_nan(header: &DfsHeader, values: &mut Values) {
 }
 
 /// Replaces NaN and the item's own nodata value by the file's delete value, in place, for
-/// writing.
+/// writing: the float delete value, widened in double items (see the module doc).
 pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values) {
     let nodata = item.nodata.filter(|nodata| !nodata.is_nan());
     match values {
@@ -363,7 +376,7 @@ pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values
             }
         }
         Values::F64(values) => {
-            let delete = header.file.delete_double;
+            let delete = f64::from(header.file.delete_float);
             for value in values
                 .iter_mut()
                 .filter(|value| value.is_nan() || Some(**value) == nodata)
@@ -372,6 +385,34 @@ pub fn nan_to_delete_values(header: &DfsHeader, item: &Item, values: &mut Values
             }
         }
         _ => {}
+    }
+}
+
+/// Makes the item names of a file unique as MIKE IO does: the second item named `X` becomes
+/// `X_2`, the third `X_3` (skipping a name another item already has). Item filters, CSV
+/// columns and VTU arrays need unique names, and users see the names MIKE IO shows them.
+pub fn make_names_unique(infos: &mut [ItemInfo]) {
+    let mut taken: std::collections::HashSet<String> =
+        infos.iter().map(|info| info.name.clone()).collect();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for info in infos.iter_mut() {
+        let count = seen.entry(info.name.clone()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            continue;
+        }
+        let base = info.name.clone();
+        let mut number = *count;
+        let mut candidate = format!("{base}_{number}");
+        while taken.contains(&candidate) {
+            number += 1;
+            candidate = format!("{base}_{number}");
+        }
+        if let Some(count) = seen.get_mut(&base) {
+            *count = number;
+        }
+        taken.insert(candidate.clone());
+        info.name = candidate;
     }
 }
 

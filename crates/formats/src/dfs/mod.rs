@@ -8,6 +8,9 @@
 //! the model (grids, meshes, time series) and back.
 
 pub mod container;
+pub mod dfs0;
 pub mod dfsu;
 pub mod eum;
+#[rustfmt::skip]
+mod eum_tables;
 pub mod mapping;

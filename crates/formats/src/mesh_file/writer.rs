@@ -15,8 +15,6 @@ use crate::model::{DatasetSink, ElementKind, Frame, Header, MeshGeometry};
 
 use super::FORMAT;
 
-/// The projection MIKE uses for coordinates without a known system.
-
 /// Receives a mesh and writes it as .mesh on `end`.
 pub(crate) struct MeshFileSink {
     output: PathBuf,

@@ -62,6 +62,10 @@ pub struct TimeSeriesHeader {
     pub items: Vec<Item>,
     /// Time steps.
     pub time: TimeAxis,
+    /// Where the series was measured (x, y, z, in no stated coordinate system), when the
+    /// source says: a DFS0 file's item reference coordinates when every item has the same.
+    /// A series written as a mesh becomes one node there.
+    pub position: Option<[f64; 3]>,
 }
 
 /// What a reader announces before any data.

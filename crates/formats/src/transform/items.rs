@@ -94,7 +94,7 @@ impl DatasetSink for ItemFilterSink<'_> {
                 let names: Vec<&str> = series.items.iter().map(|item| item.name.as_str()).collect();
                 Header::TimeSeries(TimeSeriesHeader {
                     items: self.keep("item", &names, &series.items)?,
-                    time: series.time.clone(),
+                    ..series.clone()
                 })
             }
             Header::Features(schema) => {

@@ -156,7 +156,7 @@ impl DatasetSink for TemporalFilterSink<'_> {
             }),
             Header::TimeSeries(series) => Header::TimeSeries(TimeSeriesHeader {
                 time: self.filter_axis(&series.time)?,
-                items: series.items.clone(),
+                ..series.clone()
             }),
             Header::Features(_) | Header::Points(_) => {
                 // One step without time: the filter must keep it.

@@ -549,6 +549,7 @@ fn time_series_pass_through_unchanged() {
         header: Header::TimeSeries(TimeSeriesHeader {
             items: vec![Item::new("level", DataType::F64)],
             time: TimeAxis::Relative(vec![0.0, 60.0]),
+            position: None,
         }),
         data: Data::Values(vec![
             vec![Values::F64(vec![1.0])],

@@ -129,6 +129,7 @@ pub(crate) fn series(items: &[&str], time: TimeAxis) -> Dataset {
                 .map(|name| Item::new(*name, DataType::F32))
                 .collect(),
             time,
+            position: None,
         }),
         data: marked_values(steps, items.len(), 1),
     }

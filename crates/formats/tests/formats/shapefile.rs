@@ -706,6 +706,7 @@ fn a_mesh_or_grid_header_is_refused_by_the_writer() {
     let header = Header::TimeSeries(basin_formats::model::TimeSeriesHeader {
         items: vec![],
         time: basin_formats::model::TimeAxis::None,
+        position: None,
     });
     assert!(sink.begin(&header).is_err());
 }

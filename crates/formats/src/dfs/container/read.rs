@@ -239,10 +239,6 @@ fn ints(values: &Values) -> Option<Vec<i64>> {
     }
 }
 
-fn i32_of(value: i64, tokens_error: impl FnOnce() -> FormatError) -> FormatResult<i32> {
-    i32::try_from(value).map_err(|_| tokens_error())
-}
-
 fn read_file_header<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<FileHeader> {
     tokens.expect_open(tag::HEADER, "the header")?;
     tokens.close()?;
@@ -264,96 +260,83 @@ fn read_file_header<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<F
         }
         seen.push(block);
         let records = tokens.records_until_close()?;
-        let bad = |what: &str| {
-            FormatError::invalid(FORMAT, format!("byte {at}"), format!("malformed {what}"))
-        };
-        let first = records.first();
-        let int = || first.and_then(first_int);
-        match block {
-            tag::TITLE => header.title = first.and_then(string_of).ok_or_else(|| bad("title"))?,
-            tag::APPLICATION => {
-                header.application = first
-                    .and_then(string_of)
-                    .ok_or_else(|| bad("application title"))?;
-            }
-            tag::APPLICATION_VERSION => {
-                header.application_version =
-                    i32_of(int().ok_or_else(|| bad("application version"))?, || {
-                        bad("application version")
-                    })?;
-            }
-            tag::STORAGE_TYPE => {
-                int().ok_or_else(|| bad("storage type"))?;
-            }
-            tag::DATA_TYPE => {
-                header.data_type =
-                    i32_of(int().ok_or_else(|| bad("data type"))?, || bad("data type"))?;
-            }
-            tag::COMPRESSED => {
-                header.compressed = i32_of(int().ok_or_else(|| bad("compression flag"))?, || {
-                    bad("compression flag")
-                })?;
-            }
-            tag::STATISTICS_TYPE => {
-                header.statistics_type =
-                    i32_of(int().ok_or_else(|| bad("statistics type"))?, || {
-                        bad("statistics type")
-                    })?;
-            }
-            tag::DELETE_FLOAT => match first {
-                Some(Values::F32(v)) if v.len() == 1 => {
-                    header.delete_float = v.first().copied().unwrap_or(-1e-35);
-                }
-                _ => return Err(bad("float delete value")),
-            },
-            tag::DELETE_DOUBLE => match first {
-                Some(Values::F64(v)) if v.len() == 1 => {
-                    header.delete_double = v.first().copied().unwrap_or(-1e-255);
-                }
-                _ => return Err(bad("double delete value")),
-            },
-            tag::DELETE_BYTE => match first {
-                Some(Values::U8(v)) if v.len() == 1 => {
-                    header.delete_byte = v.first().copied().unwrap_or(0);
-                }
-                _ => return Err(bad("byte delete value")),
-            },
-            tag::DELETE_INT => match first {
-                Some(Values::I32(v)) if v.len() == 1 => {
-                    header.delete_int = v.first().copied().unwrap_or(i32::MAX);
-                }
-                _ => return Err(bad("int delete value")),
-            },
-            tag::DELETE_UINT => match first {
-                Some(Values::U32(v)) if v.len() == 1 => {
-                    header.delete_uint = v.first().copied().unwrap_or(2_147_483_647);
-                }
-                _ => return Err(bad("unsigned int delete value")),
-            },
-            tag::PROJECTION => {
-                let name = first.and_then(string_of).ok_or_else(|| bad("projection"))?;
-                let origin = match records.get(1) {
-                    Some(Values::F64(v)) if v.len() == 3 => v.clone(),
-                    _ => return Err(bad("projection origin")),
-                };
-                header.projection = Some(ProjectionRecord {
-                    name,
-                    origin_longitude: origin.first().copied().unwrap_or(0.0),
-                    origin_latitude: origin.get(1).copied().unwrap_or(0.0),
-                    orientation: origin.get(2).copied().unwrap_or(0.0),
-                });
-            }
-            other => {
-                return Err(FormatError::invalid(
-                    FORMAT,
-                    format!("byte {at}"),
-                    format!("unknown header block {other}"),
-                ));
-            }
-        }
+        apply_header_block(&mut header, block, &records)
+            .map_err(|message| FormatError::invalid(FORMAT, format!("byte {at}"), message))?;
     }
     header.time = read_time_axis(tokens)?;
     Ok(header)
+}
+
+/// Sets the field of `header` that block `block` holds; the error says what is wrong.
+fn apply_header_block(
+    header: &mut FileHeader,
+    block: u16,
+    records: &[Values],
+) -> Result<(), String> {
+    let first = records.first();
+    let int = |what: &str| {
+        first
+            .and_then(first_int)
+            .and_then(|value| i32::try_from(value).ok())
+            .ok_or_else(|| format!("malformed {what}"))
+    };
+    let text = |what: &str| {
+        first
+            .and_then(string_of)
+            .ok_or_else(|| format!("malformed {what}"))
+    };
+    match (block, first) {
+        (tag::TITLE, _) => header.title = text("title")?,
+        (tag::APPLICATION, _) => header.application = text("application title")?,
+        (tag::APPLICATION_VERSION, _) => {
+            header.application_version = int("application version")?;
+        }
+        (tag::STORAGE_TYPE, _) => {
+            int("storage type")?;
+        }
+        (tag::DATA_TYPE, _) => header.data_type = int("data type")?,
+        (tag::COMPRESSED, _) => header.compressed = int("compression flag")?,
+        (tag::STATISTICS_TYPE, _) => header.statistics_type = int("statistics type")?,
+        (tag::DELETE_FLOAT, Some(Values::F32(v))) if v.len() == 1 => {
+            header.delete_float = v.first().copied().unwrap_or(-1e-35);
+        }
+        (tag::DELETE_DOUBLE, Some(Values::F64(v))) if v.len() == 1 => {
+            header.delete_double = v.first().copied().unwrap_or(-1e-255);
+        }
+        (tag::DELETE_BYTE, Some(Values::U8(v))) if v.len() == 1 => {
+            header.delete_byte = v.first().copied().unwrap_or(0);
+        }
+        (tag::DELETE_INT, Some(Values::I32(v))) if v.len() == 1 => {
+            header.delete_int = v.first().copied().unwrap_or(i32::MAX);
+        }
+        (tag::DELETE_UINT, Some(Values::U32(v))) if v.len() == 1 => {
+            header.delete_uint = v.first().copied().unwrap_or(2_147_483_647);
+        }
+        (
+            tag::DELETE_FLOAT
+            | tag::DELETE_DOUBLE
+            | tag::DELETE_BYTE
+            | tag::DELETE_INT
+            | tag::DELETE_UINT,
+            _,
+        ) => return Err(format!("malformed delete value (block {block})")),
+        (tag::PROJECTION, _) => {
+            let name = text("projection")?;
+            let [longitude, latitude, orientation] = match records.get(1) {
+                Some(Values::F64(v)) => <[f64; 3]>::try_from(v.as_slice())
+                    .map_err(|_| "malformed projection origin".to_owned())?,
+                _ => return Err("malformed projection origin".to_owned()),
+            };
+            header.projection = Some(ProjectionRecord {
+                name,
+                origin_longitude: longitude,
+                origin_latitude: latitude,
+                orientation,
+            });
+        }
+        (other, _) => return Err(format!("unknown header block {other}")),
+    }
+    Ok(())
 }
 
 fn read_time_axis<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<TimeAxisRecord> {
@@ -579,10 +562,8 @@ fn read_axis<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<SpatialA
         return Err(bad("counts overflow"));
     }
     match block {
-        axis::EQ_D1 | axis::EQ_D2 | axis::EQ_D3 => {
-            if axis.equidistant().is_none() {
-                return Err(bad("origins and spacings"));
-            }
+        axis::EQ_D1 | axis::EQ_D2 | axis::EQ_D3 if axis.equidistant().is_none() => {
+            return Err(bad("origins and spacings"));
         }
         axis::EQ_D0 if !axis.coordinates.is_empty() => return Err(bad("extra records")),
         _ => {}

@@ -56,6 +56,8 @@ pub(crate) struct Tokens<R> {
     input: R,
     position: u64,
     length: u64,
+    /// Raw bytes of the last record body, kept to save an allocation per record.
+    scratch: Vec<u8>,
 }
 
 impl<R: BufRead + Seek> Tokens<R> {
@@ -64,6 +66,7 @@ impl<R: BufRead + Seek> Tokens<R> {
             input,
             position,
             length,
+            scratch: Vec::new(),
         }
     }
 
@@ -265,10 +268,18 @@ impl<R: BufRead + Seek> Tokens<R> {
             *values = Values::with_capacity(data_type, count);
         }
         values.clear();
-        let mut raw = vec![0_u8; count * data_type.size_bytes()];
-        self.bytes(&mut raw)?;
-        decode_into(&raw, values);
-        Ok(())
+        let mut raw = std::mem::take(&mut self.scratch);
+        raw.clear();
+        raw.resize(count * data_type.size_bytes(), 0);
+        let read = self.bytes(&mut raw);
+        if read.is_ok() {
+            decode_into(&raw, values);
+        }
+        // A huge static item (a mesh's connectivity) need not stay allocated for the data.
+        if raw.capacity() <= 64 << 20 {
+            self.scratch = raw;
+        }
+        read
     }
 
     /// Reads records until the block closes.

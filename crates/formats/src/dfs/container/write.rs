@@ -180,8 +180,15 @@ impl<W: Write + Seek> DfsWriter<W> {
                 ],
             );
         }
+        self.write_time_axis();
+        self.write_items()?;
+        self.write_extras()
+    }
+
+    fn write_time_axis(&mut self) {
         self.block(tag::TIME, &[]);
-        let time = &file.time;
+        let time = self.header.file.time.clone();
+        let time = &time;
         self.open(tag::TIME_AXIS_BASE + time.kind.code());
         if time.kind.is_calendar() {
             let (date, clock) = time.start.clone().unwrap_or_default();
@@ -193,6 +200,9 @@ impl<W: Write + Seek> DfsWriter<W> {
             self.record(&Values::F64(vec![time.start_offset, time.step_or_span]));
         self.patches.time_counts = self.record(&Values::I32(vec![0, time.first_index]));
         self.close();
+    }
+
+    fn write_items(&mut self) -> FormatResult<()> {
         self.block(tag::ITEMS, &[]);
         let item_count = i32::try_from(self.header.items.len()).unwrap_or(i32::MAX);
         self.block(tag::ITEM_COUNT, &[Values::I32(vec![item_count])]);
@@ -214,6 +224,11 @@ impl<W: Write + Seek> DfsWriter<W> {
             self.patches.statistics.push(statistics_at);
             self.emit()?;
         }
+        Ok(())
+    }
+
+    /// Custom blocks, static items and the start of the data.
+    fn write_extras(&mut self) -> FormatResult<()> {
         let custom_blocks = self.header.custom_blocks.clone();
         for custom in &custom_blocks {
             self.block(
