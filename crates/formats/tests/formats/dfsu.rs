@@ -87,12 +87,12 @@ fn times(axis: &TimeAxis) -> Vec<String> {
         .collect()
 }
 
-fn check_sample(name: &str) {
-    let json = sidecar(name);
-    let dataset = read(&corpus("dfs-samples", name));
-    let mesh = mesh(&dataset);
-    let geometry = &mesh.geometry;
-    let expected_geometry = &json["geometry"];
+/// The nodes, codes and elements of `geometry` against a sidecar's `geometry`.
+fn check_geometry(
+    name: &str,
+    geometry: &basin_formats::model::MeshGeometry,
+    expected_geometry: &Json,
+) {
     let coordinates = expected_geometry["node_coordinates"].as_array().unwrap();
     assert_eq!(geometry.nodes.len(), coordinates.len(), "{name}");
     for (index, xyz) in coordinates.iter().enumerate() {
@@ -132,6 +132,15 @@ fn check_sample(name: &str) {
         geometry.crs,
         Some(basin_formats::crs::Crs::Named("UTM-32".into()))
     );
+}
+
+fn check_sample(name: &str) {
+    let json = sidecar(name);
+    let dataset = read(&corpus("dfs-samples", name));
+    let mesh = mesh(&dataset);
+    let geometry = &mesh.geometry;
+    let expected_geometry = &json["geometry"];
+    check_geometry(name, geometry, expected_geometry);
     let expected_times: Vec<String> = json["time"]["all"]
         .as_array()
         .unwrap()
@@ -165,6 +174,12 @@ fn check_sample(name: &str) {
     } else {
         assert!(geometry.layers.is_none());
     }
+    check_items(name, &dataset, &json, offset);
+}
+
+/// The items after the first `offset` of `dataset` against a sidecar's items and data.
+fn check_items(name: &str, dataset: &Dataset, json: &Json, offset: usize) {
+    let mesh = mesh(dataset);
     let items = json["items"].as_array().unwrap();
     assert_eq!(mesh.items.len(), items.len() + offset);
     for (index, item) in items.iter().enumerate() {
@@ -187,7 +202,7 @@ fn check_sample(name: &str) {
             .enumerate()
         {
             same_f32(
-                &steps(&dataset)[step][index + offset],
+                &steps(dataset)[step][index + offset],
                 &numbers(expected),
                 &format!("{name} {item_name} step {step}"),
             );
@@ -280,37 +295,43 @@ fn the_mikeio_corpus_matches_its_summaries() {
             .format("%Y-%m-%d %H:%M:%S")
             .to_string();
         assert_eq!(start, expected["start_time"].as_str().unwrap(), "{name}");
-        let offset = usize::from(mesh.geometry.layers.is_some());
-        let items = expected["items"].as_array().unwrap();
-        assert_eq!(mesh.items.len(), items.len() + offset, "{name}");
-        for (index, item) in items.iter().enumerate() {
-            let model = &mesh.items[index + offset];
-            assert_eq!(model.name, item["name"].as_str().unwrap());
-            assert_eq!(
-                model.quantity.eum_item,
-                Some(item["type_code"].as_i64().unwrap() as i32)
-            );
-            assert_eq!(
-                model.quantity.eum_unit,
-                Some(item["unit_code"].as_i64().unwrap() as i32)
-            );
-            let (count, nan, min, max, sum, first, last) = summary(&dataset, index + offset);
-            let shape: u64 = numbers(&item["shape"]).iter().product::<f64>() as u64;
-            assert_eq!(count as u64, shape, "{name} {}", model.name);
-            assert_eq!(nan as u64, item["nan_count"].as_u64().unwrap());
-            assert_eq!(min as f32, item["min"].as_f64().unwrap() as f32, "{name}");
-            assert_eq!(max as f32, item["max"].as_f64().unwrap() as f32, "{name}");
-            let expected_sum = item["sum"].as_f64().unwrap();
-            assert!(
-                (sum - expected_sum).abs() <= 1e-6 * expected_sum.abs().max(1.0),
-                "{name}"
-            );
-            assert_eq!(first as f32, item["first_finite"].as_f64().unwrap() as f32);
-            assert_eq!(last as f32, item["last_finite"].as_f64().unwrap() as f32);
-        }
+        check_summaries(&name, &dataset, &expected);
         checked += 1;
     }
     assert!(checked >= 6, "only {checked} corpus files checked");
+}
+
+/// The items of `dataset` (the Z coordinate aside) against MIKE IO's summaries of them.
+fn check_summaries(name: &str, dataset: &Dataset, expected: &Json) {
+    let mesh = mesh(dataset);
+    let offset = usize::from(mesh.geometry.layers.is_some());
+    let items = expected["items"].as_array().unwrap();
+    assert_eq!(mesh.items.len(), items.len() + offset, "{name}");
+    for (index, item) in items.iter().enumerate() {
+        let model = &mesh.items[index + offset];
+        assert_eq!(model.name, item["name"].as_str().unwrap());
+        assert_eq!(
+            model.quantity.eum_item,
+            Some(item["type_code"].as_i64().unwrap() as i32)
+        );
+        assert_eq!(
+            model.quantity.eum_unit,
+            Some(item["unit_code"].as_i64().unwrap() as i32)
+        );
+        let (count, nan, min, max, sum, first, last) = summary(dataset, index + offset);
+        let shape: u64 = numbers(&item["shape"]).iter().product::<f64>() as u64;
+        assert_eq!(count as u64, shape, "{name} {}", model.name);
+        assert_eq!(nan as u64, item["nan_count"].as_u64().unwrap());
+        assert_eq!(min as f32, item["min"].as_f64().unwrap() as f32, "{name}");
+        assert_eq!(max as f32, item["max"].as_f64().unwrap() as f32, "{name}");
+        let expected_sum = item["sum"].as_f64().unwrap();
+        assert!(
+            (sum - expected_sum).abs() <= 1e-6 * expected_sum.abs().max(1.0),
+            "{name}"
+        );
+        assert_eq!(first as f32, item["first_finite"].as_f64().unwrap() as f32);
+        assert_eq!(last as f32, item["last_finite"].as_f64().unwrap() as f32);
+    }
 }
 
 #[test]
@@ -425,6 +446,10 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
             "top layer",
         );
     }
+}
+
+#[test]
+fn the_top_layer_of_a_vertical_profile_is_a_line() {
     // A vertical profile's top layer is a line of 99 elements (MIKE IO's top_elements).
     let profile = read_with(
         &corpus("mikeio", "oresund_vertical_slice.dfsu"),
@@ -447,7 +472,10 @@ fn the_top_layer_of_a_layered_file_is_a_2d_mesh() {
         "{}",
         sum(2)
     );
-    // The top layer goes to .mesh, which the full mesh cannot.
+}
+
+#[test]
+fn the_top_layer_goes_to_a_mesh_file_and_the_full_mesh_does_not() {
     let folder = tempfile::tempdir().unwrap();
     let catalogue = Catalogue::standard();
     let input = corpus("dfs-samples", "mesh3d_sigma.dfsu");
@@ -815,6 +843,12 @@ fn meshes_dfsu_cannot_hold_are_refused() {
         error.contains("node ids beyond the 32-bit range"),
         "{error}"
     );
+}
+
+#[test]
+fn values_of_the_wrong_length_and_other_kinds_of_data_are_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("out.dfsu");
     // Values of the wrong length for the mesh.
     let mut dataset = read(&corpus("dfs-samples", "mesh2d_mixed.dfsu"));
     let Data::Values(steps) = &mut dataset.data else {
