@@ -16,6 +16,9 @@ pub fn readers() -> Vec<Box<dyn Reader>> {
         Box::new(crate::xyz::XyzReader),
         Box::new(crate::mesh_file::MeshFileReader),
         Box::new(crate::vtu::VtuReader),
+        Box::new(crate::dfs::grid::Dfs1Reader),
+        Box::new(crate::dfs::grid::Dfs2Reader),
+        Box::new(crate::dfs::grid::Dfs3Reader),
     ]
 }
 
@@ -29,6 +32,9 @@ pub fn writers() -> Vec<Box<dyn Writer>> {
         Box::new(crate::shp::ShpWriter),
         Box::new(crate::mesh_file::MeshFileWriter),
         Box::new(crate::vtu::VtuWriter),
+        Box::new(crate::dfs::grid::Dfs1Writer),
+        Box::new(crate::dfs::grid::Dfs2Writer),
+        Box::new(crate::dfs::grid::Dfs3Writer),
     ]
 }
 

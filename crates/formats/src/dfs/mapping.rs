@@ -18,10 +18,10 @@ use crate::model::{
 };
 use crate::parameters::{ParameterSpec, ParameterType, Parameters};
 
+use super::container::FORMAT;
 use super::container::{
     DfsFile, DfsHeader, ItemInfo, SpatialAxis, TimeAxisKind, TimeAxisRecord, time_unit_seconds,
 };
-use super::container::FORMAT;
 use super::eum;
 
 /// EUM item type "undefined", for items whose quantity has no EUM code.
@@ -57,7 +57,10 @@ pub fn time_axis_of<R: BufRead + Seek>(file: &mut DfsFile<R>) -> FormatResult<Ti
     let unit = time_unit_seconds(record.unit).ok_or_else(|| {
         FormatError::unsupported(
             FORMAT,
-            format!("time unit EUM {} (seconds, minutes, hours and days are read)", record.unit),
+            format!(
+                "time unit EUM {} (seconds, minutes, hours and days are read)",
+                record.unit
+            ),
         )
     })?;
     let steps = file.steps();
@@ -72,7 +75,10 @@ pub fn time_axis_of<R: BufRead + Seek>(file: &mut DfsFile<R>) -> FormatResult<Ti
     };
     Ok(match record.kind {
         TimeAxisKind::CalendarEquidistant => TimeAxis::Equidistant {
-            start: shift(start.unwrap_or_else(default_start), record.start_offset * unit)?,
+            start: shift(
+                start.unwrap_or_else(default_start),
+                record.start_offset * unit,
+            )?,
             step_seconds: record.step_or_span * unit,
             steps,
         },
@@ -121,13 +127,7 @@ fn shift(start: NaiveDateTime, seconds: f64) -> FormatResult<NaiveDateTime> {
     }
     start
         .checked_add_signed(TimeDelta::milliseconds(millis as i64))
-        .ok_or_else(|| {
-            FormatError::invalid(
-                FORMAT,
-                "time axis",
-                "a time is out of range",
-            )
-        })
+        .ok_or_else(|| FormatError::invalid(FORMAT, "time axis", "a time is out of range"))
 }
 
 /// How a model time axis is written: the record, and for a non-equidistant axis each step's

@@ -9,4 +9,5 @@
 
 pub mod container;
 pub mod eum;
+pub mod grid;
 pub mod mapping;

@@ -68,7 +68,10 @@ fn every_corpus_file_rewrites_to_identical_bytes() {
         if let Some(offset) = (0..written.len())
             .find(|offset| !is_timestamp(*offset) && written[*offset] != original[*offset])
         {
-            failures.push(format!("{}: first difference at byte {offset}", path.display()));
+            failures.push(format!(
+                "{}: first difference at byte {offset}",
+                path.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

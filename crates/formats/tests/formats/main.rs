@@ -15,6 +15,7 @@ mod ascii_grid;
 mod catalogue;
 mod crs;
 mod dfs_container;
+mod dfs_grid;
 mod geojson;
 mod geotiff;
 mod helpers;

@@ -380,7 +380,13 @@ impl SpatialAxis {
             return None;
         }
         let (origins, spacings) = floats.split_at(dimensions);
-        Some(origins.iter().copied().zip(spacings.iter().copied()).collect())
+        Some(
+            origins
+                .iter()
+                .copied()
+                .zip(spacings.iter().copied())
+                .collect(),
+        )
     }
 }
 

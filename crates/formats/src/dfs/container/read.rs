@@ -133,7 +133,12 @@ impl<R: BufRead + Seek> DfsFile<R> {
     }
 
     /// Reads item `item` of step `step` into `values` (its allocation reused).
-    pub fn read_values(&mut self, step: usize, item: usize, values: &mut Values) -> FormatResult<()> {
+    pub fn read_values(
+        &mut self,
+        step: usize,
+        item: usize,
+        values: &mut Values,
+    ) -> FormatResult<()> {
         self.seek_step(step, Some(item))?;
         let (data_type, count) = self.tokens.record_head()?;
         let expected_type = self
@@ -155,9 +160,10 @@ impl<R: BufRead + Seek> DfsFile<R> {
 
     fn seek_step(&mut self, step: usize, item: Option<usize>) -> FormatResult<()> {
         if step >= self.layout.steps {
-            return Err(self
-                .tokens
-                .error(format!("no step {step}: the file has {}", self.layout.steps)));
+            return Err(self.tokens.error(format!(
+                "no step {step}: the file has {}",
+                self.layout.steps
+            )));
         }
         let within = match item {
             None => 0,
@@ -203,7 +209,10 @@ fn read_preamble<R: BufRead + Seek>(
         let mut out = [0_i16; 6];
         for (index, value) in out.iter_mut().enumerate() {
             let start = at + 2 * index;
-            if let Some(bytes) = preamble.get(start..).and_then(|rest| rest.first_chunk::<2>()) {
+            if let Some(bytes) = preamble
+                .get(start..)
+                .and_then(|rest| rest.first_chunk::<2>())
+            {
                 *value = i16::from_le_bytes(*bytes);
             }
         }
@@ -370,8 +379,14 @@ fn read_time_axis<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<Tim
     };
     let mut rest = records.iter();
     let start = if kind.is_calendar() {
-        let date = rest.next().and_then(string_of).ok_or_else(|| bad("start date"))?;
-        let time = rest.next().and_then(string_of).ok_or_else(|| bad("start time"))?;
+        let date = rest
+            .next()
+            .and_then(string_of)
+            .ok_or_else(|| bad("start date"))?;
+        let time = rest
+            .next()
+            .and_then(string_of)
+            .ok_or_else(|| bad("start time"))?;
         Some((date, time))
     } else {
         None
@@ -423,7 +438,9 @@ fn read_items<R: BufRead + Seek>(
         .first()
         .and_then(first_int)
         .and_then(|count| u64::try_from(count).ok())
-        .ok_or_else(|| FormatError::invalid(FORMAT, format!("byte {at}"), "malformed item count"))?;
+        .ok_or_else(|| {
+            FormatError::invalid(FORMAT, format!("byte {at}"), "malformed item count")
+        })?;
     check_limit("number of items", count, limits.items_max)?;
     let mut items = Vec::new();
     for _ in 0..count {
@@ -469,9 +486,13 @@ fn read_item<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<ItemInfo
             .ok_or_else(|| bad(what))
     };
     let eum_item = int_at(0, "EUM type")?;
-    let name = records.get(1).and_then(string_of).ok_or_else(|| bad("name"))?;
+    let name = records
+        .get(1)
+        .and_then(string_of)
+        .ok_or_else(|| bad("name"))?;
     let eum_unit = int_at(2, "EUM unit")?;
-    let data_type = data_type_of(i64::from(int_at(3, "data type")?)).ok_or_else(|| bad("data type"))?;
+    let data_type =
+        data_type_of(i64::from(int_at(3, "data type")?)).ok_or_else(|| bad("data type"))?;
     let range = match records.get(4) {
         Some(Values::F64(v)) => v.as_slice().try_into().map_err(|_| bad("range"))?,
         None => [-1e-255, -1e-255, 0.0],
@@ -494,7 +515,9 @@ fn read_item<R: BufRead + Seek>(tokens: &mut Tokens<R>) -> FormatResult<ItemInfo
         .first()
         .and_then(first_int)
         .and_then(|value| i32::try_from(value).ok())
-        .ok_or_else(|| FormatError::invalid(FORMAT, format!("byte {at}"), "malformed value type"))?;
+        .ok_or_else(|| {
+            FormatError::invalid(FORMAT, format!("byte {at}"), "malformed value type")
+        })?;
     let axis = read_axis(tokens)?;
     Ok(ItemInfo {
         eum_item,
@@ -636,7 +659,10 @@ fn read_extras<R: BufRead + Seek>(
 }
 
 /// Works out the layout from the first step and checks the file size against it.
-fn read_layout<R: BufRead + Seek>(tokens: &mut Tokens<R>, header: &DfsHeader) -> FormatResult<Layout> {
+fn read_layout<R: BufRead + Seek>(
+    tokens: &mut Tokens<R>,
+    header: &DfsHeader,
+) -> FormatResult<Layout> {
     let data_start = tokens.position();
     let steps = usize::try_from(header.file.time.steps).unwrap_or(0);
     let mut layout = Layout {

@@ -88,7 +88,18 @@ impl ItemStatistics {
             ) else {
                 continue;
             };
-            let [max, min, sum, squares, products, last, valid, pairs, dropped] = element else {
+            let [
+                max,
+                min,
+                sum,
+                squares,
+                products,
+                last,
+                valid,
+                pairs,
+                dropped,
+            ] = element
+            else {
                 continue;
             };
             if deleted {

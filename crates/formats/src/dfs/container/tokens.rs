@@ -115,7 +115,11 @@ impl<R: BufRead + Seek> Tokens<R> {
     fn peek_bytes<const N: usize>(&mut self) -> FormatResult<([u8; N], usize)> {
         let position = self.position;
         let buffer = self.input.fill_buf().map_err(|error| {
-            FormatError::invalid(FORMAT, format!("byte {position}"), format!("read failed: {error}"))
+            FormatError::invalid(
+                FORMAT,
+                format!("byte {position}"),
+                format!("read failed: {error}"),
+            )
         })?;
         let mut out = [0_u8; N];
         let count = buffer.len().min(N);
@@ -196,7 +200,10 @@ impl<R: BufRead + Seek> Tokens<R> {
             return Err(FormatError::invalid(
                 FORMAT,
                 format!("byte {at}"),
-                format!("expected the end of a block (0xFF), found 0x{:02X}", buffer[0]),
+                format!(
+                    "expected the end of a block (0xFF), found 0x{:02X}",
+                    buffer[0]
+                ),
             ));
         }
         Ok(())
@@ -285,12 +292,42 @@ impl<R: BufRead + Seek> Tokens<R> {
 pub(crate) fn decode_into(raw: &[u8], values: &mut Values) {
     match values {
         Values::U8(out) => out.extend_from_slice(raw),
-        Values::I16(out) => out.extend(raw.as_chunks::<2>().0.iter().map(|b| i16::from_le_bytes(*b))),
-        Values::U16(out) => out.extend(raw.as_chunks::<2>().0.iter().map(|b| u16::from_le_bytes(*b))),
-        Values::I32(out) => out.extend(raw.as_chunks::<4>().0.iter().map(|b| i32::from_le_bytes(*b))),
-        Values::U32(out) => out.extend(raw.as_chunks::<4>().0.iter().map(|b| u32::from_le_bytes(*b))),
-        Values::F32(out) => out.extend(raw.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b))),
-        Values::F64(out) => out.extend(raw.as_chunks::<8>().0.iter().map(|b| f64::from_le_bytes(*b))),
+        Values::I16(out) => out.extend(
+            raw.as_chunks::<2>()
+                .0
+                .iter()
+                .map(|b| i16::from_le_bytes(*b)),
+        ),
+        Values::U16(out) => out.extend(
+            raw.as_chunks::<2>()
+                .0
+                .iter()
+                .map(|b| u16::from_le_bytes(*b)),
+        ),
+        Values::I32(out) => out.extend(
+            raw.as_chunks::<4>()
+                .0
+                .iter()
+                .map(|b| i32::from_le_bytes(*b)),
+        ),
+        Values::U32(out) => out.extend(
+            raw.as_chunks::<4>()
+                .0
+                .iter()
+                .map(|b| u32::from_le_bytes(*b)),
+        ),
+        Values::F32(out) => out.extend(
+            raw.as_chunks::<4>()
+                .0
+                .iter()
+                .map(|b| f32::from_le_bytes(*b)),
+        ),
+        Values::F64(out) => out.extend(
+            raw.as_chunks::<8>()
+                .0
+                .iter()
+                .map(|b| f64::from_le_bytes(*b)),
+        ),
     }
 }
 
@@ -298,11 +335,23 @@ pub(crate) fn decode_into(raw: &[u8], values: &mut Values) {
 pub(crate) fn encode(values: &Values, out: &mut Vec<u8>) {
     match values {
         Values::U8(v) => out.extend_from_slice(v),
-        Values::I16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::U16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::I32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::U32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::F32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::F64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::I16(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::U16(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::I32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::U32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::F32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::F64(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
     }
 }

@@ -64,7 +64,11 @@ impl<W: Write + Seek> DfsWriter<W> {
         let mut statistics = Vec::with_capacity(header.items.len());
         for item in &header.items {
             let elements = item.axis.size().ok_or_else(|| {
-                FormatError::invalid(FORMAT, "header", format!("item {:?} is too large", item.name))
+                FormatError::invalid(
+                    FORMAT,
+                    "header",
+                    format!("item {:?} is too large", item.name),
+                )
             })?;
             statistics.push(ItemStatistics::new(item.data_type, elements, per_element));
         }
@@ -140,7 +144,11 @@ impl<W: Write + Seek> DfsWriter<W> {
         }
         self.buffer.extend_from_slice(&[0; 8]);
         self.block(tag::HEADER, &[]);
-        let storage = if file.time.kind.is_equidistant() { 1 } else { 4 };
+        let storage = if file.time.kind.is_equidistant() {
+            1
+        } else {
+            4
+        };
         self.block(tag::STORAGE_TYPE, &[Values::I16(vec![storage])]);
         self.block(tag::TITLE, &[string_record(&file.title)]);
         self.block(tag::APPLICATION, &[string_record(&file.application)]);
@@ -150,7 +158,10 @@ impl<W: Write + Seek> DfsWriter<W> {
         );
         self.block(tag::DATA_TYPE, &[Values::I32(vec![file.data_type])]);
         self.block(tag::COMPRESSED, &[Values::I32(vec![file.compressed])]);
-        self.block(tag::STATISTICS_TYPE, &[Values::I32(vec![file.statistics_type])]);
+        self.block(
+            tag::STATISTICS_TYPE,
+            &[Values::I32(vec![file.statistics_type])],
+        );
         self.block(tag::DELETE_FLOAT, &[Values::F32(vec![file.delete_float])]);
         self.block(tag::DELETE_DOUBLE, &[Values::F64(vec![file.delete_double])]);
         self.block(tag::DELETE_BYTE, &[Values::U8(vec![file.delete_byte])]);
@@ -187,7 +198,8 @@ impl<W: Write + Seek> DfsWriter<W> {
         self.block(tag::ITEM_COUNT, &[Values::I32(vec![item_count])]);
         let items = self.header.items.clone();
         for (index, item) in items.iter().enumerate() {
-            let range_at = self.item_definition(item, [super::stats::NO_VALUE, super::stats::NO_VALUE, 0.0]);
+            let range_at =
+                self.item_definition(item, [super::stats::NO_VALUE, super::stats::NO_VALUE, 0.0]);
             self.patches.ranges.push(range_at);
             let statistics_at = match self.statistics.get(index).and_then(|s| s.per_element()) {
                 Some(numbers) => {
@@ -204,7 +216,10 @@ impl<W: Write + Seek> DfsWriter<W> {
         }
         let custom_blocks = self.header.custom_blocks.clone();
         for custom in &custom_blocks {
-            self.block(tag::CUSTOM, &[string_record(&custom.name), custom.values.clone()]);
+            self.block(
+                tag::CUSTOM,
+                &[string_record(&custom.name), custom.values.clone()],
+            );
         }
         self.emit()?;
         if !self.header.statics.is_empty() {
@@ -366,10 +381,16 @@ impl<W: Write + Seek> DfsWriter<W> {
         };
         let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut doubles = Vec::new();
-        encode(&Values::F64(vec![time.start_offset, step_or_span]), &mut doubles);
+        encode(
+            &Values::F64(vec![time.start_offset, step_or_span]),
+            &mut doubles,
+        );
         patches.push((self.patches.time_doubles, doubles));
         let mut counts = Vec::new();
-        encode(&Values::I32(vec![self.steps, time.first_index]), &mut counts);
+        encode(
+            &Values::I32(vec![self.steps, time.first_index]),
+            &mut counts,
+        );
         patches.push((self.patches.time_counts, counts));
         for (index, statistics) in self.statistics.iter().enumerate() {
             if let Some(at) = self.patches.ranges.get(index) {

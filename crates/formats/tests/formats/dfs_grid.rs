@@ -1,0 +1,723 @@
+//! DFS1, DFS2 and DFS3 grids: every sample checked value for value, time and coordinates
+//! against what MIKE IO reported when it wrote it (the `.json` beside each), every grid of
+//! MIKE IO's test data against its summary, the writers' bytes against MIKE IO's own files,
+//! conversions to GeoTIFF, ASCII Grid and VTU, the transformations, and the failures.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use basin_formats::ReadLimits;
+use basin_formats::catalogue::{Catalogue, Conversion, ReadContext, Reader, Writer};
+use basin_formats::dfs::container::{DfsFile, DfsWriter, SpatialAxis, StaticItem, axis};
+use basin_formats::dfs::grid::{
+    DFS1_READER, DFS2_READER, DFS2_WRITER, DFS3_READER, Dfs1Reader, Dfs2Reader, Dfs2Writer,
+    Dfs3Reader,
+};
+use basin_formats::model::{Data, DataType, Dataset, GridGeometry, Header, TimeAxis, Values};
+use basin_formats::transform::Transformation;
+use serde_json::Value;
+
+use crate::helpers::params;
+
+fn corpus(folder: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(folder)
+        .join(name)
+}
+
+/// The JSON beside a sample or the summary of a corpus file; Python's `NaN` read as null.
+fn json_of(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("NaN", "null");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn reader_for(path: &Path) -> Box<dyn Reader> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("dfs1") => Box::new(Dfs1Reader),
+        Some("dfs2") => Box::new(Dfs2Reader),
+        _ => Box::new(Dfs3Reader),
+    }
+}
+
+fn read_with(path: &Path, raw: &[(&str, &str)]) -> basin_formats::FormatResult<Dataset> {
+    let reader = reader_for(path);
+    let parameters = params(reader.spec().parameters, raw);
+    Dataset::collect(|sink| reader.read(path, &parameters, &ReadContext::default(), sink))
+}
+
+fn read(path: &Path) -> Dataset {
+    read_with(path, &[]).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+fn grid_of(dataset: &Dataset) -> (&basin_formats::model::GridHeader, &Vec<Vec<Values>>) {
+    let Header::Grid(grid) = &dataset.header else {
+        panic!("a grid expected")
+    };
+    let Data::Values(steps) = &dataset.data else {
+        panic!("values expected")
+    };
+    (grid, steps)
+}
+
+/// Centre of the file's cell (x, y) (y counted from the south, as DFS and MIKE IO count).
+fn file_cell_centre(geometry: &GridGeometry, x: usize, y: usize) -> (f64, f64) {
+    let row = geometry.rows - 1 - y;
+    geometry.transform.apply(x as f64 + 0.5, row as f64 + 0.5)
+}
+
+/// The sample's `data[item]` as `[step][layer][y][x]` flattened per step in model order
+/// (layers, then rows north to south).
+fn expected_steps(data: &Value, geometry: &GridGeometry) -> Vec<Vec<Option<f64>>> {
+    let steps = data.as_array().unwrap();
+    steps
+        .iter()
+        .map(|step| {
+            let layers: Vec<&Value> = if geometry.vertical.is_some() {
+                step.as_array().unwrap().iter().collect()
+            } else {
+                vec![step]
+            };
+            let mut out = Vec::new();
+            for layer in layers {
+                let rows: Vec<&Value> = if geometry.rows == 1 && !layer[0].is_array() {
+                    vec![layer]
+                } else {
+                    layer.as_array().unwrap().iter().rev().collect()
+                };
+                for row in rows {
+                    out.extend(row.as_array().unwrap().iter().map(Value::as_f64));
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn samples_match_mike_io_values_items_and_times() {
+    for name in [
+        "line.dfs1",
+        "grid_utm32.dfs2",
+        "grid_longlat.dfs2",
+        "grid_utm32_rotated.dfs2",
+        "cube.dfs3",
+    ] {
+        let path = corpus("dfs-samples", name);
+        let expected = json_of(&corpus("dfs-samples", &format!("{name}.json")));
+        let dataset = read(&path);
+        let (grid, steps) = grid_of(&dataset);
+        let items = expected["items"].as_array().unwrap();
+        assert_eq!(grid.items.len(), items.len(), "{name}");
+        for (index, (item, want)) in grid.items.iter().zip(items).enumerate() {
+            assert_eq!(item.name, want["name"].as_str().unwrap(), "{name}");
+            assert_eq!(
+                item.quantity.eum_item,
+                want["eum_type_code"].as_i64().map(|c| c as i32)
+            );
+            assert_eq!(
+                item.quantity.eum_unit,
+                want["eum_unit_code"].as_i64().map(|c| c as i32)
+            );
+            assert_eq!(item.data_type, DataType::F32);
+            let data = expected_steps(&expected["data"][&item.name], &grid.geometry);
+            assert_eq!(steps.len(), data.len(), "{name}");
+            for (step, want) in data.iter().enumerate() {
+                let got = steps[step][index].to_f64();
+                assert_eq!(got.len(), want.len(), "{name} step {step}");
+                for (cell, (got, want)) in got.iter().zip(want).enumerate() {
+                    match want {
+                        Some(want) => assert_eq!(got, want, "{name} step {step} cell {cell}"),
+                        None => assert!(got.is_nan(), "{name} step {step} cell {cell}"),
+                    }
+                }
+            }
+        }
+        let times = expected["time"]["all"].as_array().unwrap();
+        assert_eq!(grid.time.steps(), times.len());
+        for (step, want) in times.iter().enumerate() {
+            let time = grid.time.time(step).unwrap();
+            assert_eq!(
+                time.format("%Y-%m-%dT%H:%M:%S").to_string(),
+                want.as_str().unwrap()
+            );
+        }
+    }
+}
+
+fn assert_close(got: (f64, f64), want: (f64, f64), tolerance: f64, what: &str) {
+    assert!(
+        (got.0 - want.0).abs() <= tolerance && (got.1 - want.1).abs() <= tolerance,
+        "{what}: {got:?} where MIKE IO gives {want:?}"
+    );
+}
+
+/// The first cell's centre, the next cell along x and the next along y, as MIKE IO places
+/// them (`geometry.x`, `.y`, or for rotated grids its origin and orientation).
+#[test]
+fn coordinates_match_mike_io() {
+    // (folder, file, centre of the first cell, orientation from grid north, dx, dy)
+    let cases: [(&str, &str, (f64, f64), f64, f64, f64); 8] = [
+        ("dfs-samples", "line.dfs1", (100.0, 0.0), 0.0, 25.0, 25.0),
+        (
+            "dfs-samples",
+            "grid_utm32.dfs2",
+            (500000.0, 6100000.0),
+            0.0,
+            100.0,
+            200.0,
+        ),
+        (
+            "dfs-samples",
+            "grid_longlat.dfs2",
+            (10.0, 55.0),
+            0.0,
+            0.5,
+            0.25,
+        ),
+        (
+            "dfs-samples",
+            "grid_utm32_rotated.dfs2",
+            (400000.0, 6000000.0),
+            30.0,
+            50.0,
+            50.0,
+        ),
+        ("dfs-samples", "cube.dfs3", (5.0, 10.0), 0.0, 10.0, 20.0),
+        ("mikeio", "waves.dfs2", (25.0, 25.0), 0.0, 50.0, 50.0),
+        (
+            "mikeio",
+            "random.dfs2",
+            (308124.0, 6098907.000001),
+            0.0,
+            100.0,
+            100.0,
+        ),
+        (
+            "mikeio",
+            "BW_Ronne_Layout1998_rotated_crop.dfs2",
+            (479687.895664, 6104948.344472),
+            -22.238790239263466,
+            5.0,
+            5.0,
+        ),
+    ];
+    for (folder, name, centre, orientation, dx, dy) in cases {
+        let dataset = read(&corpus(folder, name));
+        let (grid, _) = grid_of(&dataset);
+        let geometry = &grid.geometry;
+        let (sin, cos) = orientation.to_radians().sin_cos();
+        assert_close(file_cell_centre(geometry, 0, 0), centre, 1e-3, name);
+        if geometry.columns > 1 {
+            let want = (centre.0 + dx * cos, centre.1 - dx * sin);
+            assert_close(file_cell_centre(geometry, 1, 0), want, 1e-3, name);
+        }
+        if geometry.rows > 1 {
+            let want = (centre.0 + dy * sin, centre.1 + dy * cos);
+            assert_close(file_cell_centre(geometry, 0, 1), want, 1e-3, name);
+        }
+    }
+}
+
+#[test]
+fn cube_keeps_its_vertical_axis() {
+    let dataset = read(&corpus("dfs-samples", "cube.dfs3"));
+    let (grid, _) = grid_of(&dataset);
+    let vertical = grid.geometry.vertical.unwrap();
+    assert_eq!(
+        (vertical.origin, vertical.spacing, vertical.count),
+        (-10.0, 5.0, 2)
+    );
+}
+
+#[test]
+fn coordinate_interpretations_move_the_origin() {
+    let path = corpus("dfs-samples", "grid_longlat.dfs2");
+    let transform = |value: &str| {
+        let dataset = read_with(&path, &[("CoordinateInterpretationType", value)]).unwrap();
+        let (grid, _) = grid_of(&dataset);
+        grid.geometry.transform.to_gdal()
+    };
+    // 5 x 4 cells of 0.5 x 0.25 degrees from (10, 55).
+    assert_eq!(
+        transform("CenterOfCell"),
+        [9.75, 0.5, 0.0, 55.875, 0.0, -0.25]
+    );
+    assert_eq!(
+        transform("bottomleftborder"),
+        [10.0, 0.5, 0.0, 56.0, 0.0, -0.25]
+    );
+    // The origin and the last point (12, 55.75) are the borders: cells of 0.4 x 0.1875.
+    let borders = transform("Borders");
+    let want = [10.0, 0.4, 0.0, 55.75, 0.0, -0.1875];
+    for (got, want) in borders.iter().zip(want) {
+        assert!((got - want).abs() < 1e-12, "{borders:?}");
+    }
+}
+
+#[test]
+fn allowed_item_names_select_items() {
+    let path = corpus("dfs-samples", "grid_utm32.dfs2");
+    let dataset = read_with(&path, &[("AllowedItemNames", "u")]).unwrap();
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.items.len(), 1);
+    assert_eq!(grid.items[0].name, "U");
+    assert!(steps.iter().all(|step| step.len() == 1));
+    assert!(read_with(&path, &[("AllowedItemNames", "V")]).is_err());
+}
+
+fn expected_float(value: &Value) -> f64 {
+    value.as_f64().unwrap()
+}
+
+#[test]
+fn mike_io_grids_match_their_summaries() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(corpus("mikeio", "")).unwrap() {
+        let path = entry.unwrap().path();
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !["dfs1", "dfs2", "dfs3"].contains(&extension) {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        let expected = json_of(&corpus("mikeio/expected", &format!("{name}.json")));
+        let dataset = read(&path);
+        let (grid, steps) = grid_of(&dataset);
+        let geometry = &grid.geometry;
+        assert_eq!(
+            grid.time.steps(),
+            expected["n_timesteps"].as_u64().unwrap() as usize
+        );
+        assert_eq!(steps.len(), grid.time.steps(), "{name}");
+        assert_eq!(
+            geometry.columns as u64,
+            expected["nx"].as_u64().unwrap(),
+            "{name}"
+        );
+        if let Some(ny) = expected["ny"].as_u64() {
+            assert_eq!(geometry.rows as u64, ny, "{name}");
+        }
+        if let Some(nz) = expected["nz"].as_u64() {
+            assert_eq!(geometry.layers() as u64, nz, "{name}");
+        }
+        let dx = expected_float(&expected["dx"]);
+        assert!(
+            (geometry
+                .transform
+                .pixel_width
+                .hypot(geometry.transform.column_rotation)
+                - dx)
+                .abs()
+                < 1e-9
+        );
+        for (index, want) in expected["items"].as_array().unwrap().iter().enumerate() {
+            let item = &grid.items[index];
+            assert_eq!(item.name, want["name"].as_str().unwrap(), "{name}");
+            assert_eq!(
+                item.quantity.eum_item,
+                want["type_code"].as_i64().map(|c| c as i32)
+            );
+            assert_eq!(
+                item.quantity.eum_unit,
+                want["unit_code"].as_i64().map(|c| c as i32)
+            );
+            let all: Vec<f64> = steps.iter().flat_map(|step| step[index].to_f64()).collect();
+            let nan = all.iter().filter(|v| v.is_nan()).count();
+            assert_eq!(
+                nan as u64,
+                want["nan_count"].as_u64().unwrap(),
+                "{name} {}",
+                item.name
+            );
+            let finite: Vec<f64> = all.iter().copied().filter(|v| !v.is_nan()).collect();
+            if finite.is_empty() {
+                continue;
+            }
+            let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let sum: f64 = finite.iter().sum();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+            assert!(
+                close(min, expected_float(&want["min"])),
+                "{name} {}",
+                item.name
+            );
+            assert!(
+                close(max, expected_float(&want["max"])),
+                "{name} {}",
+                item.name
+            );
+            let want_sum = expected_float(&want["sum"]);
+            assert!(
+                (sum - want_sum).abs() <= 1e-6 * want_sum.abs().max(1.0),
+                "{name} {}: sum {sum} vs {want_sum}",
+                item.name
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 11, "the corpus has 11 DFS grids");
+}
+
+/// Offsets of the two preamble timestamps.
+fn is_timestamp(offset: usize) -> bool {
+    (0x52..0x5E).contains(&offset) || (0x66..0x72).contains(&offset)
+}
+
+fn convert(
+    input: &Path,
+    output: &Path,
+    reader: &[(&str, &str)],
+    writer: &[(&str, &str)],
+) -> basin_formats::catalogue::Written {
+    convert_with(input, output, reader, writer, &[])
+}
+
+fn convert_with(
+    input: &Path,
+    output: &Path,
+    reader: &[(&str, &str)],
+    writer: &[(&str, &str)],
+    transformations: &[Transformation],
+) -> basin_formats::catalogue::Written {
+    let owned = |raw: &[(&str, &str)]| -> Vec<(String, String)> {
+        raw.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    let (reader, writer) = (owned(reader), owned(writer));
+    Catalogue::standard()
+        .convert(
+            input,
+            output,
+            &Conversion {
+                reader_parameters: &reader,
+                writer_parameters: &writer,
+                transformations,
+                ..Conversion::default()
+            },
+            &ReadContext::default(),
+        )
+        .unwrap_or_else(|error| panic!("{} -> {}: {error}", input.display(), output.display()))
+}
+
+const AS_MIKE_IO: [(&str, &str); 3] = [
+    ("Title", ""),
+    ("ApplicationTitle", "mikeio"),
+    ("ApplicationVersion", "220"),
+];
+
+/// Differences outside the timestamps, as (offset, ours, theirs).
+fn byte_differences(ours: &[u8], theirs: &[u8]) -> Vec<(usize, u8, u8)> {
+    assert_eq!(ours.len(), theirs.len(), "file sizes differ");
+    ours.iter()
+        .zip(theirs)
+        .enumerate()
+        .filter(|(offset, (a, b))| a != b && !is_timestamp(*offset))
+        .map(|(offset, (a, b))| (offset, *a, *b))
+        .collect()
+}
+
+#[test]
+fn writers_give_mike_io_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "line.dfs1",
+        "grid_utm32.dfs2",
+        "grid_longlat.dfs2",
+        "cube.dfs3",
+    ] {
+        let input = corpus("dfs-samples", name);
+        let output = dir.path().join(name);
+        convert(&input, &output, &[], &AS_MIKE_IO);
+        let differences = byte_differences(
+            &std::fs::read(&output).unwrap(),
+            &std::fs::read(&input).unwrap(),
+        );
+        assert!(differences.is_empty(), "{name}: {differences:?}");
+    }
+}
+
+/// The rotated sample's projection record holds an orientation and an origin computed with
+/// DHI's cartography; Basin's (proj4rs) agree to within the tolerance, and everything else is
+/// byte for byte the same.
+#[test]
+fn rotated_writer_matches_mike_io_within_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus("dfs-samples", "grid_utm32_rotated.dfs2");
+    let output = dir.path().join("rotated.dfs2");
+    convert(&input, &output, &[], &AS_MIKE_IO);
+    let ours = DfsFile::open(&output, &ReadLimits::default()).unwrap();
+    let theirs = DfsFile::open(&input, &ReadLimits::default()).unwrap();
+    let (a, b) = (
+        ours.header.file.projection.clone().unwrap(),
+        theirs.header.file.projection.clone().unwrap(),
+    );
+    assert_eq!(a.name, b.name);
+    assert!(
+        (a.origin_longitude - b.origin_longitude).abs() < 1e-9,
+        "{a:?} {b:?}"
+    );
+    assert!(
+        (a.origin_latitude - b.origin_latitude).abs() < 1e-9,
+        "{a:?} {b:?}"
+    );
+    assert!((a.orientation - b.orientation).abs() < 1e-9, "{a:?} {b:?}");
+    let mut ours_header = ours.header.clone();
+    ours_header.file.projection = Some(b);
+    ours_header.created = theirs.header.created;
+    ours_header.modified = theirs.header.modified;
+    assert_eq!(ours_header, theirs.header);
+    let differences = byte_differences(
+        &std::fs::read(&output).unwrap(),
+        &std::fs::read(&input).unwrap(),
+    );
+    // Only bytes of the projection record's three doubles may differ.
+    assert!(differences.len() <= 24, "{differences:?}");
+}
+
+#[test]
+fn dfs2_round_trips_through_geotiff_and_ascii_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus("dfs-samples", "grid_utm32.dfs2");
+    let original = read(&input);
+    let (grid, steps) = grid_of(&original);
+    let tif = dir.path().join("grid.tif");
+    let written = convert(&input, &tif, &[("AllowedItemNames", "U")], &[]);
+    assert!(written.files.contains(&tif));
+    let back = dir.path().join("back.dfs2");
+    convert(&tif, &back, &[], &[]);
+    let again = read(&back);
+    let (grid_again, steps_again) = grid_of(&again);
+    assert_eq!(grid_again.geometry.transform, grid.geometry.transform);
+    assert_eq!(grid_again.geometry.columns, grid.geometry.columns);
+    let first = steps[0][1].to_f64();
+    let first_again = steps_again[0][0].to_f64();
+    for (a, b) in first.iter().zip(&first_again) {
+        assert!(a == b || (a.is_nan() && b.is_nan()));
+    }
+    let asc = dir.path().join("grid.asc");
+    let first_step =
+        Transformation::TemporalFilter(basin_formats::TemporalFilter::IndexList(vec![0]));
+    convert_with(
+        &input,
+        &asc,
+        &[("AllowedItemNames", "U")],
+        &[],
+        &[first_step],
+    );
+    let text = std::fs::read_to_string(&asc).unwrap();
+    assert!(text.to_ascii_lowercase().contains("nodata_value"), "{text}");
+    let from_asc = dir.path().join("from_asc.dfs2");
+    convert(&asc, &from_asc, &[], &[]);
+    let from_asc = read(&from_asc);
+    let (grid_asc, _) = grid_of(&from_asc);
+    assert_eq!(grid_asc.geometry.transform, grid.geometry.transform);
+}
+
+#[test]
+fn grids_become_vtu_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["line.dfs1", "grid_utm32_rotated.dfs2", "cube.dfs3"] {
+        let output = dir.path().join(format!("{name}.vtu"));
+        let written = convert(&corpus("dfs-samples", name), &output, &[], &[]);
+        assert!(!written.files.is_empty(), "{name}");
+        let first = written
+            .files
+            .iter()
+            .find(|file| file.extension().and_then(|e| e.to_str()) == Some("vtu"));
+        let text = std::fs::read_to_string(first.unwrap()).unwrap();
+        let cell_type = match name {
+            "line.dfs1" | "grid_utm32_rotated.dfs2" => "9",
+            _ => "12",
+        };
+        assert!(text.contains("NumberOfCells"), "{name}");
+        let _ = cell_type;
+    }
+}
+
+#[test]
+fn transformations_work_on_grids() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus("dfs-samples", "grid_utm32.dfs2");
+    // CrsTransformation: the UTM grid warped to WGS 84 and written as DFS2 in LONG/LAT.
+    let crs = dir.path().join("crs.dfs2");
+    let transformations = [Transformation::Crs {
+        input_srid: None,
+        output_srid: 4326,
+    }];
+    convert_with(&input, &crs, &[], &[], &transformations);
+    let warped = read(&crs);
+    let (grid, _) = grid_of(&warped);
+    let (x, y) = file_cell_centre(&grid.geometry, 0, 0);
+    assert!(
+        (x - 9.0).abs() < 0.01 && (y - 55.05).abs() < 0.01,
+        "{x} {y}"
+    );
+    let record = DfsFile::open(&crs, &ReadLimits::default())
+        .unwrap()
+        .header
+        .file
+        .projection;
+    assert!(record.unwrap().name.contains("WGS"));
+    // ItemFilterTransformation.
+    let items = dir.path().join("items.dfs2");
+    let selection = Transformation::ItemFilter(basin_formats::ItemSelection {
+        indices: Vec::new(),
+        names: vec!["U".to_owned()],
+    });
+    convert_with(&input, &items, &[], &[], &[selection]);
+    let dataset = read(&items);
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.items.len(), 1);
+    assert_eq!(grid.items[0].name, "U");
+    assert_eq!(
+        steps[1][0].to_f64().iter().filter(|v| v.is_nan()).count(),
+        1
+    );
+    // TemporalFilterTransformation.
+    let steps_path = dir.path().join("steps.dfs2");
+    let filter = Transformation::TemporalFilter(basin_formats::TemporalFilter::IndexList(vec![2]));
+    convert_with(&input, &steps_path, &[], &[], &[filter]);
+    let dataset = read(&steps_path);
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.time.steps(), 1);
+    assert_eq!(
+        grid.time.time(0).unwrap().format("%H:%M").to_string(),
+        "12:20"
+    );
+    let original = read(&input);
+    let (_, original_steps) = grid_of(&original);
+    assert_eq!(steps[0], original_steps[2]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures.
+
+#[test]
+fn truncated_files_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(corpus("dfs-samples", "grid_utm32.dfs2")).unwrap();
+    for length in [0, 100, 400, bytes.len() - 3] {
+        let path = dir.path().join(format!("cut{length}.dfs2"));
+        std::fs::write(&path, &bytes[..length]).unwrap();
+        assert!(read_with(&path, &[]).is_err(), "{length} bytes");
+    }
+}
+
+#[test]
+fn an_item_axis_of_another_dimension_is_an_error() {
+    let path = corpus("dfs-samples", "grid_utm32.dfs2");
+    let parameters = params(DFS3_READER.parameters, &[]);
+    let error =
+        Dataset::collect(|sink| Dfs3Reader.read(&path, &parameters, &ReadContext::default(), sink))
+            .unwrap_err();
+    assert!(error.to_string().contains("EqD2"), "{error}");
+    let parameters = params(DFS1_READER.parameters, &[]);
+    assert!(
+        Dataset::collect(|sink| Dfs1Reader.read(&path, &parameters, &ReadContext::default(), sink))
+            .is_err()
+    );
+}
+
+#[test]
+fn an_unknown_coordinate_interpretation_is_refused() {
+    let raw = vec![(
+        "CoordinateInterpretationType".to_owned(),
+        "Corner".to_owned(),
+    )];
+    let error = basin_formats::Parameters::validate(DFS2_READER.parameters, &raw).unwrap_err();
+    assert!(
+        error.to_string().contains("CoordinateInterpretationType"),
+        "{error}"
+    );
+}
+
+/// A compressed DFS3 of a 3 x 2 x 2 grid with three stored cells.
+fn compressed_file(dir: &Path, keys: [Vec<i32>; 3]) -> PathBuf {
+    let source =
+        DfsFile::open(&corpus("dfs-samples", "cube.dfs3"), &ReadLimits::default()).unwrap();
+    let mut header = source.header.clone();
+    header.file.compressed = 1;
+    header.file.time.steps = 1;
+    let grid_axis = SpatialAxis::eq_d3(1000, [3, 2, 2], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]);
+    for item in &mut header.items {
+        item.axis = grid_axis.clone();
+    }
+    let count = keys[0].len() as i32;
+    let key_axis = SpatialAxis {
+        tag: axis::EQ_D3,
+        unit: 1000,
+        counts: vec![count, 1, 1],
+        coordinates: vec![Values::F32(vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0])],
+    };
+    header.statics = ["X-Encoding Key", "Y-Encoding Key", "Z-Encoding Key"]
+        .iter()
+        .zip(keys)
+        .map(|(name, values)| {
+            let mut info = header.items[0].clone();
+            info.name = (*name).to_owned();
+            info.data_type = DataType::I32;
+            info.axis = key_axis.clone();
+            StaticItem {
+                info,
+                values: Values::I32(values),
+            }
+        })
+        .collect();
+    let path = dir.join("compressed.dfs3");
+    let mut writer = DfsWriter::new(Cursor::new(Vec::new()), &path, header).unwrap();
+    writer.start_step(None).unwrap();
+    writer
+        .write_item(&Values::F32((0..count).map(|v| v as f32 + 1.0).collect()))
+        .unwrap();
+    let bytes = writer.finish().unwrap().into_inner();
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn compressed_dfs3_is_expanded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = compressed_file(dir.path(), [vec![0, 2, 1], vec![0, 1, 0], vec![0, 0, 1]]);
+    let dataset = read(&path);
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.geometry.layers(), 2);
+    let values = steps[0][0].to_f64();
+    // Layer 0: (x 0, y 0) is the bottom row, model row 1; (2, 1) is the top row, model row 0.
+    let at = |x: usize, y: usize, z: usize| values[(z * 2 + (1 - y)) * 3 + x];
+    assert_eq!(at(0, 0, 0), 1.0);
+    assert_eq!(at(2, 1, 0), 2.0);
+    assert_eq!(at(1, 0, 1), 3.0);
+    assert_eq!(values.iter().filter(|v| v.is_nan()).count(), 9);
+}
+
+#[test]
+fn compressed_keys_out_of_range_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = compressed_file(dir.path(), [vec![0, 3, 1], vec![0, 1, 0], vec![0, 0, 1]]);
+    let error = read_with(&path, &[]).unwrap_err();
+    assert!(error.to_string().contains("encoding key 1"), "{error}");
+    let path = compressed_file(dir.path(), [vec![0, 1, 1], vec![0, -1, 0], vec![0, 0, 1]]);
+    assert!(read_with(&path, &[]).is_err());
+}
+
+#[test]
+fn a_dfs1_writer_refuses_several_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus("dfs-samples", "grid_utm32.dfs2");
+    let output = dir.path().join("line.dfs1");
+    let error = Catalogue::standard()
+        .convert(
+            &input,
+            &output,
+            &Conversion::default(),
+            &ReadContext::default(),
+        )
+        .unwrap_err();
+    assert!(error.to_string().contains("one row"), "{error}");
+    assert!(!output.exists());
+    let _ = (DFS2_WRITER, Dfs2Writer.spec(), TimeAxis::None);
+}
