@@ -13,7 +13,10 @@
 //!   and y exactly) merged, z from the vertex z, numeric attributes element items (every
 //!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land).
 //!
-//! Each adapter needs the whole dataset before it can announce the other kind's header (a
+//! - a grid to a mesh (DFS1/DFS2/DFS3 or GeoTIFF to VTU): see [`grid_to_mesh`]; the only
+//!   adapter that streams, since the mesh follows from the grid's header alone.
+//!
+//! The other adapters need the whole dataset before it can announce the other kind's header (a
 //! mesh header holds the geometry; features need every step of their element), so it collects
 //! it: memory is the geometry plus the values it passes on.
 
@@ -103,6 +106,8 @@ enum State {
     Mesh(MeshToFeatures),
     /// Features to become a mesh.
     Features(FeatureSchema, Vec<Feature>),
+    /// A grid announced as a mesh whose elements are its cells: values pass through.
+    GridCells,
 }
 
 struct Adapter<'a> {
@@ -126,6 +131,10 @@ impl DatasetSink for Adapter<'_> {
             (Header::Mesh(mesh), DataKind::Features) => State::Mesh(MeshToFeatures::new(mesh)),
             (Header::Features(schema), DataKind::Mesh) => {
                 State::Features(schema.clone(), Vec::new())
+            }
+            (Header::Grid(grid), DataKind::Mesh) => {
+                self.sink.begin(&Header::Mesh(grid_to_mesh(grid)?))?;
+                State::GridCells
             }
             (header, native) => {
                 return Err(FormatError::Incompatible {
@@ -151,7 +160,7 @@ impl DatasetSink for Adapter<'_> {
 
     fn wants(&self, step: usize, item: usize) -> bool {
         match &self.state {
-            State::Pass => self.sink.wants(step, item),
+            State::Pass | State::GridCells => self.sink.wants(step, item),
             _ => true,
         }
     }
@@ -183,7 +192,7 @@ impl DatasetSink for Adapter<'_> {
 
     fn end(&mut self) -> FormatResult<()> {
         match std::mem::replace(&mut self.state, State::Pass) {
-            State::Pass => {}
+            State::Pass | State::GridCells => {}
             State::Points(header, chunk) => points_to_mesh(&header, chunk, self.sink)?,
             State::Mesh(mesh) => mesh.emit(self.sink)?,
             State::Features(schema, features) => {
@@ -192,6 +201,125 @@ impl DatasetSink for Adapter<'_> {
         }
         self.sink.end()
     }
+}
+
+/// The mesh of a grid's cells: quadrilaterals (VTK 9) for a 2D grid, a DFS1 line included
+/// (its one row of cells keeps its width), hexahedra (VTK 12) for a grid with a vertical
+/// axis. Nodes are the cell corners from the transform (rotation included); a layered grid's
+/// layer `k` spans `origin + (k ± 1/2) x spacing` in z (the vertical origin is the first
+/// layer's centre, as DFS3 stores it), a 2D grid lies at z = 0. Elements follow the grid's
+/// value order (layer, row, column), so the values pass through as cell items unchanged, NaN
+/// included; corners go counter-clockwise seen from above, bottom face first.
+pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader> {
+    let geometry = &grid.geometry;
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
+    let layers = layered.map_or(1, |vertical| vertical.count);
+    let too_many = || FormatError::Incompatible {
+        data: "grid",
+        format: "mesh",
+        message: format!(
+            "a grid of {columns} x {rows} x {layers} cells has more corners than a mesh can \
+             number (4294967295)"
+        ),
+    };
+    let node_layers = if layered.is_some() { layers + 1 } else { 1 };
+    let count = (columns + 1)
+        .checked_mul(rows + 1)
+        .and_then(|count| count.checked_mul(node_layers))
+        .filter(|count| u32::try_from(*count).is_ok())
+        .ok_or_else(too_many)?;
+    let mut nodes = Nodes {
+        ids: (1..=count as i64).collect(),
+        x: Vec::with_capacity(count),
+        y: Vec::with_capacity(count),
+        z: Vec::with_capacity(count),
+        codes: vec![0; count],
+    };
+    for layer in 0..node_layers {
+        let z = layered.map_or(0.0, |vertical| {
+            vertical.origin + (layer as f64 - 0.5) * vertical.spacing
+        });
+        for row in 0..=rows {
+            for column in 0..=columns {
+                let (x, y) = geometry.transform.apply(column as f64, row as f64);
+                nodes.x.push(x);
+                nodes.y.push(y);
+                nodes.z.push(z);
+            }
+        }
+    }
+    let node = |column: usize, row: usize, layer: usize| {
+        u32::try_from((layer * (rows + 1) + row) * (columns + 1) + column).unwrap_or(u32::MAX)
+    };
+    // Counter-clockwise from above: a north-up transform (negative determinant, rows running
+    // south) starts at the cell's lower-left corner, the next row.
+    let transform = &geometry.transform;
+    let determinant = transform.pixel_width * transform.pixel_height
+        - transform.row_rotation * transform.column_rotation;
+    let corners: [(usize, usize); 4] = if determinant < 0.0 {
+        [(0, 1), (1, 1), (1, 0), (0, 0)]
+    } else {
+        [(0, 0), (1, 0), (1, 1), (0, 1)]
+    };
+    let upward = layered.is_none_or(|vertical| vertical.spacing >= 0.0);
+    let cells = columns
+        .checked_mul(rows)
+        .and_then(|cells| cells.checked_mul(layers))
+        .ok_or_else(too_many)?;
+    let mut elements = Elements {
+        ids: Vec::with_capacity(cells),
+        kinds: Vec::with_capacity(cells),
+        offsets: Vec::with_capacity(cells + 1),
+        connectivity: Vec::new(),
+    };
+    elements.offsets.push(0);
+    let mut corner_nodes = Vec::with_capacity(8);
+    for layer in 0..layers {
+        let (bottom, top) = if upward {
+            (layer, layer + 1)
+        } else {
+            (layer + 1, layer)
+        };
+        for row in 0..rows {
+            for column in 0..columns {
+                corner_nodes.clear();
+                let face = |level: usize, out: &mut Vec<u32>| {
+                    for (dc, dr) in corners {
+                        out.push(node(column + dc, row + dr, level));
+                    }
+                };
+                let kind = if layered.is_some() {
+                    face(bottom, &mut corner_nodes);
+                    face(top, &mut corner_nodes);
+                    ElementKind::Hexahedron
+                } else {
+                    face(0, &mut corner_nodes);
+                    ElementKind::Quad
+                };
+                let id = elements.ids.len() as i64 + 1;
+                elements.push(id, kind, &corner_nodes);
+            }
+        }
+    }
+    Ok(MeshHeader {
+        geometry: Arc::new(MeshGeometry {
+            nodes,
+            elements,
+            crs: geometry.crs.clone(),
+            z_quantity: Quantity::default(),
+            layers: None,
+        }),
+        items: grid
+            .items
+            .iter()
+            .map(|item| Item {
+                location: ItemLocation::Cell,
+                ..item.clone()
+            })
+            .collect(),
+        time: grid.time.clone(),
+    })
 }
 
 /// Emits a point set as a mesh of vertex cells.

@@ -93,7 +93,12 @@ pub const WRITER: WriterSpec = WriterSpec {
     description: "Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several",
     dataset_format: ".vtu",
     extensions: &[".vtu", ".pvd"],
-    accepts: &[DataKind::Mesh, DataKind::Points, DataKind::Features],
+    accepts: &[
+        DataKind::Mesh,
+        DataKind::Points,
+        DataKind::Features,
+        DataKind::Grid,
+    ],
     parameters: &[
         ParameterSpec {
             name: "Format",

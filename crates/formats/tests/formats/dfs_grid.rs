@@ -13,8 +13,11 @@ use basin_formats::dfs::grid::{
     DFS1_READER, DFS2_READER, DFS2_WRITER, DFS3_READER, Dfs1Reader, Dfs2Reader, Dfs2Writer,
     Dfs3Reader,
 };
-use basin_formats::model::{Data, DataType, Dataset, GridGeometry, Header, TimeAxis, Values};
+use basin_formats::model::{
+    Data, DataType, Dataset, ElementKind, GridGeometry, Header, TimeAxis, Values,
+};
 use basin_formats::transform::Transformation;
+use basin_formats::vtu::VtuReader;
 use serde_json::Value;
 
 use crate::helpers::params;
@@ -520,22 +523,56 @@ fn dfs2_round_trips_through_geotiff_and_ascii_grid() {
 #[test]
 fn grids_become_vtu_cells() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["line.dfs1", "grid_utm32_rotated.dfs2", "cube.dfs3"] {
+    // (file, VTK cell type, cells, points)
+    let cases = [
+        ("line.dfs1", ElementKind::Quad, 7, 16),
+        ("grid_utm32_rotated.dfs2", ElementKind::Quad, 20, 30),
+        ("cube.dfs3", ElementKind::Hexahedron, 24, 60),
+    ];
+    for (name, kind, cells, points) in cases {
+        let input = corpus("dfs-samples", name);
         let output = dir.path().join(format!("{name}.vtu"));
-        let written = convert(&corpus("dfs-samples", name), &output, &[], &[]);
-        assert!(!written.files.is_empty(), "{name}");
-        let first = written
-            .files
-            .iter()
-            .find(|file| file.extension().and_then(|e| e.to_str()) == Some("vtu"));
-        let text = std::fs::read_to_string(first.unwrap()).unwrap();
-        let cell_type = match name {
-            "line.dfs1" | "grid_utm32_rotated.dfs2" => "9",
-            _ => "12",
+        let last =
+            Transformation::TemporalFilter(basin_formats::TemporalFilter::IndexList(vec![1]));
+        convert_with(&input, &output, &[], &[], &[last]);
+        let parameters = params(VtuReader.spec().parameters, &[]);
+        let mesh = Dataset::collect(|sink| {
+            VtuReader.read(&output, &parameters, &ReadContext::default(), sink)
+        })
+        .unwrap();
+        let Header::Mesh(header) = &mesh.header else {
+            panic!("a mesh expected")
         };
-        assert!(text.contains("NumberOfCells"), "{name}");
-        let _ = cell_type;
+        let geometry = &header.geometry;
+        assert!(geometry.elements.kinds.iter().all(|k| *k == kind), "{name}");
+        assert_eq!(geometry.elements.len(), cells, "{name}");
+        assert_eq!(geometry.nodes.len(), points, "{name}");
+        // Cell values in the grid's order, step 1.
+        let source = read(&input);
+        let (_, steps) = grid_of(&source);
+        let Data::Values(mesh_steps) = &mesh.data else {
+            panic!("values expected")
+        };
+        let want = steps[1][0].to_f64();
+        let got = mesh_steps[0][0].to_f64();
+        assert_eq!(got.len(), want.len());
+        for (a, b) in got.iter().zip(&want) {
+            assert!(a == b || (a.is_nan() && b.is_nan()), "{name}");
+        }
     }
+    // The rotated grid's first file cell (south-west corner) starts at its lower-left corner:
+    // the centre (400000, 6000000) less half a cell along both rotated axes.
+    let dataset = read(&corpus("dfs-samples", "grid_utm32_rotated.dfs2"));
+    let (grid, _) = grid_of(&dataset);
+    let mesh = basin_formats::adapt::grid_to_mesh(grid).unwrap();
+    let nodes = &mesh.geometry.nodes;
+    let first = mesh.geometry.elements.nodes(15).unwrap()[0] as usize;
+    let (sin, cos) = 30f64.to_radians().sin_cos();
+    let want = (
+        400000.0 - 25.0 * cos - 25.0 * sin,
+        6000000.0 + 25.0 * sin - 25.0 * cos,
+    );
+    assert_close((nodes.x[first], nodes.y[first]), want, 1e-3, "corner");
 }
 
 #[test]
