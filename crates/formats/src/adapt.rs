@@ -229,6 +229,36 @@ pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader>
         .and_then(|count| count.checked_mul(node_layers))
         .filter(|count| u32::try_from(*count).is_ok())
         .ok_or_else(too_many)?;
+    let nodes = grid_corner_nodes(geometry, count, node_layers);
+    let elements = grid_cell_elements(geometry, layers).ok_or_else(too_many)?;
+    Ok(MeshHeader {
+        geometry: Arc::new(MeshGeometry {
+            nodes,
+            elements,
+            crs: geometry.crs.clone(),
+            z_quantity: Quantity::default(),
+            layers: None,
+        }),
+        items: grid
+            .items
+            .iter()
+            .map(|item| Item {
+                location: ItemLocation::Cell,
+                ..item.clone()
+            })
+            .collect(),
+        time: grid.time.clone(),
+    })
+}
+
+/// The corners of a grid's cells: `node_layers` levels of (columns + 1) x (rows + 1) nodes.
+fn grid_corner_nodes(
+    geometry: &crate::model::GridGeometry,
+    count: usize,
+    node_layers: usize,
+) -> Nodes {
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
     let mut nodes = Nodes {
         ids: (1..=count as i64).collect(),
         x: Vec::with_capacity(count),
@@ -249,6 +279,14 @@ pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader>
             }
         }
     }
+    nodes
+}
+
+/// The cells of a grid of `layers` layers as quadrilaterals or hexahedra over the nodes of
+/// [`grid_corner_nodes`]; `None` when they are too many to count.
+fn grid_cell_elements(geometry: &crate::model::GridGeometry, layers: usize) -> Option<Elements> {
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
     let node = |column: usize, row: usize, layer: usize| {
         u32::try_from((layer * (rows + 1) + row) * (columns + 1) + column).unwrap_or(u32::MAX)
     };
@@ -263,10 +301,7 @@ pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader>
         [(0, 0), (1, 0), (1, 1), (0, 1)]
     };
     let upward = layered.is_none_or(|vertical| vertical.spacing >= 0.0);
-    let cells = columns
-        .checked_mul(rows)
-        .and_then(|cells| cells.checked_mul(layers))
-        .ok_or_else(too_many)?;
+    let cells = columns.checked_mul(rows)?.checked_mul(layers)?;
     let mut elements = Elements {
         ids: Vec::with_capacity(cells),
         kinds: Vec::with_capacity(cells),
@@ -302,24 +337,7 @@ pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader>
             }
         }
     }
-    Ok(MeshHeader {
-        geometry: Arc::new(MeshGeometry {
-            nodes,
-            elements,
-            crs: geometry.crs.clone(),
-            z_quantity: Quantity::default(),
-            layers: None,
-        }),
-        items: grid
-            .items
-            .iter()
-            .map(|item| Item {
-                location: ItemLocation::Cell,
-                ..item.clone()
-            })
-            .collect(),
-        time: grid.time.clone(),
-    })
+    Some(elements)
 }
 
 /// Emits a point set as a mesh of vertex cells.

@@ -99,6 +99,14 @@ fn expected_steps(data: &Value, geometry: &GridGeometry) -> Vec<Vec<Option<f64>>
         .collect()
 }
 
+/// The item's name and EUM codes against the JSON's `name` and the two code keys.
+fn assert_item_codes(item: &basin_formats::model::Item, want: &Value, keys: [&str; 2], file: &str) {
+    let code = |key: &str| want[key].as_i64().map(|c| c as i32);
+    assert_eq!(item.name, want["name"].as_str().unwrap(), "{file}");
+    assert_eq!(item.quantity.eum_item, code(keys[0]), "{file}");
+    assert_eq!(item.quantity.eum_unit, code(keys[1]), "{file}");
+}
+
 #[test]
 fn samples_match_mike_io_values_items_and_times() {
     for name in [
@@ -115,15 +123,7 @@ fn samples_match_mike_io_values_items_and_times() {
         let items = expected["items"].as_array().unwrap();
         assert_eq!(grid.items.len(), items.len(), "{name}");
         for (index, (item, want)) in grid.items.iter().zip(items).enumerate() {
-            assert_eq!(item.name, want["name"].as_str().unwrap(), "{name}");
-            assert_eq!(
-                item.quantity.eum_item,
-                want["eum_type_code"].as_i64().map(|c| c as i32)
-            );
-            assert_eq!(
-                item.quantity.eum_unit,
-                want["eum_unit_code"].as_i64().map(|c| c as i32)
-            );
+            assert_item_codes(item, want, ["eum_type_code", "eum_unit_code"], name);
             assert_eq!(item.data_type, DataType::F32);
             let data = expected_steps(&expected["data"][&item.name], &grid.geometry);
             assert_eq!(steps.len(), data.len(), "{name}");
@@ -162,7 +162,8 @@ fn assert_close(got: (f64, f64), want: (f64, f64), tolerance: f64, what: &str) {
 #[test]
 fn coordinates_match_mike_io() {
     // (folder, file, centre of the first cell, orientation from grid north, dx, dy)
-    let cases: [(&str, &str, (f64, f64), f64, f64, f64); 8] = [
+    type Case = (&'static str, &'static str, (f64, f64), f64, f64, f64);
+    let cases: [Case; 8] = [
         ("dfs-samples", "line.dfs1", (100.0, 0.0), 0.0, 25.0, 25.0),
         (
             "dfs-samples",
@@ -316,52 +317,54 @@ fn mike_io_grids_match_their_summaries() {
                 < 1e-9
         );
         for (index, want) in expected["items"].as_array().unwrap().iter().enumerate() {
-            let item = &grid.items[index];
-            assert_eq!(item.name, want["name"].as_str().unwrap(), "{name}");
-            assert_eq!(
-                item.quantity.eum_item,
-                want["type_code"].as_i64().map(|c| c as i32)
-            );
-            assert_eq!(
-                item.quantity.eum_unit,
-                want["unit_code"].as_i64().map(|c| c as i32)
-            );
-            let all: Vec<f64> = steps.iter().flat_map(|step| step[index].to_f64()).collect();
-            let nan = all.iter().filter(|v| v.is_nan()).count();
-            assert_eq!(
-                nan as u64,
-                want["nan_count"].as_u64().unwrap(),
-                "{name} {}",
-                item.name
-            );
-            let finite: Vec<f64> = all.iter().copied().filter(|v| !v.is_nan()).collect();
-            if finite.is_empty() {
-                continue;
-            }
-            let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let sum: f64 = finite.iter().sum();
-            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
-            assert!(
-                close(min, expected_float(&want["min"])),
-                "{name} {}",
-                item.name
-            );
-            assert!(
-                close(max, expected_float(&want["max"])),
-                "{name} {}",
-                item.name
-            );
-            let want_sum = expected_float(&want["sum"]);
-            assert!(
-                (sum - want_sum).abs() <= 1e-6 * want_sum.abs().max(1.0),
-                "{name} {}: sum {sum} vs {want_sum}",
-                item.name
-            );
+            check_item_summary(&name, &grid.items[index], steps, index, want);
         }
         checked += 1;
     }
     assert_eq!(checked, 11, "the corpus has 11 DFS grids");
+}
+
+/// One item of a corpus file against MIKE IO's summary: codes, NaN count, min, max and sum.
+fn check_item_summary(
+    name: &str,
+    item: &basin_formats::model::Item,
+    steps: &[Vec<Values>],
+    index: usize,
+    want: &Value,
+) {
+    assert_item_codes(item, want, ["type_code", "unit_code"], name);
+    let all: Vec<f64> = steps.iter().flat_map(|step| step[index].to_f64()).collect();
+    let nan = all.iter().filter(|v| v.is_nan()).count();
+    assert_eq!(
+        nan as u64,
+        want["nan_count"].as_u64().unwrap(),
+        "{name} {}",
+        item.name
+    );
+    let finite: Vec<f64> = all.iter().copied().filter(|v| !v.is_nan()).collect();
+    if finite.is_empty() {
+        return;
+    }
+    let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = finite.iter().sum();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    assert!(
+        close(min, expected_float(&want["min"])),
+        "{name} {}",
+        item.name
+    );
+    assert!(
+        close(max, expected_float(&want["max"])),
+        "{name} {}",
+        item.name
+    );
+    let want_sum = expected_float(&want["sum"]);
+    assert!(
+        (sum - want_sum).abs() <= 1e-6 * want_sum.abs().max(1.0),
+        "{name} {}: sum {sum} vs {want_sum}",
+        item.name
+    );
 }
 
 /// Offsets of the two preamble timestamps.

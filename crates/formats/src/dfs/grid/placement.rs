@@ -157,7 +157,7 @@ pub enum Georeference {
     /// geographic WKT): no projection math.
     Direct,
     /// The origin is geographic and the grid's coordinates are projected.
-    Projected(CrsTransform),
+    Projected(Box<CrsTransform>),
 }
 
 /// How a file's projection string places the grid. `crs` is what the string resolves to
@@ -186,9 +186,9 @@ pub fn georeference(projection: &str, crs: Option<&Crs>) -> FormatResult<Georefe
     }
     let (proj4, _) = crs::proj4_of(crs)?;
     let geographic = Projection::of(&Crs::Proj4(geographic_of(&proj4)))?;
-    Ok(Georeference::Projected(CrsTransform::new(
+    Ok(Georeference::Projected(Box::new(CrsTransform::new(
         geographic, projected,
-    )))
+    ))))
 }
 
 fn shorten(text: &str) -> String {

@@ -269,7 +269,7 @@ pub(super) fn reverse_rows<T: Copy>(
     rows: usize,
 ) {
     let layer = columns * rows;
-    if layer == 0 || values.len() % layer != 0 {
+    if layer == 0 || !values.len().is_multiple_of(layer) {
         return;
     }
     scratch.clear();
@@ -358,28 +358,7 @@ impl Expansion {
                 ));
             }
         }
-        let mut targets = Vec::with_capacity(count);
-        for (key, ((x, y), z)) in xs.iter().zip(ys).zip(zs).enumerate() {
-            let position = |value: i32, limit: usize| {
-                usize::try_from(value).ok().filter(|value| *value < limit)
-            };
-            let (Some(x), Some(y), Some(z)) = (
-                position(*x, shape.nx),
-                position(*y, shape.ny),
-                position(*z, shape.nz),
-            ) else {
-                return Err(FormatError::invalid(
-                    FORMAT,
-                    format!("encoding key {key}"),
-                    format!(
-                        "cell ({x}, {y}, {z}) is outside the {} x {} x {} grid",
-                        shape.nx, shape.ny, shape.nz
-                    ),
-                ));
-            };
-            let row = shape.ny - 1 - y;
-            targets.push((z * shape.ny + row) * shape.nx + x);
-        }
+        let targets = targets_of(xs, ys, zs, shape)?;
         let fills = header
             .items
             .iter()
@@ -436,4 +415,31 @@ impl Expansion {
         }
         Ok(())
     }
+}
+
+/// The model cell index of each stored value of a compressed file (rows flipped), from the
+/// x, y and z encoding keys; a key outside the grid is an error naming it.
+fn targets_of(xs: &[i32], ys: &[i32], zs: &[i32], shape: &Shape) -> FormatResult<Vec<usize>> {
+    let mut targets = Vec::with_capacity(xs.len());
+    for (key, ((x, y), z)) in xs.iter().zip(ys).zip(zs).enumerate() {
+        let position =
+            |value: i32, limit: usize| usize::try_from(value).ok().filter(|value| *value < limit);
+        let (Some(x), Some(y), Some(z)) = (
+            position(*x, shape.nx),
+            position(*y, shape.ny),
+            position(*z, shape.nz),
+        ) else {
+            return Err(FormatError::invalid(
+                FORMAT,
+                format!("encoding key {key}"),
+                format!(
+                    "cell ({x}, {y}, {z}) is outside the {} x {} x {} grid",
+                    shape.nx, shape.ny, shape.nz
+                ),
+            ));
+        };
+        let row = shape.ny - 1 - y;
+        targets.push((z * shape.ny + row) * shape.nx + x);
+    }
+    Ok(targets)
 }

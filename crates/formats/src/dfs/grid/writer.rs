@@ -52,6 +52,96 @@ struct Open {
 }
 
 impl GridSink {
+    /// The projection record and the item axis of a grid placed as `placement`, with `counts`
+    /// columns, rows and layers.
+    fn record_and_axis(
+        &mut self,
+        geometry: &crate::model::GridGeometry,
+        placement: &Placement,
+        counts: [i32; 3],
+    ) -> FormatResult<(ProjectionRecord, SpatialAxis)> {
+        let [nx, ny, nz] = counts;
+        let projection = crs::mike_projection(geometry.crs.as_ref(), &mut self.notes);
+        let non_utm = projection.eq_ignore_ascii_case(crs::MIKE_NON_UTM);
+        let georeference = if non_utm {
+            Georeference::Direct
+        } else {
+            placement::georeference(&projection, geometry.crs.as_ref())?
+        };
+        if matches!(georeference, Georeference::Direct) && !non_utm && placement.orientation != 0.0
+        {
+            self.notes.push(format!(
+                "the grid is rotated by {} degrees in geographic coordinates; MIKE IO refuses \
+                 rotated LONG/LAT grids",
+                placement.orientation
+            ));
+        }
+        let unrotated_local = non_utm && placement.orientation == 0.0;
+        let (origin, offsets) = match self.dimensions {
+            Dimensions::One if unrotated_local => {
+                ((0.0, placement.centre.1), [placement.centre.0, 0.0])
+            }
+            Dimensions::Three if unrotated_local => ((0.0, 0.0), placement.centre.into()),
+            _ => (placement.centre, [0.0, 0.0]),
+        };
+        let (longitude, latitude, orientation) =
+            placement::geographic_origin(&georeference, origin, placement.orientation)?;
+        let (z0, dz) = geometry
+            .vertical
+            .map_or((0.0, 1.0), |vertical| (vertical.origin, vertical.spacing));
+        let [x0, y0] = offsets;
+        let axis = match self.dimensions {
+            Dimensions::One => SpatialAxis::eq_d1(1000, nx, x0 as f32, placement.dx as f32),
+            Dimensions::Two => SpatialAxis::eq_d2(
+                1000,
+                nx,
+                ny,
+                [x0 as f32, y0 as f32],
+                [placement.dx as f32, placement.dy as f32],
+            ),
+            Dimensions::Three => SpatialAxis::eq_d3(
+                1000,
+                [nx, ny, nz],
+                [x0 as f32, y0 as f32, z0 as f32],
+                [placement.dx as f32, placement.dy as f32, dz as f32],
+            ),
+        };
+        Ok((
+            ProjectionRecord {
+                name: projection,
+                origin_longitude: longitude,
+                origin_latitude: latitude,
+                orientation,
+            },
+            axis,
+        ))
+    }
+
+    /// The DFS item definitions on `axis` and the type each item is stored as.
+    fn item_infos(
+        &mut self,
+        items: &[Item],
+        axis: &SpatialAxis,
+    ) -> (Vec<super::super::container::ItemInfo>, Vec<DataType>) {
+        let mut types = Vec::with_capacity(items.len());
+        let mut infos = Vec::with_capacity(items.len());
+        for item in items {
+            let data_type = stored_type(item.data_type);
+            if data_type != item.data_type {
+                self.notes.push(format!(
+                    "item {:?} ({}) written as {} (MIKE reads float grids)",
+                    item.name,
+                    item.data_type.gdal_name(),
+                    data_type.gdal_name()
+                ));
+            }
+            let mut info = mapping::info_of(item, axis.clone());
+            info.data_type = data_type;
+            infos.push(info);
+            types.push(data_type);
+        }
+        (infos, types)
+    }
     pub(crate) fn new(output: &Path, dimensions: Dimensions, options: WriteOptions) -> Self {
         Self {
             output: output.to_owned(),
@@ -105,68 +195,8 @@ impl GridSink {
         let ny = count(geometry.rows, "rows")?;
         let nz = count(layers, "layers")?;
         let placement = Placement::of_transform(&geometry.transform, geometry.rows)?;
-        let projection = crs::mike_projection(geometry.crs.as_ref(), &mut self.notes);
-        let non_utm = projection.eq_ignore_ascii_case(crs::MIKE_NON_UTM);
-        let georeference = if non_utm {
-            Georeference::Direct
-        } else {
-            placement::georeference(&projection, geometry.crs.as_ref())?
-        };
-        if matches!(georeference, Georeference::Direct) && !non_utm && placement.orientation != 0.0
-        {
-            self.notes.push(format!(
-                "the grid is rotated by {} degrees in geographic coordinates; MIKE IO refuses \
-                 rotated LONG/LAT grids",
-                placement.orientation
-            ));
-        }
-        let unrotated_local = non_utm && placement.orientation == 0.0;
-        let (origin, offsets) = match self.dimensions {
-            Dimensions::One if unrotated_local => {
-                ((0.0, placement.centre.1), [placement.centre.0, 0.0])
-            }
-            Dimensions::Three if unrotated_local => ((0.0, 0.0), placement.centre.into()),
-            _ => (placement.centre, [0.0, 0.0]),
-        };
-        let (longitude, latitude, orientation) =
-            placement::geographic_origin(&georeference, origin, placement.orientation)?;
-        let (z0, dz) = geometry
-            .vertical
-            .map_or((0.0, 1.0), |vertical| (vertical.origin, vertical.spacing));
-        let [x0, y0] = offsets;
-        let axis = match self.dimensions {
-            Dimensions::One => SpatialAxis::eq_d1(1000, nx, x0 as f32, placement.dx as f32),
-            Dimensions::Two => SpatialAxis::eq_d2(
-                1000,
-                nx,
-                ny,
-                [x0 as f32, y0 as f32],
-                [placement.dx as f32, placement.dy as f32],
-            ),
-            Dimensions::Three => SpatialAxis::eq_d3(
-                1000,
-                [nx, ny, nz],
-                [x0 as f32, y0 as f32, z0 as f32],
-                [placement.dx as f32, placement.dy as f32, dz as f32],
-            ),
-        };
-        let mut types = Vec::with_capacity(grid.items.len());
-        let mut infos = Vec::with_capacity(grid.items.len());
-        for item in &grid.items {
-            let data_type = stored_type(item.data_type);
-            if data_type != item.data_type {
-                self.notes.push(format!(
-                    "item {:?} ({}) written as {} (MIKE reads float grids)",
-                    item.name,
-                    item.data_type.gdal_name(),
-                    data_type.gdal_name()
-                ));
-            }
-            let mut info = mapping::info_of(item, axis.clone());
-            info.data_type = data_type;
-            infos.push(info);
-            types.push(data_type);
-        }
+        let (record, axis) = self.record_and_axis(geometry, &placement, [nx, ny, nz])?;
+        let (infos, types) = self.item_infos(&grid.items, &axis);
         let time = mapping::time_writing_of(&grid.time);
         let now = now_timestamp();
         let header = DfsHeader {
@@ -177,12 +207,7 @@ impl GridSink {
                 application: self.options.application.clone(),
                 application_version: self.options.application_version,
                 data_type: 0,
-                projection: Some(ProjectionRecord {
-                    name: projection,
-                    origin_longitude: longitude,
-                    origin_latitude: latitude,
-                    orientation,
-                }),
+                projection: Some(record),
                 time: time.record.clone(),
                 ..FileHeader::default()
             },
