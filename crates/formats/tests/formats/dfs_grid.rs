@@ -761,3 +761,215 @@ fn a_dfs1_writer_refuses_several_rows() {
     assert!(!output.exists());
     let _ = (DFS2_WRITER, Dfs2Writer.spec(), TimeAxis::None);
 }
+
+/// A copy of a sample with its header edited by `edit` (the values copied as they are; the
+/// edit must keep every item's value count).
+fn edited(
+    dir: &Path,
+    sample: &str,
+    edit: impl FnOnce(&mut basin_formats::dfs::container::DfsHeader),
+) -> PathBuf {
+    let source = corpus("dfs-samples", sample);
+    let mut file = DfsFile::open(&source, &ReadLimits::default()).unwrap();
+    let mut header = file.header.clone();
+    edit(&mut header);
+    let path = dir.join(format!("edited_{sample}"));
+    let items = header.items.len();
+    let mut writer = DfsWriter::new(Cursor::new(Vec::new()), &path, header).unwrap();
+    let mut values = Values::with_capacity(DataType::F32, 0);
+    for step in 0..file.steps() {
+        writer.start_step(None).unwrap();
+        for item in 0..items {
+            file.read_values(step, item, &mut values).unwrap();
+            writer.write_item(&values).unwrap();
+        }
+    }
+    std::fs::write(&path, writer.finish().unwrap().into_inner()).unwrap();
+    path
+}
+
+fn error_of(path: &Path, raw: &[(&str, &str)]) -> String {
+    read_with(path, raw).unwrap_err().to_string()
+}
+
+#[test]
+fn malformed_grids_are_errors_naming_what() {
+    let dir = tempfile::tempdir().unwrap();
+    let swapped = edited(dir.path(), "grid_utm32.dfs2", |header| {
+        header.items[1].axis = SpatialAxis::eq_d2(1000, 4, 5, [0.0, 0.0], [100.0, 200.0]);
+    });
+    assert!(error_of(&swapped, &[]).contains("shares one axis"));
+    let flat = edited(dir.path(), "grid_utm32.dfs2", |header| {
+        for item in &mut header.items {
+            item.axis = SpatialAxis::eq_d2(1000, 5, 4, [0.0, 0.0], [0.0, 200.0]);
+        }
+    });
+    assert!(error_of(&flat, &[]).contains("do not describe a grid"));
+    let empty = edited(dir.path(), "grid_utm32.dfs2", |header| header.items.clear());
+    assert!(error_of(&empty, &[]).contains("no dynamic items"));
+}
+
+#[test]
+fn a_projection_name_basin_cannot_place_needs_an_srid() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = edited(dir.path(), "grid_utm32.dfs2", |header| {
+        if let Some(projection) = header.file.projection.as_mut() {
+            projection.name = "DKS".to_owned();
+        }
+    });
+    assert!(error_of(&path, &[]).contains("SRID"));
+    // EPSG:32632 is what UTM-32 means: the same placement as the sample's.
+    let with_srid = read_with(&path, &[("SRID", "32632")]).unwrap();
+    let original = read(&corpus("dfs-samples", "grid_utm32.dfs2"));
+    let (a, _) = grid_of(&with_srid);
+    let (b, _) = grid_of(&original);
+    assert_close(
+        file_cell_centre(&a.geometry, 0, 0),
+        file_cell_centre(&b.geometry, 0, 0),
+        1e-6,
+        "SRID",
+    );
+    assert_eq!(a.geometry.crs, Some(basin_formats::crs::Crs::Epsg(32632)));
+    // NON-UTM with an SRID: the origin is taken as it is, in that system.
+    let local = read_with(&corpus("dfs-samples", "line.dfs1"), &[("SRID", "25832")]).unwrap();
+    let (grid, _) = grid_of(&local);
+    assert_eq!(
+        grid.geometry.crs,
+        Some(basin_formats::crs::Crs::Epsg(25832))
+    );
+    assert_close(
+        file_cell_centre(&grid.geometry, 0, 0),
+        (100.0, 0.0),
+        0.0,
+        "NON-UTM",
+    );
+}
+
+#[test]
+fn compressed_keys_must_be_three_equal_int32_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = compressed_file(dir.path(), [vec![0, 1, 1], vec![0, 1], vec![0, 0, 1]]);
+    assert!(error_of(&path, &[]).contains("must be equal"));
+    let uncompressed_keys = edited(dir.path(), "cube.dfs3", |header| header.file.compressed = 1);
+    assert!(error_of(&uncompressed_keys, &[]).contains("encoding keys"));
+}
+
+/// A 3 x 2 Int16 grid with nodata -9999 and one step, north-up in UTM 32.
+fn int16_grid(layers: Option<usize>) -> Dataset {
+    use basin_formats::model::{GeoTransform, GridHeader, Item, VerticalAxis};
+    let mut item = Item::new("depth", DataType::I16);
+    item.nodata = Some(-9999.0);
+    let count = layers.unwrap_or(1);
+    Dataset {
+        header: Header::Grid(GridHeader {
+            geometry: GridGeometry {
+                columns: 3,
+                rows: 2,
+                vertical: layers.map(|count| VerticalAxis {
+                    origin: -5.0,
+                    spacing: 2.0,
+                    count,
+                }),
+                transform: GeoTransform::north_up(500000.0, 6000020.0, 10.0, 10.0),
+                crs: Some(basin_formats::crs::Crs::Epsg(32632)),
+            },
+            items: vec![item],
+            time: TimeAxis::None,
+        }),
+        data: Data::Values(vec![vec![Values::I16(
+            (0..6 * count as i16)
+                .map(|v| if v == 4 { -9999 } else { v })
+                .collect(),
+        )]]),
+    }
+}
+
+fn write_dataset(
+    writer: &dyn Writer,
+    dataset: &Dataset,
+    output: &Path,
+) -> basin_formats::FormatResult<basin_formats::catalogue::Written> {
+    let parameters = params(writer.spec().parameters, &[]);
+    let mut sink = writer.create(output, &parameters)?;
+    dataset.replay(sink.as_mut())?;
+    sink.finish()
+}
+
+#[test]
+fn integer_grids_are_written_as_floats_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("int.dfs2");
+    let written = write_dataset(&Dfs2Writer, &int16_grid(None), &output).unwrap();
+    assert!(
+        written
+            .notes
+            .iter()
+            .any(|note| note.contains("written as Float32")),
+        "{:?}",
+        written.notes
+    );
+    let dataset = read(&output);
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.items[0].data_type, DataType::F32);
+    let values = steps[0][0].to_f64();
+    assert_eq!(values[..4], [0.0, 1.0, 2.0, 3.0]);
+    assert!(values[4].is_nan());
+    let Header::Grid(source) = &int16_grid(None).header else {
+        panic!("a grid")
+    };
+    assert_eq!(grid.geometry.transform, source.geometry.transform);
+    let record = DfsFile::open(&output, &ReadLimits::default())
+        .unwrap()
+        .header;
+    assert_eq!(record.file.application, "Basin");
+    assert!(
+        record
+            .file
+            .projection
+            .unwrap()
+            .name
+            .contains("UTM zone 32N")
+    );
+}
+
+#[test]
+fn layered_grids_need_dfs3_and_dfs3_takes_2d_grids() {
+    let dir = tempfile::tempdir().unwrap();
+    let layered = int16_grid(Some(2));
+    let error = write_dataset(&Dfs2Writer, &layered, &dir.path().join("x.dfs2")).unwrap_err();
+    assert!(error.to_string().contains("write it as DFS3"), "{error}");
+    let cube = dir.path().join("cube.dfs3");
+    write_dataset(&basin_formats::dfs::grid::Dfs3Writer, &layered, &cube).unwrap();
+    let dataset = read(&cube);
+    let (grid, steps) = grid_of(&dataset);
+    assert_eq!(grid.geometry.vertical.unwrap().origin, -5.0);
+    assert_eq!(steps[0][0].len(), 12);
+    let flat = dir.path().join("flat.dfs3");
+    write_dataset(
+        &basin_formats::dfs::grid::Dfs3Writer,
+        &int16_grid(None),
+        &flat,
+    )
+    .unwrap();
+    let flat = read(&flat);
+    let (grid, _) = grid_of(&flat);
+    assert_eq!(grid.geometry.layers(), 1);
+}
+
+#[test]
+fn sheared_grids_and_other_kinds_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sheared = int16_grid(None);
+    if let Header::Grid(grid) = &mut sheared.header {
+        grid.geometry.transform.row_rotation = 3.0;
+    }
+    let error = write_dataset(&Dfs2Writer, &sheared, &dir.path().join("s.dfs2")).unwrap_err();
+    assert!(error.to_string().contains("sheared"), "{error}");
+    let mesh = Catalogue::standard().convert(
+        &corpus("dfs-samples", "mesh2d_mixed.mesh"),
+        &dir.path().join("m.dfs2"),
+        &Conversion::default(),
+        &ReadContext::default(),
+    );
+    assert!(mesh.is_err());
+}

@@ -236,10 +236,37 @@ pub fn map_origin(
     match georeference {
         Georeference::Direct => Ok(((longitude, latitude), orientation)),
         Georeference::Projected(transform) => {
-            let origin = transform.apply(longitude, latitude)?;
+            let exact = transform.apply(longitude, latitude)?;
             let convergence = convergence(transform, longitude, latitude)?;
-            Ok((origin, orientation + convergence))
+            Ok((
+                round_trip_origin(transform, exact, longitude, latitude),
+                orientation + convergence,
+            ))
         }
+    }
+}
+
+/// `origin` rounded to the micrometre when the rounded position projects back to exactly the
+/// stored longitude and latitude, else as it is. A grid Basin wrote from round coordinates
+/// (500000, 6000020) then reads back at them, not 3e-10 m off (the projection there and back
+/// is not exact); a file from another writer, whose longitude and latitude came from another
+/// library's projection, keeps the position that gives back its bytes.
+fn round_trip_origin(
+    transform: &CrsTransform,
+    origin: (f64, f64),
+    longitude: f64,
+    latitude: f64,
+) -> (f64, f64) {
+    let micrometres = |value: f64| (value * 1e6).round() / 1e6;
+    let rounded = (micrometres(origin.0), micrometres(origin.1));
+    match transform.inverse().try_apply(rounded.0, rounded.1) {
+        Some((back_longitude, back_latitude))
+            if back_longitude.to_bits() == longitude.to_bits()
+                && back_latitude.to_bits() == latitude.to_bits() =>
+        {
+            rounded
+        }
+        _ => origin,
     }
 }
 
