@@ -239,3 +239,71 @@ def test_basin_dfs3_to_vtu_read_by_meshio(tmp_path):
     assert corners[:, 0].min() == 0.0 and corners[:, 0].max() == 10.0
     assert corners[:, 1].min() == 40.0 and corners[:, 1].max() == 60.0
     assert corners[:, 2].min() == -12.5 and corners[:, 2].max() == -7.5
+
+
+def write_asc(path, columns, rows, header, values):
+    lines = [f"ncols {columns}", f"nrows {rows}", *header]
+    lines += [" ".join(str(v) for v in row) for row in values]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("epsg", [32632, 4326])
+def test_gdal_geotiff_to_dfs2_read_by_mikeio(tmp_path, epsg):
+    """A GeoTIFF made by GDAL (Int16 with nodata -9999) converted by Basin to DFS2: MIKE IO
+    reads float values with NaN where the nodata was, cells where GDAL has them."""
+    m = mikeio()
+    require_tool("gdal_translate")
+    values = np.arange(12, dtype=np.int16).reshape(3, 4) * 7 - 20
+    values[1, 2] = -9999
+    asc = tmp_path / "grid.asc"
+    corner = ("xllcorner 500000", "yllcorner 6000000", "cellsize 25") if epsg == 32632 else \
+        ("xllcorner 10.5", "yllcorner 55.25", "cellsize 0.125")
+    write_asc(asc, 4, 3, [*corner, "NODATA_value -9999"], values)
+    tif = tmp_path / "grid.tif"
+    run("gdal_translate", "-q", "-ot", "Int16", "-a_srs", f"EPSG:{epsg}", asc, tif)
+    dfs2 = tmp_path / "grid.dfs2"
+    convert(tif, dfs2)
+    dataset = m.read(str(dfs2))
+    got = dataset[0].to_numpy()[0]  # MIKE IO rows south to north
+    expected = values[::-1].astype(np.float32)
+    expected[expected == -9999] = np.nan
+    assert np.array_equal(got, expected, equal_nan=True)
+    info = json.loads(run("gdalinfo", "-json", tif))
+    a, b, _, d, _, f = info["geoTransform"]
+    x, y = centres(dataset.geometry)
+    tolerance = 1e-6 if epsg == 32632 else 1e-9
+    assert abs(x[0, 0] - (a + b / 2)) < tolerance
+    assert abs(y[0, 0] - (d + f * 2.5)) < tolerance
+    assert abs(x[0, 1] - x[0, 0] - b) < tolerance
+
+
+def test_dfs2_to_ascii_grid_read_by_gdal(tmp_path):
+    """One item of one step of a MIKE IO DFS2 with NaN written as ASCII Grid: GDAL reads the
+    NaN nodata and the values, and MIKE IO reads Basin's DFS2 made from that .asc back."""
+    m = mikeio()
+    require_tool("gdal_translate")
+    geometry = m.Grid2D(x0=500000.0, y0=6000000.0, nx=3, ny=2, dx=10.0, dy=10.0,
+                        projection="UTM-32")
+    values = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    values[0, 0, 1] = np.nan
+    array = m.DataArray(values, time=pd.date_range("2020-01-01", periods=1), geometry=geometry,
+                        item=m.ItemInfo("H", m.EUMType.Water_Level))
+    source = tmp_path / "a.dfs2"
+    m.Dataset([array]).to_dfs(str(source))
+    asc = tmp_path / "a.asc"
+    convert(source, asc)
+    info = json.loads(run("gdalinfo", "-json", asc))
+    assert str(info["bands"][0]["noDataValue"]).lower() == "nan"
+    xyz = tmp_path / "a.xyz"
+    run("gdal_translate", "-q", "-of", "XYZ", asc, xyz)
+    rows = [line.split() for line in xyz.read_text().splitlines()]
+    got = np.array([float(row[2]) for row in rows]).reshape(2, 3)
+    assert np.array_equal(got, values[0][::-1], equal_nan=True)
+    assert abs(float(rows[0][0]) - 500000.0) < 1e-6
+    assert abs(float(rows[0][1]) - 6000010.0) < 1e-6
+    back = tmp_path / "back.dfs2"
+    convert(asc, back)
+    again = m.read(str(back))
+    assert np.array_equal(again[0].to_numpy(), values, equal_nan=True)
+    assert np.allclose(again.geometry.x, [500000.0, 500010.0, 500020.0], atol=1e-6, rtol=0)
+    assert np.allclose(again.geometry.y, [6000000.0, 6000010.0], atol=1e-6, rtol=0)
