@@ -973,3 +973,32 @@ fn sheared_grids_and_other_kinds_are_refused() {
     );
     assert!(mesh.is_err());
 }
+
+/// mikecore-python's compressed MIKE 3 file: expanded as MIKE IO expands it (its summary and
+/// 20 cells); its projection `DKS` needs an SRID (any projected one places it for this test).
+#[test]
+fn a_real_compressed_dfs3_matches_mike_io() {
+    let path = corpus("mikecore", "OresundHD.dfs3");
+    let expected = json_of(&corpus("mikecore/expected", "OresundHD.dfs3.json"));
+    assert!(error_of(&path, &[]).contains("SRID"));
+    let dataset = read_with(&path, &[("SRID", "2196")]).unwrap();
+    let (grid, steps) = grid_of(&dataset);
+    let geometry = &grid.geometry;
+    assert_eq!(
+        (geometry.columns, geometry.rows, geometry.layers()),
+        (72, 94, 41)
+    );
+    assert_eq!(steps.len(), 5);
+    for (index, want) in expected["items"].as_array().unwrap().iter().enumerate() {
+        check_item_summary("OresundHD.dfs3", &grid.items[index], steps, index, want);
+    }
+    let item = expected["cells"]["item"].as_u64().unwrap() as usize;
+    for cell in expected["cells"]["values"].as_array().unwrap() {
+        let at = |index: usize| cell[index].as_u64().unwrap() as usize;
+        let (step, z, y, x) = (at(0), at(1), at(2), at(3));
+        let model = geometry.index(x, geometry.rows - 1 - y, z);
+        let got = steps[step][item].get_f64(model).unwrap();
+        // Compared as the file's float32 (the JSON's decimal is MIKE IO's float32 widened).
+        assert_eq!(got as f32, cell[4].as_f64().unwrap() as f32, "{cell}");
+    }
+}

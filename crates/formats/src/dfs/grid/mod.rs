@@ -59,7 +59,7 @@ const SRID_PARAMETER: ParameterSpec = srid_parameter(
 
 const COORDINATE_INTERPRETATION_PARAMETER: ParameterSpec = ParameterSpec {
     name: COORDINATE_INTERPRETATION,
-    description: "Where the file's origin lies: CenterOfCell (the centre of the first cell, as MIKE and MIKE IO read it), BottomLeftBorder (the outer lower-left corner of the first cell), Borders (the origin and the last cell's point are the outer borders: cells shrink to (n-1)/n of the stored spacing)",
+    description: "Where the file's origin lies: CenterOfCell (the centre of the first cell, as MIKE reads it and MIKE IO reads projected and geographic grids), BottomLeftBorder (the outer lower-left corner of the first cell), Borders (the origin and the last cell's point are the outer borders: cells shrink to (n-1)/n of the stored spacing)",
     data_type: ParameterType::String,
     required: false,
     default_value: Some("CenterOfCell"),
