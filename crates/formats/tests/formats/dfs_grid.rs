@@ -1002,3 +1002,38 @@ fn a_real_compressed_dfs3_matches_mike_io() {
         assert_eq!(got as f32, cell[4].as_f64().unwrap() as f32, "{cell}");
     }
 }
+
+#[test]
+fn local_positions_float32_cannot_hold_go_to_the_projection_origin() {
+    use basin_formats::model::GeoTransform;
+    let dir = tempfile::tempdir().unwrap();
+    let mut dataset = int16_grid(Some(1));
+    if let Header::Grid(grid) = &mut dataset.header {
+        grid.geometry.crs = None;
+        grid.geometry.transform = GeoTransform::north_up(123456.789, 2000.0, 0.5, 0.5);
+    }
+    let output = dir.path().join("local.dfs3");
+    write_dataset(&basin_formats::dfs::grid::Dfs3Writer, &dataset, &output).unwrap();
+    let header = DfsFile::open(&output, &ReadLimits::default())
+        .unwrap()
+        .header;
+    let record = header.file.projection.unwrap();
+    assert_eq!(record.name, "NON-UTM");
+    assert_eq!(record.origin_longitude, 123457.039);
+    let back = read(&output);
+    let (grid, _) = grid_of(&back);
+    assert_eq!(grid.geometry.transform.origin_x, 123456.789);
+    // A position float32 holds stays in the axis, as MIKE IO writes it.
+    if let Header::Grid(grid) = &mut dataset.header {
+        grid.geometry.transform = GeoTransform::north_up(100.0, 2000.0, 0.5, 0.5);
+    }
+    write_dataset(&basin_formats::dfs::grid::Dfs3Writer, &dataset, &output).unwrap();
+    let header = DfsFile::open(&output, &ReadLimits::default())
+        .unwrap()
+        .header;
+    assert_eq!(header.file.projection.unwrap().origin_longitude, 0.0);
+    assert_eq!(
+        header.items[0].axis.equidistant().unwrap()[0],
+        (100.25, 0.5)
+    );
+}

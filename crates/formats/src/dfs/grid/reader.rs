@@ -206,7 +206,11 @@ fn geometry_of(
         None => ("", 0.0, 0.0, 0.0),
     };
     let crs = crate::crs::from_mike_projection(name, options.srid);
-    let georeference = if name.trim().eq_ignore_ascii_case(crate::crs::MIKE_NON_UTM) {
+    // Without a projection record, or in NON-UTM, the origin is a position as it is (in the
+    // SRID's system when one is given).
+    let local = header.file.projection.is_none()
+        || name.trim().eq_ignore_ascii_case(crate::crs::MIKE_NON_UTM);
+    let georeference = if local {
         placement::Georeference::Direct
     } else {
         placement::georeference(name, crs.as_ref())?

@@ -76,12 +76,14 @@ impl GridSink {
                 placement.orientation
             ));
         }
-        let unrotated_local = non_utm && placement.orientation == 0.0;
+        // MIKE IO keeps an unrotated local DFS1/DFS3 position in the (float32) axis offsets;
+        // so does Basin where float32 holds it exactly, else in the (double) projection origin.
+        let exact_in_axis = |value: f64| f64::from(value as f32) == value;
+        let (x, y) = placement.centre;
+        let in_axis = non_utm && placement.orientation == 0.0 && exact_in_axis(x);
         let (origin, offsets) = match self.dimensions {
-            Dimensions::One if unrotated_local => {
-                ((0.0, placement.centre.1), [placement.centre.0, 0.0])
-            }
-            Dimensions::Three if unrotated_local => ((0.0, 0.0), placement.centre.into()),
+            Dimensions::One if in_axis => ((0.0, y), [x, 0.0]),
+            Dimensions::Three if in_axis && exact_in_axis(y) => ((0.0, 0.0), [x, y]),
             _ => (placement.centre, [0.0, 0.0]),
         };
         let (longitude, latitude, orientation) =
