@@ -307,3 +307,38 @@ def test_dfs2_to_ascii_grid_read_by_gdal(tmp_path):
     assert np.array_equal(again[0].to_numpy(), values, equal_nan=True)
     assert np.allclose(again.geometry.x, [500000.0, 500010.0, 500020.0], atol=1e-6, rtol=0)
     assert np.allclose(again.geometry.y, [6000000.0, 6000010.0], atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:6])
+def test_mikeio_dfs2_to_vtu_read_by_meshio(tmp_path, seed):
+    """Each cell a quad whose centre is MIKE IO's cell centre, with MIKE IO's values (the last
+    step, selected with a one-step file)."""
+    meshio = require_module("meshio")
+    m = mikeio()
+    source = tmp_path / "mikeio.dfs2"
+    written = random_dfs2(seed, source)
+    dataset = m.read(str(source))
+    one_step = tmp_path / "one.dfs2"
+    dataset.isel(time=[-1]).to_dfs(str(one_step))
+    target = tmp_path / "basin.vtu"
+    convert(one_step, target, *reader_parameters(written["projection"]))
+    mesh = meshio.read(target)
+    assert [block.type for block in mesh.cells] == ["quad"]
+    ny, nx = dataset.geometry.ny, dataset.geometry.nx
+    quads = mesh.cells[0].data
+    assert len(quads) == nx * ny
+    centre = mesh.points[quads].mean(axis=1)
+    x, y = centres(dataset.geometry)
+    tolerance = 1e-9 if written["projection"] == "LONG/LAT" else 1e-6
+    # VTU cells run north to south, MIKE IO's rows south to north.
+    assert np.max(np.abs(centre[:, 0] - x[::-1].reshape(-1))) < tolerance
+    assert np.max(np.abs(centre[:, 1] - y[::-1].reshape(-1))) < tolerance
+    for item in dataset:
+        got = mesh.cell_data[item.name][0]
+        want = item.to_numpy()[-1][::-1].reshape(-1)
+        assert np.array_equal(got, want, equal_nan=True)
+    # Counter-clockwise seen from above (positive signed area).
+    corners = mesh.points[quads][:, :, :2]
+    area = 0.5 * np.sum(corners[:, :, 0] * np.roll(corners[:, :, 1], -1, axis=1)
+                        - np.roll(corners[:, :, 0], -1, axis=1) * corners[:, :, 1], axis=1)
+    assert np.all(area > 0)
