@@ -1037,3 +1037,14 @@ fn local_positions_float32_cannot_hold_go_to_the_projection_origin() {
         (100.25, 0.5)
     );
 }
+
+#[test]
+fn a_system_basin_cannot_project_is_refused_by_the_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dataset = int16_grid(None);
+    if let Header::Grid(grid) = &mut dataset.header {
+        grid.geometry.crs = Some(basin_formats::crs::Crs::Named("DKS".to_owned()));
+    }
+    let error = write_dataset(&Dfs2Writer, &dataset, &dir.path().join("dks.dfs2")).unwrap_err();
+    assert!(error.to_string().contains("CrsTransformation"), "{error}");
+}

@@ -162,8 +162,8 @@ pub enum Georeference {
 
 /// How a file's projection string places the grid. `crs` is what the string resolves to
 /// (with `SRID` applied); a name that is neither MIKE's LONG/LAT or NON-UTM nor resolvable is
-/// an error asking for an SRID.
-pub fn georeference(projection: &str, crs: Option<&Crs>) -> FormatResult<Georeference> {
+/// an error ending with `hint` (what the user can do).
+pub fn georeference(projection: &str, crs: Option<&Crs>, hint: &str) -> FormatResult<Georeference> {
     let name = projection.trim();
     let Some(crs) = crs else {
         return Ok(Georeference::Direct);
@@ -175,8 +175,7 @@ pub fn georeference(projection: &str, crs: Option<&Crs>) -> FormatResult<Georefe
         FormatError::unsupported(
             FORMAT,
             format!(
-                "the grid's projection {:?} cannot be placed: {error}; give its EPSG code \
-                 with the SRID parameter",
+                "the grid's projection {:?} cannot be placed: {error}; {hint}",
                 shorten(name)
             ),
         )

@@ -213,7 +213,11 @@ fn geometry_of(
     let georeference = if local {
         placement::Georeference::Direct
     } else {
-        placement::georeference(name, crs.as_ref())?
+        placement::georeference(
+            name,
+            crs.as_ref(),
+            "give its EPSG code with the SRID parameter",
+        )?
     };
     let (origin, orientation) =
         placement::map_origin(&georeference, longitude, latitude, orientation)?;

@@ -66,7 +66,11 @@ impl GridSink {
         let georeference = if non_utm {
             Georeference::Direct
         } else {
-            placement::georeference(&projection, geometry.crs.as_ref())?
+            placement::georeference(
+                &projection,
+                geometry.crs.as_ref(),
+                "reproject the grid first (CrsTransformation) to a system Basin can project",
+            )?
         };
         if matches!(georeference, Georeference::Direct) && !non_utm && placement.orientation != 0.0
         {
