@@ -677,12 +677,17 @@ fn an_unknown_coordinate_interpretation_is_refused() {
 
 /// A compressed DFS3 of a 3 x 2 x 2 grid with three stored cells.
 fn compressed_file(dir: &Path, keys: [Vec<i32>; 3]) -> PathBuf {
+    compressed_grid(dir, keys, [3, 2, 2])
+}
+
+/// A compressed DFS3 of a grid of `counts` cells storing one value per key.
+fn compressed_grid(dir: &Path, keys: [Vec<i32>; 3], counts: [i32; 3]) -> PathBuf {
     let source =
         DfsFile::open(&corpus("dfs-samples", "cube.dfs3"), &ReadLimits::default()).unwrap();
     let mut header = source.header.clone();
     header.file.compressed = 1;
     header.file.time.steps = 1;
-    let grid_axis = SpatialAxis::eq_d3(1000, [3, 2, 2], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]);
+    let grid_axis = SpatialAxis::eq_d3(1000, counts, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]);
     for item in &mut header.items {
         item.axis = grid_axis.clone();
     }
@@ -848,6 +853,12 @@ fn a_projection_name_basin_cannot_place_needs_an_srid() {
 #[test]
 fn compressed_keys_must_be_three_equal_int32_items() {
     let dir = tempfile::tempdir().unwrap();
+    let huge = compressed_grid(
+        dir.path(),
+        [vec![0, 1, 2], vec![0, 0, 0], vec![0, 0, 0]],
+        [5000, 5000, 1],
+    );
+    assert!(error_of(&huge, &[]).contains("cells per stored value"));
     let path = compressed_file(dir.path(), [vec![0, 1, 1], vec![0, 1], vec![0, 0, 1]]);
     assert!(error_of(&path, &[]).contains("must be equal"));
     let uncompressed_keys = edited(dir.path(), "cube.dfs3", |header| header.file.compressed = 1);
@@ -1047,4 +1058,24 @@ fn a_system_basin_cannot_project_is_refused_by_the_writers() {
     }
     let error = write_dataset(&Dfs2Writer, &dataset, &dir.path().join("dks.dfs2")).unwrap_err();
     assert!(error.to_string().contains("CrsTransformation"), "{error}");
+}
+
+#[test]
+fn values_that_do_not_fill_the_axis_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // Written as compressed (so that the writer takes 3 values for a 12-cell axis), then the
+    // flag cleared: an uncompressed file whose records are shorter than the axis.
+    let path = compressed_file(dir.path(), [vec![0, 2, 1], vec![0, 1, 0], vec![0, 0, 1]]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let tag = [0xFE, 0x1D, 0x27];
+    let at = bytes.windows(3).position(|window| window == tag).unwrap();
+    // FE tag, then the record: type 4, count 1, the value.
+    assert_eq!(&bytes[at + 3..at + 8], &[4, 1, 0, 0, 0]);
+    bytes[at + 8] = 0;
+    std::fs::write(&path, bytes).unwrap();
+    let error = error_of(&path, &[]);
+    assert!(
+        error.contains("3 values per step where its axis spans 12"),
+        "{error}"
+    );
 }

@@ -48,6 +48,7 @@ pub(crate) fn read(
     let expansion = if file.header.file.compressed != 0 {
         Some(Expansion::of(&file, &shape, &selected)?)
     } else {
+        check_value_counts(&file, &selected, cells)?;
         None
     };
     let time = mapping::time_axis_of(&mut file)?;
@@ -81,6 +82,26 @@ fn grid_item(info: &ItemInfo, header: &DfsHeader) -> Item {
         item.nodata = Some(f64::NAN);
     }
     item
+}
+
+/// Every selected item of an uncompressed file stores one value per cell.
+fn check_value_counts<R: std::io::BufRead + std::io::Seek>(
+    file: &DfsFile<R>,
+    selected: &[usize],
+    cells: usize,
+) -> FormatResult<()> {
+    for index in selected {
+        let stored = file.item_len(*index).unwrap_or(0);
+        if stored != cells {
+            let name = file.header.items.get(*index).map(|info| info.name.as_str());
+            return Err(FormatError::invalid(
+                FORMAT,
+                format!("item {:?}", name.unwrap_or_default()),
+                format!("{stored} values per step where its axis spans {cells} cells"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn too_large(shape: &Shape) -> FormatError {
@@ -311,6 +332,12 @@ fn flip_rows(values: &mut Values, shape: &Shape, scratch: &mut Values) {
     }
 }
 
+/// Most cells of a compressed grid per value it stores. The expansion allocates the whole grid,
+/// so a file's claim is bounded by what it holds: a MIKE 3 file stores a sizeable share of its
+/// cells (mikecore-python's OresundHD one in 9), while a few bytes claiming a huge grid would
+/// otherwise cost gigabytes.
+const EXPANSION_MAX: usize = 4096;
+
 /// A compressed file's encoding keys turned into model cell indexes (rows already flipped).
 struct Expansion {
     /// Model index of each stored value.
@@ -366,6 +393,18 @@ impl Expansion {
                 ));
             }
         }
+        let cells = shape.cells().unwrap_or(usize::MAX);
+        if cells / EXPANSION_MAX > count {
+            return Err(FormatError::invalid(
+                FORMAT,
+                "encoding keys",
+                format!(
+                    "{count} stored values for a grid of {cells} cells: more than \
+                     {EXPANSION_MAX} cells per stored value is refused (the expanded grid is \
+                     held in memory)"
+                ),
+            ));
+        }
         let targets = targets_of(xs, ys, zs, shape)?;
         let fills = header
             .items
@@ -380,7 +419,7 @@ impl Expansion {
             .collect();
         Ok(Self {
             targets,
-            cells: shape.cells().unwrap_or(0),
+            cells,
             fills,
         })
     }
