@@ -1079,3 +1079,26 @@ fn values_that_do_not_fill_the_axis_are_an_error() {
         "{error}"
     );
 }
+
+/// Every byte of every sample changed in turn (to its complement, and to 0x7F, a large count
+/// byte): each reader returns a result, never panics; what it reads has its grid's shape.
+#[test]
+fn corrupted_samples_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["line.dfs1", "grid_utm32_rotated.dfs2", "cube.dfs3"] {
+        let original = std::fs::read(corpus("dfs-samples", name)).unwrap();
+        let path = dir.path().join(name);
+        for offset in 0x82..original.len() {
+            for value in [!original[offset], 0x7F] {
+                let mut bytes = original.clone();
+                bytes[offset] = value;
+                std::fs::write(&path, &bytes).unwrap();
+                if let Ok(dataset) = read_with(&path, &[]) {
+                    let (grid, steps) = grid_of(&dataset);
+                    let cells = grid.geometry.cells().unwrap();
+                    assert!(steps.iter().flatten().all(|values| values.len() == cells));
+                }
+            }
+        }
+    }
+}
