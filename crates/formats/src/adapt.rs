@@ -14,12 +14,14 @@
 //!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land);
 //! - a time series to a mesh (DFS0 to VTU): one node, at the series' position when it has one
 //!   (a DFS0 file's item reference coordinates) else at (0, 0, 0), as one vertex cell; each
-//!   item a node item, every step kept.
+//!   item a node item, every step kept;
+//! - a grid to a mesh (DFS1/DFS2/DFS3 or GeoTIFF to VTU): see [`grid_to_mesh`].
 //!
-//! The first three need the whole dataset before they can announce the other kind's header (a
-//! mesh header holds the geometry; features need every step of their element), so they collect
-//! it: memory is the geometry plus the values they pass on. A time series as a mesh streams:
-//! its geometry is known from its header, and each of its values is the one node's.
+//! Mesh to features, features to a mesh and points to a mesh need the whole dataset before they
+//! can announce the other kind's header (a mesh header holds the geometry; features need every
+//! step of their element), so they collect it: memory is the geometry plus the values they pass
+//! on. A time series or a grid as a mesh streams: the mesh follows from the header alone, and
+//! the values pass unchanged.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -131,6 +133,8 @@ enum State {
     Mesh(MeshToFeatures),
     /// Features to become a mesh.
     Features(FeatureSchema, Vec<Feature>),
+    /// A grid announced as a mesh whose elements are its cells: values pass through.
+    GridCells,
 }
 
 struct Adapter<'a> {
@@ -161,6 +165,10 @@ impl DatasetSink for Adapter<'_> {
                 self.sink.begin(&series_as_mesh(series))?;
                 State::Pass
             }
+            (Header::Grid(grid), DataKind::Mesh) => {
+                self.sink.begin(&Header::Mesh(grid_to_mesh(grid)?))?;
+                State::GridCells
+            }
             (header, native) => {
                 return Err(FormatError::Incompatible {
                     data: header.kind().name(),
@@ -185,7 +193,7 @@ impl DatasetSink for Adapter<'_> {
 
     fn wants(&self, step: usize, item: usize) -> bool {
         match &self.state {
-            State::Pass => self.sink.wants(step, item),
+            State::Pass | State::GridCells => self.sink.wants(step, item),
             State::Mesh(mesh) => mesh.wants(step),
             _ => true,
         }
@@ -218,7 +226,7 @@ impl DatasetSink for Adapter<'_> {
 
     fn end(&mut self) -> FormatResult<()> {
         match std::mem::replace(&mut self.state, State::Pass) {
-            State::Pass => {}
+            State::Pass | State::GridCells => {}
             State::Points(header, chunk) => points_to_mesh(&header, chunk, self.sink)?,
             State::Mesh(mesh) => mesh.emit(self.sink)?,
             State::Features(schema, features) => {
@@ -261,6 +269,143 @@ fn series_as_mesh(series: &TimeSeriesHeader) -> Header {
             .collect(),
         time: series.time.clone(),
     })
+}
+
+/// The mesh of a grid's cells: quadrilaterals (VTK 9) for a 2D grid, a DFS1 line included
+/// (its one row of cells keeps its width), hexahedra (VTK 12) for a grid with a vertical
+/// axis. Nodes are the cell corners from the transform (rotation included); a layered grid's
+/// layer `k` spans `origin + (k ± 1/2) x spacing` in z (the vertical origin is the first
+/// layer's centre, as DFS3 stores it), a 2D grid lies at z = 0. Elements follow the grid's
+/// value order (layer, row, column), so the values pass through as cell items unchanged, NaN
+/// included; corners go counter-clockwise seen from above, bottom face first.
+pub fn grid_to_mesh(grid: &crate::model::GridHeader) -> FormatResult<MeshHeader> {
+    let geometry = &grid.geometry;
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
+    let layers = layered.map_or(1, |vertical| vertical.count);
+    let too_many = || FormatError::Incompatible {
+        data: "grid",
+        format: "mesh",
+        message: format!(
+            "a grid of {columns} x {rows} x {layers} cells has more corners than a mesh can \
+             number (4294967295)"
+        ),
+    };
+    let node_layers = if layered.is_some() { layers + 1 } else { 1 };
+    let count = (columns + 1)
+        .checked_mul(rows + 1)
+        .and_then(|count| count.checked_mul(node_layers))
+        .filter(|count| u32::try_from(*count).is_ok())
+        .ok_or_else(too_many)?;
+    let nodes = grid_corner_nodes(geometry, count, node_layers);
+    let elements = grid_cell_elements(geometry, layers).ok_or_else(too_many)?;
+    Ok(MeshHeader {
+        geometry: Arc::new(MeshGeometry {
+            nodes,
+            elements,
+            crs: geometry.crs.clone(),
+            z_quantity: Quantity::default(),
+            layers: None,
+        }),
+        items: grid
+            .items
+            .iter()
+            .map(|item| Item {
+                location: ItemLocation::Cell,
+                ..item.clone()
+            })
+            .collect(),
+        time: grid.time.clone(),
+    })
+}
+
+/// The corners of a grid's cells: `node_layers` levels of (columns + 1) x (rows + 1) nodes.
+fn grid_corner_nodes(
+    geometry: &crate::model::GridGeometry,
+    count: usize,
+    node_layers: usize,
+) -> Nodes {
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
+    let mut nodes = Nodes {
+        ids: (1..=count as i64).collect(),
+        x: Vec::with_capacity(count),
+        y: Vec::with_capacity(count),
+        z: Vec::with_capacity(count),
+        codes: vec![0; count],
+    };
+    for layer in 0..node_layers {
+        let z = layered.map_or(0.0, |vertical| {
+            vertical.origin + (layer as f64 - 0.5) * vertical.spacing
+        });
+        for row in 0..=rows {
+            for column in 0..=columns {
+                let (x, y) = geometry.transform.apply(column as f64, row as f64);
+                nodes.x.push(x);
+                nodes.y.push(y);
+                nodes.z.push(z);
+            }
+        }
+    }
+    nodes
+}
+
+/// The cells of a grid of `layers` layers as quadrilaterals or hexahedra over the nodes of
+/// [`grid_corner_nodes`]; `None` when they are too many to count.
+fn grid_cell_elements(geometry: &crate::model::GridGeometry, layers: usize) -> Option<Elements> {
+    let (columns, rows) = (geometry.columns, geometry.rows);
+    let layered = geometry.vertical.filter(|vertical| vertical.count > 0);
+    let node = |column: usize, row: usize, layer: usize| {
+        u32::try_from((layer * (rows + 1) + row) * (columns + 1) + column).unwrap_or(u32::MAX)
+    };
+    // Counter-clockwise from above: a north-up transform (negative determinant, rows running
+    // south) starts at the cell's lower-left corner, the next row.
+    let transform = &geometry.transform;
+    let determinant = transform.pixel_width * transform.pixel_height
+        - transform.row_rotation * transform.column_rotation;
+    let corners: [(usize, usize); 4] = if determinant < 0.0 {
+        [(0, 1), (1, 1), (1, 0), (0, 0)]
+    } else {
+        [(0, 0), (1, 0), (1, 1), (0, 1)]
+    };
+    let upward = layered.is_none_or(|vertical| vertical.spacing >= 0.0);
+    let cells = columns.checked_mul(rows)?.checked_mul(layers)?;
+    let mut elements = Elements {
+        ids: Vec::with_capacity(cells),
+        kinds: Vec::with_capacity(cells),
+        offsets: Vec::with_capacity(cells + 1),
+        connectivity: Vec::new(),
+    };
+    elements.offsets.push(0);
+    let mut corner_nodes = Vec::with_capacity(8);
+    for layer in 0..layers {
+        let (bottom, top) = if upward {
+            (layer, layer + 1)
+        } else {
+            (layer + 1, layer)
+        };
+        for row in 0..rows {
+            for column in 0..columns {
+                corner_nodes.clear();
+                let face = |level: usize, out: &mut Vec<u32>| {
+                    for (dc, dr) in corners {
+                        out.push(node(column + dc, row + dr, level));
+                    }
+                };
+                let kind = if layered.is_some() {
+                    face(bottom, &mut corner_nodes);
+                    face(top, &mut corner_nodes);
+                    ElementKind::Hexahedron
+                } else {
+                    face(0, &mut corner_nodes);
+                    ElementKind::Quad
+                };
+                let id = elements.ids.len() as i64 + 1;
+                elements.push(id, kind, &corner_nodes);
+            }
+        }
+    }
+    Some(elements)
 }
 
 /// Emits a point set as a mesh of vertex cells.

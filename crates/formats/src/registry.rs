@@ -17,6 +17,9 @@ pub fn readers() -> Vec<Box<dyn Reader>> {
         Box::new(crate::mesh_file::MeshFileReader),
         Box::new(crate::vtu::VtuReader),
         Box::new(crate::dfs::dfs0::Dfs0Reader),
+        Box::new(crate::dfs::grid::Dfs1Reader),
+        Box::new(crate::dfs::grid::Dfs2Reader),
+        Box::new(crate::dfs::grid::Dfs3Reader),
         Box::new(crate::dfs::dfsu::DfsuReader),
     ]
 }
@@ -32,6 +35,9 @@ pub fn writers() -> Vec<Box<dyn Writer>> {
         Box::new(crate::mesh_file::MeshFileWriter),
         Box::new(crate::vtu::VtuWriter),
         Box::new(crate::dfs::dfs0::Dfs0Writer),
+        Box::new(crate::dfs::grid::Dfs1Writer),
+        Box::new(crate::dfs::grid::Dfs2Writer),
+        Box::new(crate::dfs::grid::Dfs3Writer),
         Box::new(crate::dfs::dfsu::DfsuWriter),
         Box::new(crate::csv::CsvWriter),
     ]

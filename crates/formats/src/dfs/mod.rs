@@ -13,4 +13,5 @@ pub mod dfsu;
 pub mod eum;
 #[rustfmt::skip]
 mod eum_tables;
+pub mod grid;
 pub mod mapping;

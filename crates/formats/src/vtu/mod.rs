@@ -97,6 +97,7 @@ pub const WRITER: WriterSpec = WriterSpec {
         DataKind::Mesh,
         DataKind::Points,
         DataKind::Features,
+        DataKind::Grid,
         DataKind::TimeSeries,
     ],
     parameters: &[

@@ -17,6 +17,7 @@ mod crs;
 mod dfs0;
 mod dfs_container;
 mod dfs_eum;
+mod dfs_grid;
 mod dfs_lazy;
 mod dfsu;
 mod geojson;
