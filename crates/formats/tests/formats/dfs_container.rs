@@ -13,7 +13,7 @@ use basin_formats::model::{DataType, Values};
 pub fn dfs_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
     let mut files = Vec::new();
-    for folder in ["mikeio", "dfs-samples"] {
+    for folder in ["mikeio", "mikecore", "dfs-samples"] {
         for entry in std::fs::read_dir(root.join(folder)).unwrap() {
             let path = entry.unwrap().path();
             let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
