@@ -24,13 +24,14 @@ use std::path::{Path, PathBuf};
 
 use super::container::{DfsFile, DfsHeader, DfsWriter, FileHeader, SpatialAxis, now_timestamp};
 use super::mapping::{
-    ALLOWED_ITEM_NAMES_PARAMETER, TimeWriting, info_of, item_of, make_names_unique,
-    nan_to_delete_values, selected_items, stream, time_axis_of, time_writing_of,
+    ALLOWED_ITEM_NAMES_PARAMETER, APPLICATION_TITLE_PARAMETER, APPLICATION_VERSION_PARAMETER,
+    TimeWriting, Titles, info_of, item_of, make_names_unique, nan_to_delete_values, selected_items,
+    stream, time_axis_of, time_writing_of, title_parameter,
 };
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec, Written};
 use crate::error::{FormatError, FormatResult};
 use crate::model::{DataKind, DatasetSink, Frame, Header, TimeSeriesHeader, Values};
-use crate::parameters::{ParameterSpec, ParameterType, Parameters};
+use crate::parameters::Parameters;
 use crate::series::SeriesCursor;
 
 const FORMAT: &str = "DFS0";
@@ -40,16 +41,6 @@ const DFS0_DATA_TYPE: i32 = 1;
 
 /// Regular statistics, what MIKE IO asks for.
 const REGULAR_STATISTICS: i32 = 2;
-
-/// The application title written when `ApplicationTitle` is not given.
-pub const DEFAULT_APPLICATION: &str = "Basin";
-
-/// Name of the writer's file title parameter.
-pub const TITLE: &str = "Title";
-/// Name of the writer's application title parameter.
-pub const APPLICATION_TITLE: &str = "ApplicationTitle";
-/// Name of the writer's application version parameter.
-pub const APPLICATION_VERSION: &str = "ApplicationVersion";
 
 /// The published description of [`Dfs0Reader`].
 pub const READER: ReaderSpec = ReaderSpec {
@@ -154,30 +145,9 @@ pub const WRITER: WriterSpec = WriterSpec {
     extensions: &[".dfs0"],
     accepts: &[DataKind::TimeSeries],
     parameters: &[
-        ParameterSpec {
-            name: TITLE,
-            description: "File title; empty when not given",
-            data_type: ParameterType::String,
-            required: false,
-            default_value: None,
-            allowed_values: &[],
-        },
-        ParameterSpec {
-            name: APPLICATION_TITLE,
-            description: "Application title recorded in the file",
-            data_type: ParameterType::String,
-            required: false,
-            default_value: Some(DEFAULT_APPLICATION),
-            allowed_values: &[],
-        },
-        ParameterSpec {
-            name: APPLICATION_VERSION,
-            description: "Application version recorded in the file (a whole number); Basin's version as MAJOR*10000 + MINOR*100 + PATCH when not given",
-            data_type: ParameterType::Integer,
-            required: false,
-            default_value: None,
-            allowed_values: &[],
-        },
+        title_parameter("File title; empty when not given"),
+        APPLICATION_TITLE_PARAMETER,
+        APPLICATION_VERSION_PARAMETER,
     ],
 };
 
@@ -191,36 +161,17 @@ impl Writer for Dfs0Writer {
     }
 
     fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
-        let application_version = match parameters.integer(APPLICATION_VERSION) {
-            Some(version) => i32::try_from(version).map_err(|_| {
-                FormatError::parameter(
-                    APPLICATION_VERSION,
-                    format!("{version} does not fit in a 32-bit integer"),
-                )
-            })?,
-            None => crate_version(),
-        };
+        let titles = Titles::from_parameters(parameters)?;
         Ok(Box::new(Dfs0Sink {
             output: output.to_owned(),
-            title: parameters.string(TITLE).unwrap_or_default().to_owned(),
-            application: parameters
-                .string(APPLICATION_TITLE)
-                .unwrap_or(DEFAULT_APPLICATION)
-                .to_owned(),
-            application_version,
+            title: titles.title.unwrap_or_default(),
+            application: titles.application,
+            application_version: titles.version,
             writing: None,
             notes: Vec::new(),
             written: false,
         }))
     }
-}
-
-/// This crate's version as MAJOR*10000 + MINOR*100 + PATCH.
-pub fn crate_version() -> i32 {
-    let part = |text: &str| text.parse::<i32>().unwrap_or(0);
-    part(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
-        + part(env!("CARGO_PKG_VERSION_MINOR")) * 100
-        + part(env!("CARGO_PKG_VERSION_PATCH"))
 }
 
 /// Receives a time series and writes it as DFS0, step by step.
@@ -409,7 +360,7 @@ mod tests {
             .map(|part| part.parse().unwrap())
             .collect();
         assert_eq!(
-            crate_version(),
+            super::super::mapping::basin_application_version(),
             expected[0] * 10_000 + expected[1] * 100 + expected[2]
         );
     }

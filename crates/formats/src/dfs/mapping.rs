@@ -497,3 +497,87 @@ pub fn stream<R: BufRead + Seek>(
     }
     Ok(())
 }
+
+/// Writer parameter: the file title.
+pub const TITLE: &str = "Title";
+/// Writer parameter: the application title recorded in the file.
+pub const APPLICATION_TITLE: &str = "ApplicationTitle";
+/// Writer parameter: the application version recorded in the file.
+pub const APPLICATION_VERSION: &str = "ApplicationVersion";
+/// The application title DFS writers record unless told otherwise.
+pub const BASIN_APPLICATION: &str = "Basin";
+
+/// The application version DFS writers record unless told otherwise: this crate's version as
+/// `major * 10000 + minor * 100 + patch` (MIKE's tools record whole numbers).
+pub fn basin_application_version() -> i32 {
+    let part = |text: &str| text.parse::<i32>().unwrap_or(0);
+    part(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
+        + part(env!("CARGO_PKG_VERSION_MINOR")) * 100
+        + part(env!("CARGO_PKG_VERSION_PATCH"))
+}
+
+/// The `Title` parameter of a DFS writer; `description` says what is written without it.
+pub const fn title_parameter(description: &'static str) -> ParameterSpec {
+    ParameterSpec {
+        name: TITLE,
+        description,
+        data_type: ParameterType::String,
+        required: false,
+        default_value: None,
+        allowed_values: &[],
+    }
+}
+
+/// The `ApplicationTitle` parameter of every DFS writer.
+pub const APPLICATION_TITLE_PARAMETER: ParameterSpec = ParameterSpec {
+    name: APPLICATION_TITLE,
+    description: "Application title recorded in the file",
+    data_type: ParameterType::String,
+    required: false,
+    default_value: Some(BASIN_APPLICATION),
+    allowed_values: &[],
+};
+
+/// The `ApplicationVersion` parameter of every DFS writer.
+pub const APPLICATION_VERSION_PARAMETER: ParameterSpec = ParameterSpec {
+    name: APPLICATION_VERSION,
+    description: "Application version recorded in the file (a whole number); Basin's version as MAJOR*10000 + MINOR*100 + PATCH when not given",
+    data_type: ParameterType::Integer,
+    required: false,
+    default_value: None,
+    allowed_values: &[],
+};
+
+/// The titles a DFS writer records, from its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Titles {
+    /// File title; `None` for the writer's default.
+    pub title: Option<String>,
+    /// Application title.
+    pub application: String,
+    /// Application version.
+    pub version: i32,
+}
+
+impl Titles {
+    /// The titles `parameters` give (validated against the writer's spec).
+    pub fn from_parameters(parameters: &Parameters) -> FormatResult<Self> {
+        let version = match parameters.integer(APPLICATION_VERSION) {
+            Some(version) => i32::try_from(version).map_err(|_| {
+                FormatError::parameter(
+                    APPLICATION_VERSION,
+                    format!("{version} does not fit in a 32-bit integer"),
+                )
+            })?,
+            None => basin_application_version(),
+        };
+        Ok(Self {
+            title: parameters.string(TITLE).map(str::to_owned),
+            application: parameters
+                .string(APPLICATION_TITLE)
+                .unwrap_or(BASIN_APPLICATION)
+                .to_owned(),
+            version,
+        })
+    }
+}

@@ -349,7 +349,7 @@ fn the_writer_names_basin_unless_told_otherwise() {
     assert_eq!(file.header.file.application, "Basin");
     assert_eq!(
         file.header.file.application_version,
-        basin_formats::dfs::dfs0::crate_version()
+        basin_formats::dfs::mapping::basin_application_version()
     );
     assert_eq!(file.header.file.statistics_type, 2);
     assert_eq!(file.header.file.data_type, 1);

@@ -32,7 +32,9 @@ use std::sync::Arc;
 
 use crate::catalogue::{ReadContext, Reader, ReaderSpec, Writer, WriterSink, WriterSpec};
 use crate::dfs::container::DfsFile;
-use crate::dfs::mapping;
+use crate::dfs::mapping::{
+    self, APPLICATION_TITLE_PARAMETER, APPLICATION_VERSION_PARAMETER, Titles, title_parameter,
+};
 use crate::error::{FormatError, FormatResult};
 use crate::limits::check_limit;
 use crate::model::{
@@ -421,13 +423,6 @@ fn pick(values: &Values, indices: impl Iterator<Item = usize>) -> Values {
     }
 }
 
-/// Name of the writer's title parameter.
-pub const TITLE: &str = "Title";
-/// Name of the writer's application title parameter.
-pub const APPLICATION_TITLE: &str = "ApplicationTitle";
-/// Name of the writer's application version parameter.
-pub const APPLICATION_VERSION: &str = "ApplicationVersion";
-
 /// The published description of [`DfsuWriter`].
 pub const WRITER: WriterSpec = WriterSpec {
     name: "DfsuWriter",
@@ -436,30 +431,11 @@ pub const WRITER: WriterSpec = WriterSpec {
     extensions: &[".dfsu"],
     accepts: &[DataKind::Mesh, DataKind::Features],
     parameters: &[
-        ParameterSpec {
-            name: TITLE,
-            description: "File title; default \"Area Series\" for 2D and \"3D volume series\" for layered meshes, as MIKE IO writes",
-            data_type: ParameterType::String,
-            required: false,
-            default_value: None,
-            allowed_values: &[],
-        },
-        ParameterSpec {
-            name: APPLICATION_TITLE,
-            description: "Application title stored in the file",
-            data_type: ParameterType::String,
-            required: false,
-            default_value: Some("Basin"),
-            allowed_values: &[],
-        },
-        ParameterSpec {
-            name: APPLICATION_VERSION,
-            description: "Application version stored in the file (default: Basin's, major*10000 + minor*100 + patch)",
-            data_type: ParameterType::Integer,
-            required: false,
-            default_value: None,
-            allowed_values: &[],
-        },
+        title_parameter(
+            "File title; default \"Area Series\" for 2D and \"3D volume series\" for layered meshes, as MIKE IO writes",
+        ),
+        APPLICATION_TITLE_PARAMETER,
+        APPLICATION_VERSION_PARAMETER,
         crate::adapt::TRIANGULATE_PARAMETER,
     ],
 };
@@ -474,19 +450,7 @@ impl Writer for DfsuWriter {
     }
 
     fn create(&self, output: &Path, parameters: &Parameters) -> FormatResult<Box<dyn WriterSink>> {
-        let titles = writer::Titles {
-            title: parameters.string(TITLE).map(str::to_owned),
-            application: parameters
-                .string(APPLICATION_TITLE)
-                .unwrap_or("Basin")
-                .to_owned(),
-            version: match parameters.integer(APPLICATION_VERSION) {
-                Some(version) => i32::try_from(version).map_err(|_| {
-                    FormatError::parameter(APPLICATION_VERSION, "outside the 32-bit range")
-                })?,
-                None => writer::basin_version(),
-            },
-        };
+        let titles = Titles::from_parameters(parameters)?;
         Ok(Box::new(writer::DfsuSink::new(output, titles)))
     }
 }

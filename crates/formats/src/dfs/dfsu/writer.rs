@@ -19,7 +19,7 @@ use crate::dfs::container::{
     CustomBlock, DfsHeader, DfsWriter, FileHeader, ItemInfo, ProjectionRecord, SpatialAxis,
     StaticItem, now_timestamp,
 };
-use crate::dfs::mapping::{self, TimeWriting};
+use crate::dfs::mapping::{self, TimeWriting, Titles};
 use crate::error::{FormatError, FormatResult};
 use crate::model::{
     DataType, DatasetSink, ElementKind, Frame, Header, Item, ItemLocation, MeshGeometry,
@@ -39,28 +39,6 @@ const EUM_GEOGRAPHIC_COORDINATE: i32 = 100_183;
 const EUM_METRE: i32 = 1000;
 /// The float delete value MIKE IO's DFSU builder writes.
 const DELETE_FLOAT: f32 = 1e-35;
-
-/// The header titles the writer's parameters give.
-#[derive(Debug, Clone)]
-pub(crate) struct Titles {
-    /// File title; `None` for the default of the mesh's kind.
-    pub title: Option<String>,
-    /// Application title.
-    pub application: String,
-    /// Application version.
-    pub version: i32,
-}
-
-/// Basin's version as one number: major * 10000 + minor * 100 + patch.
-pub(crate) fn basin_version() -> i32 {
-    let mut parts = env!("CARGO_PKG_VERSION")
-        .split(['.', '-'])
-        .map(|part| part.parse::<i32>().unwrap_or(0));
-    let major = parts.next().unwrap_or(0);
-    let minor = parts.next().unwrap_or(0);
-    let patch = parts.next().unwrap_or(0);
-    major * 10_000 + minor * 100 + patch
-}
 
 /// Where each DFS item's values come from.
 #[derive(Debug, Clone, Copy)]

@@ -34,7 +34,10 @@ use crate::model::{DataKind, DatasetSink};
 use crate::parameters::{ParameterSpec, ParameterType, Parameters, SRID, srid_parameter};
 
 use super::container::axis;
-use super::mapping::ALLOWED_ITEM_NAMES_PARAMETER;
+use super::mapping::{
+    ALLOWED_ITEM_NAMES_PARAMETER, APPLICATION_TITLE_PARAMETER, APPLICATION_VERSION_PARAMETER,
+    Titles, title_parameter,
+};
 
 pub use placement::Interpretation;
 
@@ -42,17 +45,6 @@ const FORMAT: &str = "DFS grid";
 
 /// Name of the DFS2 reader's parameter that says where the origin lies in the first cell.
 pub const COORDINATE_INTERPRETATION: &str = "CoordinateInterpretationType";
-/// Writer parameter: the file title.
-pub const TITLE: &str = "Title";
-/// Writer parameter: the application title.
-pub const APPLICATION_TITLE: &str = "ApplicationTitle";
-/// Writer parameter: the application version.
-pub const APPLICATION_VERSION: &str = "ApplicationVersion";
-/// The application title written by default.
-pub const BASIN_APPLICATION: &str = "Basin";
-/// The application version written by default.
-pub const BASIN_APPLICATION_VERSION: i32 = 1;
-
 const SRID_PARAMETER: ParameterSpec = srid_parameter(
     "EPSG code of the grid's coordinate system, used when the file's projection is missing or a name Basin cannot resolve (e.g. NON-UTM for local coordinates, or a MIKE name such as DKS); a WKT in the file wins",
 );
@@ -67,30 +59,9 @@ const COORDINATE_INTERPRETATION_PARAMETER: ParameterSpec = ParameterSpec {
 };
 
 const WRITER_PARAMETERS: &[ParameterSpec] = &[
-    ParameterSpec {
-        name: TITLE,
-        description: "The file title",
-        data_type: ParameterType::String,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    },
-    ParameterSpec {
-        name: APPLICATION_TITLE,
-        description: "The application title stored in the file (default Basin)",
-        data_type: ParameterType::String,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    },
-    ParameterSpec {
-        name: APPLICATION_VERSION,
-        description: "The application version stored in the file (default Basin's, 1)",
-        data_type: ParameterType::Integer,
-        required: false,
-        default_value: None,
-        allowed_values: &[],
-    },
+    title_parameter("The file title; empty when not given"),
+    APPLICATION_TITLE_PARAMETER,
+    APPLICATION_VERSION_PARAMETER,
 ];
 
 /// The number of dimensions of a DFS grid file.
@@ -152,22 +123,11 @@ fn create(
     output: &Path,
     parameters: &Parameters,
 ) -> FormatResult<Box<dyn WriterSink>> {
-    let version = match parameters.integer(APPLICATION_VERSION) {
-        Some(value) => i32::try_from(value).map_err(|_| {
-            crate::error::FormatError::parameter(
-                APPLICATION_VERSION,
-                format!("{value} does not fit a 32-bit integer"),
-            )
-        })?,
-        None => BASIN_APPLICATION_VERSION,
-    };
+    let titles = Titles::from_parameters(parameters)?;
     let options = writer::WriteOptions {
-        title: parameters.string(TITLE).unwrap_or_default().to_owned(),
-        application: parameters
-            .string(APPLICATION_TITLE)
-            .unwrap_or(BASIN_APPLICATION)
-            .to_owned(),
-        application_version: version,
+        title: titles.title.unwrap_or_default(),
+        application: titles.application,
+        application_version: titles.version,
     };
     Ok(Box::new(writer::GridSink::new(output, dimensions, options)))
 }
