@@ -362,14 +362,16 @@ fn check_grid(grid: &GridHeader, rotated: bool) -> FormatResult<(&Item, usize)> 
     let [item] = grid.items.as_slice() else {
         let names: Vec<&str> = grid.items.iter().map(|item| item.name.as_str()).collect();
         return Err(error(format!(
-            "an ASCII Grid holds one item; this grid has {} ({})",
+            "an ASCII Grid holds one item; this grid has {} ({}): choose one with an \
+             ItemFilterTransformation",
             names.len(),
             names.join(", ")
         )));
     };
     if grid.time.steps() != 1 {
         return Err(error(format!(
-            "an ASCII Grid holds one time step; this grid has {}",
+            "an ASCII Grid holds one time step; this grid has {}: choose one with a \
+             TemporalFilterTransformation",
             grid.time.steps()
         )));
     }

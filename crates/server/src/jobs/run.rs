@@ -354,8 +354,16 @@ impl Runner {
             });
         }
         let file = written.files.into_iter().next().unwrap_or(output);
+        let file_name = file_name_of(&file);
+        // A writer may pack its files itself (VTU steps and their .pvd in one .zip): the
+        // dataset is then that zip, whatever the writer's own format.
+        let format = if crate::datasets::model::format_of(&file_name) == ".zip" {
+            ".zip".to_owned()
+        } else {
+            format
+        };
         Ok(Produced {
-            file_name: file_name_of(&file),
+            file_name,
             file,
             format,
             summary,

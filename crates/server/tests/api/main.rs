@@ -17,6 +17,7 @@ mod blobs;
 mod conventions;
 mod convert_cli;
 mod datasets;
+mod dfs;
 mod gis;
 mod hierarchy;
 mod identity;

@@ -40,7 +40,7 @@ pub(crate) async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> Stri
 }
 
 /// Polls a transfer every 50 ms until it ends; returns its record.
-async fn wait_for(app: &TestApp, transfer: &str) -> Value {
+pub(crate) async fn wait_for(app: &TestApp, transfer: &str) -> Value {
     for _ in 0..600 {
         let record = expect_status(
             app.with_key(Method::GET, &format!("/api/conversion/transfer/{transfer}"))
@@ -1502,6 +1502,36 @@ const TRIANGLES: &str = r#"{"type":"FeatureCollection","features":[
 const XYZ: &str =
     "500000 6200000 1.5\n500010 6200000 2.5\n500000 6200010 3.5\n500010 6200010 4.5\n";
 
+/// A sample of the repository's DFS corpus.
+fn dfs_sample(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus/dfs-samples")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// The part of the error a writer must give for an input of this test it cannot hold: a DFS1
+/// is one row of cells, and the grids here have more rows (files named after their reader
+/// come from an earlier round: `from-dfs1reader.*` is the one-row grid).
+fn refusal_of(writer: &str, file_name: &str) -> Option<&'static str> {
+    let one_row = file_name == "line.dfs1" || file_name.starts_with("from-dfs1reader");
+    // The DFS samples have several steps, and so has what is made from them; an ASCII Grid
+    // holds one.
+    let several_steps = [
+        "ts_eq.dfs0",
+        "line.dfs1",
+        "from-dfs0reader",
+        "from-dfs1reader",
+    ]
+    .iter()
+    .any(|source| file_name.starts_with(source));
+    match writer {
+        "Dfs1Writer" if !one_row => Some("one row"),
+        "AsciiGridWriter" if several_steps => Some("TemporalFilterTransformation"),
+        _ => None,
+    }
+}
+
 api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
     let project = project(&app, "Pairs").await;
     let list = |kind: &'static str| {
@@ -1554,6 +1584,20 @@ api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
             json!([]),
         ),
         ("XyzReader", "points.xyz", XYZ.as_bytes().to_vec(), utm),
+        // Only a DFS0 writer makes a time series, and only the DFS0 reader reads one; a DFS1
+        // holds one row, which no other grid of this test is.
+        (
+            "Dfs0Reader",
+            "ts_eq.dfs0",
+            dfs_sample("ts_eq.dfs0"),
+            json!([]),
+        ),
+        (
+            "Dfs1Reader",
+            "line.dfs1",
+            dfs_sample("line.dfs1"),
+            json!([]),
+        ),
     ]
     .into_iter()
     .map(|(reader, name, bytes, parameters)| {
@@ -1587,6 +1631,15 @@ api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
                 )
                 .await;
                 let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+                if let Some(refusal) = refusal_of(&writer_name, &file_name) {
+                    assert_eq!(record["status"], "Error", "{reader_name} -> {writer_name}");
+                    let message = record["errorMessage"].as_str().unwrap();
+                    assert!(
+                        message.contains(refusal),
+                        "{reader_name} -> {writer_name}: {message}"
+                    );
+                    continue;
+                }
                 assert_eq!(
                     record["status"], "Completed",
                     "{reader_name} -> {writer_name}: {record}"
