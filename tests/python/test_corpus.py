@@ -98,6 +98,9 @@ def cases():
         # GeoJSON-looking side files (e.g. expected values) sit in folders named expected/.
         if "expected" in path.relative_to(CORPUS).parts:
             continue
+        # So do the sidecars of the DFS samples: `x.dfs2.json` beside `x.dfs2`.
+        if path.suffix.lower() == ".json" and path.with_suffix("").is_file():
+            continue
         for target in TARGETS[kind]:
             found.append((path.relative_to(CORPUS).as_posix(), kind, target))
     return found
