@@ -18,6 +18,7 @@ mod dfs_container;
 mod geojson;
 mod geotiff;
 mod helpers;
+mod inspect;
 mod mesh_file;
 mod shapefile;
 mod shapefile_rings;
