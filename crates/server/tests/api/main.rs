@@ -20,6 +20,7 @@ mod datasets;
 mod gis;
 mod hierarchy;
 mod identity;
+mod inspect_cli;
 mod lifecycle;
 mod paging;
 mod permissions;
