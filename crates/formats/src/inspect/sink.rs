@@ -236,13 +236,13 @@ impl DatasetSink for InspectSink {
     }
 
     fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
-        if self.want_statistics {
-            if let (Some(accumulator), Some(item)) = (
+        if self.want_statistics
+            && let (Some(accumulator), Some(item)) = (
                 self.accumulators.get_mut(frame.item),
                 self.items.get(frame.item),
-            ) {
-                accumulator.add(frame.values, item);
-            }
+            )
+        {
+            accumulator.add(frame.values, item);
         }
         if self.want_values {
             let values = frame.values.to_f64();

@@ -5,7 +5,9 @@
 
 use std::fmt::{self, Display, Formatter, Write};
 
-use super::{DfsSection, GeometrySummary, GridSummary, Inspection, MeshSummary, TimeAxisSummary};
+use super::{
+    DfsSection, DfsTimeAxis, GeometrySummary, GridSummary, Inspection, MeshSummary, TimeAxisSummary,
+};
 
 /// Width of the label column.
 const LABEL_WIDTH: usize = 12;
@@ -387,7 +389,26 @@ fn write_dfs(out: &mut Formatter<'_>, dfs: &DfsSection) -> fmt::Result {
         )?,
         None => field(out, "Projection", "none".to_owned())?,
     }
-    let time = &dfs.time;
+    field(out, "Time axis", dfs_time_text(&dfs.time))?;
+    write_dfs_items(out, dfs)?;
+    write_dfs_extras(out, dfs)?;
+    field(
+        out,
+        "Layout",
+        format!(
+            "{} header bytes, {} steps of {} bytes",
+            dfs.header_bytes, dfs.steps, dfs.bytes_per_step
+        ),
+    )?;
+    field(
+        out,
+        "Created",
+        format!("{}, modified {}", dfs.created, dfs.modified),
+    )
+}
+
+/// The time axis record in one line.
+fn dfs_time_text(time: &DfsTimeAxis) -> String {
     let unit_name = match time.unit {
         1400 => " (second)",
         1401 => " (minute)",
@@ -412,8 +433,11 @@ fn write_dfs(out: &mut Formatter<'_>, dfs: &DfsSection) -> fmt::Result {
         time.steps,
         time.first_index
     );
-    field(out, "Time axis", axis)?;
-    write_dfs_items(out, dfs)?;
+    axis
+}
+
+/// Custom blocks and static items.
+fn write_dfs_extras(out: &mut Formatter<'_>, dfs: &DfsSection) -> fmt::Result {
     if !dfs.custom_blocks.is_empty() {
         writeln!(out, "  Custom blocks")?;
         let rows = dfs
@@ -454,19 +478,7 @@ fn write_dfs(out: &mut Formatter<'_>, dfs: &DfsSection) -> fmt::Result {
             .collect();
         table(out, 4, &["#", "Name", "EUM", "Type", "Count"], rows)?;
     }
-    field(
-        out,
-        "Layout",
-        format!(
-            "{} header bytes, {} steps of {} bytes",
-            dfs.header_bytes, dfs.steps, dfs.bytes_per_step
-        ),
-    )?;
-    field(
-        out,
-        "Created",
-        format!("{}, modified {}", dfs.created, dfs.modified),
-    )
+    Ok(())
 }
 
 fn write_dfs_items(out: &mut Formatter<'_>, dfs: &DfsSection) -> fmt::Result {
