@@ -487,3 +487,85 @@ fn geometry_kind_name(kind: GeometryKind) -> &'static str {
         GeometryKind::Any => "any",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DataType, TimeSeriesHeader};
+
+    fn series(items: Vec<Item>) -> Header {
+        Header::TimeSeries(TimeSeriesHeader {
+            items,
+            time: TimeAxis::Relative(vec![0.0, 60.0]),
+        })
+    }
+
+    #[test]
+    fn data_is_wanted_only_for_values_or_statistics() {
+        assert!(!InspectSink::new(false, false).wants(0, 0));
+        assert!(InspectSink::new(true, false).wants(3, 1));
+        assert!(InspectSink::new(false, true).wants(0, 0));
+    }
+
+    #[test]
+    fn integer_nodata_counts_as_missing_and_steps_accumulate() {
+        let mut item = Item::new("count", DataType::I32);
+        item.nodata = Some(-1.0);
+        let mut sink = InspectSink::new(true, true);
+        sink.begin(&series(vec![item])).unwrap();
+        for (step, values) in [vec![4, -1], vec![2, 6]].into_iter().enumerate() {
+            let values = Values::I32(values);
+            sink.frame(Frame {
+                step,
+                item: 0,
+                offset: 0,
+                values: &values,
+            })
+            .unwrap();
+        }
+        let [statistics] = sink.accumulators.as_slice() else {
+            panic!("one item expected")
+        };
+        let statistics = statistics.statistics(&sink.items[0]);
+        assert_eq!((statistics.min, statistics.max), (Some(2.0), Some(6.0)));
+        assert_eq!(statistics.mean, Some(4.0));
+        assert_eq!((statistics.count_valid, statistics.count_nan), (3, 1));
+        assert_eq!(sink.steps.len(), 2);
+        assert_eq!(sink.steps[1].offset_seconds, Some(60.0));
+        assert_eq!(sink.steps[1].items, vec![vec![2.0, 6.0]]);
+    }
+
+    #[test]
+    fn an_item_without_valid_values_has_no_extremes() {
+        let statistics = Accumulator::default().statistics(&Item::new("empty", DataType::F32));
+        assert_eq!(
+            (statistics.min, statistics.max, statistics.mean),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn relative_and_calendar_axes_are_summarised() {
+        let relative = time_summary(&TimeAxis::Relative(vec![10.0, 20.0, 30.0]));
+        assert_eq!(relative.kind, "relative");
+        assert_eq!(relative.interval_seconds, Some(10.0));
+        assert_eq!(
+            (relative.first_offset_seconds, relative.last_offset_seconds),
+            (Some(10.0), Some(30.0))
+        );
+        assert_eq!(relative.start, None);
+        let start = chrono::NaiveDate::from_ymd_opt(2020, 1, 1)
+            .unwrap()
+            .and_hms_milli_opt(0, 0, 0, 500)
+            .unwrap();
+        let calendar = time_summary(&TimeAxis::Calendar(vec![
+            start,
+            start + chrono::TimeDelta::seconds(60),
+            start + chrono::TimeDelta::seconds(180),
+        ]));
+        assert_eq!(calendar.kind, "calendar");
+        assert_eq!(calendar.interval_seconds, None);
+        assert_eq!(calendar.start.as_deref(), Some("2020-01-01T00:00:00.500"));
+        assert_eq!(calendar.end.as_deref(), Some("2020-01-01T00:03:00.500"));
+    }
+}
