@@ -4,7 +4,7 @@
 //! from the reference library's header dumps and MIKE IO's summaries.
 //!
 //! Design choices:
-//! - The reader runs into an [`InspectSink`](sink) behind a [`SummarySink`], so extent, EPSG
+//! - The reader runs into an `InspectSink` (`sink.rs`) behind a [`SummarySink`], so extent, EPSG
 //!   code, WKT and feature counts come from the same code that summarises a conversion.
 //! - Without `--values` or `--statistics` the sink answers [`DatasetSink::wants`] with
 //!   `false`, so readers that can skip data (DFS) read nothing past the header; statistics
@@ -14,7 +14,7 @@
 //!   a reader that refuses it) the container section is shown alone, with a note, instead of
 //!   failing. Any other file a reader cannot read is an error.
 //! - [`Inspection`] serialises to the JSON that `basin inspect --json` prints, and displays
-//!   as the aligned text summary it prints otherwise ([`text`]), so that both are tested here.
+//!   as the aligned text summary it prints otherwise (`text.rs`), so that both are tested here.
 
 mod dfs;
 mod sink;
