@@ -33,7 +33,8 @@ DATA_TYPE_NAMES = {1: "Float32", 2: "Float64", 3: "Byte", 4: "Int32", 5: "UInt32
 VALUE_TYPE_NAMES = {0: "Instantaneous", 1: "Accumulated", 2: "StepAccumulated",
                     3: "MeanStepBackward", 4: "MeanStepForward"}
 # The reference library's spatial axis types, by its codes.
-AXIS_NAMES = {1: "EqD0", 2: "EqD1", 3: "NeqD1", 5: "EqD2", 6: "NeqD2", 8: "EqD3", 10: "CurveLinearD2"}
+AXIS_NAMES = {1: "EqD0", 2: "EqD1", 3: "NeqD1", 5: "EqD2", 6: "NeqD2", 8: "EqD3",
+              10: "CurveLinearD2"}
 
 
 def dfs_factory():
