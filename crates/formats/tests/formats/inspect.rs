@@ -482,3 +482,54 @@ fn the_text_form_is_aligned_and_labelled() {
     );
     assert!(row.contains("3.3"), "{text}");
 }
+
+/// Statistics of every DFS sample a reader reads, against the minimum, maximum, sum and shape
+/// MIKE IO recorded in the `.json` beside it. Samples without a reader are skipped until their
+/// reader is in the catalogue; items the reader does not expose as items (the Z coordinate of
+/// a layered dfsu) are not in the JSON either.
+#[test]
+fn dfs_statistics_match_mikeios_for_every_sample_with_a_reader() {
+    let mut checked = Vec::new();
+    for entry in std::fs::read_dir(corpus("dfs-samples")).unwrap() {
+        let path = entry.unwrap().path();
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !extension.starts_with("dfs") {
+            continue;
+        }
+        let inspection = inspect_with(&path, false, true);
+        let Some(statistics) = &inspection.statistics else {
+            continue;
+        };
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(path.with_extension(format!("{extension}.json"))).unwrap(),
+        )
+        .unwrap();
+        for (name, values) in expected["values"].as_object().unwrap() {
+            let ours = statistics
+                .iter()
+                .find(|item| item.item == *name)
+                .unwrap_or_else(|| panic!("{}: no item {name}", path.display()));
+            let count: u64 = values["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|size| size.as_u64().unwrap())
+                .product();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            let context = format!("{} {name}: {ours:?} against {values}", path.display());
+            assert_eq!(ours.count_valid + ours.count_nan, count, "{context}");
+            assert!(
+                close(ours.min.unwrap(), values["min"].as_f64().unwrap()),
+                "{context}"
+            );
+            assert!(
+                close(ours.max.unwrap(), values["max"].as_f64().unwrap()),
+                "{context}"
+            );
+            let sum = ours.mean.unwrap() * ours.count_valid as f64;
+            assert!(close(sum, values["sum"].as_f64().unwrap()), "{context}");
+        }
+        checked.push(path);
+    }
+    eprintln!("statistics checked on {} DFS samples", checked.len());
+}
