@@ -133,6 +133,8 @@ pub(super) struct Read {
     items: Vec<Item>,
     statistics: Option<Vec<ValueStatistics>>,
     values: Option<Vec<StepValues>>,
+    /// `--values` was asked for data without values (features, points).
+    values_not_printed: bool,
     geometry_types: BTreeMap<String, u64>,
     null_geometries: u64,
 }
@@ -173,6 +175,7 @@ impl InspectSink {
             items: self.items,
             statistics,
             values: (self.want_values && gridded).then_some(self.steps),
+            values_not_printed: self.want_values && !gridded,
             geometry_types: self.geometry_types,
             null_geometries: self.null_geometries,
         })
@@ -311,7 +314,7 @@ impl Read {
             .map(|(_, time)| time_summary(time));
         inspection.items = self.items.iter().map(item_summary).collect();
         inspection.statistics = self.statistics;
-        if self.values.is_none() && matches!(self.header, Header::Features(_) | Header::Points(_)) {
+        if self.values_not_printed {
             inspection
                 .notes
                 .push("values are printed for grids, meshes and time series only".to_owned());

@@ -213,6 +213,7 @@ fn features_report_counts_geometry_types_and_fields() {
     assert_eq!(names, ["name", "depth"]);
     assert_eq!(inspection.extent, Some([0.0, 0.0, 10.5, 56.0]));
     assert_eq!(inspection.time, None);
+    assert!(inspection.notes.is_empty(), "{:?}", inspection.notes);
     let text = inspection.to_string();
     assert!(text.contains("4 features"), "{text}");
     assert!(text.contains("2 Point"), "{text}");
@@ -242,6 +243,20 @@ fn points_report_their_count_and_column_statistics() {
         "{:?}",
         inspection.notes
     );
+}
+
+#[test]
+fn a_shapefile_reports_its_fields_and_coordinate_system() {
+    let inspection = inspect_with(&corpus("shapefile-js/utf.shp"), false, false);
+    assert_eq!(inspection.reader.as_deref(), Some("ShpReader"));
+    assert_eq!(inspection.crs.as_ref().and_then(|crs| crs.epsg), Some(4326));
+    let Some(GeometrySummary::Features(features)) = &inspection.geometry else {
+        panic!("features expected")
+    };
+    assert_eq!(features.declared_geometry, "point");
+    assert_eq!(features.geometry_types.get("Point"), Some(&2));
+    assert_eq!(features.fields[0].width, Some(254));
+    assert!(inspection.notes.is_empty(), "{:?}", inspection.notes);
 }
 
 #[test]
