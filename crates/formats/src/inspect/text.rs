@@ -93,8 +93,10 @@ fn write_geometry(out: &mut Formatter<'_>, geometry: &GeometrySummary) -> fmt::R
                 .map(|(name, count)| format!("{count} {name}"))
                 .collect();
             let mut text = format!(
-                "{} features, declared {}",
-                features.count, features.declared_geometry
+                "{} feature{}, declared {}",
+                features.count,
+                if features.count == 1 { "" } else { "s" },
+                features.declared_geometry
             );
             if !types.is_empty() {
                 let _ = write!(text, ": {}", types.join(", "));
