@@ -4,7 +4,9 @@
 //! exhausting the fuzzer's memory; any panic or abort is a bug.
 
 use std::io::Write;
+use std::sync::OnceLock;
 
+use basin_formats::Catalogue;
 use basin_formats::catalogue::{ReadContext, Reader};
 use basin_formats::model::{DatasetSink, Feature, Frame, Header, PointChunk};
 use basin_formats::{FormatResult, NoProgress, Parameters, ReadLimits};
@@ -46,6 +48,16 @@ pub fn read(reader: &dyn Reader, extension: &str, parameters: &[(&str, &str)], d
     };
     let mut sink = Discard::default();
     let _ = reader.read(&path, &parameters, &context, &mut sink);
+}
+
+/// Reads `data` like [`read`] with the catalogue's reader named `reader_name`; does nothing
+/// when the catalogue has no such reader (a target written before its reader landed).
+pub fn read_with(reader_name: &str, extension: &str, parameters: &[(&str, &str)], data: &[u8]) {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    let catalogue = CATALOGUE.get_or_init(Catalogue::standard);
+    if let Some(reader) = catalogue.reader(reader_name) {
+        read(reader, extension, parameters, data);
+    }
 }
 
 /// Discards data, checking only that `begin` comes first and once.

@@ -8,6 +8,7 @@ pub mod append;
 pub mod catalogue;
 pub mod crs;
 pub mod error;
+pub mod inspect;
 pub mod limits;
 pub mod model;
 pub mod parameters;

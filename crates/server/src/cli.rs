@@ -1,4 +1,5 @@
-//! The `basin` command line: `serve`, `migrate`, `config`, `convert`, `formats` and `admin ...`.
+//! The `basin` command line: `serve`, `migrate`, `config`, `convert`, `formats`, `inspect` and
+//! `admin ...`.
 //!
 //! Admin commands act on the store directly, as the operator: whoever can reach the database
 //! and the signing secret already controls the deployment. `--json` prints machine-readable
@@ -65,6 +66,9 @@ enum Command {
     Convert(crate::convert_command::ConvertArgs),
     /// List the readers and writers with their parameters.
     Formats(crate::convert_command::FormatsArgs),
+    /// Summarise a file: items, units, time axis, geometry, coordinate system (and for DFS
+    /// files the container header); optionally statistics or every value.
+    Inspect(crate::inspect_command::InspectArgs),
     /// Administration of tenants, users, API keys and tokens.
     Admin {
         #[command(subcommand)]
@@ -216,6 +220,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Convert(args) => return crate::convert_command::convert(args),
         Command::Formats(args) => return crate::convert_command::formats(args),
+        Command::Inspect(args) => return crate::inspect_command::inspect(args),
         _ => {}
     }
     let listen = match &cli.command {
@@ -239,7 +244,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Config => print_json(&config.to_masked_json()),
-        Command::Convert(_) | Command::Formats(_) => Ok(()),
+        Command::Convert(_) | Command::Formats(_) | Command::Inspect(_) => Ok(()),
         Command::Admin { command } => {
             let services = Services::connect(config, clock).await?;
             admin(&services, command).await

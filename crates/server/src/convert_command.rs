@@ -6,7 +6,9 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use basin_formats::{Catalogue, Conversion, Progress, ReadContext, Transformation};
+use basin_formats::{
+    Catalogue, Conversion, ItemSelection, Progress, ReadContext, TemporalFilter, Transformation,
+};
 use clap::Args;
 use serde::Serialize;
 
@@ -35,6 +37,13 @@ pub(crate) struct ConvertArgs {
     /// EPSG code of the input, when the file does not state it (used with --output-srid).
     #[arg(long, requires = "output_srid")]
     input_srid: Option<u32>,
+    /// Keep only these items (or feature fields), by name, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    items: Vec<String>,
+    /// Keep only these time steps, by zero-based index: `N`, `FROM:TO` (inclusive), `FROM:`
+    /// or `:TO`.
+    #[arg(long, value_name = "FROM:TO")]
+    steps: Option<String>,
     /// Replace the output if it exists.
     #[arg(long)]
     force: bool,
@@ -64,14 +73,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     }
     let reader_parameters = parse_pairs(&args.parameters)?;
     let writer_parameters = parse_pairs(&args.writer_parameters)?;
-    let transformations: Vec<Transformation> = args
-        .output_srid
-        .map(|output_srid| Transformation::Crs {
-            input_srid: args.input_srid,
-            output_srid,
-        })
-        .into_iter()
-        .collect();
+    let transformations = transformations_of(args)?;
     let conversion = Conversion {
         reader: args.reader.as_deref(),
         writer: args.writer.as_deref(),
@@ -112,6 +114,51 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     )?;
     Ok(())
+}
+
+/// The transformations the options ask for: items, then steps, then the reprojection.
+fn transformations_of(args: &ConvertArgs) -> anyhow::Result<Vec<Transformation>> {
+    let mut transformations = Vec::new();
+    if !args.items.is_empty() {
+        transformations.push(Transformation::ItemFilter(ItemSelection {
+            indices: Vec::new(),
+            names: args.items.clone(),
+        }));
+    }
+    if let Some(steps) = &args.steps {
+        transformations.push(Transformation::TemporalFilter(parse_steps(steps)?));
+    }
+    if let Some(output_srid) = args.output_srid {
+        transformations.push(Transformation::Crs {
+            input_srid: args.input_srid,
+            output_srid,
+        });
+    }
+    Ok(transformations)
+}
+
+/// `N`, `FROM:TO`, `FROM:` or `:TO` as an index range.
+fn parse_steps(text: &str) -> anyhow::Result<TemporalFilter> {
+    let index = |part: &str| -> anyhow::Result<Option<usize>> {
+        let part = part.trim();
+        if part.is_empty() {
+            return Ok(None);
+        }
+        part.parse()
+            .map(Some)
+            .with_context(|| format!("--steps {text:?}: {part:?} is not a step index"))
+    };
+    let (from, to) = match text.split_once(':') {
+        Some((from, to)) => (index(from)?, index(to)?),
+        None => {
+            let step = index(text)?;
+            (step, step)
+        }
+    };
+    if from.is_none() && to.is_none() {
+        anyhow::bail!("--steps {text:?}: give a step index or a range FROM:TO");
+    }
+    Ok(TemporalFilter::IndexRange { from, to })
 }
 
 /// Runs `basin formats`.
@@ -177,7 +224,7 @@ fn write_parameters(
     Ok(())
 }
 
-fn parse_pairs(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn parse_pairs(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     pairs
         .iter()
         .map(|pair| {
@@ -277,12 +324,12 @@ impl Listing {
 /// [`PROGRESS_BAR_BYTES_MIN`]); silent otherwise, so that scripts and logs get no control
 /// characters. Redraws at most ten times a second so that readers may report as often as
 /// they like.
-struct ProgressBar {
+pub(crate) struct ProgressBar {
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl ProgressBar {
-    fn new(terminal: bool) -> Self {
+    pub(crate) fn new(terminal: bool) -> Self {
         let bar = terminal.then(|| {
             // Hidden until the reader announces a large total.
             let bar = indicatif::ProgressBar::hidden();
@@ -296,7 +343,7 @@ impl ProgressBar {
         Self { bar }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -28,6 +28,7 @@ mod hierarchy;
 mod http;
 mod identity;
 mod ids;
+mod inspect_command;
 mod jobs;
 mod limits;
 mod names;

@@ -41,7 +41,7 @@ impl FieldPlan {
         {
             return Err(FormatError::Append(format!(
                 "feature {number} of the addition is a {}, which a collection of {} cannot hold",
-                geometry_name(geometry),
+                geometry.type_name(),
                 kind_name(kind)
             )));
         }
@@ -55,7 +55,7 @@ impl FieldPlan {
                         "feature {number} of the addition: the value {} of field {:?} is not {}",
                         describe_value(value),
                         source.name,
-                        type_name(source.field_type)
+                        source.field_type.name()
                     ))
                 })
             })
@@ -107,8 +107,8 @@ pub(super) fn plan(existing: &FeatureSchema, addition: &FeatureSchema) -> Format
                 "field {:?} is {} in the existing data and {} in the addition, which does not \
                  fit it",
                 field.name,
-                type_name(field.field_type),
-                type_name(added.field_type)
+                field.field_type.name(),
+                added.field_type.name()
             )));
         }
         sources.push(FieldSource {
@@ -231,17 +231,6 @@ fn describe_value(value: &Value) -> String {
     }
 }
 
-fn type_name(field_type: FieldType) -> &'static str {
-    match field_type {
-        FieldType::Boolean => "Boolean",
-        FieldType::Integer => "Integer",
-        FieldType::Float => "Float",
-        FieldType::Text => "Text",
-        FieldType::Date => "Date",
-        FieldType::DateTime => "DateTime",
-    }
-}
-
 /// True when a collection declared as `kind` can hold geometries of kind `other`.
 fn fits(kind: GeometryKind, other: GeometryKind) -> bool {
     kind == GeometryKind::Any
@@ -256,18 +245,6 @@ fn geometry_kind_of(geometry: &Geometry) -> GeometryKind {
         Geometry::LineString(_) | Geometry::MultiLineString(_) => GeometryKind::Line,
         Geometry::Polygon(_) | Geometry::MultiPolygon(_) => GeometryKind::Polygon,
         Geometry::GeometryCollection(_) => GeometryKind::Any,
-    }
-}
-
-fn geometry_name(geometry: &Geometry) -> &'static str {
-    match geometry {
-        Geometry::Point(_) => "Point",
-        Geometry::MultiPoint(_) => "MultiPoint",
-        Geometry::LineString(_) => "LineString",
-        Geometry::MultiLineString(_) => "MultiLineString",
-        Geometry::Polygon(_) => "Polygon",
-        Geometry::MultiPolygon(_) => "MultiPolygon",
-        Geometry::GeometryCollection(_) => "GeometryCollection",
     }
 }
 

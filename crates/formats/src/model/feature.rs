@@ -64,6 +64,21 @@ pub enum Geometry {
     GeometryCollection(Vec<Geometry>),
 }
 
+impl Geometry {
+    /// The OGC simple-features type name (`Point`, `MultiPolygon`, ...), for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Point(_) => "Point",
+            Self::MultiPoint(_) => "MultiPoint",
+            Self::LineString(_) => "LineString",
+            Self::MultiLineString(_) => "MultiLineString",
+            Self::Polygon(_) => "Polygon",
+            Self::MultiPolygon(_) => "MultiPolygon",
+            Self::GeometryCollection(_) => "GeometryCollection",
+        }
+    }
+}
+
 /// The geometry type a collection declares (Shapefile has exactly one per file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -96,6 +111,20 @@ pub enum FieldType {
     Date,
     /// Date and time.
     DateTime,
+}
+
+impl FieldType {
+    /// The type's name (`Boolean`, `Integer`, `Float`, `Text`, `Date`, `DateTime`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Boolean => "Boolean",
+            Self::Integer => "Integer",
+            Self::Float => "Float",
+            Self::Text => "Text",
+            Self::Date => "Date",
+            Self::DateTime => "DateTime",
+        }
+    }
 }
 
 /// An attribute field of a feature collection.

@@ -481,24 +481,12 @@ fn encode(
         _ => {
             return Err(format!(
                 "a {} geometry cannot go into a Shapefile of {}: a Shapefile holds one geometry type",
-                geometry_name(geometry),
+                geometry.type_name(),
                 kind_name(kind)
             ));
         }
     }
     encode_parts(&parts, shape_type, has_m, content, extent)
-}
-
-fn geometry_name(geometry: &Geometry) -> &'static str {
-    match geometry {
-        Geometry::Point(_) => "Point",
-        Geometry::MultiPoint(_) => "MultiPoint",
-        Geometry::LineString(_) => "LineString",
-        Geometry::MultiLineString(_) => "MultiLineString",
-        Geometry::Polygon(_) => "Polygon",
-        Geometry::MultiPolygon(_) => "MultiPolygon",
-        Geometry::GeometryCollection(_) => "GeometryCollection",
-    }
 }
 
 fn kind_name(kind: GeometryKind) -> &'static str {

@@ -2,10 +2,10 @@
 //! every type with and without nodata, `.prj` files, frames, progress, every limit at and past
 //! it, and hostile files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::helpers::params;
+use crate::helpers::{Folder, params};
 
 use basin_formats::ascii_grid::{
     AsciiGridReader, AsciiGridWriter, FRAME_VALUES, HEADER_LINE_BYTES_MAX, TOKEN_BYTES_MAX,
@@ -35,28 +35,6 @@ fn read_with(path: &Path, raw: &[(&str, &str)], limits: ReadLimits) -> FormatRes
 
 fn read_path(path: &Path) -> FormatResult<Dataset> {
     read_with(path, &[], ReadLimits::default())
-}
-
-struct Folder {
-    dir: tempfile::TempDir,
-}
-
-impl Folder {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn file(&self, name: &str, content: &[u8]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, content).unwrap();
-        path
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
 }
 
 fn read_text(text: &str) -> FormatResult<Dataset> {

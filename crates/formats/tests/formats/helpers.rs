@@ -20,6 +20,31 @@ pub(crate) fn fixture(folder: &str, name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A temporary folder for files a test writes.
+pub(crate) struct Folder {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Folder {
+    pub(crate) fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Writes `content` to `name` in the folder.
+    pub(crate) fn file(&self, name: &str, content: &[u8]) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// The path of `name` in the folder.
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
 /// The parameters `raw` checked against `specs`, as a reader or writer gets them.
 pub(crate) fn params(specs: &'static [ParameterSpec], raw: &[(&str, &str)]) -> Parameters {
     let raw: Vec<(String, String)> = raw

@@ -23,6 +23,7 @@ mod dfsu;
 mod geojson;
 mod geotiff;
 mod helpers;
+mod inspect;
 mod mesh_file;
 mod shapefile;
 mod shapefile_rings;

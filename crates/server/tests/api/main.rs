@@ -21,6 +21,7 @@ mod dfs;
 mod gis;
 mod hierarchy;
 mod identity;
+mod inspect_cli;
 mod lifecycle;
 mod paging;
 mod permissions;
