@@ -500,6 +500,7 @@ mod tests {
         Header::TimeSeries(TimeSeriesHeader {
             items,
             time: TimeAxis::Relative(vec![0.0, 60.0]),
+            position: None,
         })
     }
 

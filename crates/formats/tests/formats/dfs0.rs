@@ -46,8 +46,7 @@ const SAMPLES: [&str; 3] = ["ts_eq.dfs0", "ts_eq_double.dfs0", "ts_neq.dfs0"];
 
 /// JSON as MIKE IO's scripts write it (bare `NaN` read as null).
 fn json(path: &Path) -> Json {
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_json::from_str(&text.replace("NaN", "null")).unwrap()
+    crate::helpers::python_json_file(path)
 }
 
 fn read_with(path: &Path, raw: &[(&str, &str)]) -> FormatResult<Dataset> {

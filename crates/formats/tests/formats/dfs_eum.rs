@@ -30,40 +30,12 @@ fn json_files(folder: &str) -> Vec<(PathBuf, Value)> {
     files
         .into_iter()
         .map(|path| {
-            let text = python_json(&std::fs::read_to_string(&path).unwrap());
+            let text = crate::helpers::python_json(&std::fs::read_to_string(&path).unwrap());
             let json = serde_json::from_str(&text)
                 .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
             (path, json)
         })
         .collect()
-}
-
-/// Python's JSON as JSON: its `NaN`, `Infinity` and `-Infinity` (sample values, outside
-/// strings) as `null`.
-fn python_json(text: &str) -> String {
-    let mut json = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    let mut chars = text.chars();
-    while let Some(char) = chars.clone().next() {
-        let rest = chars.as_str();
-        let word = ["-Infinity", "Infinity", "NaN"]
-            .into_iter()
-            .find_map(|word| rest.strip_prefix(word));
-        if let (false, Some(after)) = (in_string, word) {
-            json.push_str("null");
-            chars = after.chars();
-            continue;
-        }
-        if in_string {
-            in_string = escaped || char != '"';
-            escaped = !escaped && char == '\\';
-        } else {
-            in_string = char == '"';
-        }
-        json.push(char);
-        chars.next();
-    }
-    json
 }
 
 fn code(value: &Value, field: &str) -> i32 {

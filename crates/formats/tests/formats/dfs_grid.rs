@@ -31,10 +31,7 @@ fn corpus(folder: &str, name: &str) -> PathBuf {
 
 /// The JSON beside a sample or the summary of a corpus file; Python's `NaN` read as null.
 fn json_of(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("NaN", "null");
-    serde_json::from_str(&text).unwrap()
+    crate::helpers::python_json_file(path)
 }
 
 fn reader_for(path: &Path) -> Box<dyn Reader> {

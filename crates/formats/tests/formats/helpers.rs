@@ -193,3 +193,40 @@ pub(crate) fn assert_marked(
         "step {step} item {item} should come from step {source_step} item {source_item}"
     );
 }
+
+/// Python's JSON as JSON: its `NaN`, `Infinity` and `-Infinity` (sample values, outside
+/// strings) as `null`.
+pub(crate) fn python_json(text: &str) -> String {
+    let mut json = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut chars = text.chars();
+    while let Some(char) = chars.clone().next() {
+        let rest = chars.as_str();
+        let word = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find_map(|word| rest.strip_prefix(word));
+        if let (false, Some(after)) = (in_string, word) {
+            json.push_str("null");
+            chars = after.chars();
+            continue;
+        }
+        if in_string {
+            in_string = escaped || char != '"';
+            escaped = !escaped && char == '\\';
+        } else {
+            in_string = char == '"';
+        }
+        json.push(char);
+        chars.next();
+    }
+    json
+}
+
+/// A JSON file written by Python (the DFS samples' sidecars, MIKE IO summaries), its `NaN`
+/// and infinities read as null.
+pub(crate) fn python_json_file(path: &std::path::Path) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_json::from_str(&python_json(&text))
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}

@@ -515,10 +515,8 @@ fn dfs_statistics_match_mikeios_for_every_sample_with_a_reader() {
         let Some(statistics) = &inspection.statistics else {
             continue;
         };
-        let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(path.with_extension(format!("{extension}.json"))).unwrap(),
-        )
-        .unwrap();
+        let expected =
+            crate::helpers::python_json_file(&path.with_extension(format!("{extension}.json")));
         for (name, values) in expected["values"].as_object().unwrap() {
             let ours = statistics
                 .iter()

@@ -63,7 +63,14 @@ impl<W: Write + Seek> DfsWriter<W> {
         let per_element = header.file.statistics_type >= 2;
         let mut statistics = Vec::with_capacity(header.items.len());
         for item in &header.items {
-            let elements = item.axis.size().ok_or_else(|| {
+            // Statistics keep nine doubles per element: at most 4 GiB of them.
+            let fits = |elements: &usize| {
+                !per_element
+                    || elements
+                        .checked_mul(72)
+                        .is_some_and(|bytes| bytes <= 1 << 32)
+            };
+            let elements = item.axis.size().filter(fits).ok_or_else(|| {
                 FormatError::invalid(
                     FORMAT,
                     "header",
