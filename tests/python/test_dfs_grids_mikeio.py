@@ -27,7 +27,7 @@ import struct
 
 import pytest
 
-from formats_support import convert, require_module, require_tool, run, skip_or_fail
+from formats_support import convert, require_module, require_tool, run
 
 np = require_module("numpy")
 pd = require_module("pandas")
@@ -38,11 +38,7 @@ AS_MIKE_IO = ["-w", "Title=", "-w", "ApplicationTitle=mikeio", "-w", "Applicatio
 
 
 def mikeio():
-    try:
-        import mikeio as module
-    except ImportError as error:  # pragma: no cover - depends on the machine
-        skip_or_fail(f"mikeio not importable ({error}); pip install mikeio (Linux x86-64)")
-    return module
+    return require_module("mikeio")
 
 
 def random_times(rng, steps):

@@ -21,8 +21,7 @@ import random
 
 import pytest
 
-from formats_support import (ROOT, convert, require_module, require_tool, run,
-                             skip_or_fail)
+from formats_support import ROOT, convert, require_module, require_tool, run
 from test_formats_meshes import random_mesh
 
 np = require_module("numpy")
@@ -37,11 +36,7 @@ EUM_TYPES = ["Water_Level", "Current_Speed", "Temperature", "Salinity", "Bathyme
 
 
 def mikeio():
-    try:
-        import mikeio as module
-    except ImportError as error:  # pragma: no cover - depends on the machine
-        skip_or_fail(f"mikeio not importable ({error}); pip install mikeio (Linux x86-64)")
-    return module
+    return require_module("mikeio")
 
 
 def random_times(rng, steps):

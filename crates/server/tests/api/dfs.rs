@@ -44,13 +44,9 @@ async fn import(
 }
 
 async fn dataset_of(app: &TestApp, record: &Value) -> Value {
-    let id = record["importResults"][0]["datasetId"].as_str().unwrap();
-    expect_status(
-        app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
+    crate::transfers::dataset(
+        app,
+        record["importResults"][0]["datasetId"].as_str().unwrap(),
     )
     .await
 }

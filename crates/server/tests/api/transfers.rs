@@ -128,7 +128,7 @@ pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> Value {
     .await
 }
 
-async fn dataset(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn dataset(app: &TestApp, id: &str) -> Value {
     expect_status(
         app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
             .send()
