@@ -1100,3 +1100,9 @@ fn corrupted_samples_never_panic() {
         }
     }
 }
+
+/// A DFS2 cut in two by time and appended together again is the original.
+#[test]
+fn a_dfs2_split_in_time_appends_back_to_the_original() {
+    crate::dfsu::split_and_append(&corpus("dfs-samples", "grid_utm32.dfs2"), "dfs2", 0);
+}
