@@ -518,3 +518,58 @@ pub(crate) fn string_record(text: &str) -> Values {
     bytes.push(0);
     Values::U8(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_windows_1252_with_a_terminating_nul() {
+        let record = string_record("Hornbæk");
+        assert_eq!(record, Values::U8(b"Hornb\xe6k\0".to_vec()));
+        assert_eq!(string_of(&record).as_deref(), Some("Hornbæk"));
+        assert_eq!(string_record(""), Values::U8(vec![0]));
+    }
+
+    #[test]
+    fn characters_windows_1252_lacks_and_nul_become_question_marks() {
+        // A NUL inside a name would end it early in every reader of the format.
+        assert_eq!(string_record("a\0b"), Values::U8(b"a?b\0".to_vec()));
+        assert_eq!(string_record("水位 🌊"), Values::U8(b"?? ?\0".to_vec()));
+        assert_eq!(string_record("€ 5"), Values::U8(b"\x80 5\0".to_vec()));
+    }
+
+    #[test]
+    fn a_string_is_read_up_to_its_first_nul() {
+        assert_eq!(
+            string_of(&Values::U8(b"level\0junk".to_vec())).as_deref(),
+            Some("level")
+        );
+        assert_eq!(
+            string_of(&Values::U8(b"no nul".to_vec())).as_deref(),
+            Some("no nul")
+        );
+        assert_eq!(string_of(&Values::I32(vec![1])), None);
+    }
+
+    #[test]
+    fn axis_sizes_refuse_negative_counts_and_overflow() {
+        let mut axis = SpatialAxis::eq_d2(1000, 3, 4, [0.0, 0.0], [1.0, 1.0]);
+        assert_eq!(axis.size(), Some(12));
+        axis.counts = vec![-1, 4];
+        assert_eq!(axis.size(), None);
+        axis.counts = vec![i32::MAX, i32::MAX, i32::MAX];
+        assert_eq!(axis.size(), None);
+        assert_eq!(SpatialAxis::eq_d0().size(), Some(1));
+    }
+
+    #[test]
+    fn delete_values_compare_bit_for_bit_in_the_items_type() {
+        let header = DfsHeader::default();
+        assert!(header.is_delete_value(DataType::F32, f64::from(-1e-35_f32)));
+        assert!(!header.is_delete_value(DataType::F64, f64::from(-1e-35_f32)));
+        assert!(header.is_delete_value(DataType::F64, -1e-255));
+        assert!(header.is_delete_value(DataType::I32, 2_147_483_647.0));
+        assert!(!header.is_delete_value(DataType::I16, 0.0));
+    }
+}
