@@ -164,9 +164,7 @@ impl Writer for Dfs0Writer {
         let titles = Titles::from_parameters(parameters)?;
         Ok(Box::new(Dfs0Sink {
             output: output.to_owned(),
-            title: titles.title.unwrap_or_default(),
-            application: titles.application,
-            application_version: titles.version,
+            titles,
             writing: None,
             notes: Vec::new(),
             written: false,
@@ -177,9 +175,7 @@ impl Writer for Dfs0Writer {
 /// Receives a time series and writes it as DFS0, step by step.
 struct Dfs0Sink {
     output: PathBuf,
-    title: String,
-    application: String,
-    application_version: i32,
+    titles: Titles,
     writing: Option<Writing>,
     notes: Vec<String>,
     written: bool,
@@ -233,9 +229,9 @@ impl Dfs0Sink {
             created: timestamp,
             modified: timestamp,
             file: FileHeader {
-                title: self.title.clone(),
-                application: self.application.clone(),
-                application_version: self.application_version,
+                title: self.titles.title.clone().unwrap_or_default(),
+                application: self.titles.application.clone(),
+                application_version: self.titles.version,
                 data_type: DFS0_DATA_TYPE,
                 statistics_type: REGULAR_STATISTICS,
                 time: time.record.clone(),

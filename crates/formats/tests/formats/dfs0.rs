@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::helpers::params;
+use crate::helpers::{corpus, params};
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
 use basin_formats::csv::CsvWriter;
@@ -20,13 +20,6 @@ use basin_formats::{
 };
 use chrono::NaiveDateTime;
 use serde_json::Value as Json;
-
-fn corpus(folder: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(folder)
-        .join(name)
-}
 
 /// Every .dfs0 file of a corpus folder.
 fn dfs0_files(folder: &str) -> Vec<PathBuf> {

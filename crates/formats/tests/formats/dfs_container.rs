@@ -3,7 +3,7 @@
 //! the statistics and the patched header fields against the reference library's own files.
 
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use basin_formats::ReadLimits;
 use basin_formats::dfs::container::{DfsFile, DfsWriter};
@@ -11,10 +11,9 @@ use basin_formats::model::{DataType, Values};
 
 /// Every DFS file of the repository's corpus (MIKE IO test data and the generated samples).
 pub fn dfs_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
     let mut files = Vec::new();
     for folder in ["mikeio", "mikecore", "dfs-samples"] {
-        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+        for entry in std::fs::read_dir(crate::helpers::corpus(folder, "")).unwrap() {
             let path = entry.unwrap().path();
             let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             if extension.starts_with("dfs") {

@@ -20,14 +20,7 @@ use basin_formats::transform::Transformation;
 use basin_formats::vtu::VtuReader;
 use serde_json::Value;
 
-use crate::helpers::params;
-
-fn corpus(folder: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(folder)
-        .join(name)
-}
+use crate::helpers::{corpus, params};
 
 /// The JSON beside a sample or the summary of a corpus file; Python's `NaN` read as null.
 fn json_of(path: &Path) -> Value {

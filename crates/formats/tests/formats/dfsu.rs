@@ -2,8 +2,9 @@
 //! its summaries, byte-identical writing, the layered top layer, spectra, every error, and the
 //! conversions and transformations on DFSU files.
 
+use crate::helpers::corpus;
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
 use basin_formats::dfs::container::{CustomBlock, DfsFile, DfsWriter, StaticItem};
@@ -14,13 +15,6 @@ use basin_formats::model::{
 use basin_formats::vtu::VtuReader;
 use basin_formats::{Catalogue, Conversion, FormatError, FormatResult, Parameters, ReadLimits};
 use serde_json::Value as Json;
-
-fn corpus(folder: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(folder)
-        .join(name)
-}
 
 fn raw(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs

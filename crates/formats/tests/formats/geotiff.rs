@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::helpers::{fixture, params};
+use crate::helpers::{corpus, fixture, params};
 
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
 use basin_formats::crs::Crs;
@@ -1397,14 +1397,6 @@ impl<F: Fn(usize, usize) -> f32> basin_formats::model::DatasetSink for CheckSink
 // ---------------------------------------------------------------------------------------------
 // Issue 11: JPEG, projections named by code, ArcGIS WKT, polar stereographic and Lambert
 // azimuthal equal-area.
-
-/// A file of the repository's corpus of real files (`tests/corpus/<source>/`).
-fn corpus(source: &str, name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(source)
-        .join(name)
-}
 
 /// The WKT a file's CRS was read as.
 fn wkt_of(dataset: &Dataset) -> String {

@@ -230,3 +230,16 @@ pub(crate) fn python_json_file(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&python_json(&text))
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
+
+/// A file of the repository's corpus of real files, `tests/corpus/<source>/<name>` (`name`
+/// may be empty for the folder itself).
+pub(crate) fn corpus(source: &str, name: &str) -> std::path::PathBuf {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus")
+        .join(source);
+    if name.is_empty() {
+        folder
+    } else {
+        folder.join(name)
+    }
+}

@@ -11,9 +11,7 @@ use serde_json::Value;
 use crate::helpers::{Folder, fixture};
 
 fn corpus(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(relative)
+    crate::helpers::corpus(relative, "")
 }
 
 fn options(values: bool, statistics: bool) -> InspectOptions<'static> {

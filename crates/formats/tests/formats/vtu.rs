@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::helpers::{fixture, params};
+use crate::helpers::{corpus, fixture, params};
 
 use base64::Engine;
 use basin_formats::catalogue::{ReadContext, Reader, Writer, Written};
@@ -688,14 +688,6 @@ fn all_supported_cell_types_round_trip() {
 }
 
 // Every VTK cell kind, multi-piece files and the real files of VTK's test data (issue 11) ------
-
-/// A file of `tests/corpus/<source>/`.
-fn corpus(source: &str, name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus")
-        .join(source)
-        .join(name)
-}
 
 fn every_kind_dataset() -> Dataset {
     let mut elements = Elements::default();

@@ -5,20 +5,16 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::helpers::basin_command;
+use crate::helpers::{basin_in, stderr_of};
 
 use serde_json::Value;
 
 fn basin(dir: &Path, args: &[&str]) -> Output {
-    basin_command()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the basin binary runs")
+    basin_in(dir, args)
 }
 
 fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    stderr_of(output)
 }
 
 /// Runs a command that must fail; returns its stderr.

@@ -9,14 +9,6 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 use crate::transfers::{project, start, upload};
 
-/// A sample of the repository's DFS corpus.
-fn sample(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus/dfs-samples")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-}
-
 async fn import(
     app: &TestApp,
     project: &str,
@@ -111,7 +103,7 @@ api_test!(dfs_uploads_become_datasets_of_their_kind, |app| {
         &app,
         &project,
         "ts_eq.dfs0",
-        &sample("ts_eq.dfs0"),
+        &dfs_sample("ts_eq.dfs0"),
         "Dfs0Reader",
         "Dfs0Writer",
         json!({}),
@@ -127,7 +119,7 @@ api_test!(dfs_uploads_become_datasets_of_their_kind, |app| {
         &app,
         &project,
         "grid_utm32.dfs2",
-        &sample("grid_utm32.dfs2"),
+        &dfs_sample("grid_utm32.dfs2"),
         "Dfs2Reader",
         "GeoTiffWriter",
         json!({}),
@@ -139,7 +131,7 @@ api_test!(dfs_uploads_become_datasets_of_their_kind, |app| {
     assert_eq!(made["datasetFormat"], ".tif");
     assert_eq!(made["spatialInformation"]["srid"], 32632);
 
-    let mesh = import(&app, &project, "mesh2d_mixed.dfsu", &sample("mesh2d_mixed.dfsu"), "DfsuReader", "DfsuWriter",
+    let mesh = import(&app, &project, "mesh2d_mixed.dfsu", &dfs_sample("mesh2d_mixed.dfsu"), "DfsuReader", "DfsuWriter",
         json!({"transformations": [{"type": "TemporalFilterTransformation", "temporalFilter": {"type": "TemporalIndexFilter", "from": 1, "to": 2}}]})).await;
     assert_eq!(mesh["status"], "Completed", "{mesh}");
     let made = dataset_of(&app, &mesh).await;
@@ -170,7 +162,7 @@ api_test!(bad_dfs_input_fails_its_transfer_clearly, |app| {
         &app,
         &project,
         "grid.dfs0",
-        &sample("grid_utm32.dfs2"),
+        &dfs_sample("grid_utm32.dfs2"),
         "Dfs0Reader",
         "Dfs0Writer",
         json!({}),
@@ -178,7 +170,7 @@ api_test!(bad_dfs_input_fails_its_transfer_clearly, |app| {
     .await;
     assert_eq!(record["status"], "Error", "{record}");
     // A truncated file.
-    let mut bytes = sample("mesh2d_mixed.dfsu");
+    let mut bytes = dfs_sample("mesh2d_mixed.dfsu");
     bytes.truncate(bytes.len() - 10);
     let record = import(
         &app,
@@ -200,7 +192,7 @@ api_test!(bad_dfs_input_fails_its_transfer_clearly, |app| {
         &app,
         &project,
         "ts.dfs0",
-        &sample("ts_eq.dfs0"),
+        &dfs_sample("ts_eq.dfs0"),
         "Dfs0Reader",
         "CsvWriter",
         json!({"readerParameters": [{"name": "AllowedItemNames", "value": "Nope"}]}),

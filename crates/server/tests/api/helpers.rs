@@ -565,3 +565,35 @@ pub fn basin_command() -> std::process::Command {
     }
     command
 }
+
+/// Runs `basin <args>` in `dir` to the end (see [`basin_command`]).
+pub fn basin_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    basin_command()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the basin binary runs")
+}
+
+/// A process's standard error as text.
+pub fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A process's standard output as text.
+pub fn stdout_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A sample of the repository's DFS corpus (`tests/corpus/dfs-samples/`).
+pub fn dfs_sample_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus/dfs-samples")
+        .join(name)
+}
+
+/// The bytes of a DFS sample (see [`dfs_sample_path`]).
+pub fn dfs_sample(name: &str) -> Vec<u8> {
+    let path = dfs_sample_path(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}

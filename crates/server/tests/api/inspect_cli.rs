@@ -3,27 +3,23 @@
 //! What an inspection contains is tested in the formats crate; the `--steps` and `--items`
 //! options of `basin convert` are tested here too, since they share the binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 
-use crate::helpers::basin_command;
+use crate::helpers::{basin_in, dfs_sample_path, stderr_of, stdout_of};
 
 fn basin(dir: &Path, args: &[&str]) -> Output {
-    basin_command()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the basin binary runs")
+    basin_in(dir, args)
 }
 
 fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    stdout_of(output)
 }
 
 fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    stderr_of(output)
 }
 
 /// Runs a command that must succeed; returns its stdout.
@@ -51,12 +47,6 @@ fn failing(dir: &Path, args: &[&str]) -> String {
 
 const GRID: &str = "ncols 3\nnrows 2\nxllcorner 500000\nyllcorner 6000000\ncellsize 10\n\
                     NODATA_value -9999\n1 2 3\n4 -9999 6.5\n";
-
-fn dfs_sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus/dfs-samples")
-        .join(name)
-}
 
 #[test]
 fn inspect_prints_an_aligned_summary() {
@@ -105,7 +95,7 @@ fn inspect_json_has_statistics_and_values_when_asked() {
 #[test]
 fn inspect_shows_the_dfs_container_of_any_dfs_file() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = dfs_sample("grid_utm32.dfs2");
+    let sample = dfs_sample_path("grid_utm32.dfs2");
     let sample = sample.to_str().unwrap();
     let text = succeeding(dir.path(), &["inspect", sample]);
     for expected in ["DFS container", "CalendarEquidistant", "UTM-32", "EqD2"] {

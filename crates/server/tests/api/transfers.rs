@@ -1502,14 +1502,6 @@ const TRIANGLES: &str = r#"{"type":"FeatureCollection","features":[
 const XYZ: &str =
     "500000 6200000 1.5\n500010 6200000 2.5\n500000 6200010 3.5\n500010 6200010 4.5\n";
 
-/// A sample of the repository's DFS corpus.
-fn dfs_sample(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/corpus/dfs-samples")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-}
-
 /// The part of the error a writer must give for an input of this test it cannot hold: a DFS1
 /// is one row of cells, and the grids here have more rows (files named after their reader
 /// come from an earlier round: `from-dfs1reader.*` is the one-row grid).

@@ -124,12 +124,7 @@ fn create(
     parameters: &Parameters,
 ) -> FormatResult<Box<dyn WriterSink>> {
     let titles = Titles::from_parameters(parameters)?;
-    let options = writer::WriteOptions {
-        title: titles.title.unwrap_or_default(),
-        application: titles.application,
-        application_version: titles.version,
-    };
-    Ok(Box::new(writer::GridSink::new(output, dimensions, options)))
+    Ok(Box::new(writer::GridSink::new(output, dimensions, titles)))
 }
 
 macro_rules! grid_format {

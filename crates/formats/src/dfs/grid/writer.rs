@@ -14,23 +14,16 @@ use crate::model::{DataType, DatasetSink, Frame, GridHeader, Header, Item, Value
 use super::super::container::{
     DfsHeader, DfsWriter, FileHeader, ProjectionRecord, SpatialAxis, now_timestamp,
 };
-use super::super::mapping::{self, TimeWriting};
+use super::super::mapping::{self, TimeWriting, Titles};
 use super::placement::{self, Georeference, Placement};
 use super::reader::reverse_rows;
 use super::{Dimensions, FORMAT};
-
-/// The writer's parameters.
-pub(crate) struct WriteOptions {
-    pub title: String,
-    pub application: String,
-    pub application_version: i32,
-}
 
 /// Receives a grid and writes it.
 pub(crate) struct GridSink {
     output: PathBuf,
     dimensions: Dimensions,
-    options: WriteOptions,
+    titles: Titles,
     open: Option<Open>,
     notes: Vec<String>,
     finished: bool,
@@ -148,11 +141,11 @@ impl GridSink {
         }
         (infos, types)
     }
-    pub(crate) fn new(output: &Path, dimensions: Dimensions, options: WriteOptions) -> Self {
+    pub(crate) fn new(output: &Path, dimensions: Dimensions, titles: Titles) -> Self {
         Self {
             output: output.to_owned(),
             dimensions,
-            options,
+            titles,
             open: None,
             notes: Vec::new(),
             finished: false,
@@ -209,9 +202,9 @@ impl GridSink {
             created: now,
             modified: now,
             file: FileHeader {
-                title: self.options.title.clone(),
-                application: self.options.application.clone(),
-                application_version: self.options.application_version,
+                title: self.titles.title.clone().unwrap_or_default(),
+                application: self.titles.application.clone(),
+                application_version: self.titles.version,
                 data_type: 0,
                 projection: Some(record),
                 time: time.record.clone(),
