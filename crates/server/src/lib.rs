@@ -21,6 +21,7 @@ mod convert_command;
 mod datasets;
 mod db;
 mod error;
+mod events;
 mod fetch;
 mod gis;
 mod health;

@@ -1,0 +1,146 @@
+//! Platform events (spec part 6, wire-contract 9): CloudEvents 1.0 written to an outbox in the
+//! same transaction as the change they report, then relayed to webhooks and NATS JetStream.
+//!
+//! Areas call [`record_in`] inside their write transaction and nothing else: whether and where
+//! an event goes is the relay's business, so a failing sink can never undo or delay a change.
+
+mod outbox;
+
+pub(crate) use outbox::record_in;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::ids::{ProjectId, TenantId};
+
+crate::wire_enum! {
+    /// Every event type Basin emits; docs/events.md shows each with an example.
+    pub(crate) enum EventType {
+        /// A project or subproject went to the recycle bin.
+        ProjectRecycled,
+        /// A project or subproject came back from the recycle bin.
+        ProjectRestored,
+        /// A project or subproject was removed for good (purge or retention).
+        ProjectPurged,
+        /// A dataset went to the recycle bin.
+        DatasetRecycled,
+        /// A dataset came back from the recycle bin.
+        DatasetRestored,
+        /// A dataset was removed for good (purge, retention, or with its project).
+        DatasetPurged,
+        /// A transfer began running.
+        TransferStarted,
+        /// A running transfer reported progress.
+        TransferProgress,
+        /// A transfer ended (Completed or Error).
+        TransferFinished,
+    }
+}
+
+impl EventType {
+    /// The CloudEvents `type` attribute.
+    pub(crate) fn cloud_event_type(self) -> &'static str {
+        match self {
+            Self::ProjectRecycled => "basin.project.recycled",
+            Self::ProjectRestored => "basin.project.restored",
+            Self::ProjectPurged => "basin.project.purged",
+            Self::DatasetRecycled => "basin.dataset.recycled",
+            Self::DatasetRestored => "basin.dataset.restored",
+            Self::DatasetPurged => "basin.dataset.purged",
+            Self::TransferStarted => "basin.transfer.started",
+            Self::TransferProgress => "basin.transfer.progress",
+            Self::TransferFinished => "basin.transfer.finished",
+        }
+    }
+
+    /// The CloudEvents `source` attribute: the service that made the change.
+    fn source(self) -> &'static str {
+        match self {
+            Self::TransferStarted | Self::TransferProgress | Self::TransferFinished => {
+                "/basin/conversion"
+            }
+            _ => "/basin/metadata",
+        }
+    }
+
+    /// The collection the subject names (`projects/<id>`).
+    fn collection(self) -> &'static str {
+        match self {
+            Self::ProjectRecycled | Self::ProjectRestored | Self::ProjectPurged => "projects",
+            Self::DatasetRecycled | Self::DatasetRestored | Self::DatasetPurged => "datasets",
+            Self::TransferStarted | Self::TransferProgress | Self::TransferFinished => "transfers",
+        }
+    }
+}
+
+/// One event as an area reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct NewEvent {
+    /// What happened.
+    pub(crate) kind: EventType,
+    /// The tenant (CloudEvents extension `customerid`).
+    pub(crate) tenant: TenantId,
+    /// The project concerned (`projectid`): the project itself, or the one holding the
+    /// dataset or transfer.
+    pub(crate) project: Option<ProjectId>,
+    /// Who made the change (`userid`); `None` for the platform's own jobs (retention).
+    pub(crate) user: Option<Uuid>,
+    /// The resource the event is about (`resourceid`); events of one resource are delivered
+    /// in the order they were recorded.
+    pub(crate) resource: Uuid,
+    /// The `data` member.
+    pub(crate) data: serde_json::Value,
+}
+
+/// The CloudEvents 1.0 JSON form of an event (structured content mode).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CloudEvent {
+    /// Always `1.0`.
+    pub(crate) specversion: &'static str,
+    /// Unique per event; receivers deduplicate on it (delivery is at least once).
+    pub(crate) id: Uuid,
+    /// The service that made the change.
+    pub(crate) source: &'static str,
+    /// The event type.
+    #[serde(rename = "type")]
+    pub(crate) event_type: &'static str,
+    /// When the change happened, RFC 3339 in UTC.
+    pub(crate) time: String,
+    /// `projects/<id>`, `datasets/<id>` or `transfers/<id>`.
+    pub(crate) subject: String,
+    /// Always `application/json`.
+    pub(crate) datacontenttype: &'static str,
+    /// Tenant id.
+    pub(crate) customerid: TenantId,
+    /// Project id, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) projectid: Option<ProjectId>,
+    /// User id, when a user made the change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) userid: Option<Uuid>,
+    /// The resource's id.
+    pub(crate) resourceid: Uuid,
+    /// Type-specific payload.
+    pub(crate) data: serde_json::Value,
+}
+
+impl CloudEvent {
+    /// The envelope of `event`, happening at `time`.
+    pub(crate) fn of(event: &NewEvent, time: DateTime<Utc>) -> Self {
+        Self {
+            specversion: "1.0",
+            id: Uuid::now_v7(),
+            source: event.kind.source(),
+            event_type: event.kind.cloud_event_type(),
+            time: time.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            subject: format!("{}/{}", event.kind.collection(), event.resource),
+            datacontenttype: "application/json",
+            customerid: event.tenant,
+            projectid: event.project,
+            userid: event.user,
+            resourceid: event.resource,
+            data: event.data.clone(),
+        }
+    }
+}
