@@ -97,6 +97,9 @@ enum AdminCommand {
         #[command(subcommand)]
         command: ApiKeyCommand,
     },
+    /// Run the recycle bin's retention job once: remove for good every item in the bin
+    /// longer than recycle_bin.retention_days, and finish interrupted purges.
+    PurgeExpired(JsonFlag),
 }
 
 #[derive(Debug, Args)]
@@ -378,6 +381,14 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
             print(output.json, &result, &text)
         }
         AdminCommand::Token(args) => print_token(services, args),
+        AdminCommand::PurgeExpired(output) => {
+            let counts = services.state.bin.run_retention().await?;
+            let text = format!(
+                "removed {} projects and {} datasets; deleted {} blobs",
+                counts.projects, counts.datasets, counts.blobs
+            );
+            print(output.json, &counts, &text)
+        }
         AdminCommand::Tenant {
             command: TenantCommand::Create { name, output },
         } => {

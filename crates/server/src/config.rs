@@ -46,6 +46,8 @@ pub struct Config {
     pub transfers: TransfersConfig,
     /// Imports from URLs: which addresses they may reach, and their time limits.
     pub fetch: FetchConfig,
+    /// The recycle bin: how long items stay, how the purge works.
+    pub recycle_bin: RecycleBinConfig,
     /// Logging.
     pub log: LogConfig,
 }
@@ -63,6 +65,7 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             transfers: TransfersConfig::default(),
             fetch: FetchConfig::default(),
+            recycle_bin: RecycleBinConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -256,6 +259,28 @@ pub struct NodeSize {
     pub memory_mb: u64,
     /// Local disk of the machine, in GB.
     pub storage_gb: f64,
+}
+
+/// The recycle bin (docs/recycle-bin.md).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecycleBinConfig {
+    /// Items in the bin longer than this many days are removed for good (spec: 180).
+    pub retention_days: u32,
+    /// How often each process looks for items past retention, in seconds.
+    pub retention_check_seconds: u64,
+    /// Rows one purge transaction removes at most: a large project is removed in several.
+    pub purge_batch_size: u32,
+}
+
+impl Default for RecycleBinConfig {
+    fn default() -> Self {
+        Self {
+            retention_days: 180,
+            retention_check_seconds: 3600,
+            purge_batch_size: 500,
+        }
+    }
 }
 
 /// Transfers: executor, queue timing and the resources a request may ask for.
@@ -588,6 +613,13 @@ impl Config {
         if self.database.max_connections == 0 {
             return Err(ConfigError::Inconsistent(
                 "database.max_connections must be at least 1".into(),
+            ));
+        }
+        let bin = &self.recycle_bin;
+        if bin.retention_check_seconds == 0 || bin.purge_batch_size == 0 {
+            return Err(ConfigError::Inconsistent(
+                "recycle_bin.retention_check_seconds and recycle_bin.purge_batch_size must be at least 1"
+                    .into(),
             ));
         }
         Ok(())

@@ -35,6 +35,7 @@ mod limits;
 mod names;
 mod openapi;
 mod projects;
+mod recycle_bin;
 mod startup;
 mod telemetry;
 mod transfers;

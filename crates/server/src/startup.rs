@@ -73,6 +73,8 @@ pub(crate) struct AppState {
     pub(crate) transfers: TransferService,
     /// Readers and writers.
     pub(crate) catalogue: Arc<basin_formats::Catalogue>,
+    /// The recycle bin.
+    pub(crate) bin: crate::recycle_bin::service::RecycleBinService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -179,7 +181,15 @@ impl Services {
             clock.clone(),
             HierarchyLimits::from(&config.limits),
         );
+        let bin = crate::recycle_bin::service::RecycleBinService::new(
+            db.clone(),
+            clock.clone(),
+            datasets.clone(),
+            blobs.clone(),
+            crate::recycle_bin::service::BinSettings::from(&config.recycle_bin),
+        );
         let state = AppState {
+            bin,
             identity,
             transfers,
             catalogue,
@@ -364,6 +374,10 @@ impl App {
             self.dispatcher
                 .map(|dispatcher| tokio::spawn(dispatcher.run(workers_stop.clone())))
         });
+        let retention = tokio::spawn(crate::recycle_bin::run_retention_periodically(
+            self.services.state.bin.clone(),
+            workers_stop.clone(),
+        ));
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
         let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {
@@ -386,6 +400,7 @@ impl App {
         if let Some(workers) = workers {
             let _ = workers.await;
         }
+        let _ = retention.await;
         let deadline = *stopping_rx.borrow_and_update();
         let remaining = deadline.map_or(
             Duration::from_millis(crate::limits::DB_CLOSE_TIMEOUT_MS),
@@ -408,6 +423,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::identity::router())
         .merge(crate::projects::router())
         .merge(crate::datasets::router())
+        .merge(crate::recycle_bin::router())
         .merge(crate::hierarchy::router())
         .merge(crate::transfers::router())
         .merge(crate::conversion::router())
@@ -486,6 +502,15 @@ impl FromRef<AppState> for crate::datasets::routes::DatasetsState {
             page_limits: app.page_limits,
             blob_urls: app.blob_urls.clone(),
             clock: app.clock.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::recycle_bin::routes::RecycleBinState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            bin: app.bin.clone(),
+            page_limits: app.page_limits,
         }
     }
 }

@@ -299,6 +299,11 @@ impl DatasetService {
         Ok(row)
     }
 
+    /// A dataset as stored, deleted or not (the recycle bin shows deleted records).
+    pub(crate) async fn find_any(&self, id: DatasetId) -> DatasetResult<Option<DatasetRow>> {
+        Ok(store::find(&self.db, id).await?)
+    }
+
     /// A dataset as stored, for workers acting on a request checked when it was made. `None`
     /// when it is gone or in the recycle bin (itself or a project above it).
     pub(crate) async fn live(&self, id: DatasetId) -> DatasetResult<Option<DatasetRow>> {
@@ -421,26 +426,40 @@ impl DatasetService {
     }
 
     /// Moves a dataset to the recycle bin. When `project` is given (the path names it), the
-    /// dataset must be in it.
+    /// dataset must be in it. The rules are checked again inside the write transaction, under
+    /// the lock of the dataset's tree, so that a project deleted at the same moment hides the
+    /// dataset's bin entry as it should.
     pub(crate) async fn delete(
         &self,
         caller: &Caller,
         project: Option<ProjectId>,
         id: DatasetId,
     ) -> DatasetResult<()> {
-        let (mut row, capabilities) = self.visible(caller, id).await?;
+        let (row, _) = self.visible(caller, id).await?;
         if project.is_some_and(|project| project != row.project_id) {
             return Err(DatasetError::NotFound);
         }
-        if !capabilities.can_delete_content {
+        let mut tx = self.db.begin().await?;
+        self.projects.lock_tree_in(&mut tx, row.project_id).await?;
+        let chain = match self
+            .projects
+            .visible_in(&mut tx, caller, row.project_id)
+            .await
+        {
+            Ok(chain) => chain,
+            Err(ProjectError::NotFound) => return Err(DatasetError::NotFound),
+            Err(error) => return Err(error.into()),
+        };
+        if !chain.capabilities().can_delete_content {
             return Err(ProjectError::Forbidden(
                 "you may not delete content in this project".into(),
             )
             .into());
         }
-        row.deleted_at = Some(self.clock.now());
-        row.deleted_by = Some(caller.id);
-        self.write(caller, row, None).await?;
+        if !self.delete_in(&mut tx, caller, row.project_id, id).await? {
+            return Err(DatasetError::NotFound);
+        }
+        tx.commit().await?;
         Ok(())
     }
 }
@@ -552,14 +571,20 @@ impl DatasetService {
         Ok(row)
     }
 
-    /// Moves a dataset to the recycle bin inside `tx`; the caller has checked permissions.
+    /// Moves a live dataset of `project` to the recycle bin inside `tx`; the caller has
+    /// checked permissions and holds the tree's lock. False when it was not there.
     pub(crate) async fn delete_in(
         &self,
         tx: &mut crate::db::Tx,
         caller: &Caller,
+        project: ProjectId,
         id: DatasetId,
-    ) -> DatasetResult<()> {
-        store::soft_delete_in(tx, id, self.clock.now(), caller.id).await?;
-        Ok(())
+    ) -> DatasetResult<bool> {
+        let Some(row) = store::soft_delete_in(tx, id, project, self.clock.now(), caller.id).await?
+        else {
+            return Ok(false);
+        };
+        crate::recycle_bin::recycle_dataset_in(tx, &row).await?;
+        Ok(true)
     }
 }

@@ -256,22 +256,27 @@ pub(super) async fn find_by_name_in(
     .await)?)
 }
 
-/// Moves a dataset to the recycle bin inside `tx`.
+/// Moves a live dataset of `project` to the recycle bin inside `tx`; returns it as deleted,
+/// or `None` when it is not (or no longer) there.
 pub(super) async fn soft_delete_in(
     tx: &mut Tx,
     id: DatasetId,
+    project: ProjectId,
     at: chrono::DateTime<chrono::Utc>,
     by: uuid::Uuid,
-) -> StoreResult<()> {
-    on_tx!(tx, |conn| sqlx::query(
+) -> StoreResult<Option<DatasetRow>> {
+    let sql = format!(
         "UPDATE datasets SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3, \
-         row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NULL"
+         row_version = row_version + 1 WHERE id = $1 AND project_id = $4 AND deleted_at IS NULL \
+         RETURNING {COLUMNS}"
+    );
+    Ok(on_tx!(tx, |conn| sqlx::query_as::<_, DatasetRow>(
+        sqlx::AssertSqlSafe(sql)
     )
     .bind(id)
     .bind(at)
     .bind(by)
-    .execute(conn)
-    .await
-    .map(|done| done.rows_affected()))?;
-    Ok(())
+    .bind(project)
+    .fetch_optional(conn)
+    .await)?)
 }

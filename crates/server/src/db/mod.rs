@@ -110,6 +110,18 @@ impl From<sqlx::Error> for StoreError {
 pub(crate) type StoreResult<T> = Result<T, StoreError>;
 
 impl Db {
+    /// A UUID as an SQL literal of this database's dialect, for statements that name more
+    /// ids than either database accepts placeholders. Only ever formatted from a [`Uuid`], so
+    /// it cannot carry anything but hex digits.
+    ///
+    /// [`Uuid`]: uuid::Uuid
+    pub(crate) fn uuid_literal(&self, id: uuid::Uuid) -> String {
+        match self {
+            Self::Sqlite(..) => format!("X'{}'", id.simple()),
+            Self::Postgres(_) => format!("'{id}'::uuid"),
+        }
+    }
+
     /// Connects to `url`, creating a missing SQLite file or PostgreSQL database.
     pub(crate) async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
         let acquire_timeout = Duration::from_millis(config.acquire_timeout_ms);

@@ -105,6 +105,26 @@ impl Sql {
         })?)
     }
 
+    /// Runs a statement inside `tx`; returns the rows it changed.
+    pub(crate) async fn execute_in(self, tx: &mut Tx) -> StoreResult<u64> {
+        let Sql { text, args } = self;
+        Ok(on_tx!(tx, |conn| {
+            let query = sqlx::query(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
+            query.execute(conn).await.map(|done| done.rows_affected())
+        })?)
+    }
+
+    /// Fetches one integer (a count) inside `tx`.
+    pub(crate) async fn fetch_count_in(self, tx: &mut Tx) -> StoreResult<i64> {
+        let Sql { text, args } = self;
+        Ok(on_tx!(tx, |conn| {
+            let query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
+            query.fetch_one(conn).await
+        })?)
+    }
+
     /// Fetches one integer (a count).
     pub(crate) async fn fetch_count(self, db: &Db) -> StoreResult<i64> {
         let Sql { text, args } = self;

@@ -332,7 +332,9 @@ impl HierarchyService {
                         ProjectError::Forbidden(format!("you may not delete {display}")).into(),
                     );
                 }
-                self.datasets.delete_in(tx, run.caller, dataset.id).await?;
+                self.datasets
+                    .delete_in(tx, run.caller, dataset.project_id, dataset.id)
+                    .await?;
             }
             (kind, true) => {
                 if self.visible_child(tx, run, &folder, &name).await?.is_some() {

@@ -51,6 +51,12 @@ pub(crate) const METADATA: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
     default: 3,
 };
+/// Recycle bin endpoints: clients send 2, and 1 for `my-deleted-items` and
+/// `all-deleted-items`.
+pub(crate) const RECYCLE_BIN: ApiVersions = ApiVersions {
+    supported: &[1, 2, 3],
+    default: 2,
+};
 /// Every version any endpoint accepts, announced on responses outside the versioned groups.
 pub(crate) const ALL: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],

@@ -5,7 +5,7 @@
 //! Projects the caller cannot access, and projects in the recycle bin (or below one), are
 //! "not found"; projects it can see but may not change are "forbidden".
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -872,10 +872,7 @@ impl ProjectService {
                     .into(),
             ));
         }
-        let mut row = chain.target().row.clone();
-        row.deleted_at = Some(self.now());
-        row.deleted_by = Some(caller.id);
-        self.save(&mut tx, caller, row, None).await?;
+        self.delete_in(&mut tx, caller, &chain.target().row).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -959,7 +956,82 @@ impl ProjectService {
         let mut row = row.clone();
         row.deleted_at = Some(self.now());
         row.deleted_by = Some(caller.id);
-        self.save(tx, caller, row, None).await?;
+        let row = self.save(tx, caller, row, None).await?;
+        crate::recycle_bin::recycle_project_in(tx, &row, self.chain_levels_max()).await?;
+        Ok(())
+    }
+
+    // ---- for the recycle bin ----
+
+    /// The chain of `id` as `caller` sees it inside `tx`, whatever its state (roles are
+    /// computed for deleted levels too: they decide who may restore them).
+    pub(crate) async fn chain_in(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        id: ProjectId,
+    ) -> ProjectResult<Chain> {
+        let rows = store::chain_in(tx, id, caller.key(), self.chain_levels_max()).await?;
+        Chain::build(rows, caller)
+    }
+
+    /// How many levels a walk of the tree may take before the tree is known to be corrupt.
+    pub(crate) fn levels_max(&self) -> i64 {
+        self.chain_levels_max()
+    }
+
+    /// The caller's effective role on each of `ids` (projects of `tenant`), whatever their
+    /// state: one query for all of them and their ancestors.
+    pub(crate) async fn roles_on(
+        &self,
+        caller: &Caller,
+        tenant: TenantId,
+        ids: &[ProjectId],
+    ) -> ProjectResult<BTreeMap<ProjectId, Option<ProjectRole>>> {
+        let inputs: BTreeMap<ProjectId, store::RoleInputs> =
+            store::roles_of(&self.db, ids, caller.key())
+                .await?
+                .into_iter()
+                .map(|row| (row.id, row))
+                .collect();
+        let standing = caller.standing(tenant);
+        let mut member_roles: BTreeMap<ProjectId, Option<ProjectRole>> = BTreeMap::new();
+        let mut roles = BTreeMap::new();
+        for id in ids {
+            let Some(project) = inputs.get(id) else {
+                continue;
+            };
+            let member_role =
+                member_role_of(*id, &inputs, &mut member_roles, self.chain_levels_max());
+            roles.insert(
+                *id,
+                effective_role(member_role, standing, project.access_level),
+            );
+        }
+        Ok(roles)
+    }
+
+    /// The projects the caller is an Owner member of.
+    pub(crate) async fn owned_by(&self, caller: &Caller) -> ProjectResult<Vec<ProjectId>> {
+        Ok(store::owned_by(&self.db, caller.key()).await?)
+    }
+
+    /// Before a subproject that inherits its members is restored under `destination`, where
+    /// other members would apply: the members that applied where it was become its own, so
+    /// that restoring it elsewhere changes nobody's access to it.
+    pub(crate) async fn keep_members_in(
+        &self,
+        tx: &mut Tx,
+        chain: &Chain,
+        destination: &Chain,
+    ) -> ProjectResult<()> {
+        let row = &chain.target().row;
+        if !row.inherits_members || member_source(chain) == member_source(destination) {
+            return Ok(());
+        }
+        let members = store::members_in(tx, member_source(chain)).await?;
+        store::replace_members(tx, row.id, &members, self.now()).await?;
+        store::set_inherits_members_in(tx, row.id, false).await?;
         Ok(())
     }
 
@@ -1122,6 +1194,40 @@ fn check_move(chain: &Chain, destination: &Chain) -> ProjectResult<()> {
         ));
     }
     Ok(())
+}
+
+/// The caller's membership role on `id` from the role inputs of it and its ancestors,
+/// memoised in `known`; inheritance followed at most `levels_max` levels.
+fn member_role_of(
+    id: ProjectId,
+    inputs: &BTreeMap<ProjectId, store::RoleInputs>,
+    known: &mut BTreeMap<ProjectId, Option<ProjectRole>>,
+    levels_max: i64,
+) -> Option<ProjectRole> {
+    let mut path = Vec::new();
+    let mut current = id;
+    let mut role = None;
+    for _ in 0..=levels_max {
+        if let Some(found) = known.get(&current) {
+            role = *found;
+            break;
+        }
+        let Some(project) = inputs.get(&current) else {
+            break;
+        };
+        path.push(current);
+        match project.parent_id {
+            Some(parent) if project.inherits_members => current = parent,
+            _ => {
+                role = project.caller_role;
+                break;
+            }
+        }
+    }
+    for project in path {
+        known.insert(project, role);
+    }
+    role
 }
 
 /// The project whose own members apply to the chain's target (rule 3): the nearest level,

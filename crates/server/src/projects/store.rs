@@ -211,6 +211,24 @@ pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<(
     Ok(())
 }
 
+/// Sets whether a project inherits its members, leaving its version alone (part of a change
+/// that bumps it).
+pub(super) async fn set_inherits_members_in(
+    tx: &mut Tx,
+    id: ProjectId,
+    inherits: bool,
+) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query("UPDATE projects SET inherits_members = $2 WHERE id = $1")
+            .bind(id)
+            .bind(inherits)
+            .execute(conn)
+            .await
+            .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
 // ---- members ----
 
 fn members_sql(project: ProjectId) -> Sql {
@@ -596,6 +614,61 @@ fn access_condition(member_role: &str, standing: TenantStanding, minimum: Projec
             levels.join(", ")
         )
     }
+}
+
+/// What decides a caller's role on one project: a row of [`roles_of`].
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(super) struct RoleInputs {
+    /// The project.
+    pub(super) id: ProjectId,
+    /// Its parent.
+    pub(super) parent_id: Option<ProjectId>,
+    /// Whether it inherits members.
+    pub(super) inherits_members: bool,
+    /// Its access level.
+    pub(super) access_level: AccessLevel,
+    /// The caller's role among its own members.
+    pub(super) caller_role: Option<ProjectRole>,
+}
+
+/// The role inputs of `ids` and of all their ancestors, each project once, whatever their
+/// state. `UNION` (not `UNION ALL`) drops projects already reached, so even a corrupt tree (a
+/// cycle) ends the walk.
+pub(super) async fn roles_of(
+    db: &Db,
+    ids: &[ProjectId],
+    (caller, caller_type): (Uuid, PrincipalType),
+) -> StoreResult<Vec<RoleInputs>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let literals: Vec<String> = ids.iter().map(|id| db.uuid_literal(id.as_uuid())).collect();
+    let mut sql = Sql::new(&format!(
+        "WITH RECURSIVE up(id) AS (SELECT id FROM projects WHERE id IN ({}) \
+         UNION SELECT p.parent_id FROM projects p JOIN up ON p.id = up.id WHERE p.parent_id IS NOT NULL) \
+         SELECT p.id, p.parent_id, p.inherits_members, p.access_level, m.role AS caller_role \
+         FROM up JOIN projects p ON p.id = up.id \
+         LEFT JOIN project_members m ON m.project_id = p.id AND m.principal_id = ",
+        literals.join(", ")
+    ));
+    let caller = sql.arg(Arg::Uuid(caller));
+    let caller_type = sql.arg(Arg::Text(caller_type.as_str().to_owned()));
+    sql.push(&format!("{caller} AND m.principal_type = {caller_type}"));
+    sql.fetch_all(db).await
+}
+
+/// The projects `caller` is an Owner member of.
+pub(super) async fn owned_by(
+    db: &Db,
+    (caller, caller_type): (Uuid, PrincipalType),
+) -> StoreResult<Vec<ProjectId>> {
+    let mut sql =
+        Sql::new("SELECT project_id FROM project_members WHERE role = 'Owner' AND principal_id = ");
+    let caller = sql.arg(Arg::Uuid(caller));
+    let caller_type = sql.arg(Arg::Text(caller_type.as_str().to_owned()));
+    sql.push(&format!("{caller} AND principal_type = {caller_type}"));
+    let rows: Vec<(ProjectId,)> = sql.fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
 /// The live subprojects of `parent` with this name, oldest first, at most `limit`.
