@@ -190,7 +190,7 @@ pub(super) async fn live_subtree_size_in(
     levels_max: i64,
 ) -> StoreResult<i64> {
     let sql = format!(
-        "{} SELECT COALESCE(SUM(d.storage_size), 0) FROM datasets d JOIN below ON d.project_id = below.id \
+        "{} SELECT CAST(COALESCE(SUM(d.storage_size), 0) AS BIGINT) FROM datasets d JOIN below ON d.project_id = below.id \
          WHERE d.deleted_at IS NULL",
         below_cte(true)
     );

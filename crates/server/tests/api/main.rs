@@ -26,6 +26,7 @@ mod lifecycle;
 mod paging;
 mod permissions;
 mod projects;
+mod recycle_bin;
 mod transfers;
 mod tree_concurrency;
 mod workers;
