@@ -27,6 +27,7 @@ mod paging;
 mod permissions;
 mod projects;
 mod recycle_bin;
+mod retention_crash;
 mod transfers;
 mod tree_concurrency;
 mod workers;
