@@ -31,6 +31,7 @@ pub(crate) const BEARER_SCHEME: &str = "bearer";
         (name = "admin", description = "Tenants, users, members and API keys"),
         (name = "projects", description = "Projects and subprojects"),
         (name = "datasets", description = "Datasets in projects"),
+        (name = "recycle-bin", description = "Deleted projects and datasets: listings, restore, permanent deletion, retention (docs/recycle-bin.md)"),
         (name = "gis", description = "Coordinate systems (the EPSG registry) and reprojection of WKT geometries (docs/gis.md)"),
         (name = "health", description = "Probes"),
         (name = "transfers", description = "Signed URLs for uploads (bytes move over the Azure-compatible blob endpoint, docs/blobs.md)"),

@@ -890,6 +890,12 @@ impl ProjectService {
         Ok(store::lock_tree_of_in(tx, id).await?)
     }
 
+    /// [`Self::lock_tree_in`] for the trees holding each of `ids`, without deadlocks between
+    /// transactions that lock the same trees.
+    pub(crate) async fn lock_trees_in(&self, tx: &mut Tx, ids: &[ProjectId]) -> ProjectResult<()> {
+        Ok(store::lock_trees_of_in(tx, ids).await?)
+    }
+
     /// The first live subproject of `parent` named `name` that the caller can see, read inside
     /// `tx`, with its chain. Siblings it cannot see are passed over as if they were not there,
     /// so that a name clash never reveals them.

@@ -229,6 +229,22 @@ pub(super) async fn set_inherits_members_in(
     Ok(())
 }
 
+/// [`lock_tree_of_in`] for several trees at once, their roots locked in id order, so that two
+/// transactions locking the same trees cannot deadlock.
+pub(super) async fn lock_trees_of_in(tx: &mut Tx, ids: &[ProjectId]) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        let ids: Vec<Uuid> = ids.iter().map(ProjectId::as_uuid).collect();
+        sqlx::query(
+            "SELECT id FROM projects WHERE id IN (SELECT root_id FROM projects WHERE id = ANY($1)) \
+             ORDER BY id FOR UPDATE",
+        )
+        .bind(ids)
+        .execute(&mut **transaction)
+        .await?;
+    }
+    Ok(())
+}
+
 // ---- members ----
 
 fn members_sql(project: ProjectId) -> Sql {
