@@ -553,12 +553,17 @@ pub(crate) async fn count(
 pub(crate) async fn containers(db: &Db, tenant: TenantId) -> StoreResult<Vec<ProjectId>> {
     let mut sql = Sql::new("");
     let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
-    let next = format!(
-        "SELECT MIN(container_id) FROM recycle_bin WHERE {LISTED} AND tenant_id = {tenant} AND container_id IS NOT NULL"
-    );
+    let next = |after: &str| {
+        format!(
+            "(SELECT container_id FROM recycle_bin WHERE {LISTED} AND tenant_id = {tenant} \
+             AND container_id IS NOT NULL{after} ORDER BY container_id LIMIT 1)"
+        )
+    };
     sql.push(&format!(
-        "WITH RECURSIVE found(id) AS ({next} UNION ALL SELECT ({next} AND container_id > found.id) \
-         FROM found WHERE found.id IS NOT NULL) SELECT id FROM found WHERE id IS NOT NULL"
+        "WITH RECURSIVE found(id) AS (SELECT {} UNION ALL SELECT {} FROM found WHERE found.id IS NOT NULL) \
+         SELECT id FROM found WHERE id IS NOT NULL",
+        next(""),
+        next(" AND container_id > found.id")
     ));
     match db {
         Db::Sqlite(_, reader) => {
