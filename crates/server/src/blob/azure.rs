@@ -38,7 +38,9 @@ pub(crate) enum AzureError {
     #[error("the signed URL does not allow this operation")]
     PermissionMismatch,
     /// The URL writes to the content of a dataset in the recycle bin.
-    #[error("the dataset this URL writes to is in the recycle bin; its content cannot change")]
+    #[error(
+        "the dataset this URL writes to is in the recycle bin or was deleted for good; its content cannot change"
+    )]
     InRecycleBin,
     /// The container or blob name is invalid.
     #[error("{0}")]

@@ -262,16 +262,32 @@ async fn check_writable(state: &BlobState, target: &Target) -> Result<(), AzureE
 
 /// Tells the datasets stored at this blob their new size and checksum. Failing here fails the
 /// write request, so the client retries and the record never disagrees with the bytes.
+///
+/// A dataset removed for good while the write ran leaves nothing to reach the blob: it is
+/// deleted again and the write refused, so that nothing is leaked.
 async fn record_content(
     state: &BlobState,
     target: &Target,
     written: &Written,
 ) -> Result<(), AzureError> {
+    let key = target.path.key();
+    let internal =
+        |error: crate::datasets::service::DatasetError| AzureError::Internal(error.into());
     state
         .datasets
-        .content_written(&target.path.key(), written.meta.size, written.md5)
+        .content_written(&key, written.meta.size, written.md5)
         .await
-        .map_err(|error| AzureError::Internal(error.into()))
+        .map_err(internal)?;
+    if !state
+        .datasets
+        .content_reachable(&key)
+        .await
+        .map_err(internal)?
+    {
+        state.blobs.delete(&target.path).await?;
+        return Err(AzureError::InRecycleBin);
+    }
+    Ok(())
 }
 
 async fn get_blob(

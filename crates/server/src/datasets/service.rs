@@ -467,14 +467,30 @@ impl DatasetService {
 impl DatasetService {
     /// Refuses writes to content of the recycle bin: when a dataset stored at `data_path` is
     /// deleted, or lies in a deleted project, its blob must stay as it was deleted, whatever
-    /// upload URL was handed out before. Paths no dataset names (uploads) are writable.
+    /// upload URL was handed out before. A path of the datasets container that no dataset
+    /// names belonged to a dataset removed for good: writing there would leave a blob nothing
+    /// reaches. Other paths no dataset names (uploads) are writable.
     pub(crate) async fn check_content_writable(&self, data_path: &str) -> DatasetResult<()> {
-        for row in store::find_by_data_path(&self.db, data_path).await? {
+        let rows = store::find_by_data_path(&self.db, data_path).await?;
+        if rows.is_empty() && is_dataset_content(data_path) {
+            return Err(DatasetError::InRecycleBin);
+        }
+        for row in rows {
             if row.deleted_at.is_some() || self.projects.in_recycle_bin(row.project_id).await? {
                 return Err(DatasetError::InRecycleBin);
             }
         }
         Ok(())
+    }
+
+    /// Whether content just written at `data_path` is reachable: some dataset names it, or it
+    /// lies outside the datasets container. False when its dataset was removed for good while
+    /// the write ran; the writer then removes what it wrote.
+    pub(crate) async fn content_reachable(&self, data_path: &str) -> DatasetResult<bool> {
+        Ok(!is_dataset_content(data_path)
+            || !store::find_by_data_path(&self.db, data_path)
+                .await?
+                .is_empty())
     }
 
     /// Records the checksum of the content at `data_path` for datasets stored there without
@@ -501,6 +517,13 @@ impl DatasetService {
         store::set_content(&self.db, data_path, size, &checksum, self.clock.now()).await?;
         Ok(())
     }
+}
+
+/// Whether `data_path` lies in the datasets container, where only datasets' content lives.
+fn is_dataset_content(data_path: &str) -> bool {
+    data_path
+        .strip_prefix(crate::transfers::service::DATASETS_CONTAINER)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Lower-case hex of `bytes`.

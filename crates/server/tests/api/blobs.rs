@@ -1036,5 +1036,33 @@ api_test!(
             "AuthorizationFailure",
         )
         .await;
+        // Removed for good: the URL cannot write a blob that nothing would reach.
+        let purged = app
+            .send_as(
+                As::Key,
+                Method::DELETE,
+                &format!("/api/recycle-bin/dataset/{dataset}"),
+                None,
+            )
+            .await;
+        expect_status(purged, StatusCode::NO_CONTENT).await;
+        let gone = app.client.get(&read).send().await.unwrap();
+        assert_eq!(
+            gone.status(),
+            StatusCode::NOT_FOUND,
+            "the purged content is gone"
+        );
+        expect_azure_error(
+            put_blob(&app, &a, data(30)).await,
+            StatusCode::FORBIDDEN,
+            "AuthorizationFailure",
+        )
+        .await;
+        let still_gone = app.client.get(&read).send().await.unwrap();
+        assert_eq!(
+            still_gone.status(),
+            StatusCode::NOT_FOUND,
+            "nothing was written"
+        );
     }
 );
