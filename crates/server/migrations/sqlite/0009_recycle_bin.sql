@@ -41,6 +41,18 @@ CREATE INDEX recycle_bin_listed_containers ON recycle_bin (tenant_id, container_
 CREATE INDEX recycle_bin_expiry ON recycle_bin (deleted_at) WHERE purging_since IS NULL;
 CREATE INDEX recycle_bin_purging ON recycle_bin (purging_since) WHERE purging_since IS NOT NULL;
 
+-- A version per tenant, bumped in every transaction that changes what its bin listings show:
+-- the processes cache listing totals under it (counting 100,000 rows costs more than a page).
+CREATE TABLE recycle_bin_versions (
+    tenant_id BLOB PRIMARY KEY NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    version BIGINT NOT NULL
+);
+
+-- Purges walk deleted subtrees and their datasets, which the live-only indexes of 0002 and
+-- 0003 leave out.
+CREATE INDEX projects_by_parent ON projects (parent_id);
+CREATE INDEX datasets_by_project_any ON datasets (project_id);
+
 CREATE TABLE blob_garbage (
     blob_key TEXT PRIMARY KEY NOT NULL,
     queued_at TEXT NOT NULL

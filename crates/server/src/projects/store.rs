@@ -682,7 +682,9 @@ pub(super) async fn owned_by(
         Sql::new("SELECT project_id FROM project_members WHERE role = 'Owner' AND principal_id = ");
     let caller = sql.arg(Arg::Uuid(caller));
     let caller_type = sql.arg(Arg::Text(caller_type.as_str().to_owned()));
-    sql.push(&format!("{caller} AND principal_type = {caller_type}"));
+    sql.push(&format!(
+        "{caller} AND principal_type = {caller_type} ORDER BY project_id"
+    ));
     let rows: Vec<(ProjectId,)> = sql.fetch_all(db).await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }

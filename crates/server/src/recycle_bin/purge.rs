@@ -58,7 +58,7 @@ impl RecycleBinService {
                 let removed = store::delete_dataset_in(&mut tx, item.item_id).await?;
                 self.datasets_removed_in(&mut tx, item, &removed, &mut counts)
                     .await?;
-                store::remove_in(&mut tx, item.item_id).await?;
+                store::remove_in(&mut tx, item.tenant_id, item.item_id).await?;
                 true
             }
             ItemType::Project => {
@@ -82,7 +82,7 @@ impl RecycleBinService {
                     self.projects_removed_in(&mut tx, item, &projects, &mut counts)
                         .await?;
                     if done {
-                        store::remove_in(&mut tx, item.item_id).await?;
+                        store::remove_in(&mut tx, item.tenant_id, item.item_id).await?;
                     }
                     done
                 } else {
@@ -123,7 +123,7 @@ impl RecycleBinService {
             crate::events::record_in(tx, &event, now).await?;
         }
         let ids: Vec<Uuid> = removed.iter().map(|dataset| dataset.id).collect();
-        store::remove_all_in(tx, &ids).await?;
+        store::remove_all_in(tx, item.tenant_id, &ids).await?;
         counts.datasets += removed.len() as u64;
         Ok(())
     }
@@ -154,7 +154,7 @@ impl RecycleBinService {
             crate::events::record_in(tx, &event, now).await?;
         }
         let ids: Vec<Uuid> = removed.iter().map(|project| project.id.as_uuid()).collect();
-        store::remove_all_in(tx, &ids).await?;
+        store::remove_all_in(tx, item.tenant_id, &ids).await?;
         counts.projects += removed.len() as u64;
         Ok(())
     }

@@ -86,6 +86,36 @@ pub(crate) struct RecycleBinService {
     pub(super) settings: BinSettings,
     /// Woken when a permanent delete leaves work for the background purge.
     pub(super) purge_wanted: Arc<tokio::sync::Notify>,
+    /// Listing totals by tenant, bin version, visibility and scope (see [`TotalsCache`]).
+    totals: Arc<TotalsCache>,
+}
+
+/// Totals of bin listings already counted. Counting a bin of 100,000 items reads 100,000
+/// index entries, far more than the page; the total only changes when the tenant's bin
+/// version does (bumped in every transaction that changes what listings show), so it is kept
+/// under that version. A cache only: each process keeps its own, and a new version or another
+/// caller's view simply counts again.
+#[derive(Debug, Default)]
+struct TotalsCache {
+    entries: std::sync::Mutex<std::collections::HashMap<u64, u64>>,
+}
+
+/// Totals kept at most; the cache starts over beyond.
+const TOTALS_CACHED_MAX: usize = 10_000;
+
+impl TotalsCache {
+    fn get(&self, key: u64) -> Option<u64> {
+        self.entries.lock().ok()?.get(&key).copied()
+    }
+
+    fn put(&self, key: u64, total: u64) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= TOTALS_CACHED_MAX {
+                entries.clear();
+            }
+            entries.insert(key, total);
+        }
+    }
 }
 
 /// The event about `row`, by `user`.
@@ -146,6 +176,7 @@ impl RecycleBinService {
             blobs,
             settings,
             purge_wanted: Arc::new(tokio::sync::Notify::new()),
+            totals: Arc::new(TotalsCache::default()),
         }
     }
 
@@ -199,8 +230,17 @@ impl RecycleBinService {
         if caller.standing(tenant) == TenantStanding::Outsider {
             return Ok((Vec::new(), 0));
         }
+        let version = store::version(&self.db, tenant).await?;
         let visible = self.visibility(caller, tenant).await?;
-        let total = store::count(&self.db, tenant, scope, &visible).await?;
+        let key = totals_key(tenant, version, scope, &visible);
+        let total = match self.totals.get(key) {
+            Some(total) => total,
+            None => {
+                let total = store::count(&self.db, tenant, scope, &visible).await?;
+                self.totals.put(key, total);
+                total
+            }
+        };
         let rows = store::list(
             &self.db, tenant, scope, &visible, sort, descending, offset, limit,
         )
@@ -392,9 +432,10 @@ impl RecycleBinService {
             restored.push((node.row.id, bin));
         }
         let now = self.now();
+        let tenant = chain.target().row.tenant_id;
         for (id, bin) in &restored {
             store::restore_project_in(tx, *id, now, caller.id).await?;
-            store::remove_in(tx, id.as_uuid()).await?;
+            store::remove_in(tx, tenant, id.as_uuid()).await?;
             if let Some(bin) = bin {
                 crate::events::record_in(
                     tx,
@@ -521,7 +562,7 @@ impl RecycleBinService {
         store::reparent_subtree_in(tx, project.id, target, parent.root_id, delta, levels).await?;
         let now = self.now();
         store::restore_project_in(tx, project.id, now, caller.id).await?;
-        store::remove_in(tx, row.item_id).await?;
+        store::remove_in(tx, row.tenant_id, row.item_id).await?;
         store::show_datasets_below_in(tx, project.id, levels).await?;
         let mut event = event_of(EventType::ProjectRestored, row, Some(caller.id));
         if let Some(data) = event.data.as_object_mut() {
@@ -560,7 +601,7 @@ impl RecycleBinService {
         if !store::restore_dataset_in(tx, row.item_id, into, now, caller.id).await? {
             return Err(BinError::NotFound);
         }
-        store::remove_in(tx, row.item_id).await?;
+        store::remove_in(tx, row.tenant_id, row.item_id).await?;
         let mut event = event_of(EventType::DatasetRestored, row, Some(caller.id));
         if let (Some(data), Some(_)) = (event.data.as_object_mut(), target) {
             data.insert("restoredTo".into(), serde_json::json!(into));
@@ -617,6 +658,17 @@ impl RecycleBinService {
         }
         Ok(counts)
     }
+}
+
+/// The key of a listing total: everything the count depends on. The version is read before
+/// the count, so a total is never kept under a version newer than the rows it counted.
+fn totals_key(tenant: TenantId, version: i64, scope: &BinScope, visible: &BinVisibility) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (tenant, version).hash(&mut hasher);
+    (scope.item_type, scope.container, scope.deleted_by).hash(&mut hasher);
+    (&visible.containers, &visible.owned, &visible.owner_levels).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Batches a permanent delete runs before answering; the background purge does the rest.

@@ -139,7 +139,7 @@ pub(super) async fn insert_in(tx: &mut Tx, row: &BinRow) -> StoreResult<()> {
         .await
         .map(|done| done.rows_affected())
     })?;
-    Ok(())
+    bump_in(tx, row.tenant_id).await
 }
 
 /// One item, read inside `tx`.
@@ -171,8 +171,8 @@ async fn fetch(db: &Db, sql: Sql) -> StoreResult<Vec<BinRow>> {
     }
 }
 
-/// Takes an item out of the bin.
-pub(super) async fn remove_in(tx: &mut Tx, item: Uuid) -> StoreResult<()> {
+/// Takes an item of `tenant` out of the bin.
+pub(super) async fn remove_in(tx: &mut Tx, tenant: TenantId, item: Uuid) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query("DELETE FROM recycle_bin WHERE item_id = $1")
             .bind(item)
@@ -180,7 +180,54 @@ pub(super) async fn remove_in(tx: &mut Tx, item: Uuid) -> StoreResult<()> {
             .await
             .map(|done| done.rows_affected())
     })?;
+    bump_in(tx, tenant).await
+}
+
+/// Bumps the bin version of `tenant`: its listings changed (cached totals are stale).
+async fn bump_in(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
+            "INSERT INTO recycle_bin_versions (tenant_id, version) VALUES ($1, 1) \
+             ON CONFLICT (tenant_id) DO UPDATE SET version = recycle_bin_versions.version + 1",
+        )
+        .bind(tenant)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
     Ok(())
+}
+
+/// [`bump_in`] for the tenant of `project`.
+async fn bump_for_project_in(tx: &mut Tx, project: ProjectId) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
+            "INSERT INTO recycle_bin_versions (tenant_id, version) \
+             SELECT tenant_id, 1 FROM projects WHERE id = $1 \
+             ON CONFLICT (tenant_id) DO UPDATE SET version = recycle_bin_versions.version + 1",
+        )
+        .bind(project)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// The bin version of `tenant` (0 before its first change).
+pub(crate) async fn version(db: &Db, tenant: TenantId) -> StoreResult<i64> {
+    let mut sql =
+        Sql::new("SELECT COALESCE(MAX(version), 0) FROM recycle_bin_versions WHERE tenant_id = ");
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    match db {
+        Db::Sqlite(_, reader) => Ok(reader
+            .fetch_all(sql, |row| row.get::<_, i64>(0))?
+            .into_iter()
+            .next()
+            .unwrap_or(0)),
+        Db::Postgres(_) => sql.fetch_count(db).await,
+    }
 }
 
 /// The bytes of the live datasets in the live part of the subtree of `project`.
@@ -224,7 +271,7 @@ pub(super) async fn hide_datasets_below_in(
             .await
             .map(|done| done.rows_affected())
     })?;
-    Ok(())
+    bump_for_project_in(tx, project).await
 }
 
 /// Shows again the dataset items in the live part of the subtree of `project` (just
@@ -247,7 +294,7 @@ pub(super) async fn show_datasets_below_in(
             .await
             .map(|done| done.rows_affected())
     })?;
-    Ok(())
+    bump_for_project_in(tx, project).await
 }
 
 /// Brings a project row back: clears its deletion; under `parent` at `depth` when given
@@ -617,6 +664,9 @@ pub(super) async fn mark_purging_in(
                 .map(|done| done.rows_affected())
         })?;
     }
+    if changed == 1 {
+        bump_in(tx, item.tenant_id).await?;
+    }
     Ok(changed == 1)
 }
 
@@ -734,15 +784,19 @@ pub(super) async fn delete_subtree_projects_in(
     })?)
 }
 
-/// Takes removed items out of the bin.
-pub(super) async fn remove_all_in(tx: &mut Tx, items: &[Uuid]) -> StoreResult<()> {
+/// Takes removed items of `tenant` out of the bin.
+pub(super) async fn remove_all_in(
+    tx: &mut Tx,
+    tenant: TenantId,
+    items: &[Uuid],
+) -> StoreResult<()> {
     for chunk in items.chunks(500) {
         let mut sql = Sql::new("DELETE FROM recycle_bin WHERE item_id IN (");
         let placeholders: Vec<String> = chunk.iter().map(|id| sql.arg(Arg::Uuid(*id))).collect();
         sql.push(&placeholders.join(", ")).push(")");
         sql.execute_in(tx).await?;
     }
-    Ok(())
+    bump_in(tx, tenant).await
 }
 
 /// Queues the blob at `key` for deletion unless another dataset still names it.
