@@ -890,6 +890,13 @@ impl ProjectService {
         Ok(store::lock_tree_of_in(tx, id).await?)
     }
 
+    /// Makes `tx` the only writer of every tree holding one of `ids` (a restore into another
+    /// tree writes two). The trees are locked in one order for every caller, so that two
+    /// transactions locking the same two trees cannot deadlock.
+    pub(crate) async fn lock_trees_in(&self, tx: &mut Tx, ids: &[ProjectId]) -> ProjectResult<()> {
+        Ok(store::lock_trees_of_in(tx, ids).await?)
+    }
+
     /// The first live subproject of `parent` named `name` that the caller can see, read inside
     /// `tx`, with its chain. Siblings it cannot see are passed over as if they were not there,
     /// so that a name clash never reveals them.

@@ -197,8 +197,26 @@ pub(super) async fn subtree_depth_max_in(
 }
 
 /// Serialises the writers of the tree holding `id`: PostgreSQL locks the row of its top-level
-/// project (the root of a project never changes); SQLite write transactions are exclusive
+/// project (the root of a project changes only when it is restored from the recycle bin into
+/// another tree, under the locks of both trees); SQLite write transactions are exclusive
 /// already.
+/// [`lock_tree_of_in`] for several trees at once. PostgreSQL locks the root rows in the
+/// order of their ids (`FOR UPDATE` locks rows as the sort returns them): taken one by one in
+/// the callers' orders, two transactions crossing the same two trees deadlocked.
+pub(super) async fn lock_trees_of_in(tx: &mut Tx, ids: &[ProjectId]) -> StoreResult<()> {
+    if let Tx::Postgres(transaction) = tx {
+        let ids: Vec<uuid::Uuid> = ids.iter().map(|id| id.as_uuid()).collect();
+        sqlx::query(
+            "SELECT id FROM projects WHERE id IN (SELECT root_id FROM projects WHERE id = ANY($1)) \
+             ORDER BY id FOR UPDATE",
+        )
+        .bind(ids)
+        .execute(&mut **transaction)
+        .await?;
+    }
+    Ok(())
+}
+
 pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
         sqlx::query(

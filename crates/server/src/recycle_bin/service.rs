@@ -329,10 +329,7 @@ impl RecycleBinService {
         let mut tx = self.db.begin().await?;
         let mut trees = vec![anchor];
         trees.extend(target);
-        trees.sort();
-        for tree in &trees {
-            self.projects.lock_tree_in(&mut tx, *tree).await?;
-        }
+        self.projects.lock_trees_in(&mut tx, &trees).await?;
         let row = store::find_in(&mut tx, id)
             .await?
             .filter(|row| row.item_type == item_type && row.purging_since.is_none())

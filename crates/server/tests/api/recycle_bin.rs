@@ -352,6 +352,73 @@ api_test!(
     }
 );
 
+api_test!(deleted_items_vanish_from_every_regular_call, |app| {
+    let r = root(&app, "R").await;
+    let live = root(&app, "Live").await;
+    let s = sub(&app, &r, "S").await;
+    let deep = sub(&app, &s, "Deep").await;
+    let in_deep = upload(&app, &deep, "in-deep.txt", b"d").await;
+    let in_live = upload(&app, &live, "in-live.txt", b"l").await;
+    let live_sub = sub(&app, &live, "Live sub").await;
+    delete_project(&app, &r).await;
+    delete_project(&app, &live_sub).await;
+    delete_dataset(&app, &in_live).await;
+    for path in [
+        "/api/metadata/project/list".to_owned(),
+        "/api/metadata/project/offset-list".to_owned(),
+        "/api/project/list".to_owned(),
+        format!("/api/metadata/project/{live}/subproject/list"),
+        format!("/api/metadata/project/{live}/subproject/offset-list"),
+        format!("/api/project/{live}/subprojects"),
+        format!("/api/metadata/project/{live}/offset-list-recursive"),
+        format!("/api/metadata/project/{live}/dataset/list"),
+    ] {
+        let page = expect_status(
+            app.send_as(As::Key, Method::GET, &path, None).await,
+            StatusCode::OK,
+        )
+        .await;
+        let found = names(&page);
+        assert!(
+            found.iter().all(|name| name == "Live"),
+            "{path} lists deleted items: {page}"
+        );
+    }
+    for path in [
+        format!("/api/metadata/project/{r}"),
+        format!("/api/metadata/project/{s}"),
+        format!("/api/metadata/project/{deep}"),
+        format!("/api/metadata/project/{s}/subproject/list"),
+        format!("/api/metadata/project/{deep}/dataset/list"),
+        format!("/api/metadata/project/{deep}/capabilities"),
+        format!("/api/metadata/project/{deep}/member"),
+        format!("/api/metadata/dataset/{in_deep}"),
+        format!("/api/metadata/dataset/{in_live}"),
+        format!("/api/raw/dataset/{in_deep}"),
+        format!("/api/raw/dataset/{in_live}"),
+    ] {
+        let response = app.send_as(As::Key, Method::GET, &path, None).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    let response = app
+        .send_as(
+            As::Key,
+            Method::POST,
+            &format!("/api/metadata/project/{deep}/subproject"),
+            Some(json!({"name": "New"})),
+        )
+        .await;
+    assert_eq!(
+        response.status(),
+        StatusCode::NOT_FOUND,
+        "create below a deleted project"
+    );
+    assert_eq!(
+        path_flags(&app, &deep).await,
+        flags(&[("R", true), ("S", true), ("Deep", true)])
+    );
+});
+
 // ---- listings ----
 
 /// Three datasets and two subprojects of a new root, deleted a minute apart in the order
@@ -1313,7 +1380,16 @@ api_test!(
         )
         .to_owned();
         let s = sub_with(&app, &p, "S", json!({"inheritsMembers": true})).await;
-        let target = root(&app, "Target").await;
+        let outsider = app.person("Target member", "User").await;
+        let target = id_str(
+            &app.create_project(
+                As::Key,
+                "Target",
+                json!({"members": [{"userId": outsider.id, "role": "Owner"}]}),
+            )
+            .await,
+        )
+        .to_owned();
         delete_project(&app, &s).await;
         restored(
             &app,
@@ -1346,6 +1422,20 @@ api_test!(
         )
         .await;
         assert_eq!(caps["canCreateContent"], true, "{caps}");
+        assert_eq!(record["inheritsMembers"], false, "{record}");
+        let response = app
+            .send_as(
+                As::Person(&outsider),
+                Method::GET,
+                &format!("/api/metadata/project/{s}"),
+                None,
+            )
+            .await;
+        assert_eq!(
+            response.status(),
+            StatusCode::NOT_FOUND,
+            "the target's members do not reach it"
+        );
     }
 );
 
@@ -1675,5 +1765,87 @@ api_test!(
             .await
             .unwrap();
         expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+    }
+);
+
+// ---- concurrency ----
+
+api_test!(concurrent_restores_of_one_item_restore_it_once, |app| {
+    let r = root(&app, "R").await;
+    for round in 0..5 {
+        let d = upload(&app, &r, &format!("d{round}.txt"), b"d").await;
+        delete_dataset(&app, &d).await;
+        let path = dataset_restore(&d);
+        let (first, second) = tokio::join!(
+            restore(&app, As::Key, &path, None),
+            restore(&app, As::Key, &path, None)
+        );
+        let mut statuses = [first.status(), second.status()];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::NO_CONTENT, StatusCode::NOT_FOUND],
+            "round {round}"
+        );
+    }
+    assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
+});
+
+api_test!(
+    crossing_restores_between_two_trees_both_succeed_without_deadlock,
+    |app| {
+        for round in 0..40 {
+            // Ids grow with time: x < y < x_sub, so the two restores meet the two trees in
+            // opposite orders of their project ids.
+            let x = root(&app, &format!("X{round}")).await;
+            let y = root(&app, &format!("Y{round}")).await;
+            let x_sub = sub(&app, &x, "X sub").await;
+            let in_x = upload(&app, &x, "from-x.txt", b"x").await;
+            let in_y = upload(&app, &y, "from-y.txt", b"y").await;
+            delete_dataset(&app, &in_x).await;
+            delete_dataset(&app, &in_y).await;
+            let (x_path, y_path) = (dataset_restore(&in_x), dataset_restore(&in_y));
+            let (first, second) = tokio::join!(
+                restore(&app, As::Key, &x_path, Some(json!({"targetProjectId": y}))),
+                restore(
+                    &app,
+                    As::Key,
+                    &y_path,
+                    Some(json!({"targetProjectId": x_sub}))
+                )
+            );
+            expect_status(first, StatusCode::NO_CONTENT).await;
+            expect_status(second, StatusCode::NO_CONTENT).await;
+        }
+    }
+);
+
+api_test!(
+    a_restore_racing_a_permanent_delete_leaves_one_outcome,
+    |app| {
+        let r = root(&app, "R").await;
+        for round in 0..5 {
+            let d = upload(&app, &r, &format!("d{round}.txt"), b"d").await;
+            delete_dataset(&app, &d).await;
+            let (restore_path, purge_path) =
+                (dataset_restore(&d), format!("/api/recycle-bin/dataset/{d}"));
+            let (restored, purged) = tokio::join!(
+                restore(&app, As::Key, &restore_path, None),
+                app.send_as(As::Key, Method::DELETE, &purge_path, None)
+            );
+            let outcome = (restored.status(), purged.status());
+            let live = dataset_status(&app, &d).await;
+            match outcome {
+                (StatusCode::NO_CONTENT, StatusCode::NOT_FOUND) => {
+                    assert_eq!(live, StatusCode::OK, "round {round}");
+                }
+                (StatusCode::NOT_FOUND, StatusCode::NO_CONTENT) => {
+                    assert_eq!(live, StatusCode::NOT_FOUND, "round {round}");
+                }
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+        purge_until_quiet(&app).await;
+        assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
     }
 );
