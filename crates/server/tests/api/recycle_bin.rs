@@ -539,6 +539,8 @@ api_test!(
                 vec!["Beta", "a.txt"],
             ),
             ("SORTBY=Name&sortorder=Desc&OFFSET=0&LIMIT=1", vec!["c.txt"]),
+            ("sortBy=name&sortOrder=asc&limit=2", vec!["Alpha", "Beta"]),
+            ("sortBy=DELETEDAT&sortOrder=ASC&limit=1", vec!["b.txt"]),
         ] {
             // Names sort in byte order on both databases, as every name sort of the API does.
             let page = bin(&app, As::Key, &format!("{all}?{query}")).await;
@@ -1073,13 +1075,25 @@ api_test!(
             dataset_restore(&d1),
             format!("/api/recycle-bin/project/{r}/dataset/{d2}/restore"),
         ] {
+            // As clients send them: the JSON-patch content type, `Accept: text/plain`, no body.
             let response = app
                 .request_as(As::Key, Method::POST, &path)
+                .header("content-type", "application/json-patch+json")
+                .header("accept", "text/plain")
                 .send()
                 .await
                 .unwrap();
             expect_status(response, StatusCode::NO_CONTENT).await;
         }
+        let d3 = upload(&app, &r, "three.txt", b"3").await;
+        delete_dataset(&app, &d3).await;
+        let response = app
+            .request_as(As::Key, Method::PUT, &dataset_restore(&d3))
+            .header("content-type", "application/json-patch+json")
+            .send()
+            .await
+            .unwrap();
+        expect_status(response, StatusCode::NO_CONTENT).await;
         assert_eq!(project_status(&app, &s).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &d1).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &d2).await, StatusCode::OK);
@@ -1735,9 +1749,26 @@ api_test!(malformed_ids_and_restore_bodies_are_400_problems, |app| {
         let response = app.send_as(As::Key, method, &path, None).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     }
-    // A project id on a dataset route and a dataset id on a project route are not found.
-    let response = get(&app, As::Key, &format!("/api/recycle-bin/project/{d}")).await;
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    // A dataset id on a project route, or a dataset under a project it is not in, is not
+    // found, and nothing happens to it.
+    let other = root(&app, "Other").await;
+    for (method, path) in [
+        (Method::GET, format!("/api/recycle-bin/project/{d}")),
+        (Method::PUT, project_restore(&d)),
+        (Method::DELETE, format!("/api/recycle-bin/project/{d}")),
+        (
+            Method::DELETE,
+            format!("/api/recycle-bin/project/{other}/dataset/{d}"),
+        ),
+        (
+            Method::GET,
+            format!("/api/recycle-bin/project/{other}/dataset/{d}"),
+        ),
+    ] {
+        let response = app.send_as(As::Key, method, &path, None).await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    }
+    assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
 });
 
 api_test!(
