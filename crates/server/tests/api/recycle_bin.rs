@@ -1169,6 +1169,55 @@ api_test!(
 );
 
 api_test!(
+    datasets_deleted_before_their_project_follow_it_when_restored_elsewhere,
+    |app| {
+        let r = root(&app, "R").await;
+        let s = sub(&app, &r, "S").await;
+        let inner = sub(&app, &s, "Inner").await;
+        let target = root(&app, "Target").await;
+        let d = upload(&app, &inner, "d.txt", b"d").await;
+        delete_dataset(&app, &d).await;
+        delete_project(&app, &s).await;
+        assert_eq!(visible(&app, As::Key).await, sorted(&[&s]));
+        restored(
+            &app,
+            As::Key,
+            &project_restore(&s),
+            Some(json!({"targetProjectId": target})),
+        )
+        .await;
+        assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
+        let listed = bin(
+            &app,
+            As::Key,
+            &format!("/api/recycle-bin/project/{inner}/dataset/list"),
+        )
+        .await;
+        assert_eq!(ids(&listed), vec![d.clone()], "{listed}");
+        restored(&app, As::Key, &dataset_restore(&d), None).await;
+        let record = expect_status(
+            app.send_as(
+                As::Key,
+                Method::GET,
+                &format!("/api/metadata/dataset/{d}"),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(record["projectId"], inner.as_str(), "{record}");
+        assert_eq!(
+            path_flags(&app, &inner).await,
+            flags(&[("Target", false), ("S", false), ("Inner", false)])
+        );
+        // The old tree no longer holds it: deleting R leaves it alone.
+        delete_project(&app, &r).await;
+        assert_eq!(dataset_status(&app, &d).await, StatusCode::OK);
+    }
+);
+
+api_test!(
     a_restore_onto_a_taken_name_is_409_and_overwrites_nothing,
     |app| {
         let r = root(&app, "R").await;
@@ -1605,6 +1654,40 @@ api_test!(
         .await;
         purge_until_quiet(&app).await;
         assert_eq!(blob_status(&app, &url).await, StatusCode::NOT_FOUND);
+    }
+);
+
+api_test!(
+    a_subproject_purged_while_its_parent_is_in_the_bin_stays_gone_when_the_parent_returns,
+    |app| {
+        let r = root(&app, "R").await;
+        let s = sub(&app, &r, "S").await;
+        let kept = sub(&app, &r, "Kept").await;
+        let in_s = upload(&app, &s, "in-s.txt", b"s").await;
+        let in_kept = upload(&app, &kept, "in-kept.txt", b"k").await;
+        delete_project(&app, &s).await;
+        delete_project(&app, &r).await;
+        delete(&app, As::Key, &format!("/api/recycle-bin/project/{s}")).await;
+        purge_until_quiet(&app).await;
+        assert_eq!(visible(&app, As::Key).await, sorted(&[&r]));
+        restored(&app, As::Key, &project_restore(&r), None).await;
+        assert_eq!(project_status(&app, &s).await, StatusCode::NOT_FOUND);
+        assert_eq!(dataset_status(&app, &in_s).await, StatusCode::NOT_FOUND);
+        assert_eq!(project_status(&app, &kept).await, StatusCode::OK);
+        assert_eq!(dataset_status(&app, &in_kept).await, StatusCode::OK);
+        let subs = expect_status(
+            app.send_as(
+                As::Key,
+                Method::GET,
+                &format!("/api/metadata/project/{r}/subproject/list"),
+                None,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert_eq!(names(&subs), vec!["Kept"], "{subs}");
+        assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
     }
 );
 
