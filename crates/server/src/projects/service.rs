@@ -890,8 +890,9 @@ impl ProjectService {
         Ok(store::lock_tree_of_in(tx, id).await?)
     }
 
-    /// [`Self::lock_tree_in`] for the trees holding each of `ids`, without deadlocks between
-    /// transactions that lock the same trees.
+    /// Makes `tx` the only writer of every tree holding one of `ids` (a restore into another
+    /// tree writes two). The trees are locked in one order for every caller, so that two
+    /// transactions locking the same two trees cannot deadlock.
     pub(crate) async fn lock_trees_in(&self, tx: &mut Tx, ids: &[ProjectId]) -> ProjectResult<()> {
         Ok(store::lock_trees_of_in(tx, ids).await?)
     }

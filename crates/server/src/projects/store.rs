@@ -197,7 +197,8 @@ pub(super) async fn subtree_depth_max_in(
 }
 
 /// Serialises the writers of the tree holding `id`: PostgreSQL locks the row of its top-level
-/// project (the root of a project never changes); SQLite write transactions are exclusive
+/// project (the root of a project changes only when it is restored from the recycle bin into
+/// another tree, under the locks of both trees); SQLite write transactions are exclusive
 /// already.
 pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
@@ -229,8 +230,9 @@ pub(super) async fn set_inherits_members_in(
     Ok(())
 }
 
-/// [`lock_tree_of_in`] for several trees at once, their roots locked in id order, so that two
-/// transactions locking the same trees cannot deadlock.
+/// [`lock_tree_of_in`] for several trees at once. PostgreSQL locks the root rows in the
+/// order of their ids (`FOR UPDATE` locks rows as the sort returns them): taken one by one in
+/// the callers' orders, two transactions crossing the same two trees deadlocked.
 pub(super) async fn lock_trees_of_in(tx: &mut Tx, ids: &[ProjectId]) -> StoreResult<()> {
     if let Tx::Postgres(transaction) = tx {
         let ids: Vec<Uuid> = ids.iter().map(ProjectId::as_uuid).collect();

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::datasets::model::{DatasetDto, DatasetRow};
 use crate::http::time::WireTime;
 use crate::ids::{ProjectId, TenantId};
 use crate::projects::model::AccessLevel;
@@ -128,9 +129,10 @@ impl BinItemDto {
 }
 
 /// Body of the restore-elsewhere endpoints. An empty body (as some clients send) restores in
-/// place.
+/// place. Unknown fields are refused: a misspelt `targetProjectId` would otherwise restore in
+/// place, where the caller did not ask.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct RestoreRequest {
     /// The live project to restore into.
     pub(crate) target_project_id: Option<ProjectId>,
@@ -154,5 +156,30 @@ impl PurgeCounts {
         self.projects += other.projects;
         self.datasets += other.datasets;
         self.blobs += other.blobs;
+    }
+}
+
+/// A deleted dataset (wire-contract 6): its record as the metadata API shows it, with when
+/// and by whom it was deleted.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeletedDatasetDto {
+    /// The dataset record.
+    #[serde(flatten)]
+    pub(crate) dataset: DatasetDto,
+    /// When it went to the bin.
+    pub(crate) deleted_at: WireTime,
+    /// Who deleted it.
+    pub(crate) deleted_by: Option<Uuid>,
+}
+
+impl DeletedDatasetDto {
+    /// The record of `dataset`, in the bin as `item`.
+    pub(crate) fn of(item: &BinRow, dataset: &DatasetRow) -> Self {
+        Self {
+            dataset: DatasetDto::from(dataset),
+            deleted_at: WireTime(item.deleted_at),
+            deleted_by: item.deleted_by,
+        }
     }
 }

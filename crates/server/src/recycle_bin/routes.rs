@@ -10,14 +10,15 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{Caller, Principal};
-use crate::datasets::model::DatasetDto;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, RECYCLE_BIN};
 use crate::http::extract::{Json, Path, Query};
 use crate::http::paging::{OffsetPage, OffsetRequest, PageLimits};
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::{DatasetId, ProjectId};
-use crate::recycle_bin::model::{BinItemDto, ItemType, PurgeCounts, RestoreRequest};
+use crate::recycle_bin::model::{
+    BinItemDto, DeletedDatasetDto, ItemType, PurgeCounts, RestoreRequest,
+};
 use crate::recycle_bin::service::{BinError, BinScope, BinSort, RecycleBinService};
 
 /// What the bin endpoints need.
@@ -283,33 +284,33 @@ async fn get_project(
 /// A deleted dataset of a project: its record.
 #[utoipa::path(get, path = "/api/recycle-bin/project/{projectId}/dataset/{id}", tag = "recycle-bin",
     params(("projectId" = Uuid, Path), ("id" = Uuid, Path)),
-    responses((status = 200, body = DatasetDto), (status = 403), (status = 404)))]
+    responses((status = 200, body = DeletedDatasetDto), (status = 403), (status = 404)))]
 async fn get_dataset_in_project(
     State(state): State<RecycleBinState>,
     principal: Principal,
     Path((project, id)): Path<(ProjectId, DatasetId)>,
-) -> ApiResult<Json<DatasetDto>> {
-    let (_, record) = state
+) -> ApiResult<Json<DeletedDatasetDto>> {
+    let (item, record) = state
         .bin
         .dataset(&Caller::from(&principal), Some(project), id)
         .await?;
-    Ok(Json(DatasetDto::from(&record)))
+    Ok(Json(DeletedDatasetDto::of(&item, &record)))
 }
 
 /// A deleted dataset: its record.
 #[utoipa::path(get, path = "/api/recycle-bin/dataset/{id}", tag = "recycle-bin",
     params(("id" = Uuid, Path)),
-    responses((status = 200, body = DatasetDto), (status = 403), (status = 404)))]
+    responses((status = 200, body = DeletedDatasetDto), (status = 403), (status = 404)))]
 async fn get_dataset(
     State(state): State<RecycleBinState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
-) -> ApiResult<Json<DatasetDto>> {
-    let (_, record) = state
+) -> ApiResult<Json<DeletedDatasetDto>> {
+    let (item, record) = state
         .bin
         .dataset(&Caller::from(&principal), None, id)
         .await?;
-    Ok(Json(DatasetDto::from(&record)))
+    Ok(Json(DeletedDatasetDto::of(&item, &record)))
 }
 
 async fn restore(
