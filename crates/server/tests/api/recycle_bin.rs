@@ -1504,12 +1504,19 @@ api_test!(
 
 // ---- permanent deletion ----
 
-/// Runs the retention job until nothing is left to purge (a background purge may hold an item
-/// for a moment), at most 50 times.
+/// Runs the retention job until nothing is left to purge: no item marked and no blob queued
+/// (the background purge may hold an item for a moment), at most 100 times.
 async fn purge_until_quiet(app: &TestApp) {
-    for _ in 0..50 {
+    for _ in 0..100 {
         let counts = purge_expired(app).await;
-        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0}) {
+        let pending: i64 = basin::on_db!(&app.db, |pool| sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM recycle_bin WHERE purging_since IS NOT NULL) \
+             + (SELECT COUNT(*) FROM blob_garbage)"
+        )
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0}) && pending == 0 {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
