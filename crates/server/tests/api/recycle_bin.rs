@@ -1135,18 +1135,19 @@ api_test!(
             None,
         )
         .await;
+        // Property names bind in any case (wire-contract 1).
         restored(
             &app,
             As::Key,
             &format!("/api/recycle-bin/project/{r}/dataset/{d2}/restore"),
-            Some(json!({"targetProjectId": other})),
+            Some(json!({"targetprojectid": other})),
         )
         .await;
         restored(
             &app,
             As::Key,
             &dataset_restore(&d3),
-            Some(json!({"targetProjectId": other})),
+            Some(json!({"TargetProjectId": other})),
         )
         .await;
         for (dataset, project) in [(&d1, &r), (&d2, &other), (&d3, &other)] {
