@@ -1728,6 +1728,21 @@ api_test!(
     }
 );
 
+api_test!(retention_counts_from_the_latest_deletion, |app| {
+    let r = root(&app, "R").await;
+    let d = upload(&app, &r, "d.txt", b"d").await;
+    delete_dataset(&app, &d).await;
+    app.clock.advance(TimeDelta::days(100));
+    restored(&app, As::Key, &dataset_restore(&d), None).await;
+    delete_dataset(&app, &d).await;
+    app.clock.advance(TimeDelta::days(100));
+    let counts = purge_expired(&app).await;
+    assert_eq!(counts, json!({"projects": 0, "datasets": 0, "blobs": 0}));
+    assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
+    app.clock.advance(TimeDelta::days(81));
+    assert_eq!(purge_expired(&app).await["datasets"], 1);
+});
+
 api_test_with!(
     retention_days_are_configurable,
     |config: &mut basin::Config| config.recycle_bin.retention_days = 7,
