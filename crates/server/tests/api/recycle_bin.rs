@@ -1135,18 +1135,19 @@ api_test!(
             None,
         )
         .await;
+        // Property names bind in any case (wire-contract 1).
         restored(
             &app,
             As::Key,
             &format!("/api/recycle-bin/project/{r}/dataset/{d2}/restore"),
-            Some(json!({"targetProjectId": other})),
+            Some(json!({"targetprojectid": other})),
         )
         .await;
         restored(
             &app,
             As::Key,
             &dataset_restore(&d3),
-            Some(json!({"targetProjectId": other})),
+            Some(json!({"TargetProjectId": other})),
         )
         .await;
         for (dataset, project) in [(&d1, &r), (&d2, &other), (&d3, &other)] {
@@ -1504,12 +1505,19 @@ api_test!(
 
 // ---- permanent deletion ----
 
-/// Runs the retention job until nothing is left to purge (a background purge may hold an item
-/// for a moment), at most 50 times.
+/// Runs the retention job until nothing is left to purge: no item marked and no blob queued
+/// (the background purge may hold an item for a moment), at most 100 times.
 async fn purge_until_quiet(app: &TestApp) {
-    for _ in 0..50 {
+    for _ in 0..100 {
         let counts = purge_expired(app).await;
-        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0}) {
+        let pending: i64 = basin::on_db!(&app.db, |pool| sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM recycle_bin WHERE purging_since IS NOT NULL) \
+             + (SELECT COUNT(*) FROM blob_garbage)"
+        )
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0}) && pending == 0 {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -1719,6 +1727,21 @@ api_test!(
         assert_eq!(again, json!({"projects": 0, "datasets": 0, "blobs": 0}));
     }
 );
+
+api_test!(retention_counts_from_the_latest_deletion, |app| {
+    let r = root(&app, "R").await;
+    let d = upload(&app, &r, "d.txt", b"d").await;
+    delete_dataset(&app, &d).await;
+    app.clock.advance(TimeDelta::days(100));
+    restored(&app, As::Key, &dataset_restore(&d), None).await;
+    delete_dataset(&app, &d).await;
+    app.clock.advance(TimeDelta::days(100));
+    let counts = purge_expired(&app).await;
+    assert_eq!(counts, json!({"projects": 0, "datasets": 0, "blobs": 0}));
+    assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
+    app.clock.advance(TimeDelta::days(81));
+    assert_eq!(purge_expired(&app).await["datasets"], 1);
+});
 
 api_test_with!(
     retention_days_are_configurable,
