@@ -382,7 +382,7 @@ async fn admin(services: &Services, command: AdminCommand) -> anyhow::Result<()>
         }
         AdminCommand::Token(args) => print_token(services, args),
         AdminCommand::PurgeExpired(output) => {
-            let counts = services.state.bin.run_retention().await?;
+            let counts = services.state.bin.run_retention(None).await?;
             let text = format!(
                 "removed {} projects and {} datasets; deleted {} blobs",
                 counts.projects, counts.datasets, counts.blobs

@@ -36,8 +36,9 @@ CREATE INDEX recycle_bin_by_name ON recycle_bin (tenant_id, name, item_id, conta
 CREATE INDEX recycle_bin_by_size ON recycle_bin (tenant_id, storage_size, item_id, container_id, item_type, access_level, deleted_by) WHERE listed = TRUE AND purging_since IS NULL;
 CREATE INDEX recycle_bin_by_deleter ON recycle_bin (tenant_id, deleted_by, deleted_at, item_id, container_id, item_type, access_level) WHERE listed = TRUE AND purging_since IS NULL;
 CREATE INDEX recycle_bin_by_container ON recycle_bin (container_id, item_type);
--- The distinct containers of a tenant's listed items, read by a loose index scan.
-CREATE INDEX recycle_bin_listed_containers ON recycle_bin (tenant_id, container_id) WHERE listed = TRUE AND purging_since IS NULL;
+-- The listings of one project's items, and the distinct containers of a tenant's listed items
+-- (read by a loose index scan).
+CREATE INDEX recycle_bin_listed_containers ON recycle_bin (tenant_id, container_id, deleted_at, item_id) WHERE listed = TRUE AND purging_since IS NULL;
 CREATE INDEX recycle_bin_expiry ON recycle_bin (deleted_at) WHERE purging_since IS NULL;
 CREATE INDEX recycle_bin_purging ON recycle_bin (purging_since) WHERE purging_since IS NOT NULL;
 

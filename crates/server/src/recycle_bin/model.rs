@@ -148,6 +148,9 @@ pub(crate) struct PurgeCounts {
     pub(crate) datasets: u64,
     /// Blobs deleted from the store.
     pub(crate) blobs: u64,
+    /// Whether the run got through everything (false: it stopped at its time budget, or
+    /// another process is removing an item; the background job goes on).
+    pub(crate) finished: bool,
 }
 
 impl PurgeCounts {

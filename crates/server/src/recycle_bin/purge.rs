@@ -21,35 +21,36 @@ use crate::recycle_bin::store::{self, RemovedDataset, RemovedProject};
 
 impl RecycleBinService {
     /// Purges `item` (marked) for at most `batches_max` batches, then deletes the blobs they
-    /// freed. True when the item is gone.
+    /// freed.
     pub(super) async fn purge_item(
         &self,
         item: &BinRow,
         batches_max: u32,
-    ) -> BinResult<(PurgeCounts, bool)> {
+    ) -> BinResult<(PurgeCounts, Progress)> {
         let mut counts = PurgeCounts::default();
-        let mut finished = false;
+        let mut progress = Progress::More;
         for _ in 0..batches_max {
-            let (batch, done) = self.purge_batch(item).await?;
+            let (batch, next) = self.purge_batch(item).await?;
             counts.add(batch);
-            if done {
-                finished = true;
+            progress = next;
+            if progress != Progress::More {
                 break;
             }
         }
         counts.blobs += self.delete_queued_blobs().await?;
-        Ok((counts, finished))
+        Ok((counts, progress))
     }
 
-    /// One transaction of the purge of `item`; true when nothing of it is left (or another
-    /// replica holds it: that one finishes it).
-    async fn purge_batch(&self, item: &BinRow) -> BinResult<(PurgeCounts, bool)> {
+    /// One transaction of the purge of `item`.
+    async fn purge_batch(&self, item: &BinRow) -> BinResult<(PurgeCounts, Progress)> {
         let mut tx = self.db.begin().await?;
         if let Some(member) = item.tree_member() {
             self.projects.lock_tree_in(&mut tx, member).await?;
         }
-        if !store::claim_purging_in(&mut tx, item.item_id).await? {
-            return Ok((PurgeCounts::default(), true));
+        match store::claim_purging_in(&mut tx, item.item_id).await? {
+            store::Claim::Gone => return Ok((PurgeCounts::default(), Progress::Done)),
+            store::Claim::Busy => return Ok((PurgeCounts::default(), Progress::Busy)),
+            store::Claim::Claimed => {}
         }
         let levels = self.projects.levels_max();
         let mut counts = PurgeCounts::default();
@@ -93,7 +94,7 @@ impl RecycleBinService {
             }
         };
         tx.commit().await?;
-        Ok((counts, done))
+        Ok((counts, if done { Progress::Done } else { Progress::More }))
     }
 
     async fn datasets_removed_in(
@@ -159,12 +160,20 @@ impl RecycleBinService {
         Ok(())
     }
 
-    /// Deletes the queued blobs that no dataset names; returns how many it deleted.
+    /// Deletes the queued blobs that no dataset names; returns how many it deleted. Up to 16
+    /// deletions run at once (object stores answer each over the network).
     pub(super) async fn delete_queued_blobs(&self) -> BinResult<u64> {
+        use futures::StreamExt;
         let mut deleted = 0;
         let mut failed = BTreeSet::new();
         loop {
-            let keys = store::queued_blobs(&self.db, self.settings.batch).await?;
+            let keys = store::queued_blobs(
+                &self.db,
+                self.settings
+                    .batch
+                    .saturating_add(i64::try_from(failed.len()).unwrap_or(i64::MAX)),
+            )
+            .await?;
             let fresh: Vec<String> = keys
                 .into_iter()
                 .filter(|key| !failed.contains(key))
@@ -172,27 +181,38 @@ impl RecycleBinService {
             if fresh.is_empty() {
                 return Ok(deleted);
             }
-            for key in fresh {
-                if store::blob_in_use(&self.db, &key).await? {
-                    store::unqueue_blob(&self.db, &key).await?;
-                    continue;
-                }
-                let outcome = match BlobPath::parse_key(&key) {
-                    Ok(path) => self.blobs.delete(&path).await,
-                    Err(_) => Err(BlobError::NotFound(key.clone())),
-                };
+            let in_use = store::blobs_in_use(&self.db, &fresh).await?;
+            let unused: Vec<String> = fresh
+                .iter()
+                .filter(|key| !in_use.contains(key))
+                .cloned()
+                .collect();
+            let outcomes: Vec<(String, Result<(), BlobError>)> = futures::stream::iter(unused)
+                .map(|key| async move {
+                    let outcome = match BlobPath::parse_key(&key) {
+                        Ok(path) => self.blobs.delete(&path).await,
+                        Err(_) => Err(BlobError::NotFound(key.clone())),
+                    };
+                    (key, outcome)
+                })
+                .buffer_unordered(16)
+                .collect()
+                .await;
+            let mut done = in_use;
+            for (key, outcome) in outcomes {
                 match outcome {
                     Ok(()) => {
                         deleted += 1;
-                        store::unqueue_blob(&self.db, &key).await?;
+                        done.push(key);
                     }
-                    Err(BlobError::NotFound(_)) => store::unqueue_blob(&self.db, &key).await?,
+                    Err(BlobError::NotFound(_)) => done.push(key),
                     Err(error) => {
                         tracing::warn!(%error, blob = %key, "cannot delete a purged dataset's blob; retrying later");
                         failed.insert(key);
                     }
                 }
             }
+            store::unqueue_blobs(&self.db, &done).await?;
         }
     }
 
@@ -212,8 +232,16 @@ impl RecycleBinService {
     }
 
     /// One retention pass: marks every item past retention, purges every marked item (also
-    /// those a crash or a permanent delete left unfinished) and deletes their blobs.
-    pub(crate) async fn run_retention(&self) -> BinResult<PurgeCounts> {
+    /// those a crash or a permanent delete left unfinished) and deletes their blobs. With a
+    /// `budget`, stops when it is used up (`finished` false); the background job goes on.
+    pub(crate) async fn run_retention(
+        &self,
+        budget: Option<std::time::Duration>,
+    ) -> BinResult<PurgeCounts> {
+        let deadline = budget.map(|budget| tokio::time::Instant::now() + budget);
+        let out_of_time =
+            || deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline);
+        let mut counts = PurgeCounts::default();
         let before = self.clock.now() - self.settings.retention;
         loop {
             let expired = store::expired(&self.db, before, self.settings.batch).await?;
@@ -221,37 +249,59 @@ impl RecycleBinService {
                 break;
             }
             for item in &expired {
+                if out_of_time() {
+                    return Ok(counts);
+                }
                 self.mark_in_own_transaction(item).await?;
             }
         }
-        let mut counts = PurgeCounts::default();
-        let mut skipped = BTreeSet::new();
+        let mut busy = BTreeSet::new();
         loop {
-            let items = store::purging(
-                &self.db,
-                self.settings
-                    .batch
-                    .saturating_add(i64::try_from(skipped.len()).unwrap_or(i64::MAX)),
-            )
-            .await?;
-            let items: Vec<BinRow> = items
+            let limit = self
+                .settings
+                .batch
+                .saturating_add(i64::try_from(busy.len()).unwrap_or(i64::MAX));
+            let items: Vec<BinRow> = store::purging(&self.db, limit)
+                .await?
                 .into_iter()
-                .filter(|item| !skipped.contains(&item.item_id))
+                .filter(|item| !busy.contains(&item.item_id))
                 .collect();
             if items.is_empty() {
                 break;
             }
             for item in items {
-                let (purged, finished) = self.purge_item(&item, u32::MAX).await?;
-                counts.add(purged);
-                if !finished {
-                    skipped.insert(item.item_id);
+                loop {
+                    if out_of_time() {
+                        return Ok(counts);
+                    }
+                    let (purged, progress) = self.purge_item(&item, 1).await?;
+                    counts.add(purged);
+                    match progress {
+                        Progress::More => {}
+                        Progress::Done => break,
+                        Progress::Busy => {
+                            busy.insert(item.item_id);
+                            break;
+                        }
+                    }
                 }
             }
         }
         counts.blobs += self.delete_queued_blobs().await?;
+        counts.finished = busy.is_empty();
         Ok(counts)
     }
+}
+
+/// Where the purge of an item stands after a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Progress {
+    /// Batches remain.
+    More,
+    /// Nothing of the item is left.
+    Done,
+    /// Another process is purging it.
+    Busy,
 }
 
 /// The bin item whose removal took this resource along (`None`: the item itself).
@@ -272,8 +322,8 @@ fn reason(item: &BinRow) -> &'static str {
 /// until `stop`. Safe on every replica at once.
 pub(crate) async fn run_retention_periodically(bin: RecycleBinService, stop: CancellationToken) {
     loop {
-        match bin.run_retention().await {
-            Ok(counts) if counts != PurgeCounts::default() => {
+        match bin.run_retention(None).await {
+            Ok(counts) if counts.projects + counts.datasets + counts.blobs > 0 => {
                 tracing::info!(
                     projects = counts.projects,
                     datasets = counts.datasets,

@@ -473,7 +473,8 @@ async fn purge_dataset(
 }
 
 /// Run the retention job now (BackOffice or CloudAdministrator): removes for good every item
-/// in the bin longer than `recycle_bin.retention_days`, and finishes interrupted purges.
+/// in the bin longer than `recycle_bin.retention_days`, and finishes interrupted purges. Works
+/// for at most 10 seconds; `finished` false means the background job goes on.
 #[utoipa::path(post, path = "/api/admin/recycle-bin/purge-expired", tag = "recycle-bin",
     responses((status = 200, body = PurgeCounts), (status = 401), (status = 403)))]
 async fn purge_expired(
@@ -485,5 +486,13 @@ async fn purge_expired(
             "running the retention job needs the BackOffice or CloudAdministrator role".into(),
         ));
     }
-    Ok(Json(state.bin.run_retention().await?))
+    let counts = state.bin.run_retention(Some(RETENTION_RUN_BUDGET)).await?;
+    if !counts.finished {
+        state.bin.wake_purge();
+    }
+    Ok(Json(counts))
 }
+
+/// How long the operator's retention run works before it answers; the background job
+/// finishes what is left.
+const RETENTION_RUN_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);

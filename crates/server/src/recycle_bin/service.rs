@@ -180,6 +180,11 @@ impl RecycleBinService {
         }
     }
 
+    /// Asks the background purge to run now.
+    pub(crate) fn wake_purge(&self) {
+        self.purge_wanted.notify_one();
+    }
+
     /// How long items stay.
     pub(crate) fn retention(&self) -> TimeDelta {
         self.settings.retention
@@ -652,8 +657,8 @@ impl RecycleBinService {
             purge_requested_by: Some(caller.id),
             ..row
         };
-        let (counts, finished) = self.purge_item(&marked, INLINE_BATCHES).await?;
-        if !finished {
+        let (counts, progress) = self.purge_item(&marked, INLINE_BATCHES).await?;
+        if progress != super::purge::Progress::Done {
             self.purge_wanted.notify_one();
         }
         Ok(counts)

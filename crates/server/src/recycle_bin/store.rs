@@ -516,7 +516,13 @@ fn scoped_sql(
                 .iter()
                 .map(|id| db.uuid_literal(id.as_uuid()))
                 .collect();
-            grants.push(format!("container_id IN ({})", list.join(", ")));
+            // On SQLite, `+` keeps the planner from reading the list through the containers
+            // index and sorting every match: a page is cheaper read in sort order, filtered.
+            let column = match db {
+                Db::Sqlite(..) => "+container_id",
+                Db::Postgres(_) => "container_id",
+            };
+            grants.push(format!("{column} IN ({})", list.join(", ")));
         }
     }
     if !visible.owned.is_empty() {
@@ -827,49 +833,84 @@ pub(crate) async fn queued_blobs(db: &Db, limit: i64) -> StoreResult<Vec<String>
     })?)
 }
 
-/// Whether a dataset names the blob at `key` again (it is then kept).
-pub(crate) async fn blob_in_use(db: &Db, key: &str) -> StoreResult<bool> {
-    let found: i64 = crate::on_db!(db, |pool| {
-        sqlx::query_scalar(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM datasets WHERE data_path = $1 LIMIT 1) AS used",
-        )
-        .bind(key)
-        .fetch_one(pool)
-        .await
-    })?;
-    Ok(found > 0)
+/// Which of `keys` a dataset names again (those blobs are kept).
+pub(crate) async fn blobs_in_use(db: &Db, keys: &[String]) -> StoreResult<Vec<String>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new("SELECT DISTINCT data_path FROM datasets WHERE data_path IN (");
+    let placeholders: Vec<String> = keys
+        .iter()
+        .map(|key| sql.arg(Arg::Text(key.clone())))
+        .collect();
+    sql.push(&placeholders.join(", ")).push(")");
+    let rows: Vec<(String,)> = sql.fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(key,)| key).collect())
 }
 
-/// Forgets a queued blob (deleted, or in use again).
-pub(crate) async fn unqueue_blob(db: &Db, key: &str) -> StoreResult<()> {
-    crate::on_db!(db, |pool| {
-        sqlx::query("DELETE FROM blob_garbage WHERE blob_key = $1")
-            .bind(key)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
+/// Forgets queued blobs (deleted, or in use again).
+pub(crate) async fn unqueue_blobs(db: &Db, keys: &[String]) -> StoreResult<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut sql = Sql::new("DELETE FROM blob_garbage WHERE blob_key IN (");
+    let placeholders: Vec<String> = keys
+        .iter()
+        .map(|key| sql.arg(Arg::Text(key.clone())))
+        .collect();
+    sql.push(&placeholders.join(", ")).push(")");
+    let mut tx = db.begin().await?;
+    sql.execute_in(&mut tx).await?;
+    tx.commit().await?;
     Ok(())
 }
 
+/// Whether a purge batch may work on an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    /// Locked for this transaction.
+    Claimed,
+    /// Another replica's transaction holds it (PostgreSQL).
+    Busy,
+    /// No longer in the bin as being purged.
+    Gone,
+}
+
 /// Locks the bin row of `item` for this purge batch (PostgreSQL `FOR UPDATE SKIP LOCKED`:
-/// another replica working on it makes this one skip it); false when it is gone or taken.
-pub(super) async fn claim_purging_in(tx: &mut Tx, item: Uuid) -> StoreResult<bool> {
-    let found: Option<Uuid> =
-        match tx {
-            Tx::Sqlite(transaction) => sqlx::query_scalar(
-                "SELECT item_id FROM recycle_bin WHERE item_id = $1 AND purging_since IS NOT NULL",
-            )
+/// another replica working on it makes this one skip it).
+pub(super) async fn claim_purging_in(tx: &mut Tx, item: Uuid) -> StoreResult<Claim> {
+    let select = "SELECT item_id FROM recycle_bin WHERE item_id = $1 AND purging_since IS NOT NULL";
+    let found: Option<Uuid> = match tx {
+        Tx::Sqlite(transaction) => {
+            sqlx::query_scalar(select)
+                .bind(item)
+                .fetch_optional(&mut **transaction)
+                .await?
+        }
+        Tx::Postgres(transaction) => {
+            let locked: Option<Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "{select} FOR UPDATE SKIP LOCKED"
+            )))
             .bind(item)
             .fetch_optional(&mut **transaction)
-            .await?,
-            Tx::Postgres(transaction) => sqlx::query_scalar(
-                "SELECT item_id FROM recycle_bin WHERE item_id = $1 AND purging_since IS NOT NULL \
-                 FOR UPDATE SKIP LOCKED",
-            )
-            .bind(item)
-            .fetch_optional(&mut **transaction)
-            .await?,
-        };
-    Ok(found.is_some())
+            .await?;
+            if locked.is_none() {
+                let exists: Option<Uuid> = sqlx::query_scalar(select)
+                    .bind(item)
+                    .fetch_optional(&mut **transaction)
+                    .await?;
+                return Ok(if exists.is_some() {
+                    Claim::Busy
+                } else {
+                    Claim::Gone
+                });
+            }
+            locked
+        }
+    };
+    Ok(if found.is_some() {
+        Claim::Claimed
+    } else {
+        Claim::Gone
+    })
 }
