@@ -197,19 +197,9 @@ pub(super) async fn subtree_depth_max_in(
 }
 
 /// Serialises the writers of the tree holding `id`: PostgreSQL locks the row of its top-level
-/// project (the root of a project changes only when it is restored from the recycle bin into
-/// another tree, under the locks of both trees); SQLite write transactions are exclusive
-/// already.
+/// project; SQLite write transactions are exclusive already.
 pub(super) async fn lock_tree_of_in(tx: &mut Tx, id: ProjectId) -> StoreResult<()> {
-    if let Tx::Postgres(transaction) = tx {
-        sqlx::query(
-            "SELECT id FROM projects WHERE id = (SELECT root_id FROM projects WHERE id = $1) FOR UPDATE",
-        )
-        .bind(id)
-        .execute(&mut **transaction)
-        .await?;
-    }
-    Ok(())
+    lock_trees_of_in(tx, &[id]).await
 }
 
 /// Sets whether a project inherits its members, leaving its version alone (part of a change
@@ -233,19 +223,41 @@ pub(super) async fn set_inherits_members_in(
 /// [`lock_tree_of_in`] for several trees at once. PostgreSQL locks the root rows in the
 /// order of their ids (`FOR UPDATE` locks rows as the sort returns them): taken one by one in
 /// the callers' orders, two transactions crossing the same two trees deadlocked.
+///
+/// The root of a project changes when the recycle bin restores it into another tree, under
+/// the locks of both trees. A transaction that waited for a lock while that happened holds
+/// the old root's lock; it then reads the roots again and locks the new ones too, until what
+/// it holds covers them.
 pub(super) async fn lock_trees_of_in(tx: &mut Tx, ids: &[ProjectId]) -> StoreResult<()> {
-    if let Tx::Postgres(transaction) = tx {
-        let ids: Vec<Uuid> = ids.iter().map(ProjectId::as_uuid).collect();
-        sqlx::query(
-            "SELECT id FROM projects WHERE id IN (SELECT root_id FROM projects WHERE id = ANY($1)) \
-             ORDER BY id FOR UPDATE",
-        )
-        .bind(ids)
-        .execute(&mut **transaction)
-        .await?;
+    let Tx::Postgres(transaction) = tx else {
+        return Ok(());
+    };
+    let ids: Vec<Uuid> = ids.iter().map(ProjectId::as_uuid).collect();
+    let mut locked: BTreeSet<Uuid> = BTreeSet::new();
+    for _ in 0..ROOT_LOCK_ROUNDS_MAX {
+        let roots: Vec<Uuid> =
+            sqlx::query_scalar("SELECT DISTINCT root_id FROM projects WHERE id = ANY($1)")
+                .bind(&ids)
+                .fetch_all(&mut **transaction)
+                .await?;
+        if roots.iter().all(|root| locked.contains(root)) {
+            return Ok(());
+        }
+        locked.extend(roots);
+        let wanted: Vec<Uuid> = locked.iter().copied().collect();
+        sqlx::query("SELECT id FROM projects WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(wanted)
+            .execute(&mut **transaction)
+            .await?;
     }
-    Ok(())
+    Err(crate::db::StoreError::Corrupt(
+        "the top-level project of a tree kept changing while its lock was taken",
+    ))
 }
+
+/// Rounds of [`lock_trees_of_in`]: each one follows a restore that re-rooted the trees while
+/// the previous round waited; more than a few means something else is wrong.
+const ROOT_LOCK_ROUNDS_MAX: usize = 8;
 
 // ---- members ----
 

@@ -1517,7 +1517,9 @@ async fn purge_until_quiet(app: &TestApp) {
         .fetch_one(pool)
         .await)
         .unwrap();
-        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true}) && pending == 0 {
+        if counts == json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true})
+            && pending == 0
+        {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -1714,17 +1716,26 @@ api_test!(
         app.clock
             .advance(TimeDelta::days(180) - TimeDelta::seconds(1));
         let counts = purge_expired(&app).await;
-        assert_eq!(counts, json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true}));
+        assert_eq!(
+            counts,
+            json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true})
+        );
         assert_eq!(visible(&app, As::Key).await, sorted(&[&d, &s]));
         assert_eq!(blob_status(&app, &url).await, StatusCode::OK);
         app.clock.advance(TimeDelta::seconds(2));
         let counts = purge_expired(&app).await;
-        assert_eq!(counts, json!({"projects": 1, "datasets": 2, "blobs": 2, "finished": true}));
+        assert_eq!(
+            counts,
+            json!({"projects": 1, "datasets": 2, "blobs": 2, "finished": true})
+        );
         assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
         assert_eq!(blob_status(&app, &url).await, StatusCode::NOT_FOUND);
         assert_eq!(project_status(&app, &r).await, StatusCode::OK);
         let again = purge_expired(&app).await;
-        assert_eq!(again, json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true}));
+        assert_eq!(
+            again,
+            json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true})
+        );
     }
 );
 
@@ -1737,7 +1748,10 @@ api_test!(retention_counts_from_the_latest_deletion, |app| {
     delete_dataset(&app, &d).await;
     app.clock.advance(TimeDelta::days(100));
     let counts = purge_expired(&app).await;
-    assert_eq!(counts, json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true}));
+    assert_eq!(
+        counts,
+        json!({"projects": 0, "datasets": 0, "blobs": 0, "finished": true})
+    );
     assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
     app.clock.advance(TimeDelta::days(81));
     assert_eq!(purge_expired(&app).await["datasets"], 1);
