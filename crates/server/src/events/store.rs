@@ -9,14 +9,14 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::db::{Backend, Db, StoreResult, Tx};
+use crate::db::{Arg, Backend, Db, Sql, StoreResult, Tx};
 use crate::events::sink::{Outgoing, Sinks};
 use crate::{on_db, on_tx};
 
 /// The advisory lock that lets one relay at a time dispatch on PostgreSQL ("basin ev").
 const DISPATCH_LOCK: i64 = 0x6261_7369_6e20_6576;
 
-/// An undispatched outbox row.
+/// An outbox row being dispatched.
 #[derive(Debug, sqlx::FromRow)]
 struct Undispatched {
     seq: i64,
@@ -26,13 +26,17 @@ struct Undispatched {
     body: String,
 }
 
+/// Delivery rows one INSERT makes at most: 4 values each keeps a statement far below SQLite's
+/// 32,766 bound parameters.
+const DELIVERIES_PER_INSERT: usize = 500;
+
 /// Makes the delivery rows of up to `limit` undispatched outbox rows, oldest first, one per
 /// sink that takes the event's type; rows no sink takes are logged (and later pruned). Returns
 /// how many outbox rows were dispatched.
 ///
 /// On PostgreSQL one relay dispatches at a time (a transaction-scoped advisory lock; the others
-/// skip this step for the round). Rows are marked one by one, never by a seq range: a lower seq
-/// may commit after a higher one was dispatched, and must still be found later.
+/// skip this step for the round). Rows are marked by their own seq, never by a seq range: a
+/// lower seq may commit after a higher one was dispatched, and must still be found later.
 pub(crate) async fn dispatch(
     db: &Db,
     sinks: &Sinks,
@@ -51,41 +55,41 @@ pub(crate) async fn dispatch(
     }
     let rows: Vec<Undispatched> = on_tx!(&mut tx, |conn| {
         sqlx::query_as(
-            "SELECT seq, id, event_type, ordering_key, body FROM event_outbox \
-             WHERE dispatched = FALSE ORDER BY seq LIMIT $1",
+            "UPDATE event_outbox SET dispatched = TRUE WHERE seq IN (SELECT seq FROM event_outbox \
+             WHERE dispatched = FALSE ORDER BY seq LIMIT $1) \
+             RETURNING seq, id, event_type, ordering_key, body",
         )
         .bind(i64::from(limit))
         .fetch_all(conn)
         .await
     })?;
+    let mut pairs = Vec::new();
     for row in &rows {
         let mut taken = false;
         for sink in sinks.iter().filter(|sink| sink.accepts(&row.event_type)) {
             taken = true;
-            on_tx!(&mut tx, |conn| {
-                sqlx::query(
-                    "INSERT INTO event_deliveries (seq, sink, ordering_key, state, attempts, next_attempt_at) \
-                     VALUES ($1, $2, $3, 'pending', 0, $4) ON CONFLICT (seq, sink) DO NOTHING",
-                )
-                .bind(row.seq)
-                .bind(sink.name())
-                .bind(&row.ordering_key)
-                .bind(now)
-                .execute(conn)
-                .await
-                .map(|done| done.rows_affected())
-            })?;
+            pairs.push((row, sink.name()));
         }
         if !taken {
             tracing::debug!(event = %row.id, r#type = %row.event_type, body = %row.body, "event (no sink takes it)");
         }
-        on_tx!(&mut tx, |conn| {
-            sqlx::query("UPDATE event_outbox SET dispatched = TRUE WHERE seq = $1")
-                .bind(row.seq)
-                .execute(conn)
-                .await
-                .map(|done| done.rows_affected())
-        })?;
+    }
+    for chunk in pairs.chunks(DELIVERIES_PER_INSERT) {
+        let mut sql = Sql::new(
+            "INSERT INTO event_deliveries (seq, sink, ordering_key, state, attempts, next_attempt_at) VALUES ",
+        );
+        let time = sql.arg(Arg::Time(now));
+        for (index, (row, sink)) in chunk.iter().enumerate() {
+            let seq = sql.arg(Arg::I64(row.seq));
+            let sink = sql.arg(Arg::Text((*sink).to_owned()));
+            let key = sql.arg(Arg::Text(row.ordering_key.clone()));
+            let separator = if index == 0 { "" } else { ", " };
+            sql.push(&format!(
+                "{separator}({seq}, {sink}, {key}, 'pending', 0, {time})"
+            ));
+        }
+        sql.push(" ON CONFLICT (seq, sink) DO NOTHING RETURNING seq");
+        sql.fetch_all_in::<(i64,)>(&mut tx).await?;
     }
     tx.commit().await?;
     Ok(u64::try_from(rows.len()).unwrap_or(u64::MAX))
@@ -172,26 +176,21 @@ pub(crate) async fn claim(
     })?)
 }
 
-/// Records deliveries of the claim `token` that arrived: their rows go.
+/// Records deliveries of the claim `token` that arrived: their rows go, in one statement.
 pub(crate) async fn acknowledge(db: &Db, sink: &str, token: &str, seqs: &[i64]) -> StoreResult<()> {
-    if seqs.is_empty() {
-        return Ok(());
+    for chunk in seqs.chunks(DELIVERIES_PER_INSERT) {
+        let mut sql = Sql::new("DELETE FROM event_deliveries WHERE sink = ");
+        let sink = sql.arg(Arg::Text(sink.to_owned()));
+        let token = sql.arg(Arg::Text(token.to_owned()));
+        sql.push(&format!("{sink} AND lease_owner = {token} AND seq IN ("));
+        for (index, seq) in chunk.iter().enumerate() {
+            let seq = sql.arg(Arg::I64(*seq));
+            sql.push(if index == 0 { "" } else { ", " }).push(&seq);
+        }
+        sql.push(") RETURNING seq");
+        sql.fetch_all::<(i64,)>(db).await?;
     }
-    let mut tx = db.begin().await?;
-    for seq in seqs {
-        on_tx!(&mut tx, |conn| {
-            sqlx::query(
-                "DELETE FROM event_deliveries WHERE seq = $1 AND sink = $2 AND lease_owner = $3",
-            )
-            .bind(seq)
-            .bind(sink)
-            .bind(token)
-            .execute(conn)
-            .await
-            .map(|done| done.rows_affected())
-        })?;
-    }
-    tx.commit().await
+    Ok(())
 }
 
 /// How a failed attempt is recorded.

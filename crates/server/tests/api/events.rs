@@ -768,8 +768,8 @@ async fn second_app(
     (stop, server)
 }
 
-/// `basin serve` on the app's store relaying to `receiver`, with a lease of one second.
-fn relay_process(app: &TestApp, receiver: &Receiver) -> std::process::Child {
+/// `basin <command>` on the app's store relaying to `receiver`, with a lease of one second.
+fn relay_process(app: &TestApp, receiver: &Receiver, command_args: &[&str]) -> std::process::Child {
     let config_file = app.config.data_dir.join("relay.toml");
     std::fs::write(
         &config_file,
@@ -787,9 +787,7 @@ fn relay_process(app: &TestApp, receiver: &Receiver) -> std::process::Child {
         .arg(&config_file)
         .arg("--data-dir")
         .arg(&app.config.data_dir)
-        .arg("serve")
-        .arg("--listen")
-        .arg("127.0.0.1:0")
+        .args(command_args)
         .current_dir(&app.config.data_dir)
         .env("BASIN_AUTH__JWT_SECRET", TEST_SECRET)
         .env("BASIN_LOG__LEVEL", "warn")
@@ -807,7 +805,7 @@ async fn a_relay_killed_mid_stream_loses_nothing(backend: Backend) {
         return;
     };
     record_samples(&app, 300, 10).await;
-    let mut first = relay_process(&app, &receiver);
+    let mut first = relay_process(&app, &receiver, &["serve", "--listen", "127.0.0.1:0"]);
     receiver
         .wait_until(60, "the first relay's first 40 events", |events| {
             events.len() >= 40
@@ -862,6 +860,34 @@ async fn two_relays_share_the_outbox_in_order_per_resource(backend: Backend) {
 scenario_test!(
     two_relays_share_the_outbox_in_order_per_resource,
     super::two_relays_share_the_outbox_in_order_per_resource
+);
+
+async fn basin_events_relay_relays_and_stops_on_sigterm(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let Some(app) = spawn_app_on(backend, |config| config.events.relay = false).await else {
+        return;
+    };
+    record_samples(&app, 20, 3).await;
+    let mut relay = relay_process(&app, &receiver, &["events", "relay"]);
+    receiver
+        .wait_until(30, "all 20 events", |events| events.len() == 20)
+        .await;
+    assert_all_samples_in_order(&receiver.events(), 20);
+    wait_for_empty_outbox(&app.db).await;
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(relay.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::task::spawn_blocking(move || relay.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(exit.success(), "{exit}");
+}
+scenario_test!(
+    basin_events_relay_relays_and_stops_on_sigterm,
+    super::basin_events_relay_relays_and_stops_on_sigterm
 );
 
 // ---- NATS JetStream ----
