@@ -131,14 +131,17 @@ pub(crate) async fn claim(
     lease_until: DateTime<Utc>,
     limit: u32,
 ) -> StoreResult<Vec<Claimed>> {
-    let lock = match db.backend() {
-        Backend::Postgres => " FOR UPDATE OF d SKIP LOCKED",
-        Backend::Sqlite => "",
+    // On PostgreSQL `= ANY(ARRAY(...))` makes the outer update find its rows by primary key;
+    // with `IN (...)` the planner hashes the subquery and scans every delivery row, a cost
+    // that grows with the backlog.
+    let (open, close) = match db.backend() {
+        Backend::Postgres => ("= ANY(ARRAY(", " FOR UPDATE OF d SKIP LOCKED))"),
+        Backend::Sqlite => ("IN (", ")"),
     };
     let text = format!(
         "UPDATE event_deliveries SET lease_owner = $1, lease_expires_at = $2 \
          WHERE state = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
-         AND sink = $4 AND seq IN (\
+         AND sink = $4 AND seq {open}\
            SELECT d.seq FROM event_deliveries d \
            WHERE d.sink = $4 AND d.state = 'pending' AND d.next_attempt_at <= $3 \
            AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $3) \
@@ -147,7 +150,7 @@ pub(crate) async fn claim(
              AND e.seq <> d.seq AND (e.seq < d.seq OR e.lease_expires_at >= $3)) \
            AND NOT EXISTS (SELECT 1 FROM event_outbox o \
              WHERE o.ordering_key = d.ordering_key AND o.seq < d.seq AND o.dispatched = FALSE) \
-           ORDER BY d.seq LIMIT $5{lock})"
+           ORDER BY d.seq LIMIT $5{close}"
     );
     let updated = on_db!(db, |pool| {
         sqlx::query(sqlx::AssertSqlSafe(text))

@@ -1111,6 +1111,13 @@ async fn bench(backend: Backend) {
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.events.relay = true;
     config.events.poll_interval_ms = 10;
+    if let Some(batch_size) = std::env::var("BENCH_BATCH_SIZE")
+        .ok()
+        .and_then(|value| value.parse().ok())
+    {
+        config.events.batch_size = batch_size;
+    }
+    let batch_size = config.events.batch_size;
     let relay = basin::App::build(config, Arc::new(basin::SystemClock))
         .await
         .unwrap();
@@ -1126,7 +1133,7 @@ async fn bench(backend: Backend) {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
     eprintln!(
-        "bench events -> NATS ({backend:?}, {resources} resources): {COUNT} events in {:.2} s = {:.0} events/s",
+        "bench events -> NATS ({backend:?}, {resources} resources, batch {batch_size}): {COUNT} events in {:.2} s = {:.0} events/s",
         elapsed.as_secs_f64(),
         COUNT as f64 / elapsed.as_secs_f64()
     );
