@@ -112,3 +112,20 @@ impl Sink for NatsSink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NatsSink;
+
+    #[test]
+    fn each_event_type_has_its_subject_under_the_prefix() {
+        assert_eq!(
+            NatsSink::subject("basin.events", "basin.project.recycled"),
+            "basin.events.project.recycled"
+        );
+        assert_eq!(
+            NatsSink::subject("acme", "basin.transfer.finished"),
+            "acme.transfer.finished"
+        );
+    }
+}
