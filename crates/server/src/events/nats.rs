@@ -4,9 +4,11 @@
 //! delivery and publishes again within the stream's duplicate window is deduplicated by the
 //! server.
 //!
-//! The connection is made lazily and kept: a NATS server that is down when Basin starts delays
+//! The connection is made lazily and kept, and the stream is created on the first delivery (and
+//! again if an operator deletes it): a NATS server that is down when Basin starts delays
 //! events (they are retried) but never stops the server from starting.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream;
@@ -20,6 +22,9 @@ use crate::events::sink::{DeliveryError, Outgoing, Sink};
 pub(crate) struct NatsSink {
     config: NatsConfig,
     context: OnceCell<jetstream::Context>,
+    /// Whether the stream is known to exist as configured; cleared when a publish finds no
+    /// stream (deleted by an operator), so the next delivery creates it again.
+    stream_ready: AtomicBool,
 }
 
 impl NatsSink {
@@ -28,6 +33,7 @@ impl NatsSink {
         Self {
             config: config.clone(),
             context: OnceCell::new(),
+            stream_ready: AtomicBool::new(false),
         }
     }
 
@@ -37,8 +43,7 @@ impl NatsSink {
         format!("{prefix}.{suffix}")
     }
 
-    /// Connects and makes sure the stream exists (created, or its subjects and duplicate window
-    /// brought in line with the configuration).
+    /// The JetStream context, connecting on first use (the client reconnects by itself).
     async fn context(&self) -> Result<&jetstream::Context, DeliveryError> {
         self.context
             .get_or_try_init(|| async {
@@ -47,35 +52,60 @@ impl NatsSink {
                     .connect(self.config.url.as_str())
                     .await
                     .map_err(|error| retry("cannot connect to NATS", &error))?;
-                let context = jetstream::new(client);
-                let wanted = jetstream::stream::Config {
-                    name: self.config.stream.clone(),
-                    subjects: vec![format!("{}.>", self.config.subject_prefix)],
-                    duplicate_window: Duration::from_secs(self.config.duplicate_window_seconds),
-                    ..Default::default()
-                };
-                let mut stream = context
-                    .get_or_create_stream(wanted.clone())
-                    .await
-                    .map_err(|error| retry("cannot create the NATS stream", &error))?;
-                let info = stream
-                    .info()
-                    .await
-                    .map_err(|error| retry("cannot read the NATS stream", &error))?;
-                if info.config.subjects != wanted.subjects
-                    || info.config.duplicate_window != wanted.duplicate_window
-                {
-                    let mut updated = info.config.clone();
-                    updated.subjects = wanted.subjects;
-                    updated.duplicate_window = wanted.duplicate_window;
-                    context
-                        .update_stream(updated)
-                        .await
-                        .map_err(|error| retry("cannot update the NATS stream", &error))?;
-                }
-                Ok(context)
+                Ok(jetstream::new(client))
             })
             .await
+    }
+
+    /// Makes sure the stream exists: created, or its subjects and duplicate window brought in
+    /// line with the configuration (its other settings are the operator's).
+    async fn ensure_stream(&self, context: &jetstream::Context) -> Result<(), DeliveryError> {
+        if self.stream_ready.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let wanted = jetstream::stream::Config {
+            name: self.config.stream.clone(),
+            subjects: vec![format!("{}.>", self.config.subject_prefix)],
+            duplicate_window: Duration::from_secs(self.config.duplicate_window_seconds),
+            ..Default::default()
+        };
+        let mut stream = context
+            .get_or_create_stream(wanted.clone())
+            .await
+            .map_err(|error| retry("cannot create the NATS stream", &error))?;
+        let info = stream
+            .info()
+            .await
+            .map_err(|error| retry("cannot read the NATS stream", &error))?;
+        if info.config.subjects != wanted.subjects
+            || info.config.duplicate_window != wanted.duplicate_window
+        {
+            let mut updated = info.config.clone();
+            updated.subjects = wanted.subjects;
+            updated.duplicate_window = wanted.duplicate_window;
+            context
+                .update_stream(updated)
+                .await
+                .map_err(|error| retry("cannot update the NATS stream", &error))?;
+        }
+        self.stream_ready.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A failed publish or acknowledgement as a delivery error; a missing stream is created
+    /// again on the next delivery, and a message larger than the server takes is refused.
+    fn publish_failed(&self, error: &jetstream::context::PublishError) -> DeliveryError {
+        use jetstream::context::PublishErrorKind;
+        match error.kind() {
+            PublishErrorKind::StreamNotFound => {
+                self.stream_ready.store(false, Ordering::Relaxed);
+                retry("the NATS stream is gone", error)
+            }
+            PublishErrorKind::MaxPayloadExceeded => {
+                DeliveryError::Refused(format!("NATS refused the event: {error}"))
+            }
+            _ => retry("cannot publish to NATS", error),
+        }
     }
 }
 
@@ -95,6 +125,7 @@ impl Sink for NatsSink {
 
     async fn deliver(&self, event: &Outgoing) -> Result<(), DeliveryError> {
         let context = self.context().await?;
+        self.ensure_stream(context).await?;
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(
             async_nats::header::NATS_MESSAGE_ID,
@@ -105,10 +136,10 @@ impl Sink for NatsSink {
         let acknowledgement = context
             .publish_with_headers(subject, headers, event.body.clone().into())
             .await
-            .map_err(|error| retry("cannot publish to NATS", &error))?;
+            .map_err(|error| self.publish_failed(&error))?;
         acknowledgement
             .await
-            .map_err(|error| retry("NATS did not acknowledge", &error))?;
+            .map_err(|error| self.publish_failed(&error))?;
         Ok(())
     }
 }

@@ -1079,6 +1079,44 @@ scenario_test!(
     super::events_reach_a_nats_jetstream_subscriber_as_documented
 );
 
+async fn a_deleted_nats_stream_is_created_again(backend: Backend) {
+    let Some(nats) = nats_server().await else {
+        return;
+    };
+    let stream = format!("BASIN_TEST_{}", uuid::Uuid::new_v4().simple());
+    let (url, stream_name) = (nats.url.clone(), stream.clone());
+    let Some(app) = spawn_app_on(backend, move |config| {
+        config.events.poll_interval_ms = 50;
+        config.events.backoff_initial_ms = 0;
+        config.events.backoff_max_ms = 0;
+        config.events.nats = Some(basin::NatsConfig {
+            url,
+            stream: stream_name,
+            subject_prefix: format!("test.{}", uuid::Uuid::new_v4().simple()),
+            duplicate_window_seconds: 120,
+        });
+    })
+    .await
+    else {
+        return;
+    };
+    record_samples(&app, 3, 1).await;
+    wait_for_empty_outbox(&app.db).await;
+    assert_eq!(stream_messages(&nats.url, &stream, 3).await.len(), 3);
+    let client = async_nats::connect(&nats.url).await.unwrap();
+    async_nats::jetstream::new(client)
+        .delete_stream(&stream)
+        .await
+        .unwrap();
+    record_samples(&app, 2, 1).await;
+    wait_for_empty_outbox(&app.db).await;
+    assert_eq!(stream_messages(&nats.url, &stream, 2).await.len(), 2);
+}
+scenario_test!(
+    a_deleted_nats_stream_is_created_again,
+    super::a_deleted_nats_stream_is_created_again
+);
+
 /// The benchmark of docs/benchmarks.md: 10,000 outbox rows relayed to NATS JetStream.
 /// `scripts/bench-events` runs it (release build, both databases).
 async fn bench(backend: Backend) {
