@@ -3,7 +3,7 @@
 //! transfer store in the transaction that changes the transfer's status.
 //!
 //! Progress is throttled by the worker: at most one event per 10 % step, checked at each
-//! heartbeat, so a transfer yields at most eleven progress events however long it runs.
+//! heartbeat, so a transfer yields at most ten progress events however long it runs.
 //! Events carry no signed download URL (it would outlive its lifetime in a stream and grant
 //! access to whoever reads the stream): `downloadReady` says that the transfer record, read
 //! through the API, now has a `downloadPath`.
