@@ -58,6 +58,11 @@ enum Command {
         #[arg(long)]
         transfer: Option<crate::ids::TransferId>,
     },
+    /// Platform events (docs/events.md).
+    Events {
+        #[command(subcommand)]
+        command: EventsCommand,
+    },
     /// Apply database migrations and exit.
     Migrate,
     /// Print the effective configuration, secrets masked.
@@ -74,6 +79,13 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum EventsCommand {
+    /// Relay events to the configured sinks without an HTTP listener, until stopped (whatever
+    /// `events.relay` says): for deployments that keep relays apart from the servers.
+    Relay,
 }
 
 #[derive(Debug, Subcommand)]
@@ -241,6 +253,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { .. } => serve(config, clock).await,
         Command::Worker { transfer } => worker(config, clock, transfer).await,
+        Command::Events {
+            command: EventsCommand::Relay,
+        } => relay(config, clock).await,
         Command::Migrate => {
             Services::connect(config, clock).await?;
             tracing::info!("migrations applied");
@@ -300,6 +315,22 @@ async fn worker(
     tracing::info!("worker stopping");
     stop.cancel();
     let _ = workers.await;
+    Ok(())
+}
+
+/// `basin events relay`: one event relay until ctrl-c or SIGTERM.
+async fn relay(mut config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {
+    config.events.relay = true;
+    let services = Services::connect(config, clock).await?;
+    let Some(relay) = services.event_relay()? else {
+        anyhow::bail!("the event relay is turned off");
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(relay.run(stop.clone()));
+    shutdown_signal().await;
+    tracing::info!("event relay stopping");
+    stop.cancel();
+    let _ = running.await;
     Ok(())
 }
 

@@ -50,6 +50,8 @@ pub struct Config {
     pub recycle_bin: RecycleBinConfig,
     /// Logging.
     pub log: LogConfig,
+    /// Platform events: the outbox relay and its sinks (docs/events.md).
+    pub events: EventsConfig,
 }
 
 impl Default for Config {
@@ -67,6 +69,7 @@ impl Default for Config {
             fetch: FetchConfig::default(),
             recycle_bin: RecycleBinConfig::default(),
             log: LogConfig::default(),
+            events: EventsConfig::default(),
         }
     }
 }
@@ -525,6 +528,148 @@ pub(crate) struct ConfigOverrides {
     pub(crate) database_url: Option<String>,
 }
 
+// ---- platform events (events/, docs/events.md) ----
+
+/// Platform events: how the relay polls, retries and gives up, and where it delivers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EventsConfig {
+    /// Whether this process runs a relay (`basin serve`). Several replicas may all run one.
+    pub relay: bool,
+    /// How often an idle relay looks for new or due events, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Events one relay claims per sink and round.
+    pub batch_size: u32,
+    /// A claimed delivery whose relay has not finished it within this long is taken up by
+    /// another relay, in milliseconds. Longer than the webhook timeout.
+    pub lease_ms: u64,
+    /// Delivery attempts per event and sink before it is dead-lettered.
+    pub attempts_max: u32,
+    /// Wait before the first retry, in milliseconds; doubles with each attempt.
+    pub backoff_initial_ms: u64,
+    /// Longest wait between two attempts, in milliseconds.
+    pub backoff_max_ms: u64,
+    /// Webhook endpoints, each receiving every event (or the types it lists).
+    pub webhooks: Vec<WebhookConfig>,
+    /// The NATS JetStream sink, when set.
+    pub nats: Option<NatsConfig>,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        Self {
+            relay: true,
+            poll_interval_ms: limits::EVENTS_POLL_INTERVAL_MS,
+            batch_size: limits::EVENTS_BATCH_SIZE,
+            lease_ms: limits::EVENTS_LEASE_MS,
+            attempts_max: limits::EVENTS_ATTEMPTS_MAX,
+            backoff_initial_ms: limits::EVENTS_BACKOFF_INITIAL_MS,
+            backoff_max_ms: limits::EVENTS_BACKOFF_MAX_MS,
+            webhooks: Vec::new(),
+            nats: None,
+        }
+    }
+}
+
+impl EventsConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.batch_size == 0 || self.batch_size > limits::EVENTS_BATCH_SIZE_MAX {
+            return Err(format!(
+                "events.batch_size must be between 1 and {}",
+                limits::EVENTS_BATCH_SIZE_MAX
+            ));
+        }
+        if self.attempts_max == 0 {
+            return Err("events.attempts_max must be at least 1".into());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for webhook in &self.webhooks {
+            if !names.insert(webhook.name.as_str()) {
+                return Err(format!(
+                    "events.webhooks: the name '{}' is used twice",
+                    webhook.name
+                ));
+            }
+            if webhook.name.is_empty() || webhook.name.len() > limits::EVENTS_SINK_NAME_CHARS_MAX {
+                return Err(format!(
+                    "events.webhooks: a name must have 1 to {} characters",
+                    limits::EVENTS_SINK_NAME_CHARS_MAX
+                ));
+            }
+            if url::Url::parse(&webhook.url)
+                .map_or(true, |url| !matches!(url.scheme(), "http" | "https"))
+            {
+                return Err(format!(
+                    "events.webhooks '{}': url must be http(s)",
+                    webhook.name
+                ));
+            }
+            crate::events::signature::WebhookSecret::parse(webhook.secret.expose_secret())
+                .map_err(|error| format!("events.webhooks '{}': {error}", webhook.name))?;
+        }
+        Ok(())
+    }
+}
+
+/// A webhook endpoint (Standard Webhooks signatures).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// A stable name, shown in dead letters; renaming it orphans the pending deliveries.
+    pub name: String,
+    /// Where events are POSTed.
+    pub url: String,
+    /// The signing secret, `whsec_` and base64 (Standard Webhooks).
+    #[serde(serialize_with = "mask_required_secret")]
+    pub secret: SecretString,
+    /// Event types sent (`basin.transfer.finished`); every type when empty.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// How long one POST may take, in milliseconds.
+    #[serde(default = "default_webhook_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_webhook_timeout_ms() -> u64 {
+    limits::EVENTS_WEBHOOK_TIMEOUT_MS
+}
+
+/// The NATS JetStream sink.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NatsConfig {
+    /// Server URL (`nats://127.0.0.1:4222`).
+    pub url: String,
+    /// The stream, created on start if missing; it captures `<subject_prefix>.>`.
+    #[serde(default = "default_nats_stream")]
+    pub stream: String,
+    /// Subjects are `<subject_prefix>.<type without "basin.">` (`basin.events.project.recycled`).
+    #[serde(default = "default_nats_subject_prefix")]
+    pub subject_prefix: String,
+    /// JetStream's duplicate window on the stream, in seconds: a redelivery within it is
+    /// dropped by the server (`Nats-Msg-Id` is the event id).
+    #[serde(default = "default_nats_duplicate_window_seconds")]
+    pub duplicate_window_seconds: u64,
+}
+
+fn default_nats_stream() -> String {
+    "BASIN_EVENTS".into()
+}
+
+fn default_nats_subject_prefix() -> String {
+    "basin.events".into()
+}
+
+fn default_nats_duplicate_window_seconds() -> u64 {
+    limits::EVENTS_NATS_DUPLICATE_WINDOW_SECONDS
+}
+
+fn mask_required_secret<S: Serializer>(_secret: &SecretString, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("***")
+}
+
+// ---- end of platform events ----
+
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -575,6 +720,7 @@ impl Config {
                 "limits.page_size_default must not exceed limits.page_size_max".into(),
             ));
         }
+        self.events.check().map_err(ConfigError::Inconsistent)?;
         if let Some(oidc) = &self.auth.oidc
             && oidc.jwks_url.is_none()
             && oidc.jwks_file.is_none()
@@ -1022,5 +1168,52 @@ mod tests {
             config.auth.jwt_secret.as_ref().unwrap().expose_secret(),
             "very-secret"
         );
+    }
+
+    #[test]
+    fn event_webhooks_are_checked_and_their_secrets_masked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("basin.toml");
+        let hook = |name: &str, url: &str, secret: &str| {
+            format!(
+                "[[events.webhooks]]\nname = \"{name}\"\nurl = \"{url}\"\nsecret = \"{secret}\"\n"
+            )
+        };
+        let good = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        for (toml, says) in [
+            (
+                hook(
+                    "a",
+                    "https://x.example/h",
+                    "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                ),
+                "whsec_",
+            ),
+            (
+                hook("a", "https://x.example/h", "whsec_AAAA"),
+                "16 to 128 bytes",
+            ),
+            (hook("a", "ftp://x.example/h", good), "http(s)"),
+            (
+                hook("a", "https://x.example/h", good) + &hook("a", "https://y.example/h", good),
+                "used twice",
+            ),
+            (
+                "[events]\nbatch_size = 1001\n".to_owned(),
+                "between 1 and 1000",
+            ),
+            ("[events]\nattempts_max = 0\n".to_owned(), "at least 1"),
+        ] {
+            std::fs::write(&file, &toml).unwrap();
+            let error =
+                Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap_err();
+            assert!(error.to_string().contains(says), "{toml}: {error}");
+        }
+        std::fs::write(&file, hook("billing", "https://x.example/h", good)).unwrap();
+        let config = Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap();
+        assert_eq!(config.events.webhooks[0].timeout_ms, 10_000);
+        assert!(config.events.relay && config.events.nats.is_none());
+        let printed = config.to_masked_json().to_string();
+        assert!(!printed.contains(good), "{printed}");
     }
 }

@@ -45,10 +45,12 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, DatabaseConfig, KubernetesConfig, LimitsConfig, LogConfig,
-    LogFormat, NodeSize, OidcConfig, TransferExecutor, TransfersConfig,
+    AuthConfig, BlobConfig, Config, DatabaseConfig, EventsConfig, KubernetesConfig, LimitsConfig,
+    LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig, TransferExecutor, TransfersConfig,
+    WebhookConfig,
 };
 pub use db::{Db, SqliteReader};
+pub use events::record_sample_events;
 pub use identity::bootstrap::BootstrapOutput;
 pub use ids::{ApiKeyId, DatasetId, InvitationId, ProjectId, TenantId, TransferId, UserId};
 pub use startup::{App, Services};

@@ -159,3 +159,36 @@ pub(crate) const TRANSFER_PARAMETERS_MAX: usize = 64;
 pub(crate) const TRANSFER_TRANSFORMATIONS_MAX: usize = 16;
 /// Labels in `requiredLabels`.
 pub(crate) const TRANSFER_LABELS_MAX: usize = 32;
+
+// ---- platform events (events/) ----
+
+/// An idle relay looks for new events this often: short enough that an event follows its
+/// change within a fraction of a second, long enough that an idle replica costs one cheap
+/// query five times a second.
+pub(crate) const EVENTS_POLL_INTERVAL_MS: u64 = 200;
+/// Events claimed per sink and round: one round's deliveries run concurrently, and one batch
+/// of acknowledgements is one transaction.
+pub(crate) const EVENTS_BATCH_SIZE: u32 = 100;
+/// Largest `events.batch_size`: bounds one round's memory (bodies are at most a few KiB).
+pub(crate) const EVENTS_BATCH_SIZE_MAX: u32 = 1_000;
+/// A claimed delivery is taken over after this long: three webhook timeouts, so a live relay
+/// never loses a delivery it is still making.
+pub(crate) const EVENTS_LEASE_MS: u64 = 30_000;
+/// Attempts per event and sink: with the backoff below, two to four hours of retries (the
+/// jitter decides) before an event is dead-lettered, long enough to ride out a receiver's
+/// deployment or short outage.
+pub(crate) const EVENTS_ATTEMPTS_MAX: u32 = 16;
+/// First retry after one second.
+pub(crate) const EVENTS_BACKOFF_INITIAL_MS: u64 = 1_000;
+/// Retries at least once an hour.
+pub(crate) const EVENTS_BACKOFF_MAX_MS: u64 = 3_600_000;
+/// One webhook POST may take this long (Standard Webhooks receivers answer quickly and
+/// process later).
+pub(crate) const EVENTS_WEBHOOK_TIMEOUT_MS: u64 = 10_000;
+/// JetStream drops a message whose id it saw this recently: covers a relay that crashed after
+/// publishing and before recording the delivery, and was restarted within the window.
+pub(crate) const EVENTS_NATS_DUPLICATE_WINDOW_SECONDS: u64 = 600;
+/// Longest sink name (webhook names appear in dead letters and their rows).
+pub(crate) const EVENTS_SINK_NAME_CHARS_MAX: usize = 100;
+/// Most characters of a delivery error kept for the dead-letter list.
+pub(crate) const EVENTS_ERROR_CHARS_MAX: usize = 500;

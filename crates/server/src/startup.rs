@@ -75,6 +75,8 @@ pub(crate) struct AppState {
     pub(crate) catalogue: Arc<basin_formats::Catalogue>,
     /// The recycle bin.
     pub(crate) bin: crate::recycle_bin::service::RecycleBinService,
+    /// Dead letters of platform events.
+    pub(crate) events_admin: crate::events::admin::EventsAdmin,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -188,8 +190,10 @@ impl Services {
             blobs.clone(),
             crate::recycle_bin::service::BinSettings::from(&config.recycle_bin),
         );
+        let events_admin = crate::events::admin::EventsAdmin::new(db.clone(), clock.clone());
         let state = AppState {
             bin,
+            events_admin,
             identity,
             transfers,
             catalogue,
@@ -243,6 +247,29 @@ impl Services {
     }
 }
 
+// ---- platform events ----
+
+impl Services {
+    /// The event relay of this process, when `events.relay` is on. Fails on a sink whose
+    /// configuration is unusable (a malformed webhook secret), so the server does not start.
+    pub(crate) fn event_relay(&self) -> anyhow::Result<Option<crate::events::relay::Relay>> {
+        let events = &self.config.events;
+        if !events.relay {
+            return Ok(None);
+        }
+        let sinks = crate::events::sinks_from(events, &self.state.clock)
+            .context("cannot set up the event sinks")?;
+        Ok(Some(crate::events::relay::Relay::new(
+            self.state.db.clone(),
+            self.state.clock.clone(),
+            sinks,
+            crate::events::relay::RelaySettings::from(events),
+        )))
+    }
+}
+
+// ---- end of platform events ----
+
 #[cfg(feature = "kubernetes")]
 impl Services {
     /// The dispatcher of the Kubernetes executor, when it is the configured one. Fails when
@@ -292,6 +319,8 @@ pub struct App {
     listener: TcpListener,
     router: Router,
     bootstrap: Option<BootstrapOutput>,
+    /// Relays platform events to their sinks (`events.relay`).
+    relay: Option<crate::events::relay::Relay>,
     /// Creates the transfers' Jobs when `transfers.executor = "kubernetes"`.
     #[cfg(feature = "kubernetes")]
     dispatcher: Option<crate::jobs::kubernetes::Dispatcher>,
@@ -314,11 +343,13 @@ impl App {
             .with_context(|| format!("cannot listen on {}", services.config.listen))?;
         #[cfg(feature = "kubernetes")]
         let dispatcher = services.kubernetes_dispatcher().await?;
+        let relay = services.event_relay()?;
         Ok(Self {
             services,
             listener,
             router,
             bootstrap,
+            relay,
             #[cfg(feature = "kubernetes")]
             dispatcher,
         })
@@ -378,6 +409,12 @@ impl App {
             self.services.state.bin.clone(),
             workers_stop.clone(),
         ));
+        // The event relay stops with the workers: after them, so that the events of transfers
+        // they end while stopping are still relayed by this process when it can.
+        let relay_stop = tokio_util::sync::CancellationToken::new();
+        let relay = self
+            .relay
+            .map(|relay| tokio::spawn(relay.run(relay_stop.clone())));
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
         let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {
@@ -401,6 +438,10 @@ impl App {
             let _ = workers.await;
         }
         let _ = retention.await;
+        relay_stop.cancel();
+        if let Some(relay) = relay {
+            let _ = relay.await;
+        }
         let deadline = *stopping_rx.borrow_and_update();
         let remaining = deadline.map_or(
             Duration::from_millis(crate::limits::DB_CLOSE_TIMEOUT_MS),
@@ -429,6 +470,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::conversion::router())
         .merge(crate::gis::router())
         .merge(crate::health::router())
+        .merge(crate::events::router())
         .split_for_parts();
     let (uploads, uploads_openapi) = crate::transfers::upload_router().split_for_parts();
     openapi.merge(uploads_openapi);
@@ -533,6 +575,15 @@ impl FromRef<AppState> for crate::transfers::routes::TransfersState {
             blob_limits: app.blob_limits,
             page_limits: app.page_limits,
             hierarchy: app.hierarchy.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::events::routes::EventsState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            admin: app.events_admin.clone(),
+            page_limits: app.page_limits,
         }
     }
 }

@@ -4,15 +4,45 @@
 //! Areas call [`record_in`] inside their write transaction and nothing else: whether and where
 //! an event goes is the relay's business, so a failing sink can never undo or delay a change.
 
+pub(crate) mod admin;
+mod nats;
 mod outbox;
+pub(crate) mod relay;
+pub(crate) mod routes;
+pub(crate) mod signature;
+mod sink;
+mod store;
+pub(crate) mod transfer;
+mod webhook;
 
 pub(crate) use outbox::record_in;
+pub(crate) use routes::router;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::clock::Clock;
+use crate::config::EventsConfig;
 use crate::ids::{ProjectId, TenantId};
+
+/// The sinks `config` names: each webhook, then NATS. Fails on a malformed webhook secret.
+pub(crate) fn sinks_from(
+    config: &EventsConfig,
+    clock: &std::sync::Arc<dyn Clock>,
+) -> anyhow::Result<sink::Sinks> {
+    let mut sinks: sink::Sinks = Vec::new();
+    for webhook in &config.webhooks {
+        sinks.push(std::sync::Arc::new(webhook::WebhookSink::new(
+            webhook,
+            clock.clone(),
+        )?));
+    }
+    if let Some(nats) = &config.nats {
+        sinks.push(std::sync::Arc::new(nats::NatsSink::new(nats)));
+    }
+    Ok(sinks)
+}
 
 crate::wire_enum! {
     /// Every event type Basin emits; docs/events.md shows each with an example.
@@ -72,6 +102,45 @@ impl EventType {
             Self::TransferStarted | Self::TransferProgress | Self::TransferFinished => "transfers",
         }
     }
+}
+
+/// Records `count` `basin.transfer.progress` events about `resources` made-up transfers
+/// (round robin; `data` is `{"n": <0..count>, "progress": 0}`), in transactions of at most
+/// 1,000 events, with the store's ordinary write path. For the relay's tests and benchmark
+/// only: not part of Basin's interface.
+#[doc(hidden)]
+pub async fn record_sample_events(
+    db: &crate::db::Db,
+    tenant: TenantId,
+    count: usize,
+    resources: usize,
+) -> anyhow::Result<Vec<Uuid>> {
+    let subjects: Vec<Uuid> = (0..resources.max(1)).map(|_| Uuid::now_v7()).collect();
+    let mut n = 0;
+    while n < count {
+        let mut tx = db.begin().await?;
+        for _ in 0..1_000 {
+            if n == count {
+                break;
+            }
+            let resource = subjects
+                .get(n % subjects.len())
+                .copied()
+                .unwrap_or_default();
+            let event = NewEvent {
+                kind: EventType::TransferProgress,
+                tenant,
+                project: None,
+                user: None,
+                resource,
+                data: serde_json::json!({ "n": n, "progress": 0 }),
+            };
+            record_in(&mut tx, &event, Utc::now()).await?;
+            n += 1;
+        }
+        tx.commit().await?;
+    }
+    Ok(subjects)
 }
 
 /// One event as an area reports it.

@@ -228,6 +228,8 @@ impl Runner {
         stop: CancellationToken,
         stopped: Arc<AtomicU8>,
     ) {
+        // The 10 % step last reported in a progress event: at most one event per step.
+        let mut reported_step = 0;
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
@@ -235,17 +237,24 @@ impl Runner {
             }
             let now = self.clock.now();
             let lease_until = now + lease_delta(self.lease);
+            let percent = meter.percent();
+            let report = percent / 10 > reported_step;
             match store::heartbeat(
                 &self.db,
                 id,
                 &self.worker_id,
                 now,
                 lease_until,
-                meter.percent(),
+                percent,
+                report,
             )
             .await
             {
-                Ok(Heartbeat::Renewed) => {}
+                Ok(Heartbeat::Renewed) => {
+                    if report {
+                        reported_step = percent / 10;
+                    }
+                }
                 Ok(Heartbeat::CancelRequested) => {
                     stopped.store(1, Ordering::Relaxed);
                     stop.cancel();

@@ -10,6 +10,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::db::{Arg, Backend, Db, JsonText, Sql, StoreResult, Tx};
+use crate::events::transfer::{SUBJECT_COLUMNS, TransferSubject};
 use crate::ids::{DatasetId, ProjectId, TenantId, TransferId};
 use crate::transfers::model::{TransferRow, TransferStatus};
 use crate::{on_db, on_tx};
@@ -208,19 +209,27 @@ pub(crate) async fn fail_exhausted(
     let message = format!(
         "The transfer was stopped: the worker running it stopped responding {attempts_max} times."
     );
-    Ok(on_db!(db, |pool| {
-        sqlx::query(
-            "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
-             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
-             WHERE status = 'InProgress' AND lease_expires_at < $2 AND attempts >= $3",
-        )
-        .bind(&message)
-        .bind(now)
-        .bind(i64::from(attempts_max))
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected())
-    })?)
+    let text = format!(
+        "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
+         lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+         WHERE status = 'InProgress' AND lease_expires_at < $2 AND attempts >= $3 \
+         RETURNING {SUBJECT_COLUMNS}"
+    );
+    let mut tx = db.begin().await?;
+    let ended: Vec<TransferSubject> = on_tx!(&mut tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(text))
+            .bind(&message)
+            .bind(now)
+            .bind(i64::from(attempts_max))
+            .fetch_all(conn)
+            .await
+    })?;
+    for subject in &ended {
+        let event = subject.finished("Error", Some(&message), "[]", false);
+        crate::events::record_in(&mut tx, &event, now).await?;
+    }
+    tx.commit().await?;
+    Ok(u64::try_from(ended.len()).unwrap_or(u64::MAX))
 }
 
 /// Claims the oldest queued transfer (or one whose worker's lease ran out), or `only` that
@@ -247,17 +256,30 @@ pub(crate) async fn claim(
            ORDER BY created_at, id LIMIT 1{lock}) \
          RETURNING {COLUMNS}"
     );
-    Ok(on_db!(db, |pool| {
+    let mut tx = db.begin().await?;
+    let claimed = on_tx!(&mut tx, |conn| {
         let query = sqlx::query_as::<_, TransferRow>(sqlx::AssertSqlSafe(text))
             .bind(worker)
             .bind(lease_until)
             .bind(now)
             .bind(i64::from(attempts_max));
         match only {
-            Some(id) => query.bind(id).fetch_optional(pool).await,
-            None => query.fetch_optional(pool).await,
+            Some(id) => query.bind(id).fetch_optional(conn).await,
+            None => query.fetch_optional(conn).await,
         }
-    })?)
+    })?;
+    if let Some(row) = &claimed {
+        let subject = TransferSubject {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            project_id: row.project_id,
+            created_by: row.created_by,
+            kind: row.kind.clone(),
+        };
+        crate::events::record_in(&mut tx, &subject.started(row.attempts), now).await?;
+    }
+    tx.commit().await?;
+    Ok(claimed)
 }
 
 /// What a heartbeat learns.
@@ -271,7 +293,16 @@ pub(crate) enum Heartbeat {
     Lost,
 }
 
-/// Renews `worker`'s lease on `id` and records progress.
+/// What a heartbeat's update returns.
+#[derive(Debug, sqlx::FromRow)]
+struct Beat {
+    cancel_requested: bool,
+    #[sqlx(flatten)]
+    subject: TransferSubject,
+}
+
+/// Renews `worker`'s lease on `id` and records progress; with `report_progress`, also a
+/// progress event (the caller throttles them).
 pub(crate) async fn heartbeat(
     db: &Db,
     id: TransferId,
@@ -279,21 +310,29 @@ pub(crate) async fn heartbeat(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
     progress: u8,
+    report_progress: bool,
 ) -> StoreResult<Heartbeat> {
-    let cancel: Option<bool> = on_db!(db, |pool| {
-        sqlx::query_scalar(
-            "UPDATE transfers SET lease_expires_at = $1, progress = $2, updated_at = $3 \
-             WHERE id = $4 AND lease_owner = $5 AND status = 'InProgress' RETURNING cancel_requested",
-        )
-        .bind(lease_until)
-        .bind(i64::from(progress))
-        .bind(now)
-        .bind(id)
-        .bind(worker)
-        .fetch_optional(pool)
-        .await
+    let text = format!(
+        "UPDATE transfers SET lease_expires_at = $1, progress = $2, updated_at = $3 \
+         WHERE id = $4 AND lease_owner = $5 AND status = 'InProgress' \
+         RETURNING cancel_requested, {SUBJECT_COLUMNS}"
+    );
+    let mut tx = db.begin().await?;
+    let beat: Option<Beat> = on_tx!(&mut tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(text))
+            .bind(lease_until)
+            .bind(i64::from(progress))
+            .bind(now)
+            .bind(id)
+            .bind(worker)
+            .fetch_optional(conn)
+            .await
     })?;
-    Ok(match cancel {
+    if report_progress && let Some(beat) = &beat {
+        crate::events::record_in(&mut tx, &beat.subject.progress(progress), now).await?;
+    }
+    tx.commit().await?;
+    Ok(match beat.map(|beat| beat.cancel_requested) {
         None => Heartbeat::Lost,
         Some(true) => Heartbeat::CancelRequested,
         Some(false) => Heartbeat::Renewed,
@@ -325,26 +364,36 @@ pub(crate) async fn finish_in(
     now: DateTime<Utc>,
     outcome: &Outcome,
 ) -> StoreResult<bool> {
-    let updated = on_tx!(tx, |conn| {
-        sqlx::query(
-            "UPDATE transfers SET status = $1, error_message = $2, import_results = $3, download_blob = $4, \
-             progress = CASE WHEN $1 = 'Completed' THEN 100 ELSE progress END, finished_at = $5, updated_at = $5, \
-             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL, format = COALESCE($8, format) \
-             WHERE id = $6 AND lease_owner = $7 AND status = 'InProgress'",
-        )
-        .bind(outcome.status.as_str())
-        .bind(&outcome.error_message)
-        .bind(&outcome.import_results)
-        .bind(&outcome.download_blob)
-        .bind(now)
-        .bind(id)
-        .bind(worker)
-        .bind(&outcome.format)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
+    let text = format!(
+        "UPDATE transfers SET status = $1, error_message = $2, import_results = $3, download_blob = $4, \
+         progress = CASE WHEN $1 = 'Completed' THEN 100 ELSE progress END, finished_at = $5, updated_at = $5, \
+         lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL, format = COALESCE($8, format) \
+         WHERE id = $6 AND lease_owner = $7 AND status = 'InProgress' RETURNING {SUBJECT_COLUMNS}"
+    );
+    let ended: Option<TransferSubject> = on_tx!(&mut *tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(text))
+            .bind(outcome.status.as_str())
+            .bind(&outcome.error_message)
+            .bind(&outcome.import_results)
+            .bind(&outcome.download_blob)
+            .bind(now)
+            .bind(id)
+            .bind(worker)
+            .bind(&outcome.format)
+            .fetch_optional(conn)
+            .await
     })?;
-    Ok(updated == 1)
+    let Some(subject) = ended else {
+        return Ok(false);
+    };
+    let event = subject.finished(
+        outcome.status.as_str(),
+        outcome.error_message.as_deref(),
+        outcome.import_results.as_str(),
+        outcome.download_blob.is_some(),
+    );
+    crate::events::record_in(tx, &event, now).await?;
+    Ok(true)
 }
 
 /// Gives `worker`'s transfer back to the queue, because the worker is shutting down: it is
@@ -383,24 +432,43 @@ pub(crate) async fn cancel(
     now: DateTime<Utc>,
     message: &str,
 ) -> StoreResult<bool> {
-    let changed = on_db!(db, |pool| {
-        sqlx::query(
-            "UPDATE transfers SET \
-               cancel_requested = TRUE, updated_at = $1, \
-               status = CASE WHEN status = 'Pending' THEN 'Error' ELSE status END, \
-               error_message = CASE WHEN status = 'Pending' THEN $2 ELSE error_message END, \
-               finished_at = CASE WHEN status = 'Pending' THEN $1 ELSE finished_at END, \
-               source_secret = CASE WHEN status = 'Pending' THEN NULL ELSE source_secret END \
-             WHERE id = $3 AND status IN ('Pending', 'InProgress')",
-        )
-        .bind(now)
-        .bind(message)
-        .bind(id)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected())
+    let text = format!(
+        "UPDATE transfers SET \
+           cancel_requested = TRUE, updated_at = $1, \
+           status = CASE WHEN status = 'Pending' THEN 'Error' ELSE status END, \
+           error_message = CASE WHEN status = 'Pending' THEN $2 ELSE error_message END, \
+           finished_at = CASE WHEN status = 'Pending' THEN $1 ELSE finished_at END, \
+           source_secret = CASE WHEN status = 'Pending' THEN NULL ELSE source_secret END \
+         WHERE id = $3 AND status IN ('Pending', 'InProgress') RETURNING status, {SUBJECT_COLUMNS}"
+    );
+    let mut tx = db.begin().await?;
+    let changed: Option<Cancelled> = on_tx!(&mut tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(text))
+            .bind(now)
+            .bind(message)
+            .bind(id)
+            .fetch_optional(conn)
+            .await
     })?;
-    Ok(changed == 1)
+    // A queued transfer ends here; a running one ends when its worker sees the request.
+    if let Some(changed) = &changed
+        && changed.status == TransferStatus::Error.as_str()
+    {
+        let event = changed
+            .subject
+            .finished("Error", Some(message), "[]", false);
+        crate::events::record_in(&mut tx, &event, now).await?;
+    }
+    tx.commit().await?;
+    Ok(changed.is_some())
+}
+
+/// What a cancel's update returns.
+#[derive(Debug, sqlx::FromRow)]
+struct Cancelled {
+    status: String,
+    #[sqlx(flatten)]
+    subject: TransferSubject,
 }
 
 /// Export results older than `before`: (transfer, blob key) pairs to remove.
@@ -508,20 +576,27 @@ pub(crate) async fn fail_undispatchable(
     now: DateTime<Utc>,
     message: &str,
 ) -> StoreResult<bool> {
-    let updated = on_db!(db, |pool| {
-        sqlx::query(
-            "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
-             lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
-             WHERE id = $3 AND (status = 'Pending' OR (status = 'InProgress' AND lease_expires_at < $2))",
-        )
-        .bind(message)
-        .bind(now)
-        .bind(id)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected())
+    let text = format!(
+        "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
+         lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
+         WHERE id = $3 AND (status = 'Pending' OR (status = 'InProgress' AND lease_expires_at < $2)) \
+         RETURNING {SUBJECT_COLUMNS}"
+    );
+    let mut tx = db.begin().await?;
+    let ended: Option<TransferSubject> = on_tx!(&mut tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(text))
+            .bind(message)
+            .bind(now)
+            .bind(id)
+            .fetch_optional(conn)
+            .await
     })?;
-    Ok(updated == 1)
+    if let Some(subject) = &ended {
+        let event = subject.finished("Error", Some(message), "[]", false);
+        crate::events::record_in(&mut tx, &event, now).await?;
+    }
+    tx.commit().await?;
+    Ok(ended.is_some())
 }
 
 /// Queued transfers whose Job was created before `dispatched_before` and whose worker has not

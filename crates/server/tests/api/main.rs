@@ -18,6 +18,7 @@ mod conventions;
 mod convert_cli;
 mod datasets;
 mod dfs;
+mod events;
 mod gis;
 mod hierarchy;
 mod identity;

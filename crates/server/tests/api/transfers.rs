@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 /// A 3 x 2 ASCII grid in EPSG:25832.
-const GRID: &str = "ncols 3\nnrows 2\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n1 2 3\n4 5 -9999\n";
+pub(crate) const GRID: &str = "ncols 3\nnrows 2\nxllcorner 500000\nyllcorner 6200000\ncellsize 10\nNODATA_value -9999\n1 2 3\n4 5 -9999\n";
 
 /// A feature collection of two points.
 const POINTS: &str = r#"{"type":"FeatureCollection","features":[
@@ -91,7 +91,7 @@ pub(crate) async fn project(app: &TestApp, name: &str) -> String {
     id_str(&project).to_owned()
 }
 
-async fn import(
+pub(crate) async fn import(
     app: &TestApp,
     project: &str,
     file_name: &str,
