@@ -40,8 +40,12 @@ pub(crate) const INVITATION_TTL_DAYS: i64 = 30;
 pub(crate) const DB_CONNECTIONS_MAX: u32 = 16;
 /// How long a request waits for a free database connection before failing with 503.
 pub(crate) const DB_ACQUIRE_TIMEOUT_MS: u64 = 5_000;
-/// How long SQLite waits on a locked database before reporting it busy.
-pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u64 = 5_000;
+/// How long SQLite waits on a locked database before reporting it busy. SQLite has one
+/// writer: a write queues behind the others, and a bulk request (1,000 hierarchy actions, a
+/// purge batch) holds the lock for a second or more on a loaded machine, while the event relay,
+/// the transfer workers and the retention job write too. Five seconds made queued writers fail
+/// under such load; the request timeout (30 s by default) bounds the wait anyway.
+pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u64 = 30_000;
 /// Cached JWKS documents are refreshed after this long.
 pub(crate) const JWKS_CACHE_TTL_SECONDS: u64 = 600;
 /// An unknown `kid` triggers a JWKS refresh at most this often, so forged tokens cannot make
