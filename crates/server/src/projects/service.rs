@@ -381,8 +381,7 @@ impl ProjectService {
         caller: &Caller,
         id: ProjectId,
     ) -> ProjectResult<Chain> {
-        let rows = store::chain_in(tx, id, caller.key(), self.chain_levels_max()).await?;
-        visible_only(Chain::build(rows, caller)?)
+        visible_only(self.chain_in(tx, caller, id).await?)
     }
 
     /// Chains are read one level further than a valid tree reaches, so that a chain cut off at
@@ -980,6 +979,15 @@ impl ProjectService {
     ) -> ProjectResult<Chain> {
         let rows = store::chain_in(tx, id, caller.key(), self.chain_levels_max()).await?;
         Chain::build(rows, caller)
+    }
+
+    /// The deepest depth in the subtree of `id`, read inside `tx`.
+    pub(crate) async fn subtree_depth_max_in(
+        &self,
+        tx: &mut Tx,
+        id: ProjectId,
+    ) -> ProjectResult<i64> {
+        Ok(store::subtree_depth_max_in(tx, id, self.chain_levels_max()).await?)
     }
 
     /// How many levels a walk of the tree may take before the tree is known to be corrupt.

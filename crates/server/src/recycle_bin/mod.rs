@@ -48,7 +48,7 @@ pub(crate) async fn recycle_project_in(
         purge_requested_by: None,
     };
     store::insert_in(tx, &bin).await?;
-    store::hide_datasets_below_in(tx, row.id, levels_max).await?;
+    store::list_datasets_below_in(tx, row.id, false, levels_max).await?;
     crate::events::record_in(
         tx,
         &service::event_of(EventType::ProjectRecycled, &bin, bin.deleted_by),

@@ -451,7 +451,7 @@ impl RecycleBinService {
             }
         }
         if let Some((top, _)) = restored.first() {
-            store::show_datasets_below_in(tx, *top, self.projects.levels_max()).await?;
+            store::list_datasets_below_in(tx, *top, true, self.projects.levels_max()).await?;
         }
         Ok(())
     }
@@ -542,7 +542,7 @@ impl RecycleBinService {
         let new_depth = parent.depth.saturating_add(1);
         let delta = new_depth.saturating_sub(project.depth);
         let levels = self.projects.levels_max();
-        let deepest = store::subtree_depth_max_in(tx, project.id, levels).await?;
+        let deepest = self.projects.subtree_depth_max_in(tx, project.id).await?;
         let depth_max = self.projects.limits().depth_max;
         if deepest.saturating_add(delta) > depth_max {
             return Err(ProjectError::Rejected {
@@ -568,7 +568,7 @@ impl RecycleBinService {
         let now = self.now();
         store::restore_project_in(tx, project.id, now, caller.id).await?;
         store::remove_in(tx, row.tenant_id, row.item_id).await?;
-        store::show_datasets_below_in(tx, project.id, levels).await?;
+        store::list_datasets_below_in(tx, project.id, true, levels).await?;
         let mut event = event_of(EventType::ProjectRestored, row, Some(caller.id));
         if let Some(data) = event.data.as_object_mut() {
             data.insert("restoredTo".into(), serde_json::json!(target));

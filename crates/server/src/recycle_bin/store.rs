@@ -251,45 +251,26 @@ pub(super) async fn live_subtree_size_in(
     Ok(size.unwrap_or(0))
 }
 
-/// Hides the dataset items anywhere below `project` (just put in the bin): they come back
-/// with it.
-pub(super) async fn hide_datasets_below_in(
+/// Sets whether the dataset items below `project` are listed: hidden (false) anywhere below a
+/// project just put in the bin, since they come back with it; shown again (true) in the live
+/// part of the subtree of a project just restored, its ancestors live.
+pub(super) async fn list_datasets_below_in(
     tx: &mut Tx,
     project: ProjectId,
+    listed: bool,
     levels_max: i64,
 ) -> StoreResult<()> {
     let sql = format!(
-        "{} UPDATE recycle_bin SET listed = FALSE WHERE item_type = 'Dataset' AND listed = TRUE \
+        "{} UPDATE recycle_bin SET listed = $3 WHERE item_type = 'Dataset' AND listed = $4 \
          AND container_id IN (SELECT id FROM below)",
-        below_cte(false)
+        below_cte(listed)
     );
     on_tx!(tx, |conn| {
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(project)
             .bind(levels_max)
-            .execute(conn)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
-    bump_for_project_in(tx, project).await
-}
-
-/// Shows again the dataset items in the live part of the subtree of `project` (just
-/// restored, its ancestors live).
-pub(super) async fn show_datasets_below_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    levels_max: i64,
-) -> StoreResult<()> {
-    let sql = format!(
-        "{} UPDATE recycle_bin SET listed = TRUE WHERE item_type = 'Dataset' AND listed = FALSE \
-         AND container_id IN (SELECT id FROM below)",
-        below_cte(true)
-    );
-    on_tx!(tx, |conn| {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
+            .bind(listed)
+            .bind(!listed)
             .execute(conn)
             .await
             .map(|done| done.rows_affected())
@@ -353,25 +334,6 @@ pub(super) async fn reparent_subtree_in(
             .map(|done| done.rows_affected())
     })?;
     Ok(())
-}
-
-/// The deepest depth in the subtree of `project`.
-pub(super) async fn subtree_depth_max_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    levels_max: i64,
-) -> StoreResult<i64> {
-    let sql = format!(
-        "{} SELECT COALESCE(MAX(p.depth), 0) FROM projects p JOIN below ON p.id = below.id",
-        below_cte(false)
-    );
-    Ok(on_tx!(tx, |conn| {
-        sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .fetch_one(conn)
-            .await
-    })?)
 }
 
 /// Brings a dataset row back, into `project`.
