@@ -433,57 +433,85 @@ async fn recycle_bin_events_reach_the_webhook_as_documented(backend: Backend) {
     let sub = app
         .create_subproject(As::Key, &root, "Sub", json!({}))
         .await;
-    let upload_into = |project: String, name: &'static str| {
-        let app = &app;
-        async move {
-            expect_status(
-                app.upload_file(&project, name, b"0123456789".to_vec())
-                    .await,
-                StatusCode::CREATED,
-            )
-            .await
-        }
-    };
-    let lone = upload_into(id_str(&root).to_owned(), "lone.txt").await;
-    let inner = upload_into(id_str(&sub).to_owned(), "inner.txt").await;
-    let (lone_id, inner_id) = (id_str(&lone).to_owned(), id_str(&inner).to_owned());
-    let send = |method: Method, path: String| {
-        let app = &app;
-        async move {
-            let response = app.send_as(As::Key, method, &path, None).await;
-            expect_status(response, StatusCode::NO_CONTENT).await;
-        }
-    };
-    send(Method::DELETE, format!("/api/metadata/dataset/{lone_id}")).await;
-    send(
-        Method::PUT,
-        format!("/api/recycle-bin/dataset/{lone_id}/restore"),
-    )
-    .await;
-    send(Method::DELETE, format!("/api/metadata/dataset/{lone_id}")).await;
-    send(
-        Method::DELETE,
-        format!("/api/recycle-bin/dataset/{lone_id}"),
-    )
-    .await;
-    send(
-        Method::DELETE,
-        format!("/api/metadata/project/{}", id_str(&sub)),
-    )
-    .await;
-    send(
-        Method::DELETE,
-        format!("/api/recycle-bin/project/{}", id_str(&sub)),
-    )
-    .await;
+    let lone = upload_ten_bytes(&app, id_str(&root), "lone.txt").await;
+    let inner = upload_ten_bytes(&app, id_str(&sub), "inner.txt").await;
+    let (lone, inner) = (id_str(&lone).to_owned(), id_str(&inner).to_owned());
+    for (method, path) in [
+        (Method::DELETE, format!("/api/metadata/dataset/{lone}")),
+        (
+            Method::PUT,
+            format!("/api/recycle-bin/dataset/{lone}/restore"),
+        ),
+        (Method::DELETE, format!("/api/metadata/dataset/{lone}")),
+        (Method::DELETE, format!("/api/recycle-bin/dataset/{lone}")),
+        (
+            Method::DELETE,
+            format!("/api/metadata/project/{}", id_str(&sub)),
+        ),
+        (
+            Method::DELETE,
+            format!("/api/recycle-bin/project/{}", id_str(&sub)),
+        ),
+    ] {
+        let response = app.send_as(As::Key, method, &path, None).await;
+        expect_status(response, StatusCode::NO_CONTENT).await;
+    }
     receiver
-        .wait_until(15, "the subproject's purge", |events| {
-            events
-                .iter()
-                .any(|event| event["type"] == "basin.project.purged")
+        .wait_until(15, "the three purges", |events| {
+            let purged = |kind: &str| events.iter().filter(|event| event["type"] == kind).count();
+            purged("basin.project.purged") >= 1 && purged("basin.dataset.purged") >= 2
         })
         .await;
     receiver.assert_all_verified();
+    let events = receiver.events();
+    assert_lone_dataset_events(
+        &app,
+        &first_arrivals_of(&events, &lone),
+        &lone,
+        id_str(&root),
+    )
+    .await;
+    assert_subproject_events(&events, id_str(&sub), &inner, id_str(&root));
+    wait_for_empty_outbox(&app.db).await;
+}
+
+/// A subproject deleted and removed for good, with its dataset.
+fn assert_subproject_events(events: &[Value], sub: &str, inner: &str, root: &str) {
+    let inner_events = first_arrivals_of(events, inner);
+    assert_eq!(
+        inner_events.len(),
+        1,
+        "only its purge: it went to the bin with its project"
+    );
+    assert_eq!(
+        inner_events[0]["data"],
+        json!({"name": "inner.txt", "itemType": "Dataset", "projectId": sub, "purgedWith": sub, "reason": "PermanentDelete"})
+    );
+    let sub_events = first_arrivals_of(events, sub);
+    let types: Vec<&str> = sub_events
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["basin.project.recycled", "basin.project.purged"]);
+    assert_eq!(sub_events[0]["subject"], format!("projects/{sub}"));
+    assert_eq!(sub_events[0]["data"]["parentProjectId"], root);
+    assert_eq!(sub_events[0]["data"]["storageSize"], 10);
+    assert_eq!(
+        sub_events[1]["data"],
+        json!({"name": "Sub", "itemType": "Project", "parentProjectId": root, "purgedWith": null, "reason": "PermanentDelete"})
+    );
+}
+
+async fn upload_ten_bytes(app: &TestApp, project: &str, name: &str) -> Value {
+    expect_status(
+        app.upload_file(project, name, b"0123456789".to_vec()).await,
+        StatusCode::CREATED,
+    )
+    .await
+}
+
+/// A dataset deleted, restored, deleted again and removed for good, by the bootstrap key.
+async fn assert_lone_dataset_events(app: &TestApp, events: &[Value], dataset: &str, project: &str) {
     let me = expect_status(
         app.with_key(Method::GET, "/api/iam/principal/me")
             .send()
@@ -492,10 +520,7 @@ async fn recycle_bin_events_reach_the_webhook_as_documented(backend: Backend) {
         StatusCode::OK,
     )
     .await;
-    let owner = me["id"].as_str().unwrap().to_owned();
-    let tenant = app.tenant_id().to_string();
-    let lone_events = first_arrivals_of(&receiver.events(), &lone_id);
-    let types: Vec<&str> = lone_events
+    let types: Vec<&str> = events
         .iter()
         .map(|event| event["type"].as_str().unwrap())
         .collect();
@@ -508,55 +533,29 @@ async fn recycle_bin_events_reach_the_webhook_as_documented(backend: Backend) {
             "basin.dataset.purged"
         ]
     );
-    for event in &lone_events {
+    let tenant = app.tenant_id().to_string();
+    for event in events {
         assert_eq!(event["specversion"], "1.0");
         assert_eq!(event["source"], "/basin/metadata");
-        assert_eq!(event["subject"], format!("datasets/{lone_id}"));
+        assert_eq!(event["subject"], format!("datasets/{dataset}"));
         assert_eq!(event["customerid"], tenant.as_str());
-        assert_eq!(event["projectid"], id_str(&root));
-        assert_eq!(event["resourceid"], lone_id.as_str());
-        assert_eq!(event["userid"], owner.as_str());
+        assert_eq!(event["projectid"], project);
+        assert_eq!(event["resourceid"], dataset);
+        assert_eq!(event["userid"], me["id"]);
     }
-    let recycled = &lone_events[0]["data"];
+    let recycled = &events[0]["data"];
     assert_eq!(recycled["name"], "lone.txt");
     assert_eq!(recycled["itemType"], "Dataset");
     assert_eq!(recycled["storageSize"], 10);
-    assert_eq!(recycled["projectId"], id_str(&root));
+    assert_eq!(recycled["projectId"], project);
     assert!(
         recycled["deletedAt"].as_str().unwrap().ends_with('Z'),
         "{recycled}"
     );
     assert_eq!(
-        lone_events[3]["data"],
-        json!({"name": "lone.txt", "itemType": "Dataset", "projectId": id_str(&root), "purgedWith": null, "reason": "PermanentDelete"})
+        events[3]["data"],
+        json!({"name": "lone.txt", "itemType": "Dataset", "projectId": project, "purgedWith": null, "reason": "PermanentDelete"})
     );
-    let inner_events = first_arrivals_of(&receiver.events(), &inner_id);
-    assert_eq!(
-        inner_events.len(),
-        1,
-        "only its purge: it went to the bin with its project"
-    );
-    assert_eq!(
-        inner_events[0]["data"],
-        json!({"name": "inner.txt", "itemType": "Dataset", "projectId": id_str(&sub), "purgedWith": id_str(&sub), "reason": "PermanentDelete"})
-    );
-    let sub_events = first_arrivals_of(&receiver.events(), id_str(&sub));
-    let types: Vec<&str> = sub_events
-        .iter()
-        .map(|event| event["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(types, ["basin.project.recycled", "basin.project.purged"]);
-    assert_eq!(
-        sub_events[0]["subject"],
-        format!("projects/{}", id_str(&sub))
-    );
-    assert_eq!(sub_events[0]["data"]["parentProjectId"], id_str(&root));
-    assert_eq!(sub_events[0]["data"]["storageSize"], 10);
-    assert_eq!(
-        sub_events[1]["data"],
-        json!({"name": "Sub", "itemType": "Project", "parentProjectId": id_str(&root), "purgedWith": null, "reason": "PermanentDelete"})
-    );
-    wait_for_empty_outbox(&app.db).await;
 }
 scenario_test!(
     recycle_bin_events_reach_the_webhook_as_documented,
