@@ -43,10 +43,7 @@ impl RecycleBinService {
 
     /// One transaction of the purge of `item`.
     async fn purge_batch(&self, item: &BinRow) -> BinResult<(PurgeCounts, Progress)> {
-        let mut tx = self.db.begin().await?;
-        if let Some(member) = item.tree_member() {
-            self.projects.lock_tree_in(&mut tx, member).await?;
-        }
+        let mut tx = self.begin_on(item).await?;
         match store::claim_purging_in(&mut tx, item.item_id).await? {
             store::Claim::Gone => return Ok((PurgeCounts::default(), Progress::Done)),
             store::Claim::Busy => return Ok((PurgeCounts::default(), Progress::Busy)),
@@ -95,6 +92,15 @@ impl RecycleBinService {
         };
         tx.commit().await?;
         Ok((counts, if done { Progress::Done } else { Progress::More }))
+    }
+
+    /// A write transaction holding the lock of `item`'s tree.
+    async fn begin_on(&self, item: &BinRow) -> BinResult<crate::db::Tx> {
+        let mut tx = self.db.begin().await?;
+        if let Some(member) = item.tree_member() {
+            self.projects.lock_tree_in(&mut tx, member).await?;
+        }
+        Ok(tx)
     }
 
     async fn datasets_removed_in(
@@ -218,10 +224,7 @@ impl RecycleBinService {
 
     /// Marks an expired item (and the bin items below it) for removal, under its tree's lock.
     async fn mark_in_own_transaction(&self, item: &BinRow) -> BinResult<()> {
-        let mut tx = self.db.begin().await?;
-        if let Some(member) = item.tree_member() {
-            self.projects.lock_tree_in(&mut tx, member).await?;
-        }
+        let mut tx = self.begin_on(item).await?;
         let now = self.clock.now();
         if let Some(current) = store::find_in(&mut tx, item.item_id).await? {
             store::mark_purging_in(&mut tx, &current, now, None, self.projects.levels_max())

@@ -357,6 +357,37 @@ impl RecycleBinService {
         Ok((row, record))
     }
 
+    /// Begins the write transaction of a change to a bin item: locks the item's tree (and the
+    /// tree of `target`), reads the item inside the transaction (not being purged; listed when
+    /// `listed_only`) and checks that the caller may manage it.
+    async fn begin_item_change(
+        &self,
+        caller: &Caller,
+        (item_type, id, container): (ItemType, Uuid, Option<ProjectId>),
+        target: Option<ProjectId>,
+        listed_only: bool,
+    ) -> BinResult<(Tx, BinRow, Chain)> {
+        // Read outside the transaction only to learn which trees to lock.
+        let first = store::find(&self.db, id).await?.ok_or(BinError::NotFound)?;
+        let anchor = first.tree_member().ok_or(BinError::NotFound)?;
+        let mut tx = self.db.begin().await?;
+        let mut trees = vec![anchor];
+        trees.extend(target);
+        self.projects.lock_trees_in(&mut tx, &trees).await?;
+        let row = store::find_in(&mut tx, id)
+            .await?
+            .filter(|row| {
+                row.item_type == item_type
+                    && row.purging_since.is_none()
+                    && (row.listed || !listed_only)
+            })
+            .ok_or(BinError::NotFound)?;
+        let (row, chain) = self
+            .check_item(caller, row, container, Some(&mut tx))
+            .await?;
+        Ok((tx, row, chain))
+    }
+
     // ---- restore ----
 
     /// Restores an item: in place (`target` is `None`), or into `target`.
@@ -368,19 +399,8 @@ impl RecycleBinService {
         container: Option<ProjectId>,
         target: Option<ProjectId>,
     ) -> BinResult<()> {
-        // Read outside the transaction only to learn which trees to lock.
-        let first = store::find(&self.db, id).await?.ok_or(BinError::NotFound)?;
-        let anchor = first.tree_member().ok_or(BinError::NotFound)?;
-        let mut tx = self.db.begin().await?;
-        let mut trees = vec![anchor];
-        trees.extend(target);
-        self.projects.lock_trees_in(&mut tx, &trees).await?;
-        let row = store::find_in(&mut tx, id)
-            .await?
-            .filter(|row| row.item_type == item_type && row.purging_since.is_none())
-            .ok_or(BinError::NotFound)?;
-        let (row, chain) = self
-            .check_item(caller, row, container, Some(&mut tx))
+        let (mut tx, row, chain) = self
+            .begin_item_change(caller, (item_type, id, container), target, false)
             .await?;
         match (row.item_type, target) {
             (ItemType::Project, None) => self.restore_path_in(&mut tx, caller, &chain).await?,
@@ -628,16 +648,8 @@ impl RecycleBinService {
         id: Uuid,
         container: Option<ProjectId>,
     ) -> BinResult<PurgeCounts> {
-        let first = store::find(&self.db, id).await?.ok_or(BinError::NotFound)?;
-        let anchor = first.tree_member().ok_or(BinError::NotFound)?;
-        let mut tx = self.db.begin().await?;
-        self.projects.lock_tree_in(&mut tx, anchor).await?;
-        let row = store::find_in(&mut tx, id)
-            .await?
-            .filter(|row| row.item_type == item_type && row.listed && row.purging_since.is_none())
-            .ok_or(BinError::NotFound)?;
-        let (row, _) = self
-            .check_item(caller, row, container, Some(&mut tx))
+        let (mut tx, row, _) = self
+            .begin_item_change(caller, (item_type, id, container), None, true)
             .await?;
         let now = self.now();
         if !store::mark_purging_in(

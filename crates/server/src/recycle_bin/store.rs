@@ -278,8 +278,8 @@ pub(super) async fn list_datasets_below_in(
     bump_for_project_in(tx, project).await
 }
 
-/// Brings a project row back: clears its deletion; under `parent` at `depth` when given
-/// (restore elsewhere).
+/// Brings a project row back: clears its deletion (a restore elsewhere re-parents it first,
+/// with [`reparent_subtree_in`]).
 pub(super) async fn restore_project_in(
     tx: &mut Tx,
     project: ProjectId,
