@@ -48,6 +48,8 @@ pub struct Config {
     pub fetch: FetchConfig,
     /// The recycle bin: how long items stay, how the purge works.
     pub recycle_bin: RecycleBinConfig,
+    /// Credits: reservation timeouts and the settle job (docs/credits.md).
+    pub credits: CreditsConfig,
     /// Logging.
     pub log: LogConfig,
     /// Platform events: the outbox relay and its sinks (docs/events.md).
@@ -68,6 +70,7 @@ impl Default for Config {
             transfers: TransfersConfig::default(),
             fetch: FetchConfig::default(),
             recycle_bin: RecycleBinConfig::default(),
+            credits: CreditsConfig::default(),
             log: LogConfig::default(),
             events: EventsConfig::default(),
         }
@@ -282,6 +285,30 @@ impl Default for RecycleBinConfig {
             retention_days: 180,
             retention_check_seconds: 3600,
             purge_batch_size: 500,
+        }
+    }
+}
+
+/// Credits: how long reservations may hold credits, and how often expiries and timeouts are
+/// settled for pools nobody reads.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreditsConfig {
+    /// Timeout of a reservation that names none, in seconds; 0 for none (it holds its credits
+    /// until spent or released).
+    pub reservation_timeout_default_seconds: u64,
+    /// Longest timeout a reservation may ask for, in seconds (default 90 days).
+    pub reservation_timeout_max_seconds: u64,
+    /// How often each process settles expiries and reservation timeouts, in seconds.
+    pub settle_interval_seconds: u64,
+}
+
+impl Default for CreditsConfig {
+    fn default() -> Self {
+        Self {
+            reservation_timeout_default_seconds: 0,
+            reservation_timeout_max_seconds: 90 * 24 * 3600,
+            settle_interval_seconds: 60,
         }
     }
 }
@@ -765,6 +792,16 @@ impl Config {
         if bin.retention_check_seconds == 0 || bin.purge_batch_size == 0 {
             return Err(ConfigError::Inconsistent(
                 "recycle_bin.retention_check_seconds and recycle_bin.purge_batch_size must be at least 1"
+                    .into(),
+            ));
+        }
+        let credits = &self.credits;
+        if credits.settle_interval_seconds == 0
+            || credits.reservation_timeout_default_seconds > credits.reservation_timeout_max_seconds
+        {
+            return Err(ConfigError::Inconsistent(
+                "credits.settle_interval_seconds must be at least 1, and \
+                 credits.reservation_timeout_default_seconds at most credits.reservation_timeout_max_seconds"
                     .into(),
             ));
         }

@@ -18,6 +18,7 @@ mod clock;
 mod config;
 mod conversion;
 mod convert_command;
+mod credits;
 mod datasets;
 mod db;
 mod error;
@@ -45,9 +46,9 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, DatabaseConfig, EventsConfig, KubernetesConfig, LimitsConfig,
-    LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig, TransferExecutor, TransfersConfig,
-    WebhookConfig,
+    AuthConfig, BlobConfig, Config, CreditsConfig, DatabaseConfig, EventsConfig, KubernetesConfig,
+    LimitsConfig, LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig, TransferExecutor,
+    TransfersConfig, WebhookConfig,
 };
 pub use db::{Db, SqliteReader};
 pub use events::record_sample_events;

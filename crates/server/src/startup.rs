@@ -77,6 +77,8 @@ pub(crate) struct AppState {
     pub(crate) bin: crate::recycle_bin::service::RecycleBinService,
     /// Dead letters of platform events.
     pub(crate) events_admin: crate::events::admin::EventsAdmin,
+    /// The credit ledger.
+    pub(crate) credits: crate::credits::service::CreditService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -191,7 +193,14 @@ impl Services {
             crate::recycle_bin::service::BinSettings::from(&config.recycle_bin),
         );
         let events_admin = crate::events::admin::EventsAdmin::new(db.clone(), clock.clone());
+        let credits = crate::credits::service::CreditService::new(
+            db.clone(),
+            clock.clone(),
+            identity.clone(),
+            crate::credits::service::CreditSettings::from(&config.credits),
+        );
         let state = AppState {
+            credits,
             bin,
             events_admin,
             identity,
@@ -294,6 +303,26 @@ impl Services {
             poll_interval: Duration::from_millis(transfers.poll_interval_ms.max(10)),
             queued: self.queued.clone(),
         })))
+    }
+}
+
+impl Services {
+    /// The periodic jobs every process runs until `stop`: the recycle bin's retention and the
+    /// credits' expiry and timeout settling.
+    fn spawn_housekeeping(
+        &self,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> Vec<tokio::task::JoinHandle<()>> {
+        vec![
+            tokio::spawn(crate::recycle_bin::run_retention_periodically(
+                self.state.bin.clone(),
+                stop.clone(),
+            )),
+            tokio::spawn(crate::credits::run_settle_periodically(
+                self.state.credits.clone(),
+                stop.clone(),
+            )),
+        ]
     }
 }
 
@@ -405,10 +434,7 @@ impl App {
             self.dispatcher
                 .map(|dispatcher| tokio::spawn(dispatcher.run(workers_stop.clone())))
         });
-        let retention = tokio::spawn(crate::recycle_bin::run_retention_periodically(
-            self.services.state.bin.clone(),
-            workers_stop.clone(),
-        ));
+        let housekeeping = self.services.spawn_housekeeping(&workers_stop);
         // The event relay stops with the workers: after them, so that the events of transfers
         // they end while stopping are still relayed by this process when it can.
         let relay_stop = tokio_util::sync::CancellationToken::new();
@@ -437,7 +463,9 @@ impl App {
         if let Some(workers) = workers {
             let _ = workers.await;
         }
-        let _ = retention.await;
+        for job in housekeeping {
+            let _ = job.await;
+        }
         relay_stop.cancel();
         if let Some(relay) = relay {
             let _ = relay.await;
@@ -465,6 +493,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::projects::router())
         .merge(crate::datasets::router())
         .merge(crate::recycle_bin::router())
+        .merge(crate::credits::router())
         .merge(crate::hierarchy::router())
         .merge(crate::transfers::router())
         .merge(crate::conversion::router())
@@ -552,6 +581,15 @@ impl FromRef<AppState> for crate::recycle_bin::routes::RecycleBinState {
     fn from_ref(app: &AppState) -> Self {
         Self {
             bin: app.bin.clone(),
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::credits::routes::CreditsState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            credits: app.credits.clone(),
             page_limits: app.page_limits,
         }
     }

@@ -29,4 +29,5 @@ pub use token::{TokenRequest, issue_token};
 pub(crate) const PLATFORM_SCOPES: &[&str] = &[
     "platform_iam_featurestatus_read",
     "platform_iam_featurestatus_readwrite",
+    crate::credits::service::SPEND_SCOPE,
 ];

@@ -31,6 +31,11 @@ pub(crate) const IAM: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
     default: 1,
 };
+/// Credit endpoints (`/api/iam/credit`): version 4 of the platform API, the only one.
+pub(crate) const CREDITS: ApiVersions = ApiVersions {
+    supported: &[4],
+    default: 4,
+};
 /// Conversion and transfer endpoints: clients send `2`; upload-convert clients send `3`.
 pub(crate) const CONVERSION: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
@@ -70,6 +75,8 @@ const NOT_TEXT: &str = "(not text)";
 pub(crate) fn versions_for_path(path: &str) -> ApiVersions {
     if path.starts_with("/api/admin/") {
         ADMIN
+    } else if path == "/api/iam/credit" || path.starts_with("/api/iam/credit/") {
+        CREDITS
     } else if path.starts_with("/api/iam/") {
         IAM
     } else if path.starts_with("/api/conversion/") || path.starts_with("/api/transfer/") {

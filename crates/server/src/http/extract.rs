@@ -38,37 +38,104 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let limit = request
-            .extensions()
-            .get::<JsonBodyLimit>()
-            .map_or(crate::limits::JSON_BODY_BYTES_MAX, |limit| limit.0);
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge { limit_bytes: limit }
-                } else {
-                    ApiError::InvalidBody(rejection.body_text())
-                }
-            })?;
-        let value = if bytes.iter().all(u8::is_ascii_whitespace) {
-            serde_json::Value::Object(serde_json::Map::new())
-        } else {
-            serde_json::from_slice(&bytes).map_err(|error| {
-                ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
-            })?
-        };
-        if let Some(field) = nul_in_json(&value, String::new()) {
-            return Err(nul_error(if field.is_empty() {
-                "body".into()
-            } else {
-                field
-            }));
-        }
-        from_json_value(value)
-            .map(Json)
-            .map_err(|error| bind_error("body", error))
+        let bytes = body_bytes(request, state).await?;
+        bind_json(&bytes).map(Json)
     }
+}
+
+/// A JSON request body bound like [`Json`], except that every number reaches the target type
+/// as its literal text (a string): for exact decimals (credit amounts), which a trip through
+/// `f64` would round. Fields read from it parse numbers from strings themselves.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExactJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ExactJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = body_bytes(request, state).await?;
+        bind_json(&quote_numbers(&bytes)).map(ExactJson)
+    }
+}
+
+/// The body, within the JSON body limit in force.
+async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    let limit = request
+        .extensions()
+        .get::<JsonBodyLimit>()
+        .map_or(crate::limits::JSON_BODY_BYTES_MAX, |limit| limit.0);
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge { limit_bytes: limit }
+            } else {
+                ApiError::InvalidBody(rejection.body_text())
+            }
+        })
+}
+
+/// Parses and binds a body: blank is `{}`, NUL is refused, names bind ignoring case.
+fn bind_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_slice(bytes).map_err(|error| {
+            ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
+        })?
+    };
+    if let Some(field) = nul_in_json(&value, String::new()) {
+        return Err(nul_error(if field.is_empty() {
+            "body".into()
+        } else {
+            field
+        }));
+    }
+    from_json_value(value).map_err(|error| bind_error("body", error))
+}
+
+/// JSON text with every number outside strings turned into a string of its literal text.
+/// Anything that is not valid JSON stays invalid (the parser that follows reports it).
+fn quote_numbers(input: &[u8]) -> Vec<u8> {
+    let mut output = Vec::with_capacity(input.len() + 16);
+    let mut rest = input;
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'"' {
+            // Copy the whole string, escapes included, up to its closing quote.
+            let mut end = 1;
+            let mut escaped = false;
+            for &inner in tail {
+                end += 1;
+                match inner {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => break,
+                    _ => {}
+                }
+            }
+            let (string, after) = rest.split_at(end.min(rest.len()));
+            output.extend_from_slice(string);
+            rest = after;
+        } else if byte == b'-' || byte.is_ascii_digit() {
+            let end = rest
+                .iter()
+                .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .unwrap_or(rest.len());
+            let (number, after) = rest.split_at(end);
+            output.push(b'"');
+            output.extend_from_slice(number);
+            output.push(b'"');
+            rest = after;
+        } else {
+            output.push(byte);
+            rest = tail;
+        }
+    }
+    output
 }
 
 impl<T: Serialize> IntoResponse for Json<T> {
@@ -164,5 +231,31 @@ fn bind_error(source: &str, error: BindError) -> ApiError {
     ApiError::Validation {
         detail: error.to_string(),
         errors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote_numbers;
+
+    fn quoted(text: &str) -> String {
+        String::from_utf8(quote_numbers(text.as_bytes())).unwrap()
+    }
+
+    #[test]
+    fn numbers_become_their_literal_text_and_strings_stay_as_they_are() {
+        assert_eq!(
+            quoted(r#"{"credits": 1.0000001, "n": -2e-3, "a": [1,2]}"#),
+            r#"{"credits": "1.0000001", "n": "-2e-3", "a": ["1","2"]}"#
+        );
+        assert_eq!(
+            quoted(r#"{"s": "1 \"2\" \\", "t": true, "u": null}"#),
+            r#"{"s": "1 \"2\" \\", "t": true, "u": null}"#
+        );
+        assert_eq!(
+            quoted(r#"{"s": "unterminated 1"#),
+            r#"{"s": "unterminated 1"#
+        );
+        assert_eq!(quoted("12"), r#""12""#);
     }
 }

@@ -245,6 +245,12 @@ impl IdentityService {
             .ok_or(IdentityError::NotFound("tenant"))
     }
 
+    /// Whether the tenant exists, for areas that keep records per tenant (credits) and must
+    /// tell an unknown tenant from one without records.
+    pub(crate) async fn tenant_exists(&self, id: TenantId) -> crate::db::StoreResult<bool> {
+        Ok(store::find_tenant(&self.db, id).await?.is_some())
+    }
+
     // ---- users ----
 
     /// Creates a user, optionally as a member of a tenant. Tenant managers must name their

@@ -16,6 +16,7 @@ mod auth;
 mod blobs;
 mod conventions;
 mod convert_cli;
+mod credits;
 mod datasets;
 mod dfs;
 mod events;
