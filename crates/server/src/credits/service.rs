@@ -712,9 +712,13 @@ impl CreditService {
                 "the unassigned pool is shown to the BackOffice and CloudAdministrator roles only",
             )),
             PoolQuery::Tenant(tenant) => {
-                let service = reading == Reading::Balances && actor.uses_credits();
-                if actor.administers() || service {
+                if actor.administers() || (reading == Reading::Balances && actor.uses_credits()) {
                     return self.require_tenant(tenant).await;
+                }
+                if actor.uses_credits() && principal.role_in(tenant) != Some(TenantRole::Owner) {
+                    return Err(CreditError::Forbidden(
+                        "the journal is shown to platform administrators and the tenant's Owners",
+                    ));
                 }
                 match principal.role_in(tenant) {
                     Some(TenantRole::Owner) => Ok(()),
