@@ -5,6 +5,7 @@
 //! so the journal alone gives every balance.
 
 pub(crate) mod amount;
+mod ledger;
 pub(crate) mod model;
 pub(crate) mod routes;
 pub(crate) mod service;

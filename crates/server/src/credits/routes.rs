@@ -79,6 +79,9 @@ impl From<CreditError> for ApiError {
                 "The {what} does not exist, or is not visible to you."
             )),
             CreditError::Conflict { kind, detail } => ApiError::Conflict { kind, detail },
+            CreditError::NoPool => {
+                ApiError::NotFound("The tenant has no credits, or is not visible to you.".into())
+            }
             CreditError::Store(error) => error.into(),
         }
     }

@@ -1,8 +1,8 @@
-//! The rules of the credit ledger: who may do what, and every change as one transaction that
-//! first takes its pool, settles what is due (expiry, timeouts), checks, and then writes each
-//! lot's change together with its journal entry.
+//! Who may do what with credits, and the checks of every request, before the ledger's
+//! transactions in `ledger.rs` run: on the SQLite writer thread (one hand-off per request, see
+//! `db/sqlite_write.rs`) or in a PostgreSQL transaction.
 //!
-//! Guarantees (docs/credits.md): amounts never go negative (checked here, and by the tables);
+//! Guarantees (docs/credits.md): amounts never go negative (checked, and by the tables);
 //! a reservation leaves `Reserved` at most once (the resolving update only matches a row still
 //! `Reserved`); every retry of an add (sales order id), reserve, spend, release (operation id)
 //! or move (idempotency key) is answered from what the first one did; credits past their date
@@ -11,21 +11,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use crate::auth::{Principal, TenantRole};
 use crate::clock::Clock;
 use crate::config::CreditsConfig;
-use crate::credits::amount::{Credits, POOL_RECEIVED_MAX};
+use crate::credits::amount::Credits;
+use crate::credits::ledger::{self, ActorRef, AddCredits, Move, Release, Reserve, Spend};
 use crate::credits::model::{
     AddCreditsRequest, AddCreditsResponse, Balances, BillingReference, BillingReferenceDto,
-    BreakdownDto, CreditStatus, ExtendedLotDto, JournalKind, JournalRow, LotDto, LotOperationDto,
-    LotRow, MoveRequest, MoveResponse, MovedLotDto, OperationDto, OperationLotRow, OperationRow,
-    OperationState, PoolId, ReleaseRequest, ReserveRequest, SpendRequest, TEXT_CHARS_MAX,
+    BreakdownDto, CreditStatus, ExtendedLotDto, JournalRow, LotDto, LotOperationDto, MoveRequest,
+    MoveResponse, OperationDto, PoolId, ReleaseRequest, ReserveRequest, SpendRequest,
+    TEXT_CHARS_MAX,
 };
-use crate::credits::store::{self, Entry, LotChoice, Sums};
-use crate::db::{Db, StoreError, Tx};
+use crate::credits::store;
+use crate::db::{Db, SqliteWriter, StoreError};
 use crate::http::time::WireTime;
 use crate::identity::service::IdentityService;
 use crate::ids::TenantId;
@@ -34,8 +35,6 @@ use crate::ids::TenantId;
 /// tenant balances.
 pub(crate) const SPEND_SCOPE: &str = "platform_iam_credit_spend";
 
-/// Lots read per step when reserving, moving or settling.
-const LOTS_PER_STEP: i64 = 256;
 /// Pools the settle job takes per round.
 const POOLS_PER_ROUND: i64 = 100;
 
@@ -65,6 +64,10 @@ pub(crate) enum CreditError {
         /// What conflicts.
         detail: String,
     },
+    /// The pool a transaction needs does not exist; the service turns this into the answer
+    /// for an unknown tenant or an empty pool, and it never reaches a client.
+    #[error("no credit pool")]
+    NoPool,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -99,12 +102,36 @@ impl From<&CreditsConfig> for CreditSettings {
 #[derive(Debug, Clone)]
 pub(crate) struct CreditService {
     db: Db,
+    /// SQLite: the thread the ledger's transactions run on; `None` on PostgreSQL.
+    writer: Option<Arc<SqliteWriter>>,
     clock: Arc<dyn Clock>,
     identity: IdentityService,
     settings: CreditSettings,
 }
 
-/// Who asks, as the ledger sees it.
+/// Runs `$work(conn, $input)`, a transaction of `ledger.rs`, on the SQLite writer thread or in
+/// an sqlx transaction (committed when it succeeds, rolled back otherwise).
+macro_rules! in_transaction {
+    ($service:expr, $work:path, $($input:expr),+) => {
+        match &$service.writer {
+            Some(writer) => {
+                writer
+                    .transaction(move |conn| futures::executor::block_on($work(conn, $($input),+)))
+                    .await
+            }
+            None => {
+                let mut tx = $service.db.begin().await?;
+                let result = $work(&mut tx, $($input),+).await;
+                if result.is_ok() {
+                    tx.commit().await?;
+                }
+                result
+            }
+        }
+    };
+}
+
+/// Who asks, as the rules see it.
 struct Actor<'a> {
     principal: &'a Principal,
 }
@@ -114,8 +141,11 @@ impl<'a> Actor<'a> {
         Self { principal }
     }
 
-    fn journal_actor(&self) -> Option<(Uuid, &'static str)> {
-        Some((self.principal.id, self.principal.principal_type.as_str()))
+    fn journal(&self) -> ActorRef {
+        ActorRef {
+            id: self.principal.id,
+            kind: self.principal.principal_type.as_str(),
+        }
     }
 
     /// BackOffice and CloudAdministrator: add, move, and everything else.
@@ -147,19 +177,25 @@ enum Reading {
     Journal,
 }
 
-/// An allocation: how much of which lot.
-type Plan = Vec<(LotRow, Credits)>;
-
 impl CreditService {
-    /// The ledger on `db`.
+    /// The ledger on `db`. On SQLite its transactions get a writer thread of their own; when
+    /// that cannot open, they run through sqlx like PostgreSQL's.
     pub(crate) fn new(
         db: Db,
         clock: Arc<dyn Clock>,
         identity: IdentityService,
         settings: CreditSettings,
     ) -> Self {
+        let writer = match db.sqlite_writer() {
+            Ok(writer) => writer.map(Arc::new),
+            Err(error) => {
+                tracing::warn!(%error, "cannot open the SQLite writer thread for credits; using sqlx");
+                None
+            }
+        };
         Self {
             db,
+            writer,
             clock,
             identity,
             settings,
@@ -176,6 +212,23 @@ impl CreditService {
             Ok(())
         } else {
             Err(CreditError::NotFound("tenant"))
+        }
+    }
+
+    /// `result`, with a missing pool told apart: an unknown tenant is 404, a tenant without
+    /// credits answers `empty`.
+    async fn for_tenant<T>(
+        &self,
+        tenant: TenantId,
+        result: CreditResult<T>,
+        empty: impl FnOnce() -> CreditError,
+    ) -> CreditResult<T> {
+        match result {
+            Err(CreditError::NoPool) => {
+                self.require_tenant(tenant).await?;
+                Err(empty())
+            }
+            other => other,
         }
     }
 
@@ -222,86 +275,26 @@ impl CreditService {
             billing_reference: BillingReferenceDto::from(&reference),
             expires_at: expires_on,
         };
-        let add = Add {
-            actor: &actor,
+        let add = AddCredits {
+            actor: actor.journal(),
             pool,
             credits: request.credits,
-            reference: &reference,
+            reference,
             expires_on,
-            sales_order: sales_order.as_deref(),
-            fingerprint: &fingerprint,
+            sales_order,
+            fingerprint,
+            now: self.clock.now(),
         };
-        // Two adds of one new sales order to different pools do not wait for each other; the
-        // second fails on the order's key and, run again, finds the first.
-        match self.add_once(&add).await {
-            Err(CreditError::Store(StoreError::Duplicate(_))) => self.add_once(&add).await?,
+        // Two adds of one new sales order to different pools do not wait for each other on
+        // PostgreSQL; the second fails on the order's key and, run again, finds the first.
+        let retry = add.clone();
+        match in_transaction!(self, ledger::add, add) {
+            Err(CreditError::Store(StoreError::Duplicate(_))) => {
+                in_transaction!(self, ledger::add, retry)?;
+            }
             other => other?,
         }
         Ok(response)
-    }
-
-    async fn add_once(&self, add: &Add<'_>) -> CreditResult<()> {
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        store::create_pool_in(&mut tx, add.pool).await?;
-        let received = store::lock_pool_in(&mut tx, add.pool)
-            .await?
-            .unwrap_or(Credits::ZERO);
-        if let Some(order) = add.sales_order
-            && let Some((request, _)) = store::order_in(&mut tx, order).await?
-        {
-            return if request == add.fingerprint {
-                Ok(())
-            } else {
-                Err(conflict(
-                    "sales-order-conflict",
-                    format!("Sales order '{order}' was added already with another body."),
-                ))
-            };
-        }
-        if add.expires_on < today {
-            return Err(CreditError::Invalid {
-                field: "expiresAt",
-                message: format!("the date {} has passed", add.expires_on),
-            });
-        }
-        let total = received.checked_add(add.credits);
-        if total.is_none_or(|total| total > POOL_RECEIVED_MAX) {
-            return Err(conflict(
-                "credit-limit",
-                format!("A pool can receive at most {POOL_RECEIVED_MAX} credits in all."),
-            ));
-        }
-        let lot = store::lot_in(&mut tx, add.pool, add.reference, add.expires_on, now).await?;
-        let entry = Entry {
-            change_id: Uuid::now_v7(),
-            at: now,
-            kind: JournalKind::Add,
-            actor: add.actor.journal_actor(),
-            operation_id: None,
-            sales_order_id: add.sales_order,
-            counterpart: None,
-        };
-        let change = Balances {
-            available: add.credits,
-            ..Balances::default()
-        };
-        store::apply_in(&mut tx, &lot, &change, &entry).await?;
-        store::add_received_in(&mut tx, add.pool, add.credits).await?;
-        if let Some(order) = add.sales_order {
-            store::insert_order_in(
-                &mut tx,
-                order,
-                add.fingerprint,
-                add.pool,
-                add.credits,
-                now,
-                add.actor.principal.id,
-            )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
     }
 
     // ---- reserve, spend, release ----
@@ -323,53 +316,30 @@ impl CreditService {
             Some(id) => identifier("operationId", id)?,
             None => format!("reservation-{}", Uuid::now_v7()),
         };
-        let timeout = self.reservation_timeout(&request)?;
+        let timeout_seconds = self.reservation_timeout(&request)?;
         let fingerprint = serde_json::json!([
             "reserve",
             request.credits.to_string(),
             request.project_id,
-            timeout
+            timeout_seconds
         ])
         .to_string();
-        let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        if store::lock_pool_in(&mut tx, pool).await?.is_none() {
-            drop(tx);
-            self.require_tenant(tenant).await?;
-            return Err(insufficient(request.credits, Credits::ZERO));
-        }
-        self.settle_in(&mut tx, pool, now, today).await?;
-        if let Some(existing) = store::operation_in(&mut tx, tenant, &operation_id).await? {
-            if existing.direct || existing.request != fingerprint {
-                return Err(operation_conflict(&operation_id));
-            }
-            let lots = store::operation_lots_in(&mut tx, existing.id).await?;
-            return Ok(OperationDto::of(&existing, &lots));
-        }
-        let plan = allocate(&mut tx, pool, request.credits, LotChoice::default()).await?;
-        let timeout_at = timeout
-            .and_then(|seconds| i64::try_from(seconds).ok())
-            .map(|seconds| now + TimeDelta::seconds(seconds));
-        let operation = OperationRow {
-            id: Uuid::now_v7(),
-            tenant_id: tenant,
+        let reserve = Reserve {
+            actor: actor.journal(),
+            tenant: request.tenant_id,
             operation_id,
-            state: OperationState::Reserved,
-            direct: false,
             credits: request.credits,
-            spent: Credits::ZERO,
             project_id: request.project_id,
-            request: fingerprint,
-            resolution: None,
-            created_at: now,
-            created_by: principal.id,
-            timeout_at,
-            resolved_at: None,
+            timeout_seconds,
+            fingerprint,
+            now: self.clock.now(),
         };
-        let lots = write_reservation(&mut tx, &actor, &operation, plan).await?;
-        tx.commit().await?;
+        let result = in_transaction!(self, ledger::reserve, reserve);
+        let (operation, lots) = self
+            .for_tenant(request.tenant_id, result, || {
+                ledger::insufficient(request.credits, Credits::ZERO)
+            })
+            .await?;
         Ok(OperationDto::of(&operation, &lots))
     }
 
@@ -407,102 +377,26 @@ impl CreditService {
                 message: "a direct spend must name the credits".into(),
             });
         }
-        let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        if store::lock_pool_in(&mut tx, pool).await?.is_none() {
-            drop(tx);
-            self.require_tenant(tenant).await?;
-            return Err(if request.direct {
-                insufficient(request.credits.unwrap_or_default(), Credits::ZERO)
-            } else {
-                CreditError::NotFound("operation")
-            });
-        }
-        self.settle_in(&mut tx, pool, now, today).await?;
-        let existing = store::operation_in(&mut tx, tenant, &operation_id).await?;
-        let context = Resolve {
-            actor: &actor,
-            now,
-            today,
-        };
-        let (operation, lots) = match existing {
-            None if request.direct => {
-                let credits = request.credits.unwrap_or_default();
-                self.spend_directly(&mut tx, &context, tenant, operation_id, credits, &request)
-                    .await?
-            }
-            None => return Err(CreditError::NotFound("operation")),
-            Some(existing) if request.direct => {
-                let fingerprint = direct_fingerprint(&request);
-                if !existing.direct || existing.request != fingerprint {
-                    return Err(operation_conflict(&operation_id));
-                }
-                let lots = store::operation_lots_in(&mut tx, existing.id).await?;
-                (existing, lots)
-            }
-            Some(existing) if existing.direct => return Err(operation_conflict(&operation_id)),
-            Some(existing) => spend_existing(&mut tx, &context, existing, request.credits).await?,
-        };
-        tx.commit().await?;
-        Ok(OperationDto::of(&operation, &lots))
-    }
-
-    async fn spend_directly(
-        &self,
-        tx: &mut Tx,
-        context: &Resolve<'_>,
-        tenant: TenantId,
-        operation_id: String,
-        credits: Credits,
-        request: &SpendRequest,
-    ) -> CreditResult<(OperationRow, Vec<OperationLotRow>)> {
-        let pool = PoolId::of(tenant);
-        let plan = allocate(tx, pool, credits, LotChoice::default()).await?;
-        let fingerprint = direct_fingerprint(request);
-        let operation = OperationRow {
-            id: Uuid::now_v7(),
-            tenant_id: tenant,
+        let spend = Spend {
+            actor: actor.journal(),
+            tenant: request.tenant_id,
             operation_id,
-            state: OperationState::Spent,
-            direct: true,
-            credits,
-            spent: credits,
+            credits: request.credits,
+            direct: request.direct,
             project_id: request.project_id,
-            request: fingerprint.clone(),
-            resolution: Some(fingerprint),
-            created_at: context.now,
-            created_by: context.actor.principal.id,
-            timeout_at: None,
-            resolved_at: Some(context.now),
+            now: self.clock.now(),
         };
-        store::insert_operation_in(tx, &operation).await?;
-        let entry = Entry {
-            change_id: Uuid::now_v7(),
-            at: context.now,
-            kind: JournalKind::Spend,
-            actor: context.actor.journal_actor(),
-            operation_id: Some(&operation.operation_id),
-            sales_order_id: None,
-            counterpart: None,
-        };
-        let mut lots = Vec::with_capacity(plan.len());
-        for (lot, amount) in plan {
-            let change = Balances {
-                available: amount.negated(),
-                spent: amount,
-                ..Balances::default()
-            };
-            store::apply_in(tx, &lot, &change, &entry).await?;
-            store::put_operation_lot_in(tx, operation.id, lot.id, Credits::ZERO, amount).await?;
-            lots.push(OperationLotRow {
-                lot,
-                reserved: Credits::ZERO,
-                spent: amount,
-            });
-        }
-        Ok((operation, lots))
+        let result = in_transaction!(self, ledger::spend, spend);
+        let (operation, lots) = self
+            .for_tenant(request.tenant_id, result, || {
+                if request.direct {
+                    ledger::insufficient(request.credits.unwrap_or_default(), Credits::ZERO)
+                } else {
+                    CreditError::NotFound("operation")
+                }
+            })
+            .await?;
+        Ok(OperationDto::of(&operation, &lots))
     }
 
     /// Gives a reservation's credits back. Releasing again answers the same; a reservation
@@ -518,36 +412,18 @@ impl CreditService {
                 "releasing credits needs the BackOffice role or the platform_iam_credit_spend scope",
             ));
         }
-        let operation_id = identifier("operationId", &request.operation_id)?;
-        let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        if store::lock_pool_in(&mut tx, pool).await?.is_none() {
-            drop(tx);
-            self.require_tenant(tenant).await?;
-            return Err(CreditError::NotFound("operation"));
-        }
-        self.settle_in(&mut tx, pool, now, today).await?;
-        let existing = store::operation_in(&mut tx, tenant, &operation_id)
-            .await?
-            .ok_or(CreditError::NotFound("operation"))?;
-        let context = Resolve {
-            actor: &actor,
-            now,
-            today,
+        let release = Release {
+            actor: actor.journal(),
+            tenant: request.tenant_id,
+            operation_id: identifier("operationId", &request.operation_id)?,
+            now: self.clock.now(),
         };
-        let (operation, lots) = match existing.state {
-            OperationState::Reserved if !existing.direct => {
-                give_back(&mut tx, &context, existing, OperationState::Released).await?
-            }
-            OperationState::Released => {
-                let lots = store::operation_lots_in(&mut tx, existing.id).await?;
-                (existing, lots)
-            }
-            _ => return Err(resolved_already(&existing)),
-        };
-        tx.commit().await?;
+        let result = in_transaction!(self, ledger::release, release);
+        let (operation, lots) = self
+            .for_tenant(request.tenant_id, result, || {
+                CreditError::NotFound("operation")
+            })
+            .await?;
         Ok(OperationDto::of(&operation, &lots))
     }
 
@@ -580,77 +456,6 @@ impl CreditService {
         idempotency_key: Option<&str>,
     ) -> CreditResult<MoveResponse> {
         let actor = Actor::of(principal);
-        let MoveOrder {
-            source,
-            target,
-            reference,
-            key,
-            fingerprint,
-        } = self.move_order(&actor, &request, idempotency_key).await?;
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        let (source_exists, target_received) = lock_pair(&mut tx, source, target).await?;
-        if let Some(key) = key.as_deref()
-            && let Some((stored, change_id)) = store::move_in(&mut tx, key).await?
-        {
-            if stored != fingerprint {
-                return Err(conflict(
-                    "idempotency-conflict",
-                    format!("Idempotency-Key '{key}' was used already for another request."),
-                ));
-            }
-            let entries = store::change_entries_in(&mut tx, change_id).await?;
-            return Ok(move_response(&request, &entries));
-        }
-        if !source_exists {
-            return Err(insufficient(request.credits, Credits::ZERO));
-        }
-        self.settle_in(&mut tx, source, now, today).await?;
-        let choice = LotChoice {
-            reference: reference.as_ref(),
-            shared_with: (source.tenant().is_some() && target.tenant().is_some()).then_some(target),
-        };
-        let plan = allocate(&mut tx, source, request.credits, choice).await?;
-        let total = target_received
-            .unwrap_or(Credits::ZERO)
-            .checked_add(request.credits);
-        if total.is_none_or(|total| total > POOL_RECEIVED_MAX) {
-            return Err(conflict(
-                "credit-limit",
-                format!("A pool can receive at most {POOL_RECEIVED_MAX} credits in all."),
-            ));
-        }
-        let out = Entry {
-            change_id: Uuid::now_v7(),
-            at: now,
-            kind: JournalKind::MoveOut,
-            actor: actor.journal_actor(),
-            operation_id: None,
-            sales_order_id: None,
-            counterpart: Some(target),
-        };
-        let moved = write_move(&mut tx, &out, source, target, plan).await?;
-        store::add_received_in(&mut tx, target, request.credits).await?;
-        if let Some(key) = key.as_deref() {
-            store::insert_move_in(&mut tx, key, &fingerprint, out.change_id, now, principal.id)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(MoveResponse {
-            credits: request.credits,
-            source_tenant_id: request.source_tenant_id,
-            target_tenant_id: request.target_tenant_id,
-            lots: moved,
-        })
-    }
-
-    /// Checks a move request: who asks, the pools, the billing reference and key.
-    async fn move_order(
-        &self,
-        actor: &Actor<'_>,
-        request: &MoveRequest,
-        idempotency_key: Option<&str>,
-    ) -> CreditResult<MoveOrder> {
         if !actor.administers() {
             return Err(CreditError::Forbidden(
                 "moving credits needs the BackOffice or CloudAdministrator role",
@@ -688,12 +493,22 @@ impl CreditService {
                 .map(|r| [r.reference.clone(), r.tag.clone(), r.kind.clone()])
         ])
         .to_string();
-        Ok(MoveOrder {
+        let order = Move {
+            actor: actor.journal(),
             source,
             target,
+            credits: request.credits,
             reference,
             key,
             fingerprint,
+            now: self.clock.now(),
+        };
+        let lots = in_transaction!(self, ledger::move_credits, order)?;
+        Ok(MoveResponse {
+            credits: request.credits,
+            source_tenant_id: request.source_tenant_id,
+            target_tenant_id: request.target_tenant_id,
+            lots,
         })
     }
 
@@ -833,7 +648,7 @@ impl CreditService {
         Ok(store::journal_page(&self.db, pool, after, descending, limit).await?)
     }
 
-    /// Whether a pool's balances equal the sum of its journal, with both.
+    /// A pool's balances and the sum of its journal, read at one point of its history.
     pub(crate) async fn audit(
         &self,
         principal: &Principal,
@@ -842,12 +657,8 @@ impl CreditService {
         self.authorize_read(principal, query, Reading::Journal)
             .await?;
         let pool = pool_of(query);
-        let mut tx = self.db.begin().await?;
-        store::lock_pool_in(&mut tx, pool).await?;
-        let balances = store::sums_in(&mut tx, pool, Sums::Lots).await?;
-        let journal = store::sums_in(&mut tx, pool, Sums::Journal).await?;
-        tx.commit().await?;
-        Ok((balances, journal))
+        let now = self.clock.now();
+        in_transaction!(self, ledger::audit, pool, now)
     }
 
     // ---- settling expiry and timeouts ----
@@ -859,70 +670,7 @@ impl CreditService {
         if !store::is_due(&self.db, pool, now, today).await? {
             return Ok(());
         }
-        self.settle_pool(pool).await
-    }
-
-    async fn settle_pool(&self, pool: PoolId) -> CreditResult<()> {
-        let (now, today) = self.now_and_today();
-        let mut tx = self.db.begin().await?;
-        if store::lock_pool_in(&mut tx, pool).await?.is_some() {
-            self.settle_in(&mut tx, pool, now, today).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Gives back reservations past their timeout and expires available credits past their
-    /// date, in a transaction holding the pool.
-    async fn settle_in(
-        &self,
-        tx: &mut Tx,
-        pool: PoolId,
-        now: DateTime<Utc>,
-        today: NaiveDate,
-    ) -> CreditResult<()> {
-        if let Some(tenant) = pool.tenant() {
-            let context = Resolve {
-                actor: &Actor::of(&SYSTEM),
-                now,
-                today,
-            };
-            loop {
-                let due = store::due_operations_in(tx, tenant, now, LOTS_PER_STEP).await?;
-                let more = i64::try_from(due.len()).unwrap_or(i64::MAX) >= LOTS_PER_STEP;
-                for operation in due {
-                    give_back(tx, &context, operation, OperationState::TimedOut).await?;
-                }
-                if !more {
-                    break;
-                }
-            }
-        }
-        loop {
-            let lapsed = store::lapsed_lots_in(tx, pool, today, LOTS_PER_STEP).await?;
-            let more = i64::try_from(lapsed.len()).unwrap_or(i64::MAX) >= LOTS_PER_STEP;
-            let entry = Entry {
-                change_id: Uuid::now_v7(),
-                at: now,
-                kind: JournalKind::Expire,
-                actor: None,
-                operation_id: None,
-                sales_order_id: None,
-                counterpart: None,
-            };
-            for lot in lapsed {
-                let change = Balances {
-                    available: lot.balances.available.negated(),
-                    expired: lot.balances.available,
-                    ..Balances::default()
-                };
-                store::apply_in(tx, &lot, &change, &entry).await?;
-            }
-            if !more {
-                break;
-            }
-        }
-        Ok(())
+        in_transaction!(self, ledger::settle, pool, now)
     }
 
     /// Settles every pool with something due; what the periodic job runs. Safe on several
@@ -934,7 +682,7 @@ impl CreditService {
             let pools = store::due_pools(&self.db, now, today, POOLS_PER_ROUND).await?;
             let count = pools.len();
             for pool in pools {
-                self.settle_pool(pool).await?;
+                in_transaction!(self, ledger::settle, pool, now)?;
             }
             settled += count;
             if i64::try_from(count).unwrap_or(i64::MAX) < POOLS_PER_ROUND {
@@ -949,373 +697,11 @@ impl CreditService {
     }
 }
 
-/// The principal the settle job journals as: none (its entries carry no actor).
-static SYSTEM: std::sync::LazyLock<Principal> = std::sync::LazyLock::new(Principal::operator);
-
-/// What resolving an operation needs to know.
-struct Resolve<'a> {
-    actor: &'a Actor<'a>,
-    now: DateTime<Utc>,
-    today: NaiveDate,
-}
-
-impl Resolve<'_> {
-    /// The journal's actor: the caller, or none for the settle job.
-    fn journal_actor(&self, kind: JournalKind) -> Option<(Uuid, &'static str)> {
-        (kind != JournalKind::Timeout)
-            .then(|| self.actor.journal_actor())
-            .flatten()
-    }
-}
-
-/// A checked move request.
-struct MoveOrder {
-    source: PoolId,
-    target: PoolId,
-    reference: Option<BillingReference>,
-    key: Option<String>,
-    fingerprint: String,
-}
-
-/// The parts of an add.
-struct Add<'a> {
-    actor: &'a Actor<'a>,
-    pool: PoolId,
-    credits: Credits,
-    reference: &'a BillingReference,
-    expires_on: NaiveDate,
-    sales_order: Option<&'a str>,
-    fingerprint: &'a str,
-}
-
 fn pool_of(query: PoolQuery) -> PoolId {
     match query {
         PoolQuery::Tenant(tenant) => PoolId::of(tenant),
         PoolQuery::Unassigned => PoolId::GENERIC,
     }
-}
-
-/// Takes both pools of a move, always in the same order so that two opposite moves cannot
-/// deadlock, creating the target; whether the source exists, and what the target received.
-async fn lock_pair(
-    tx: &mut Tx,
-    source: PoolId,
-    target: PoolId,
-) -> CreditResult<(bool, Option<Credits>)> {
-    store::create_pool_in(tx, target).await?;
-    let (first, second) = if source < target {
-        (source, target)
-    } else {
-        (target, source)
-    };
-    let first_received = store::lock_pool_in(tx, first).await?;
-    let second_received = store::lock_pool_in(tx, second).await?;
-    Ok(if first == source {
-        (first_received.is_some(), second_received)
-    } else {
-        (second_received.is_some(), first_received)
-    })
-}
-
-/// Moves each lot's share of `plan` from `source` to the same billing reference and expiry
-/// date in `target`, journalled on both sides under `out`'s change.
-async fn write_move(
-    tx: &mut Tx,
-    out: &Entry<'_>,
-    source: PoolId,
-    target: PoolId,
-    plan: Plan,
-) -> CreditResult<Vec<MovedLotDto>> {
-    let into = Entry {
-        kind: JournalKind::MoveIn,
-        counterpart: Some(source),
-        ..out.clone()
-    };
-    let mut moved = Vec::with_capacity(plan.len());
-    for (lot, amount) in plan {
-        let taken = Balances {
-            available: amount.negated(),
-            ..Balances::default()
-        };
-        store::apply_in(tx, &lot, &taken, out).await?;
-        let destination = store::lot_in(tx, target, &lot.reference, lot.expires_on, out.at).await?;
-        let given = Balances {
-            available: amount,
-            ..Balances::default()
-        };
-        store::apply_in(tx, &destination, &given, &into).await?;
-        moved.push(MovedLotDto {
-            billing_reference: BillingReferenceDto::from(&lot.reference),
-            expires_at: lot.expires_on,
-            credits: amount,
-        });
-    }
-    Ok(moved)
-}
-
-/// Takes `amount` from the available lots of `pool` that `choice` allows, earliest expiry
-/// first; a conflict naming what is available when they hold too little. Reads only.
-async fn allocate(
-    tx: &mut Tx,
-    pool: PoolId,
-    amount: Credits,
-    choice: LotChoice<'_>,
-) -> CreditResult<Plan> {
-    let mut plan = Plan::new();
-    let mut remaining = amount;
-    let mut taken = Credits::ZERO;
-    let mut after: Option<LotRow> = None;
-    loop {
-        let position = after.as_ref().map(|lot| (lot.expires_on, &lot.reference));
-        let lots = store::available_lots_in(tx, pool, choice, position, LOTS_PER_STEP).await?;
-        let last_step = i64::try_from(lots.len()).unwrap_or(i64::MAX) < LOTS_PER_STEP;
-        for lot in lots {
-            let share = remaining.min(lot.balances.available);
-            remaining = remaining.checked_sub(share).unwrap_or(Credits::ZERO);
-            taken = taken.checked_add(share).unwrap_or(taken);
-            after = Some(lot.clone());
-            plan.push((lot, share));
-            if !remaining.is_positive() {
-                return Ok(plan);
-            }
-        }
-        if last_step {
-            return Err(if choice.shared_with.is_some() && plan.is_empty() {
-                conflict(
-                    "billing-reference-mismatch",
-                    "Credits move between tenants only for billing references both hold; the \
-                     target holds none of the source's available credits' references."
-                        .into(),
-                )
-            } else {
-                insufficient(amount, taken)
-            });
-        }
-    }
-}
-
-/// Spends `credits` (all when `None`) of an existing reservation, or answers a retry of the
-/// spend that resolved it.
-async fn spend_existing(
-    tx: &mut Tx,
-    context: &Resolve<'_>,
-    existing: OperationRow,
-    credits: Option<Credits>,
-) -> CreditResult<(OperationRow, Vec<OperationLotRow>)> {
-    let amount = credits.unwrap_or(existing.credits);
-    let resolution = serde_json::json!(["spend", amount.to_string()]).to_string();
-    match existing.state {
-        OperationState::Reserved if amount > existing.credits => Err(conflict(
-            "exceeds-reservation",
-            format!(
-                "Operation '{}' reserved {} credits; it cannot spend {amount}.",
-                existing.operation_id, existing.credits
-            ),
-        )),
-        OperationState::Reserved => {
-            spend_reservation(tx, context, existing, amount, resolution).await
-        }
-        OperationState::Spent if existing.resolution.as_deref() == Some(&resolution) => {
-            let lots = store::operation_lots_in(tx, existing.id).await?;
-            Ok((existing, lots))
-        }
-        _ => Err(resolved_already(&existing)),
-    }
-}
-
-/// Writes a new reservation of `plan`: the operation, each lot's change and its share.
-async fn write_reservation(
-    tx: &mut Tx,
-    actor: &Actor<'_>,
-    operation: &OperationRow,
-    plan: Plan,
-) -> CreditResult<Vec<OperationLotRow>> {
-    store::insert_operation_in(tx, operation).await?;
-    let entry = Entry {
-        change_id: Uuid::now_v7(),
-        at: operation.created_at,
-        kind: JournalKind::Reserve,
-        actor: actor.journal_actor(),
-        operation_id: Some(&operation.operation_id),
-        sales_order_id: None,
-        counterpart: None,
-    };
-    let mut lots = Vec::with_capacity(plan.len());
-    for (lot, amount) in plan {
-        let change = Balances {
-            available: amount.negated(),
-            reserved: amount,
-            ..Balances::default()
-        };
-        store::apply_in(tx, &lot, &change, &entry).await?;
-        store::put_operation_lot_in(tx, operation.id, lot.id, amount, Credits::ZERO).await?;
-        lots.push(OperationLotRow {
-            lot,
-            reserved: amount,
-            spent: Credits::ZERO,
-        });
-    }
-    Ok(lots)
-}
-
-/// Spends `amount` of a reservation, earliest-expiring lots first; the rest goes back.
-async fn spend_reservation(
-    tx: &mut Tx,
-    context: &Resolve<'_>,
-    mut operation: OperationRow,
-    amount: Credits,
-    resolution: String,
-) -> CreditResult<(OperationRow, Vec<OperationLotRow>)> {
-    let lots = store::operation_lots_in(tx, operation.id).await?;
-    let entry = Entry {
-        change_id: Uuid::now_v7(),
-        at: context.now,
-        kind: JournalKind::Spend,
-        actor: context.journal_actor(JournalKind::Spend),
-        operation_id: Some(&operation.operation_id),
-        sales_order_id: None,
-        counterpart: None,
-    };
-    let mut remaining = amount;
-    let mut after = Vec::with_capacity(lots.len());
-    for held in lots {
-        let used = remaining.min(held.reserved);
-        remaining = remaining.checked_sub(used).unwrap_or(Credits::ZERO);
-        let back = held.reserved.checked_sub(used).unwrap_or(Credits::ZERO);
-        let mut change = Balances {
-            reserved: held.reserved.negated(),
-            spent: used,
-            ..Balances::default()
-        };
-        returned_to(&mut change, &held.lot, back, context.today);
-        if held.reserved.is_positive() {
-            store::apply_in(tx, &held.lot, &change, &entry).await?;
-        }
-        let spent = held.spent.checked_add(used).unwrap_or(held.spent);
-        store::put_operation_lot_in(tx, operation.id, held.lot.id, Credits::ZERO, spent).await?;
-        after.push(OperationLotRow {
-            lot: held.lot,
-            reserved: Credits::ZERO,
-            spent,
-        });
-    }
-    operation.state = OperationState::Spent;
-    operation.spent = amount;
-    operation.resolution = Some(resolution);
-    operation.resolved_at = Some(context.now);
-    store::resolve_operation_in(tx, &operation, Some(context.actor.principal.id)).await?;
-    Ok((operation, after))
-}
-
-/// Gives all of a reservation's credits back (release or timeout).
-async fn give_back(
-    tx: &mut Tx,
-    context: &Resolve<'_>,
-    mut operation: OperationRow,
-    state: OperationState,
-) -> CreditResult<(OperationRow, Vec<OperationLotRow>)> {
-    let kind = if state == OperationState::TimedOut {
-        JournalKind::Timeout
-    } else {
-        JournalKind::Release
-    };
-    let lots = store::operation_lots_in(tx, operation.id).await?;
-    let entry = Entry {
-        change_id: Uuid::now_v7(),
-        at: context.now,
-        kind,
-        actor: context.journal_actor(kind),
-        operation_id: Some(&operation.operation_id),
-        sales_order_id: None,
-        counterpart: None,
-    };
-    let mut after = Vec::with_capacity(lots.len());
-    for held in lots {
-        if held.reserved.is_positive() {
-            let mut change = Balances {
-                reserved: held.reserved.negated(),
-                ..Balances::default()
-            };
-            returned_to(&mut change, &held.lot, held.reserved, context.today);
-            store::apply_in(tx, &held.lot, &change, &entry).await?;
-            store::put_operation_lot_in(tx, operation.id, held.lot.id, Credits::ZERO, held.spent)
-                .await?;
-        }
-        after.push(OperationLotRow {
-            reserved: Credits::ZERO,
-            ..held
-        });
-    }
-    operation.state = state;
-    operation.resolution = Some(serde_json::json!([state.as_str()]).to_string());
-    operation.resolved_at = Some(context.now);
-    let by = (kind != JournalKind::Timeout).then_some(context.actor.principal.id);
-    store::resolve_operation_in(tx, &operation, by).await?;
-    Ok((operation, after))
-}
-
-/// Credits a reservation gives back return to Available, or to Expired when their lot's date
-/// passed while they were reserved.
-fn returned_to(change: &mut Balances, lot: &LotRow, amount: Credits, today: NaiveDate) {
-    if lot.is_expired(today) {
-        change.expired = amount;
-    } else {
-        change.available = amount;
-    }
-}
-
-fn direct_fingerprint(request: &SpendRequest) -> String {
-    serde_json::json!([
-        "direct",
-        request.credits.unwrap_or_default().to_string(),
-        request.project_id
-    ])
-    .to_string()
-}
-
-fn move_response(request: &MoveRequest, entries: &[JournalRow]) -> MoveResponse {
-    MoveResponse {
-        credits: request.credits,
-        source_tenant_id: request.source_tenant_id,
-        target_tenant_id: request.target_tenant_id,
-        lots: entries
-            .iter()
-            .filter(|entry| entry.kind == JournalKind::MoveOut)
-            .map(|entry| MovedLotDto {
-                billing_reference: BillingReferenceDto::from(&entry.reference),
-                expires_at: entry.expires_on,
-                credits: entry.change.available.negated(),
-            })
-            .collect(),
-    }
-}
-
-fn conflict(kind: &'static str, detail: String) -> CreditError {
-    CreditError::Conflict { kind, detail }
-}
-
-fn insufficient(wanted: Credits, available: Credits) -> CreditError {
-    conflict(
-        "insufficient-credits",
-        format!("{wanted} credits were asked for; {available} are available."),
-    )
-}
-
-fn operation_conflict(operation_id: &str) -> CreditError {
-    conflict(
-        "operation-conflict",
-        format!("Operation '{operation_id}' exists already with another request."),
-    )
-}
-
-fn resolved_already(operation: &OperationRow) -> CreditError {
-    conflict(
-        "operation-resolved",
-        format!(
-            "Operation '{}' is {} already; a reservation resolves once.",
-            operation.operation_id, operation.state
-        ),
-    )
 }
 
 /// A billing reference from its wire form: the reference is required; all parts are trimmed,

@@ -9,6 +9,7 @@
 mod json;
 mod sql;
 mod sqlite_read;
+mod sqlite_write;
 mod tx;
 
 use std::str::FromStr;
@@ -28,6 +29,7 @@ pub(crate) use json::JsonText;
 pub(crate) use sql::{Arg, KeysetPage, SortValue, Sql};
 pub use sqlite_read::SqliteReader;
 pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};
+pub(crate) use sqlite_write::{SqliteWriteTx, SqliteWriter};
 
 /// Runs `$body` with `$conn` bound to whichever pool `$db` holds.
 #[macro_export]
@@ -171,6 +173,15 @@ impl Db {
             Err(StoreError::UnsupportedUrl(
                 crate::config::mask_url_password(url),
             ))
+        }
+    }
+
+    /// A writer thread of its own on the SQLite file (see [`SqliteWriter`]); `None` on
+    /// PostgreSQL.
+    pub(crate) fn sqlite_writer(&self) -> StoreResult<Option<SqliteWriter>> {
+        match self {
+            Self::Sqlite(_, reader) => SqliteWriter::open(reader.path()).map(Some),
+            Self::Postgres(_) => Ok(None),
         }
     }
 

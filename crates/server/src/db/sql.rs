@@ -20,6 +20,10 @@ macro_rules! bind_args {
                 Arg::OptText(value) => query.bind(value),
                 Arg::I64(value) => query.bind(value),
                 Arg::Time(value) => query.bind(value),
+                Arg::OptTime(value) => query.bind(value),
+                Arg::OptUuid(value) => query.bind(value),
+                Arg::Date(value) => query.bind(value),
+                Arg::Bool(value) => query.bind(value),
             };
         }
         query
@@ -41,6 +45,14 @@ pub(crate) enum Arg {
     I64(i64),
     /// Time.
     Time(chrono::DateTime<chrono::Utc>),
+    /// Possibly-null time.
+    OptTime(Option<chrono::DateTime<chrono::Utc>>),
+    /// Possibly-null UUID.
+    OptUuid(Option<uuid::Uuid>),
+    /// A calendar date.
+    Date(chrono::NaiveDate),
+    /// A boolean.
+    Bool(bool),
 }
 
 /// SQL text built piece by piece with numbered placeholders, for the statements whose shape
@@ -58,6 +70,14 @@ impl Sql {
         Self {
             text: fragment.to_owned(),
             args: Vec::new(),
+        }
+    }
+
+    /// A trusted statement with its arguments for `$1`, `$2`, ... in order.
+    pub(crate) fn with_args(text: &str, args: Vec<Arg>) -> Self {
+        Self {
+            text: text.to_owned(),
+            args,
         }
     }
 

@@ -135,6 +135,11 @@ impl SqliteReader {
         })
     }
 
+    /// The database file.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     fn open(&self) -> rusqlite::Result<Connection> {
         // Opened read-write (a WAL reader must be able to map the shared-memory index even
         // before the writer created it) but with query_only, so nothing here can write.
@@ -149,7 +154,7 @@ impl SqliteReader {
     }
 }
 
-fn unavailable(error: rusqlite::Error) -> StoreError {
+pub(super) fn unavailable(error: rusqlite::Error) -> StoreError {
     StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(error)))
 }
 
@@ -170,7 +175,10 @@ impl From<rusqlite::Error> for StoreError {
 
 /// Binds `args` to the statement's `$n` placeholders. SQLite numbers named parameters in the
 /// order they first appear in the text, so each `$n` is looked up by its name.
-fn bind(statement: &mut rusqlite::CachedStatement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
+pub(super) fn bind(
+    statement: &mut rusqlite::CachedStatement<'_>,
+    args: &[Arg],
+) -> rusqlite::Result<()> {
     for index in 1..=statement.parameter_count() {
         let value = statement
             .parameter_name(index)
@@ -193,6 +201,12 @@ fn value_of(arg: &Arg) -> Value {
         Arg::OptText(text) => text.clone().map_or(Value::Null, Value::Text),
         Arg::I64(number) => Value::Integer(*number),
         Arg::Time(time) => Value::Text(time_text(time)),
+        Arg::OptTime(time) => time
+            .as_ref()
+            .map_or(Value::Null, |time| Value::Text(time_text(time))),
+        Arg::OptUuid(id) => id.map_or(Value::Null, |id| Value::Blob(id.as_bytes().to_vec())),
+        Arg::Date(date) => Value::Text(date.format("%F").to_string()),
+        Arg::Bool(value) => Value::Integer(i64::from(*value)),
     }
 }
 
