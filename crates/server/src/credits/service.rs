@@ -842,8 +842,12 @@ impl CreditService {
         self.authorize_read(principal, query, Reading::Journal)
             .await?;
         let pool = pool_of(query);
+        let (now, today) = self.now_and_today();
         let mut tx = self.db.begin().await?;
-        store::lock_pool_in(&mut tx, pool).await?;
+        if store::lock_pool_in(&mut tx, pool).await?.is_some() {
+            // Like every read, the audit shows the pool with what is due settled.
+            self.settle_in(&mut tx, pool, now, today).await?;
+        }
         let balances = store::sums_in(&mut tx, pool, Sums::Lots).await?;
         let journal = store::sums_in(&mut tx, pool, Sums::Journal).await?;
         tx.commit().await?;
