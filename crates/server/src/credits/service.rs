@@ -332,7 +332,7 @@ impl CreditService {
         ])
         .to_string();
         let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
+        let pool = operation_pool(tenant)?;
         let (now, today) = self.now_and_today();
         let mut tx = self.db.begin().await?;
         if store::lock_pool_in(&mut tx, pool).await?.is_none() {
@@ -408,7 +408,7 @@ impl CreditService {
             });
         }
         let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
+        let pool = operation_pool(tenant)?;
         let (now, today) = self.now_and_today();
         let mut tx = self.db.begin().await?;
         if store::lock_pool_in(&mut tx, pool).await?.is_none() {
@@ -520,7 +520,7 @@ impl CreditService {
         }
         let operation_id = identifier("operationId", &request.operation_id)?;
         let tenant = request.tenant_id;
-        let pool = PoolId::of(tenant);
+        let pool = operation_pool(tenant)?;
         let (now, today) = self.now_and_today();
         let mut tx = self.db.begin().await?;
         if store::lock_pool_in(&mut tx, pool).await?.is_none() {
@@ -990,6 +990,21 @@ struct Add<'a> {
     expires_on: NaiveDate,
     sales_order: Option<&'a str>,
     fingerprint: &'a str,
+}
+
+/// The pool of the tenant an operation (reserve, spend, release) names. The nil uuid, which
+/// names the generic pool elsewhere, is refused: credits of the generic pool are only moved.
+fn operation_pool(tenant: TenantId) -> CreditResult<PoolId> {
+    let pool = PoolId::of(tenant);
+    if pool == PoolId::GENERIC {
+        return Err(CreditError::Invalid {
+            field: "tenantId",
+            message: "must name a tenant: credits of the generic pool are never reserved or \
+                      spent, only moved"
+                .into(),
+        });
+    }
+    Ok(pool)
 }
 
 fn pool_of(query: PoolQuery) -> PoolId {
