@@ -560,8 +560,9 @@ impl CreditService {
     ) -> CreditResult<OperationDto> {
         self.authorize_read(principal, PoolQuery::Tenant(tenant), Reading::Balances)
             .await?;
+        let operation_id = identifier("operationId", operation_id)?;
         self.settle_if_due(PoolId::of(tenant)).await?;
-        let operation = store::operation(&self.db, tenant, operation_id)
+        let operation = store::operation(&self.db, tenant, &operation_id)
             .await?
             .ok_or(CreditError::NotFound("operation"))?;
         let lots = store::operation_lots(&self.db, operation.id).await?;
