@@ -326,7 +326,7 @@ impl CreditService {
         .to_string();
         let reserve = Reserve {
             actor: actor.journal(),
-            tenant: request.tenant_id,
+            tenant: operation_tenant(request.tenant_id)?,
             operation_id,
             credits: request.credits,
             project_id: request.project_id,
@@ -379,7 +379,7 @@ impl CreditService {
         }
         let spend = Spend {
             actor: actor.journal(),
-            tenant: request.tenant_id,
+            tenant: operation_tenant(request.tenant_id)?,
             operation_id,
             credits: request.credits,
             direct: request.direct,
@@ -414,7 +414,7 @@ impl CreditService {
         }
         let release = Release {
             actor: actor.journal(),
-            tenant: request.tenant_id,
+            tenant: operation_tenant(request.tenant_id)?,
             operation_id: identifier("operationId", &request.operation_id)?,
             now: self.clock.now(),
         };
@@ -436,8 +436,9 @@ impl CreditService {
     ) -> CreditResult<OperationDto> {
         self.authorize_read(principal, PoolQuery::Tenant(tenant), Reading::Balances)
             .await?;
+        let operation_id = identifier("operationId", operation_id)?;
         self.settle_if_due(PoolId::of(tenant)).await?;
-        let operation = store::operation(&self.db, tenant, operation_id)
+        let operation = store::operation(&self.db, tenant, &operation_id)
             .await?
             .ok_or(CreditError::NotFound("operation"))?;
         let lots = store::operation_lots(&self.db, operation.id).await?;
@@ -695,6 +696,20 @@ impl CreditService {
     pub(crate) fn settle_interval(&self) -> Duration {
         self.settings.settle_interval
     }
+}
+
+/// The tenant an operation (reserve, spend, release) names. The nil uuid, which names the
+/// generic pool elsewhere, is refused: credits of the generic pool are only moved.
+fn operation_tenant(tenant: TenantId) -> CreditResult<TenantId> {
+    if PoolId::of(tenant) == PoolId::GENERIC {
+        return Err(CreditError::Invalid {
+            field: "tenantId",
+            message: "must name a tenant: credits of the generic pool are never reserved or \
+                      spent, only moved"
+                .into(),
+        });
+    }
+    Ok(tenant)
 }
 
 fn pool_of(query: PoolQuery) -> PoolId {
