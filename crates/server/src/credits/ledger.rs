@@ -590,7 +590,24 @@ async fn allocate(
             }
         }
         if last_step {
-            return Err(if choice.shared_with.is_some() && plan.is_empty() {
+            // Between tenants, a source that holds available credits, none of them of a
+            // reference the target holds, is told so; one that holds none is short of credits.
+            let unshared = choice.shared_with.is_some()
+                && plan.is_empty()
+                && !store::available_lots_in(
+                    conn,
+                    pool,
+                    today,
+                    LotChoice {
+                        shared_with: None,
+                        ..choice
+                    },
+                    None,
+                    1,
+                )
+                .await?
+                .is_empty();
+            return Err(if unshared {
                 conflict(
                     "billing-reference-mismatch",
                     "Credits move between tenants only for billing references both hold; the \

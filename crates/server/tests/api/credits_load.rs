@@ -42,6 +42,8 @@ pub struct Load {
     pub token: String,
     pub tenant: uuid::Uuid,
     pub client: reqwest::Client,
+    /// Requests answered 200 so far, by all clients.
+    pub served: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Load {
@@ -63,6 +65,10 @@ impl Load {
         };
         let status = response.status().as_u16();
         *tally.statuses.entry(status).or_default() += 1;
+        if status == 200 {
+            self.served
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let body = response.json().await.unwrap_or(Value::Null);
         (status, body)
     }
@@ -196,6 +202,7 @@ fn load_of(app: &TestApp) -> Load {
         token: app.bootstrap.back_office_token.clone(),
         tenant: app.tenant_id(),
         client: reqwest::Client::new(),
+        served: std::sync::Arc::default(),
     }
 }
 

@@ -19,6 +19,7 @@ mod convert_cli;
 mod credits;
 mod credits_add;
 mod credits_auth;
+mod credits_crash;
 mod credits_expiry;
 mod credits_journal;
 mod credits_load;
