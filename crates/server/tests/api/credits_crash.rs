@@ -43,28 +43,33 @@ fn basin_on(data_dir: &std::path::Path, database_url: Option<&str>) -> std::proc
 
 /// Starts `basin serve` and waits until it listens.
 fn serve(data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
-    let mut child = basin_on(data_dir, database_url)
+    let child = basin_on(data_dir, database_url)
         .args(["serve", "--listen", "127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
+    // Owned by the server value at once, so that it is killed and waited for on every path.
+    let mut server = Server {
+        child,
+        address: String::new(),
+    };
+    let stderr = server.child.stderr.take().unwrap();
     let (lines_tx, lines_rx) = mpsc::channel::<String>();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             let _ = lines_tx.send(line);
         }
     });
-    loop {
+    while server.address.is_empty() {
         let line = lines_rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the server did not start");
         if let Some(rest) = line.split("listening on http://").nth(1) {
-            let address = format!("http://{}", rest.trim());
-            return Server { child, address };
+            server.address = format!("http://{}", rest.trim());
         }
     }
+    server
 }
 
 /// The bootstrap tenant and a BackOffice token, from `basin admin bootstrap`.
