@@ -5,6 +5,10 @@
 //! pools and store functions run the same SQL text on either through [`on_db!`] and
 //! [`on_tx!`]. `$1` placeholders work on both. Where the dialects differ, a store fn matches
 //! on the enum with both arms side by side.
+//!
+//! On SQLite two more paths exist for hot statements: [`SqliteReader`] runs reads outside
+//! transactions on rusqlite connections, and [`SqliteWriter`] runs whole write transactions on
+//! a thread of its own (the credit ledger's); both bind values encoded as sqlx encodes them.
 
 mod json;
 mod sql;

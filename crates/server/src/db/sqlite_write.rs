@@ -145,3 +145,61 @@ fn write_error(error: rusqlite::Error) -> StoreError {
     }
     error.into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Arg;
+
+    fn writer() -> (tempfile::TempDir, SqliteWriter) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("write.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER UNIQUE);")
+            .unwrap();
+        let writer = SqliteWriter::open(&path).unwrap();
+        (dir, writer)
+    }
+
+    async fn count(writer: &SqliteWriter) -> i64 {
+        writer
+            .transaction(|tx| {
+                let rows = tx.fetch(Sql::new("SELECT COUNT(*) FROM t"), |row| row.get(0))?;
+                Ok::<_, StoreError>(rows.first().copied().unwrap_or(-1))
+            })
+            .await
+            .unwrap()
+    }
+
+    fn insert(tx: &mut SqliteWriteTx<'_>, n: i64) -> StoreResult<u64> {
+        tx.execute(Sql::with_args(
+            "INSERT INTO t (n) VALUES ($1)",
+            vec![Arg::I64(n)],
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_transaction_commits_on_ok_and_rolls_back_on_err_or_panic() {
+        let (_dir, writer) = writer();
+        writer.transaction(|tx| insert(tx, 1)).await.unwrap();
+        let failed = writer
+            .transaction(|tx| {
+                insert(tx, 2)?;
+                insert(tx, 1)
+            })
+            .await;
+        assert!(
+            matches!(failed, Err(StoreError::Duplicate(_))),
+            "{failed:?}"
+        );
+        let panicked = writer
+            .transaction(|tx| -> StoreResult<u64> {
+                insert(tx, 3)?;
+                panic!("a job that panics")
+            })
+            .await;
+        assert!(matches!(panicked, Err(StoreError::Unavailable(_))));
+        assert_eq!(count(&writer).await, 1, "only the committed row is left");
+    }
+}
