@@ -22,8 +22,16 @@ use crate::limits;
 
 /// Statements kept prepared on the writer's connection.
 const PREPARED_STATEMENTS_MAX: usize = 128;
+/// Jobs one transaction of the writer takes at most (group commit).
+const JOBS_PER_COMMIT_MAX: usize = 64;
 
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+/// A job's answer, sent once the transaction that holds its work is committed (`Ok`) or
+/// failed to commit (`Err`).
+type Completion = Box<dyn FnOnce(Result<(), StoreError>) + Send>;
+
+/// A unit of work: runs inside its own savepoint; says whether it succeeded (keep its
+/// writes) and how to answer once the commit is known.
+type Job = Box<dyn FnOnce(&mut SqliteWriteTx<'_>) -> (bool, Completion) + Send>;
 
 /// Runs transactions on the writer thread. The thread ends when the last handle is dropped.
 #[derive(Debug)]
@@ -47,21 +55,27 @@ impl SqliteWriter {
             .name("basin-sqlite-writer".into())
             .spawn(move || {
                 let mut connection = connection;
-                for job in queue {
-                    // A job that panics drops its reply (its caller sees the store as
-                    // unavailable); the thread and its connection carry on.
-                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut connection)));
-                    if !connection.is_autocommit() {
-                        let _ = connection.execute_batch("ROLLBACK");
+                while let Ok(first) = queue.recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < JOBS_PER_COMMIT_MAX
+                        && let Ok(job) = queue.try_recv()
+                    {
+                        batch.push(job);
                     }
+                    run_batch(&mut connection, batch);
                 }
             })
             .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
         Ok(Self { jobs })
     }
 
-    /// Runs `work` in a write transaction (`BEGIN IMMEDIATE`) on the writer thread: committed
-    /// when it returns `Ok`, rolled back otherwise.
+    /// Runs `work` in a write transaction on the writer thread: its writes are kept when it
+    /// returns `Ok` and undone otherwise, and its answer comes once they are committed.
+    ///
+    /// Jobs waiting together share one transaction (`BEGIN IMMEDIATE` ... `COMMIT`), each in
+    /// a savepoint of its own, one after the other: the same result as one transaction each,
+    /// with one commit for all (group commit), which spares the WAL most of its writes under
+    /// load.
     pub(crate) async fn transaction<T, E>(
         &self,
         work: impl FnOnce(&mut SqliteWriteTx<'_>) -> Result<T, E> + Send + 'static,
@@ -70,9 +84,19 @@ impl SqliteWriter {
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move |connection| {
-            let _ = reply.send(run_transaction(connection, work));
+        let (reply, answer) = tokio::sync::oneshot::channel::<Result<T, E>>();
+        let job: Job = Box::new(move |tx| {
+            let result = work(tx);
+            let kept = result.is_ok();
+            let completion: Completion = Box::new(move |commit| {
+                let answer = match (result, commit) {
+                    (Ok(value), Ok(())) => Ok(value),
+                    (Ok(_), Err(error)) => Err(E::from(error)),
+                    (Err(error), _) => Err(error),
+                };
+                let _ = reply.send(answer);
+            });
+            (kept, completion)
         });
         self.jobs
             .send(job)
@@ -83,23 +107,50 @@ impl SqliteWriter {
     }
 }
 
-fn run_transaction<T, E: From<StoreError>>(
-    connection: &mut Connection,
-    work: impl FnOnce(&mut SqliteWriteTx<'_>) -> Result<T, E>,
-) -> Result<T, E> {
-    connection
-        .execute_batch("BEGIN IMMEDIATE")
-        .map_err(|error| E::from(error.into()))?;
-    let result = work(&mut SqliteWriteTx {
-        connection: &mut *connection,
-    });
-    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-    match connection.execute_batch(end) {
-        Ok(()) => result,
-        Err(error) => {
-            let _ = connection.execute_batch("ROLLBACK");
-            Err(E::from(error.into()))
+/// Runs `batch` in one transaction, each job in a savepoint, and answers every job after the
+/// commit. A job that panics is rolled back and dropped unanswered (its caller sees the store
+/// as unavailable); the thread and the other jobs carry on. When the transaction cannot
+/// begin, every job is dropped unanswered alike.
+fn run_batch(connection: &mut Connection, batch: Vec<Job>) {
+    if connection.execute_batch("BEGIN IMMEDIATE").is_err() {
+        return;
+    }
+    let mut completions = Vec::with_capacity(batch.len());
+    for job in batch {
+        // SQLite rolls a whole transaction back on some errors (a full disk, I/O): then the
+        // jobs that ran are undone, and the rest must not run outside a transaction.
+        if connection.is_autocommit() || connection.execute_batch("SAVEPOINT job").is_err() {
+            break;
         }
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            job(&mut SqliteWriteTx {
+                connection: &mut *connection,
+            })
+        }));
+        let kept = matches!(outcome, Ok((true, _)));
+        let end = if kept {
+            "RELEASE job"
+        } else {
+            "ROLLBACK TO job; RELEASE job"
+        };
+        let _ = connection.execute_batch(end);
+        if let Ok((_, completion)) = outcome {
+            completions.push(completion);
+        }
+    }
+    let commit = if connection.is_autocommit() {
+        Err(unavailable(rusqlite::Error::InvalidQuery))
+    } else {
+        connection.execute_batch("COMMIT").map_err(StoreError::from)
+    };
+    if commit.is_err() && !connection.is_autocommit() {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    for completion in completions {
+        completion(match &commit {
+            Ok(()) => Ok(()),
+            Err(_) => Err(unavailable(rusqlite::Error::InvalidQuery)),
+        });
     }
 }
 
