@@ -602,13 +602,19 @@ impl CreditService {
             let entries = store::change_entries_in(&mut tx, change_id).await?;
             return Ok(move_response(&request, &entries));
         }
+        let between_tenants = source.tenant().is_some() && target.tenant().is_some();
         if !source_exists {
-            return Err(insufficient(request.credits, Credits::ZERO));
+            // A source that never received credits answers as one whose lots hold none.
+            return Err(if between_tenants {
+                reference_mismatch()
+            } else {
+                insufficient(request.credits, Credits::ZERO)
+            });
         }
         self.settle_in(&mut tx, source, now, today).await?;
         let choice = LotChoice {
             reference: reference.as_ref(),
-            shared_with: (source.tenant().is_some() && target.tenant().is_some()).then_some(target),
+            shared_with: between_tenants.then_some(target),
         };
         let plan = allocate(&mut tx, source, request.credits, choice).await?;
         let total = target_received
@@ -1081,12 +1087,7 @@ async fn allocate(
         }
         if last_step {
             return Err(if choice.shared_with.is_some() && plan.is_empty() {
-                conflict(
-                    "billing-reference-mismatch",
-                    "Credits move between tenants only for billing references both hold; the \
-                     target holds none of the source's available credits' references."
-                        .into(),
-                )
+                reference_mismatch()
             } else {
                 insufficient(amount, taken)
             });
@@ -1298,6 +1299,15 @@ fn insufficient(wanted: Credits, available: Credits) -> CreditError {
     conflict(
         "insufficient-credits",
         format!("{wanted} credits were asked for; {available} are available."),
+    )
+}
+
+fn reference_mismatch() -> CreditError {
+    conflict(
+        "billing-reference-mismatch",
+        "Credits move between tenants only for billing references both hold; the target holds \
+         none of the source's available credits' references."
+            .into(),
     )
 }
 
