@@ -790,8 +790,9 @@ pub(super) struct LotOperation {
 }
 
 /// The newest `per_lot` operations holding (`Reserved`) or having spent (`Spent`) credits of
-/// each lot in `lots`, with each lot's count. Project names are read in the same statement,
-/// from the projects table, so that a page costs one query whatever its size.
+/// each lot in `lots`, with each lot's count; operations made at the same instant newest first
+/// too, as their ids (UUIDv7) follow the order they were made in. Project names are read in the
+/// same statement, from the projects table, so that a page costs one query whatever its size.
 pub(super) async fn lot_operations(
     db: &Db,
     lots: &[Uuid],
@@ -815,12 +816,12 @@ pub(super) async fn lot_operations(
         "SELECT lot_id, operation_id, state, project_id, project_name, held, used, created_at, \
          resolved_at, total FROM (SELECT ol.lot_id, o.operation_id, o.state, o.project_id, \
          p.name AS project_name, ol.reserved AS held, ol.spent AS used, o.created_at, \
-         o.resolved_at, ROW_NUMBER() OVER (PARTITION BY ol.lot_id ORDER BY o.created_at DESC, o.id) \
-         AS position, COUNT(*) OVER (PARTITION BY ol.lot_id) AS total \
+         o.resolved_at, ROW_NUMBER() OVER (PARTITION BY ol.lot_id ORDER BY o.created_at DESC, \
+         o.id DESC) AS position, COUNT(*) OVER (PARTITION BY ol.lot_id) AS total \
          FROM credit_operation_lots ol JOIN credit_operations o ON o.id = ol.operation_ref \
          LEFT JOIN projects p ON p.id = o.project_id AND p.tenant_id = o.tenant_id \
          WHERE ol.lot_id IN ({}) AND {share}) ranked WHERE position <= $1 \
-         ORDER BY lot_id, created_at DESC",
+         ORDER BY lot_id, position",
         ids.join(", ")
     );
     Ok(on_db!(db, |conn| {

@@ -80,3 +80,42 @@ api_test!(
         .await;
     }
 );
+
+// Found as: two reservations made at the same instant were listed oldest first in the
+// extended details, which list each lot's operations newest first; the tie on `createdAt` was
+// broken by id ascending, and the page's final order did not break it at all.
+api_test!(
+    extended_details_list_operations_of_one_instant_newest_first,
+    |app| {
+        let tenant = app.tenant_id();
+        add(&app, tenant, "5").await;
+        for operation in ["first", "second", "third"] {
+            expect_status(
+                put(
+                    &app,
+                    "/api/iam/credit/reserve",
+                    json!({"tenantId": tenant, "operationId": operation, "credits": 1}),
+                )
+                .await,
+                StatusCode::OK,
+            )
+            .await;
+        }
+        let details = expect_status(
+            app.back_office(Method::POST, "/api/iam/credit/details/extended")
+                .json(&json!({"tenantId": tenant}))
+                .send()
+                .await
+                .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let listed: Vec<&str> = details["data"][0]["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|operation| operation["operationId"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, ["third", "second", "first"], "{details}");
+    }
+);
