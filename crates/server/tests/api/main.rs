@@ -17,6 +17,7 @@ mod blobs;
 mod conventions;
 mod convert_cli;
 mod credits;
+mod credits_model;
 mod credits_model_regressions;
 mod datasets;
 mod dfs;
