@@ -23,6 +23,8 @@ mod credits_crash;
 mod credits_expiry;
 mod credits_journal;
 mod credits_load;
+mod credits_model;
+mod credits_model_regressions;
 mod credits_move;
 mod credits_operations;
 mod credits_queries;
