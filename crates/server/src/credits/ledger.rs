@@ -193,7 +193,7 @@ pub(crate) async fn reserve(
         timeout_at,
         resolved_at: None,
     };
-    let lots = write_reservation(conn, reserve.actor, &operation, plan).await?;
+    let lots = write_operation(conn, reserve.actor, &operation, plan).await?;
     Ok((operation, lots))
 }
 
@@ -279,31 +279,7 @@ async fn spend_directly(
         timeout_at: None,
         resolved_at: Some(context.now),
     };
-    store::insert_operation_in(conn, &operation).await?;
-    let entry = Entry {
-        change_id: Uuid::now_v7(),
-        at: context.now,
-        kind: JournalKind::Spend,
-        actor: spend.actor.journal(),
-        operation_id: Some(&operation.operation_id),
-        sales_order_id: None,
-        counterpart: None,
-    };
-    let mut lots = Vec::with_capacity(plan.len());
-    for (lot, amount) in plan {
-        let change = Balances {
-            available: amount.negated(),
-            spent: amount,
-            ..Balances::default()
-        };
-        store::apply_in(conn, &lot, &change, &entry).await?;
-        store::put_operation_lot_in(conn, operation.id, lot.id, Credits::ZERO, amount).await?;
-        lots.push(OperationLotRow {
-            lot,
-            reserved: Credits::ZERO,
-            spent: amount,
-        });
-    }
+    let lots = write_operation(conn, spend.actor, &operation, plan).await?;
     Ok((operation, lots))
 }
 
@@ -621,18 +597,24 @@ async fn allocate(
     }
 }
 
-/// Writes a new reservation of `plan`: the operation, each lot's change and its share.
-async fn write_reservation(
+/// Writes a new operation taking `plan`: the operation, each lot's change and its share. A
+/// reservation moves the credits to Reserved, a direct spend to Spent.
+async fn write_operation(
     conn: &mut impl LedgerConn,
     actor: ActorRef,
     operation: &OperationRow,
     plan: Plan,
 ) -> CreditResult<Vec<OperationLotRow>> {
     store::insert_operation_in(conn, operation).await?;
+    let reserving = operation.state == OperationState::Reserved;
     let entry = Entry {
         change_id: Uuid::now_v7(),
         at: operation.created_at,
-        kind: JournalKind::Reserve,
+        kind: if reserving {
+            JournalKind::Reserve
+        } else {
+            JournalKind::Spend
+        },
         actor: actor.journal(),
         operation_id: Some(&operation.operation_id),
         sales_order_id: None,
@@ -640,17 +622,23 @@ async fn write_reservation(
     };
     let mut lots = Vec::with_capacity(plan.len());
     for (lot, amount) in plan {
+        let (reserved, spent) = if reserving {
+            (amount, Credits::ZERO)
+        } else {
+            (Credits::ZERO, amount)
+        };
         let change = Balances {
             available: amount.negated(),
-            reserved: amount,
+            reserved,
+            spent,
             ..Balances::default()
         };
         store::apply_in(conn, &lot, &change, &entry).await?;
-        store::put_operation_lot_in(conn, operation.id, lot.id, amount, Credits::ZERO).await?;
+        store::put_operation_lot_in(conn, operation.id, lot.id, reserved, spent).await?;
         lots.push(OperationLotRow {
             lot,
-            reserved: amount,
-            spent: Credits::ZERO,
+            reserved,
+            spent,
         });
     }
     Ok(lots)
