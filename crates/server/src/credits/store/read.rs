@@ -5,8 +5,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::rows::{
-    JOURNAL_COLUMNS, LOT_COLUMNS, LOT_ORDER, OPERATION_COLUMNS, StoredJournal, StoredLot,
-    StoredOperation, StoredOperationLot,
+    DUE_CONDITION, JOURNAL_COLUMNS, LOT_COLUMNS, LOT_ORDER, OPERATION_COLUMNS, StoredJournal,
+    StoredLot, StoredOperation, StoredOperationLot,
 };
 use super::write::operation_lots_sql;
 use crate::credits::amount::Credits;
@@ -79,17 +79,14 @@ pub(crate) async fn is_due(
     now: DateTime<Utc>,
     today: NaiveDate,
 ) -> StoreResult<bool> {
+    let sql = format!("SELECT {DUE_CONDITION}");
     let due: bool = on_db!(db, |conn| {
-        sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM credit_lots WHERE pool_id = $1 AND available > 0 \
-             AND expires_on < $2) OR EXISTS (SELECT 1 FROM credit_operations WHERE tenant_id = $1 \
-             AND state = 'Reserved' AND timeout_at IS NOT NULL AND timeout_at <= $3)",
-        )
-        .bind(pool.as_uuid())
-        .bind(today)
-        .bind(now)
-        .fetch_one(conn)
-        .await
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()))
+            .bind(pool.as_uuid())
+            .bind(today)
+            .bind(now)
+            .fetch_one(conn)
+            .await
     })?;
     Ok(due)
 }

@@ -34,6 +34,13 @@ pub(super) const JOURNAL_COLUMNS: &str = "j.sequence, j.change_id, j.at, j.kind,
     l.billing_reference_tag, l.billing_reference_type, l.expires_on, j.available, j.reserved, \
     j.spent, j.expired";
 
+/// Whether pool `$1` has work due on day `$2` at time `$3`: lots past their date with
+/// available credits, or reservations past their timeout. One text for the check of reads and
+/// the one made when a transaction takes the pool, so that the two cannot drift apart.
+pub(super) const DUE_CONDITION: &str = "(EXISTS (SELECT 1 FROM credit_lots WHERE pool_id = $1 \
+    AND available > 0 AND expires_on < $2) OR EXISTS (SELECT 1 FROM credit_operations \
+    WHERE tenant_id = $1 AND state = 'Reserved' AND timeout_at IS NOT NULL AND timeout_at <= $3))";
+
 /// A row both paths decode.
 pub(crate) trait LedgerRow:
     for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>

@@ -8,8 +8,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::rows::{
-    JOURNAL_COLUMNS, LOT_COLUMNS, LOT_ORDER, LedgerRow, OPERATION_COLUMNS, StoredJournal,
-    StoredLot, StoredOperation, StoredOperationLot, StoredPool, StoredRequest, StoredSums,
+    DUE_CONDITION, JOURNAL_COLUMNS, LOT_COLUMNS, LOT_ORDER, LedgerRow, OPERATION_COLUMNS,
+    StoredJournal, StoredLot, StoredOperation, StoredOperationLot, StoredPool, StoredRequest,
+    StoredSums,
 };
 use crate::credits::amount::Credits;
 use crate::credits::model::{
@@ -119,12 +120,8 @@ pub(crate) async fn lock_pool_in(
     // The due check reads what committed before the lock was granted. Nothing another
     // transaction commits makes something due (new lots are not past their date, new
     // reservations not past their timeout), so it misses nothing.
-    let text = format!(
-        "SELECT received, (EXISTS (SELECT 1 FROM credit_lots WHERE pool_id = $1 AND available > 0 \
-         AND expires_on < $2) OR EXISTS (SELECT 1 FROM credit_operations WHERE tenant_id = $1 \
-         AND state = 'Reserved' AND timeout_at IS NOT NULL AND timeout_at <= $3)) AS due \
-         FROM credit_pools WHERE id = $1{lock}"
-    );
+    let text =
+        format!("SELECT received, {DUE_CONDITION} AS due FROM credit_pools WHERE id = $1{lock}");
     let rows: Vec<StoredPool> = conn
         .rows(statement(
             &text,
