@@ -63,6 +63,8 @@ class Browser {
     this.browser = browser;
     this.context = context;
     this.page = page;
+    this.crashed = false;
+    this.opening = false;
     this.pages = new Map();
     // Where the canaries report; each render points it at its own list.
     this.hits = [];
@@ -78,23 +80,35 @@ class Browser {
       args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
     });
     const context = await browser.newContext({ javaScriptEnabled: true });
-    const page = await context.newPage();
-    const self = new Browser(browser, context, page);
+    const self = new Browser(browser, context, null);
     await context.exposeBinding('__xss', (source, kind, detail) => {
       self.hits.push(`${kind}: ${detail}`);
     });
     await context.addInitScript(CANARY);
     await context.route('**/*', (route) => self.serve(route));
     context.on('page', (popup) => {
-      if (popup === self.page) return;
+      if (popup === self.page || self.opening) return;
       self.hits.push(`popup: ${popup.url()}`);
       popup.close().catch(() => {});
     });
+    return self;
+  }
+
+  // The page to render on: a new one at first and after a crash.
+  async ready() {
+    if (this.page && !this.page.isClosed() && !this.crashed) return this.page;
+    if (this.page && !this.page.isClosed()) await this.page.close().catch(() => {});
+    this.opening = true;
+    const page = await this.context.newPage();
+    this.opening = false;
+    this.crashed = false;
+    page.on('crash', () => { this.crashed = true; });
     page.on('dialog', (dialog) => {
-      self.hits.push(`dialog ${dialog.type()}: ${dialog.message()}`);
+      this.hits.push(`dialog ${dialog.type()}: ${dialog.message()}`);
       dialog.dismiss().catch(() => {});
     });
-    return self;
+    this.page = page;
+    return page;
   }
 
   async serve(route) {
@@ -122,13 +136,14 @@ class Browser {
     const url = `${ORIGIN}/page/${this.serial}`;
     this.pages.set(url, html);
     try {
-      await this.page.goto(url, { waitUntil: 'load', timeout: 15000 });
-      if (fill) hits.push(...(await fill(this.page)));
-      await interact(this.page);
-      await this.page.waitForTimeout(settleMs);
+      const page = await this.ready();
+      await page.goto(url, { waitUntil: 'load', timeout: 15000 });
+      if (fill) hits.push(...(await fill(page)));
+      await interact(page);
+      await page.waitForTimeout(settleMs);
       // Leave the page so that nothing it started reports into the next render.
       this.pages.set(`${ORIGIN}/blank`, EMPTY_PAGE);
-      await this.page.goto(`${ORIGIN}/blank`, { waitUntil: 'load', timeout: 15000 });
+      await page.goto(`${ORIGIN}/blank`, { waitUntil: 'load', timeout: 15000 });
     } catch (error) {
       hits.push(`error: ${error.message.split('\n')[0]}`);
     } finally {
