@@ -11,9 +11,10 @@
 //   2. inserted by innerHTML into an empty page, then serialized and inserted again
 //      (innerHTML = innerHTML: markup that changes meaning on a second parse shows there).
 // All cases share one page per mode; when something runs there, the page is split in halves
-// until the cases to blame are found, each then rendered on a page of its own. On each page every element gets the events an inline handler could listen to, every link is
-// clicked for real, and the page is given time for timers and loads. A script "ran" when any
-// of these canaries fires:
+// until the cases to blame are found, each then rendered on a page of its own. On each page
+// every element gets the events an inline handler could listen to, every link is clicked for
+// real, and the page is given time for timers and loads. A script "ran" when any of these
+// canaries fires (a crashed page counts too: it cannot say that nothing ran):
 //   - alert, confirm, prompt or print is called (replaced in every frame before any script),
 //     or a dialog opens anyway;
 //   - the exposed binding __xss is called;
@@ -228,16 +229,19 @@ async function renderInner(browser, cases, settleMs) {
 // each then on a page of its own.
 async function check(browser, cases) {
   const found = [];
+  // Returns how many findings it added; a group whose halves run nothing on their own (cases
+  // acting together, or a late timer) is reported whole, so that nothing that ran is lost.
   const blame = async (group, mode, render) => {
     const hits = await render(browser, group, group.length > 1 ? FINAL_SETTLE_MS : SETTLE_MS);
-    if (!hits.length) return;
-    if (group.length === 1) {
-      found.push({ name: group[0].name, mode, hits });
-      return;
+    if (!hits.length) return 0;
+    if (group.length > 1) {
+      const half = Math.ceil(group.length / 2);
+      const added = await blame(group.slice(0, half), mode, render)
+        + await blame(group.slice(half), mode, render);
+      if (added) return added;
     }
-    const half = Math.ceil(group.length / 2);
-    await blame(group.slice(0, half), mode, render);
-    await blame(group.slice(half), mode, render);
+    found.push({ name: group.map((c) => c.name).join(' + '), mode, hits });
+    return 1;
   };
   if (cases.length) {
     await blame(cases, 'static', renderStatic);
@@ -317,7 +321,7 @@ async function main() {
     const cases = JSON.parse(readFileSync(argument, 'utf8'));
     const found = await check(browser, cases);
     for (const f of found) {
-      const testCase = cases.find((c) => c.name === f.name);
+      const testCase = cases.find((c) => c.name === f.name) ?? { body: '(several cases)', titles: [] };
       console.error(`SCRIPT RAN: ${f.name} (${f.mode}): ${f.hits.join('; ')}\n  body: ${JSON.stringify(testCase.body)}\n  titles: ${JSON.stringify(testCase.titles)}`);
     }
     console.log(`${cases.length} cases rendered in Chromium (static HTML and innerHTML): ${found.length ? `${found.length} ran a script` : 'no script ran'}`);

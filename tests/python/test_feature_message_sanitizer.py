@@ -287,15 +287,17 @@ def test_hostile_body_stores_nothing_executable(stored, name):
 
 @pytest.mark.parametrize("name", [name for name, _ in HOSTILE])
 def test_hostile_title_is_plain_text(stored, name):
+    text = dict(HOSTILE)[name]
     prefixed = stored["titles"][name]
     if prefixed is not None:
-        assert prefixed["title"].startswith(TITLE_PREFIX.strip()), prefixed["title"]
-        problems = title_problems(prefixed["title"])
-        assert not problems, f"title {TITLE_PREFIX + dict(HOSTILE)[name]!r} stored as {prefixed['title']!r}: {problems}"
+        title = prefixed["title"]
+        assert title.startswith(TITLE_PREFIX.strip()), title
+        problems = title_problems(title)
+        assert not problems, f"title {TITLE_PREFIX + text!r} stored as {title!r}: {problems}"
     alone = stored["alone"].get(name)
     if alone is not None:
         problems = title_problems(alone["title"])
-        assert not problems, f"title {dict(HOSTILE)[name]!r} stored as {alone['title']!r}: {problems}"
+        assert not problems, f"title {text!r} stored as {alone['title']!r}: {problems}"
 
 
 @pytest.mark.parametrize("index", range(len(BENIGN)), ids=[repr(t)[:40] for t, _ in BENIGN])
@@ -305,7 +307,9 @@ def test_allowed_markup_is_stored_exactly(stored, index):
     assert body_problems(expected) == []
 
 
-@pytest.mark.parametrize("index", range(len(BENIGN_TITLES)), ids=[repr(t)[:40] for t, _ in BENIGN_TITLES])
+@pytest.mark.parametrize(
+    "index", range(len(BENIGN_TITLES)), ids=[repr(t)[:40] for t, _ in BENIGN_TITLES]
+)
 def test_plain_titles_are_stored_as_documented(stored, index):
     text, expected = BENIGN_TITLES[index]
     assert stored["benign_titles"][index]["title"] == expected, text
