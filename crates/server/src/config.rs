@@ -50,6 +50,8 @@ pub struct Config {
     pub recycle_bin: RecycleBinConfig,
     /// Credits: reservation timeouts and the settle job (docs/credits.md).
     pub credits: CreditsConfig,
+    /// Feature status messages: retention and the banner (docs/features.md).
+    pub features: FeaturesConfig,
     /// Logging.
     pub log: LogConfig,
     /// Platform events: the outbox relay and its sinks (docs/events.md).
@@ -71,6 +73,7 @@ impl Default for Config {
             fetch: FetchConfig::default(),
             recycle_bin: RecycleBinConfig::default(),
             credits: CreditsConfig::default(),
+            features: FeaturesConfig::default(),
             log: LogConfig::default(),
             events: EventsConfig::default(),
         }
@@ -309,6 +312,39 @@ impl Default for CreditsConfig {
             reservation_timeout_default_seconds: 0,
             reservation_timeout_max_seconds: 90 * 24 * 3600,
             settle_interval_seconds: 60,
+        }
+    }
+}
+
+/// Feature status messages: how long expired ones are kept, and how the banner is cached
+/// (docs/features.md).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FeaturesConfig {
+    /// Expired messages are removed this many days after their `expiringDate`.
+    pub message_retention_days: u32,
+    /// How often each process runs the retention job, in seconds.
+    pub retention_interval_seconds: u64,
+    /// How long a process answers the banner from memory before it reads the store again, in
+    /// milliseconds: the delay after which a change made through another replica shows. Changes
+    /// made through this process show at once. 0 reads the store on every request.
+    pub banner_refresh_ms: u64,
+    /// `max-age` of banner answers in seconds, never beyond the next start or end of a
+    /// message; 0 answers `no-cache` (clients revalidate with `If-None-Match` every time).
+    pub banner_max_age_seconds: u64,
+    /// Not yet expired messages of one feature (and of the global set) the banner considers,
+    /// those starting soonest.
+    pub banner_messages_max: u32,
+}
+
+impl Default for FeaturesConfig {
+    fn default() -> Self {
+        Self {
+            message_retention_days: 30,
+            retention_interval_seconds: 3600,
+            banner_refresh_ms: 1000,
+            banner_max_age_seconds: 0,
+            banner_messages_max: 1000,
         }
     }
 }
@@ -788,6 +824,11 @@ impl Config {
                 "database.max_connections must be at least 1".into(),
             ));
         }
+        self.check_jobs()
+    }
+
+    /// The periodic jobs: recycle bin retention, credit settling, feature message retention.
+    fn check_jobs(&self) -> Result<(), ConfigError> {
         let bin = &self.recycle_bin;
         if bin.retention_check_seconds == 0 || bin.purge_batch_size == 0 {
             return Err(ConfigError::Inconsistent(
@@ -802,6 +843,13 @@ impl Config {
             return Err(ConfigError::Inconsistent(
                 "credits.settle_interval_seconds must be at least 1, and \
                  credits.reservation_timeout_default_seconds at most credits.reservation_timeout_max_seconds"
+                    .into(),
+            ));
+        }
+        let features = &self.features;
+        if features.retention_interval_seconds == 0 || features.banner_messages_max == 0 {
+            return Err(ConfigError::Inconsistent(
+                "features.retention_interval_seconds and features.banner_messages_max must be at least 1"
                     .into(),
             ));
         }

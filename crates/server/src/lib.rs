@@ -23,6 +23,7 @@ mod datasets;
 mod db;
 mod error;
 mod events;
+mod features;
 mod fetch;
 mod gis;
 mod health;
@@ -46,9 +47,9 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, CreditsConfig, DatabaseConfig, EventsConfig, KubernetesConfig,
-    LimitsConfig, LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig, TransferExecutor,
-    TransfersConfig, WebhookConfig,
+    AuthConfig, BlobConfig, Config, CreditsConfig, DatabaseConfig, EventsConfig, FeaturesConfig,
+    KubernetesConfig, LimitsConfig, LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig,
+    TransferExecutor, TransfersConfig, WebhookConfig,
 };
 pub use db::{Db, SqliteReader};
 pub use events::record_sample_events;

@@ -79,6 +79,8 @@ pub(crate) struct AppState {
     pub(crate) events_admin: crate::events::admin::EventsAdmin,
     /// The credit ledger.
     pub(crate) credits: crate::credits::service::CreditService,
+    /// Feature messages, the catalogue and licenses.
+    pub(crate) features: crate::features::service::FeatureService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -199,8 +201,15 @@ impl Services {
             identity.clone(),
             crate::credits::service::CreditSettings::from(&config.credits),
         );
+        let features = crate::features::service::FeatureService::new(
+            db.clone(),
+            clock.clone(),
+            identity.clone(),
+            crate::features::service::FeatureSettings::from(&config.features),
+        );
         let state = AppState {
             credits,
+            features,
             bin,
             events_admin,
             identity,
@@ -307,8 +316,8 @@ impl Services {
 }
 
 impl Services {
-    /// The periodic jobs every process runs until `stop`: the recycle bin's retention and the
-    /// credits' expiry and timeout settling.
+    /// The periodic jobs every process runs until `stop`: the recycle bin's retention, the
+    /// credits' expiry and timeout settling, and the retention of feature messages.
     fn spawn_housekeeping(
         &self,
         stop: &tokio_util::sync::CancellationToken,
@@ -320,6 +329,10 @@ impl Services {
             )),
             tokio::spawn(crate::credits::run_settle_periodically(
                 self.state.credits.clone(),
+                stop.clone(),
+            )),
+            tokio::spawn(crate::features::run_retention_periodically(
+                self.state.features.clone(),
                 stop.clone(),
             )),
         ]
@@ -494,6 +507,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::datasets::router())
         .merge(crate::recycle_bin::router())
         .merge(crate::credits::router())
+        .merge(crate::features::router())
         .merge(crate::hierarchy::router())
         .merge(crate::transfers::router())
         .merge(crate::conversion::router())
@@ -590,6 +604,15 @@ impl FromRef<AppState> for crate::credits::routes::CreditsState {
     fn from_ref(app: &AppState) -> Self {
         Self {
             credits: app.credits.clone(),
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::features::routes::FeaturesState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            features: app.features.clone(),
             page_limits: app.page_limits,
         }
     }

@@ -195,6 +195,7 @@ impl Authenticator {
             tenant_role: Some(key.role),
             platform_roles: Default::default(),
             scopes: Default::default(),
+            client_id: None,
         })
     }
 
@@ -286,6 +287,7 @@ impl Authenticator {
             tenant_role,
             platform_roles: claims.platform_roles,
             scopes: claims.scopes,
+            client_id: claims.client_id,
         })
     }
 }

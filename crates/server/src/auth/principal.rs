@@ -83,6 +83,8 @@ pub(crate) struct Principal {
     pub(crate) platform_roles: BTreeSet<PlatformRole>,
     /// OAuth scopes.
     pub(crate) scopes: BTreeSet<String>,
+    /// The token's `client_id` (else `azp`): the application the token was issued to.
+    pub(crate) client_id: Option<String>,
 }
 
 impl Principal {
@@ -98,6 +100,7 @@ impl Principal {
             tenant_role: None,
             platform_roles: [PlatformRole::BackOffice].into_iter().collect(),
             scopes: BTreeSet::new(),
+            client_id: None,
         }
     }
 

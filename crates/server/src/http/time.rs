@@ -45,13 +45,30 @@ impl WireTime {
     }
 
     /// Parses a timestamp with or without zone; no zone means UTC.
+    /// Besides RFC 3339 this takes the other ISO 8601 forms clients send: an offset without a
+    /// colon (`+0200`), no seconds (`T08:17`), and a date alone (midnight UTC).
     pub(crate) fn parse(raw: &str) -> Option<Self> {
         let raw = raw.trim();
         if let Ok(with_zone) = DateTime::parse_from_rfc3339(raw) {
             return Some(Self(with_zone.with_timezone(&Utc)));
         }
-        NaiveDateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f")
+        let zoned = match raw.strip_suffix(['Z', 'z']) {
+            Some(local) => format!("{local}+0000"),
+            None => raw.to_owned(),
+        };
+        for format in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z"] {
+            if let Ok(with_zone) = DateTime::parse_from_str(&zoned, format) {
+                return Some(Self(with_zone.with_timezone(&Utc)));
+            }
+        }
+        for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+            if let Ok(naive) = NaiveDateTime::parse_from_str(raw, format) {
+                return Some(Self(naive.and_utc()));
+            }
+        }
+        chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
             .ok()
+            .and_then(|date| date.and_hms_opt(0, 0, 0))
             .map(|naive| Self(naive.and_utc()))
     }
 }
@@ -122,9 +139,16 @@ mod tests {
             "2025-06-01T14:00:00+02:00",
             "2025-06-01T12:00:00",
             "2025-06-01T12:00:00.0000000",
+            "2025-06-01T14:00:00+0200",
+            "2025-06-01T12:00",
+            "2025-06-01T12:00Z",
         ] {
             assert_eq!(WireTime::parse(raw), Some(WireTime(expected)), "{raw}");
         }
+        assert_eq!(
+            WireTime::parse("2025-06-01"),
+            Some(WireTime(Utc.with_ymd_and_hms(2025, 6, 1, 0, 0, 0).unwrap()))
+        );
         assert_eq!(WireTime::parse("yesterday"), None);
     }
 }
