@@ -10,13 +10,15 @@ html5lib, an independent implementation of the HTML5 parsing algorithm browsers 
 - a stored body may hold only the allowed elements (b, strong, i, em, u, br, p, ul, ol, li, a),
   no attribute except `href` and `rel` on `a`, `rel` exactly "noopener noreferrer" on every
   link, and an `href` whose scheme, read the way a browser reads a URL, is https or mailto; no
-  comments, no C0 control characters but tab, LF and CR. It is parsed twice: as the content of
+  comments, no control characters but tab, LF and CR. It is parsed twice: as the content of
   a `div` (innerHTML) and as the body of a page (static HTML);
 - the text of script, style and the other dropped elements is gone with them;
 - a stored title parses to text only, and that text is the title itself (no markup, no
   character reference), with no control characters, tabs or line breaks, trimmed;
 - allowed markup and text are stored exactly as sanitizer_cases.BENIGN says;
 - PATCH sanitizes as POST does, and POST answers what the list later returns;
+- an input holding NUL is refused with 400 `validation` naming the field; it is then posted
+  without its NULs like every other input;
 - the stored bodies and titles are rendered in headless Chromium (tests/browser/
   sanitizer-xss.mjs, after its self-test proves it catches unsanitized payloads): no script may
   run. Outside CI a missing node, playwright-core (`npm ci` in tests/browser) or chromium skips
@@ -49,9 +51,9 @@ ALLOWED_SCHEMES = {"https", "mailto"}
 REL = "noopener noreferrer"
 TITLE_PREFIX = "Case: "
 TITLE_CHARS_MAX = 255
-# C0 controls a stored body must not hold (tab, LF and CR may stay).
-BODY_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-TITLE_CONTROLS = re.compile(r"[\x00-\x1f]")
+# Control characters a stored body must not hold (C0 but tab, LF and CR; DEL; C1).
+BODY_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+TITLE_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # The scheme of a URL as the URL standard's parser finds it: ASCII alpha, then alphanumerics,
 # `+`, `-` or `.`, then `:`. Anything else is a relative URL.
 SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
@@ -183,6 +185,15 @@ def _post(basin, title, body):
                                 token=basin.back_office_token))
 
 
+def _refusal(basin, title, body):
+    """The problem Basin answers to a message it must refuse (None if it accepted it)."""
+    try:
+        _post(basin, title, body)
+    except ApiError as error:
+        return {"status": error.status, **(error.body or {})}
+    return None
+
+
 def _post_title_alone(basin, title):
     """Posts `title` with an empty body; the stored message, or None when Basin answers 400
     about the title (nothing was left of it)."""
@@ -216,7 +227,11 @@ def stored(basin):
     whole title; None when refused), `benign[i]`, `benign_titles[i]`, and `answers`: pairs of
     what POST answered and what the list holds."""
     posted = {"bodies": {}, "titles": {}, "alone": {}, "benign": {}, "benign_titles": {}}
+    refusals = {}
     for name, text in HOSTILE:
+        if "\x00" in text:
+            refusals[name] = (_refusal(basin, "NUL case", text), _refusal(basin, text, ""))
+            text = text.replace("\x00", "")
         title = TITLE_PREFIX + text
         if len(title) > TITLE_CHARS_MAX:
             title = f"Case {name}"
@@ -230,7 +245,7 @@ def stored(basin):
     for i, (text, _) in enumerate(BENIGN_TITLES):
         posted["benign_titles"][i] = _post(basin, text, "")
     listed = _list_all(basin)
-    result = {"answers": []}
+    result = {"answers": [], "refusals": refusals}
     for group, messages in posted.items():
         result[group] = {}
         for key, message in messages.items():
@@ -275,6 +290,20 @@ def test_post_answers_what_is_stored(stored):
     assert not different, different[:10]
 
 
+def _sent(name):
+    """The hostile input `name` as it was stored: without NUL (refused on its own)."""
+    return dict(HOSTILE)[name].replace("\x00", "")
+
+
+@pytest.mark.parametrize("name", [name for name, text in HOSTILE if "\x00" in text])
+def test_nul_is_refused(stored, name):
+    for field, problem in zip(("body", "title"), stored["refusals"][name]):
+        assert problem is not None, f"{field} with NUL accepted"
+        assert problem["status"] == 400, problem
+        assert problem["type"].endswith("validation"), problem
+        assert field in json.dumps(problem.get("errors")), problem
+
+
 @pytest.mark.parametrize("name", [name for name, _ in HOSTILE])
 def test_hostile_body_stores_nothing_executable(stored, name):
     body = stored["bodies"][name]["body"]
@@ -282,12 +311,12 @@ def test_hostile_body_stores_nothing_executable(stored, name):
     marker = DROPPED_MARKERS.get(name)
     if marker and marker in body:
         problems.append(f"the content of the dropped element survived ({marker})")
-    assert not problems, f"input {dict(HOSTILE)[name]!r} stored as {body!r}: {problems}"
+    assert not problems, f"input {_sent(name)!r} stored as {body!r}: {problems}"
 
 
 @pytest.mark.parametrize("name", [name for name, _ in HOSTILE])
 def test_hostile_title_is_plain_text(stored, name):
-    text = dict(HOSTILE)[name]
+    text = _sent(name)
     prefixed = stored["titles"][name]
     if prefixed is not None:
         title = prefixed["title"]
@@ -323,6 +352,7 @@ def test_patch_sanitizes_as_post_does(basin, stored):
     path = f"{MESSAGES}/{message['id']}"
     differences = []
     for name, text in HOSTILE:
+        text = text.replace("\x00", "")
         patch = {"body": text}
         title = stored["titles"][name]
         if title is not None:
