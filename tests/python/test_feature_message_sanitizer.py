@@ -375,7 +375,7 @@ def _require_browser():
     """The node command, or a skip (outside CI) / failure (CI) saying what is missing."""
     node = shutil.which("node")
     if node is None:
-        skip_or_fail("node is missing (apt-get install nodejs npm); the browser check needs it")
+        skip_or_fail("node is missing (Node.js 20 or later); the browser check needs it")
     if not os.path.isdir(os.path.join(BROWSER_DIR, "node_modules", "playwright-core")):
         skip_or_fail("playwright-core is missing: run `npm ci` in tests/browser")
     chromium = os.environ.get("BASIN_CHROMIUM") or shutil.which("chromium")
