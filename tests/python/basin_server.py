@@ -3,8 +3,9 @@ loopback port with its own data folder, the bootstrap API key read from its firs
 and small helpers to call its JSON API the way the original platform's clients do (header
 `svc-open-api-key`, `api-version`, `Content-Type: application/json-patch+json`, wire-contract 1).
 
-conftest.py turns it into the `basin` fixture; tests that need other settings start their own
-with `running_basin(...)`.
+The BackOffice token of the first-start output is kept too (`back_office_token`; `call(...,
+token=...)` sends a bearer token instead of the key). conftest.py turns it into the `basin`
+fixture; tests that need other settings start their own with `running_basin(...)`.
 """
 
 import contextlib
@@ -75,6 +76,7 @@ class Basin:
             threading.Thread(target=_pump, args=(stream, lines, self.output), daemon=True).start()
         self.address = self._wait_for(self.stderr, r"listening on (http://\S+)")
         self.api_key = self._wait_for(self.stdout, r"API key:\s+(\S+)")
+        self.back_office_token = self._wait_for(self.stdout, r"BackOffice token:\s+(\S+)")
 
     def _wait_for(self, lines, pattern):
         seen = []
@@ -92,12 +94,16 @@ class Basin:
         self.stop()
         raise RuntimeError(f"basin did not print {pattern!r}; saw: {''.join(seen)}")
 
-    def call(self, method, path, body=None, api_version="2", headers=None):
-        """Calls the API with the bootstrap key, as the platform's clients send requests;
-        returns the parsed JSON answer, or raises ApiError for a non-2xx status."""
+    def call(self, method, path, body=None, api_version="2", headers=None, token=None):
+        """Calls the API with the bootstrap key (or with bearer `token`), as the platform's
+        clients send requests; returns the parsed JSON answer, or raises ApiError for a non-2xx
+        status."""
         payload = None if body is None else json.dumps(body).encode()
+        credentials = (
+            {"Authorization": f"Bearer {token}"} if token else {"svc-open-api-key": self.api_key}
+        )
         request = urllib.request.Request(self.address + path, data=payload, method=method, headers={
-            "svc-open-api-key": self.api_key,
+            **credentials,
             "api-version": api_version,
             "Content-Type": "application/json-patch+json",
             "Accept": "text/plain",

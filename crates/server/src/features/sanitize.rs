@@ -32,9 +32,16 @@ const CONTENT_REMOVED: [&str; 14] = [
 /// The `rel` every kept link gets, so a linked page cannot reach back into the application.
 const LINK_REL: &str = "noopener noreferrer";
 
-/// Most passes of the title cleaning; each pass only shortens the text, and real titles settle
-/// in two.
-const TITLE_PASSES_MAX: usize = 16;
+/// Most passes of the title cleaning for a title of `chars` characters. A pass that changes the
+/// text makes it shorter (it removes markup or turns a reference into one character), except
+/// when all it does is read a carriage return as a line feed, which a shorter pass must have
+/// produced; so twice the length, plus the pass that finds nothing left to do, settles every
+/// title. A fixed count does not: each pass peels one level of `&amp;amp;...`, and a 255-character
+/// title can hold 60 of them. Titles are at most `TITLE_CHARS_MAX` characters by then, so this is
+/// at most 512 passes over 255 characters.
+fn title_passes_max(chars: usize) -> usize {
+    chars.saturating_mul(2).saturating_add(2)
+}
 
 static BODY: LazyLock<Builder<'static>> = LazyLock::new(|| {
     let mut builder = Builder::empty();
@@ -69,7 +76,7 @@ pub(crate) fn sanitize_body(raw: &str) -> String {
 /// away, on one line.
 pub(crate) fn sanitize_title(raw: &str) -> String {
     let mut text = without_controls(raw);
-    for _ in 0..TITLE_PASSES_MAX {
+    for _ in 0..title_passes_max(text.chars().count()) {
         let next = decode_text(&TITLE.clean(&text).to_string());
         if next == text {
             break;
@@ -189,5 +196,18 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(sanitize_title(input), expected, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn titles_hidden_behind_many_levels_of_references_are_resolved() {
+        // One level of `&amp;` comes off per pass: a title of 255 characters holds 60.
+        let levels = "amp;".repeat(60);
+        let title = format!("&{levels}lt;b&amp;gt;x");
+        assert!(title.chars().count() <= 255);
+        assert_eq!(sanitize_title(&title), "x");
+        let title = format!("&{levels}lt;script");
+        assert_eq!(sanitize_title(&title), "");
+        // A carriage return from a reference is read as a line feed one pass later.
+        assert_eq!(sanitize_title("a&amp;#13;b&#13;c"), "a b c");
     }
 }
