@@ -606,9 +606,12 @@ impl FeatureService {
         {
             Ok(granted) => Ok(granted),
             // The feature or tenant went away between the checks and the write.
-            Err(StoreError::Database(_) | StoreError::NotFound(_)) => {
+            Err(StoreError::Database(sqlx::Error::Database(error)))
+                if error.is_foreign_key_violation() =>
+            {
                 Err(FeatureError::NotFound("feature or tenant"))
             }
+            Err(StoreError::NotFound(_)) => Err(FeatureError::NotFound("feature or tenant")),
             Err(error) => Err(error.into()),
         }
     }
