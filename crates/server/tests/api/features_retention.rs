@@ -140,3 +140,32 @@ api_test!(only_back_office_runs_the_retention_job, |app| {
         .unwrap();
     expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-missing").await;
 });
+
+api_test!(concurrent_runs_remove_each_message_once, |app| {
+    let app = std::sync::Arc::new(app);
+    let mut created = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let app = app.clone();
+        created.spawn(async move {
+            for _ in 0..150 {
+                let path = if worker % 2 == 0 {
+                    "/api/admin/feature/message"
+                } else {
+                    "/api/admin/feature/Platform/message"
+                };
+                publish(&app, path, 1).await;
+            }
+        });
+    }
+    while let Some(done) = created.join_next().await {
+        done.unwrap();
+    }
+    app.clock.advance(TimeDelta::days(31));
+    let (first, second, third) = tokio::join!(purge(&app), purge(&app), purge(&app));
+    assert_eq!(
+        first + second + third,
+        1200,
+        "every message removed exactly once"
+    );
+    assert!(kept_ids(&app).await.is_empty());
+});
