@@ -33,6 +33,7 @@ mod datasets;
 mod dfs;
 mod events;
 mod features_banner;
+mod features_messages;
 mod features_retention;
 mod features_tenant;
 mod gis;
