@@ -358,12 +358,8 @@ fn check_fields(fields: &MessageFields) -> FeatureResult<Changes> {
         errors.entry(field.to_owned()).or_default().push(message);
     };
     let title = fields.title.as_deref().and_then(|raw| {
-        let count = raw.chars().count();
-        if count > TITLE_CHARS_MAX {
-            report(
-                "title",
-                format!("the title has {count} characters; at most {TITLE_CHARS_MAX} are allowed"),
-            );
+        if let Err(message) = within_limit("title", raw, TITLE_CHARS_MAX) {
+            report("title", message);
             return None;
         }
         let clean = sanitize_title(raw);
@@ -377,12 +373,8 @@ fn check_fields(fields: &MessageFields) -> FeatureResult<Changes> {
         Some(clean)
     });
     let body = fields.body.as_deref().and_then(|raw| {
-        let count = raw.chars().count();
-        if count > BODY_CHARS_MAX {
-            report(
-                "body",
-                format!("the body has {count} characters; at most {BODY_CHARS_MAX} are allowed"),
-            );
+        if let Err(message) = within_limit("body", raw, BODY_CHARS_MAX) {
+            report("body", message);
             return None;
         }
         Some(sanitize_body(raw))
@@ -407,6 +399,17 @@ fn check_fields(fields: &MessageFields) -> FeatureResult<Changes> {
         start_date,
         expiring_date,
     })
+}
+
+/// Checks the length of `raw` as sent, in characters (code points), against `max`.
+fn within_limit(field: &str, raw: &str, max: usize) -> Result<(), String> {
+    let count = raw.chars().count();
+    if count > max {
+        return Err(format!(
+            "the {field} has {count} characters; at most {max} are allowed"
+        ));
+    }
+    Ok(())
 }
 
 /// A new message: every required field present, checked and cleaned.
