@@ -36,7 +36,7 @@ const NAME_CHARS_MAX: usize = 255;
 /// Longest feature URL, in bytes.
 const URL_BYTES_MAX: usize = 2048;
 /// Messages the retention job deletes per statement.
-const RETENTION_BATCH: i64 = 1000;
+const RETENTION_BATCH: u32 = 1000;
 /// Tries of a message change that lost a race with another change.
 const UPDATE_TRIES: usize = 8;
 
@@ -307,9 +307,11 @@ impl FeatureService {
         let cutoff = self.now() - self.settings.retention;
         let mut removed = 0;
         loop {
-            let batch = store::delete_expired_messages(&self.db, cutoff, RETENTION_BATCH).await?;
+            let batch =
+                store::delete_expired_messages(&self.db, cutoff, i64::from(RETENTION_BATCH))
+                    .await?;
             removed += batch;
-            if batch < u64::try_from(RETENTION_BATCH).unwrap_or(u64::MAX) {
+            if batch < u64::from(RETENTION_BATCH) {
                 break;
             }
         }
@@ -412,9 +414,10 @@ fn within_limit(field: &str, raw: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// A new message: every required field present, checked and cleaned.
+/// A new message: every required field present, checked and cleaned; every missing or
+/// broken field reported at once.
 fn clean_new(fields: MessageFields) -> FeatureResult<CleanMessage> {
-    let mut missing = FieldErrors::new();
+    let mut errors = FieldErrors::new();
     for (field, present) in [
         ("type", fields.message_type.is_some()),
         ("title", fields.title.is_some()),
@@ -422,27 +425,24 @@ fn clean_new(fields: MessageFields) -> FeatureResult<CleanMessage> {
         ("expiringDate", fields.expiring_date.is_some()),
     ] {
         if !present {
-            missing.insert(field.to_owned(), vec![format!("{field} is required")]);
+            errors.insert(field.to_owned(), vec![format!("{field} is required")]);
         }
     }
     let changes = match check_fields(&fields) {
         Ok(changes) => changes,
-        Err(FeatureError::Invalid(mut errors)) => {
-            errors.extend(missing);
-            return Err(FeatureError::Invalid(errors));
+        Err(FeatureError::Invalid(broken)) => {
+            errors.extend(broken);
+            Changes::default()
         }
         Err(other) => return Err(other),
     };
-    if !missing.is_empty() {
-        return Err(FeatureError::Invalid(missing));
-    }
     let (Some(message_type), Some(title), Some(start_date), Some(expiring_date)) = (
         changes.message_type,
         changes.title,
         changes.start_date,
         changes.expiring_date,
     ) else {
-        return Err(FeatureError::field("body", "a required field is missing"));
+        return Err(FeatureError::Invalid(errors));
     };
     let message = CleanMessage {
         message_type,
