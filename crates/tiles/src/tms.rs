@@ -245,10 +245,8 @@ impl TileMatrixSet {
         tile_size: u32,
         extra_levels: u8,
     ) -> Option<Self> {
-        if !extent.is_valid()
-            || !(finest_cell_size.is_finite() && finest_cell_size > 0.0)
-            || tile_size == 0
-        {
+        let usable_cell = finest_cell_size.is_finite() && finest_cell_size > 0.0;
+        if !(extent.is_valid() && usable_cell && tile_size > 0) {
             return None;
         }
         let longest = extent.width().max(extent.height());
@@ -305,6 +303,7 @@ mod tests {
 
     /// The values of OGC 17-083r4, annex D.1 (WebMercatorQuad), to the digits printed there.
     #[test]
+    #[allow(clippy::excessive_precision)]
     fn web_mercator_quad_matches_the_ogc_definition() {
         let set = TileMatrixSet::web_mercator_quad(256, 24);
         let expected = [
