@@ -3,8 +3,16 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
+pub mod encode;
 pub mod field;
+pub mod ramp;
+pub mod raster;
+pub mod render;
 pub mod tms;
 
+pub use encode::OutputType;
 pub use field::Field;
+pub use ramp::{OutOfRange, Ramp, Rgb};
+pub use raster::{Aggregation, Raster};
+pub use render::{Reprojection, TileValues};
 pub use tms::{Bounds, TileMatrix, TileMatrixSet};
