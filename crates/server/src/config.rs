@@ -52,6 +52,8 @@ pub struct Config {
     pub credits: CreditsConfig,
     /// Feature status messages: retention and the banner (docs/features.md).
     pub features: FeaturesConfig,
+    /// Tiles: memory caches and client caching (docs/tiles.md).
+    pub tiles: TilesConfig,
     /// Logging.
     pub log: LogConfig,
     /// Platform events: the outbox relay and its sinks (docs/events.md).
@@ -74,6 +76,7 @@ impl Default for Config {
             recycle_bin: RecycleBinConfig::default(),
             credits: CreditsConfig::default(),
             features: FeaturesConfig::default(),
+            tiles: TilesConfig::default(),
             log: LogConfig::default(),
             events: EventsConfig::default(),
         }
@@ -345,6 +348,31 @@ impl Default for FeaturesConfig {
             banner_refresh_ms: 1000,
             banner_max_age_seconds: 0,
             banner_messages_max: 1000,
+        }
+    }
+}
+
+/// Tiles: how much memory the caches of each process may hold, and how long clients may keep
+/// tiles (docs/tiles.md).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TilesConfig {
+    /// Megabytes of encoded tiles kept in memory.
+    pub tile_cache_mb: u64,
+    /// Megabytes of loaded data (one item, step and layer of a dataset, as 32-bit floats with
+    /// overviews) kept in memory. A band larger than this is loaded for each tile it draws.
+    pub band_cache_mb: u64,
+    /// `Cache-Control: private, max-age` of tiles, in seconds. Clients revalidate with
+    /// `If-None-Match` after it.
+    pub max_age_seconds: u32,
+}
+
+impl Default for TilesConfig {
+    fn default() -> Self {
+        Self {
+            tile_cache_mb: 256,
+            band_cache_mb: 1024,
+            max_age_seconds: 60,
         }
     }
 }

@@ -160,6 +160,15 @@ pub(crate) enum ApiError {
         /// What rule was broken.
         detail: String,
     },
+    /// The request is well formed but the resource it names cannot do what it asks (a
+    /// dataset without a map asked for tiles, a file its reader cannot read).
+    #[error("unprocessable: {detail}")]
+    Unprocessable {
+        /// Stable kind, e.g. `not-tileable`.
+        kind: &'static str,
+        /// Why.
+        detail: String,
+    },
     /// The body is larger than the endpoint accepts.
     #[error("payload too large (limit {limit_bytes} bytes)")]
     PayloadTooLarge {
@@ -262,6 +271,9 @@ impl ApiError {
             }
             Self::Rejected { kind, detail } => {
                 Problem::new(S::BAD_REQUEST, kind, "Request rejected").detail(detail)
+            }
+            Self::Unprocessable { kind, detail } => {
+                Problem::new(S::UNPROCESSABLE_ENTITY, kind, "Unprocessable").detail(detail)
             }
             Self::PayloadTooLarge { limit_bytes } => {
                 Problem::new(S::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large")

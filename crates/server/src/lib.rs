@@ -40,6 +40,7 @@ mod projects;
 mod recycle_bin;
 mod startup;
 mod telemetry;
+mod tiles;
 mod transfers;
 
 pub use auth::{SigningSecret, TokenRequest, issue_token};

@@ -34,6 +34,7 @@ pub(crate) const BEARER_SCHEME: &str = "bearer";
         (name = "recycle-bin", description = "Deleted projects and datasets: listings, restore, permanent deletion, retention (docs/recycle-bin.md)"),
         (name = "credits", description = "The credit ledger, API version 4: add, reserve, spend, release, move, balances, details and the journal (docs/credits.md)"),
         (name = "features", description = "Feature status messages, the banner, tenant feature availability, and the feature catalogue and licenses (docs/features.md)"),
+        (name = "tiles", description = "Tiling metadata, WMTS capabilities and GetTile, raster tiles of grids and meshes, the empty tile and vector tiles (docs/tiles.md)"),
         (name = "gis", description = "Coordinate systems (the EPSG registry) and reprojection of WKT geometries (docs/gis.md)"),
         (name = "health", description = "Probes"),
         (name = "transfers", description = "Signed URLs for uploads (bytes move over the Azure-compatible blob endpoint, docs/blobs.md)"),

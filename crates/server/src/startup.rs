@@ -81,6 +81,8 @@ pub(crate) struct AppState {
     pub(crate) credits: crate::credits::service::CreditService,
     /// Feature messages, the catalogue and licenses.
     pub(crate) features: crate::features::service::FeatureService,
+    /// Tiles.
+    pub(crate) tiles: crate::tiles::service::TileService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -207,7 +209,15 @@ impl Services {
             identity.clone(),
             crate::features::service::FeatureSettings::from(&config.features),
         );
+        let tiles = crate::tiles::service::TileService::new(
+            datasets.clone(),
+            blobs.clone(),
+            catalogue.clone(),
+            config.transfers.work_dir(&config.data_dir),
+            crate::tiles::service::TileSettings::from(&config.tiles),
+        );
         let state = AppState {
+            tiles,
             credits,
             features,
             bin,
@@ -512,6 +522,7 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .merge(crate::transfers::router())
         .merge(crate::conversion::router())
         .merge(crate::gis::router())
+        .merge(crate::tiles::router())
         .merge(crate::health::router())
         .merge(crate::events::router())
         .split_for_parts();
@@ -605,6 +616,14 @@ impl FromRef<AppState> for crate::credits::routes::CreditsState {
         Self {
             credits: app.credits.clone(),
             page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::tiles::routes::TilesState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            tiles: app.tiles.clone(),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::ramp::Ramp;
 use crate::render::TileValues;
 
 /// The encodings of a tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OutputType {
     /// RGBA PNG.
     #[default]

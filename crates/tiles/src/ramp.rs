@@ -212,6 +212,11 @@ impl Ramp {
         Some((position.floor() as u8).min(254))
     }
 
+    /// The value range, `(min, max)`.
+    pub fn range(&self) -> (f64, f64) {
+        (self.min, self.max)
+    }
+
     /// The colours.
     pub fn colours(&self) -> &[Rgb] {
         &self.colours

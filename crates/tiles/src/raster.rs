@@ -14,7 +14,7 @@ use crate::field::Field;
 use crate::tms::Bounds;
 
 /// How overview cells combine the cells below them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Aggregation {
     /// The mean of the cells with data.
     #[default]

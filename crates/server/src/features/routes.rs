@@ -15,13 +15,13 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::features::banner::matches_etag;
 use crate::features::model::{
     EnabledDto, Expiry, FeatureDto, FeatureId, FeatureRequest, FeatureType, LicenseDto,
     LicenseRequest, MessageDto, MessageFields, MessageSort, Scope, TenantFeatureDto,
 };
 use crate::features::service::{FeatureError, FeatureService, MessageQuery};
 use crate::http::api_version::{self, IAM};
+use crate::http::etag::matches_etag;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest, DataList, PageLimits};
 use crate::http::time::WireTime;

@@ -62,6 +62,11 @@ pub(crate) const RECYCLE_BIN: ApiVersions = ApiVersions {
     supported: &[1, 2, 3],
     default: 2,
 };
+/// Tile endpoints (`/api/tiles/...`, `/api/vectortiles/...`): clients send 1.
+pub(crate) const TILES: ApiVersions = ApiVersions {
+    supported: &[1],
+    default: 1,
+};
 /// Every version any endpoint accepts, announced on responses outside the versioned groups.
 pub(crate) const ALL: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
@@ -83,6 +88,8 @@ pub(crate) fn versions_for_path(path: &str) -> ApiVersions {
         CONVERSION
     } else if path.starts_with("/api/crs/") {
         GIS
+    } else if path.starts_with("/api/tiles/") || path.starts_with("/api/vectortiles/") {
+        TILES
     } else {
         METADATA
     }

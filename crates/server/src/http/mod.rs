@@ -3,6 +3,7 @@
 
 pub(crate) mod api_version;
 pub(crate) mod case_insensitive;
+pub(crate) mod etag;
 pub(crate) mod extract;
 pub(crate) mod paging;
 pub(crate) mod problem;

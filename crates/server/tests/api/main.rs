@@ -48,6 +48,7 @@ mod permissions;
 mod projects;
 mod recycle_bin;
 mod retention_crash;
+mod tiles;
 mod transfers;
 mod tree_concurrency;
 mod workers;

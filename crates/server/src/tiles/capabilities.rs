@@ -1,0 +1,269 @@
+//! The WMTS side of tiles: key-value requests (names in any case, as OGC asks) and the
+//! capabilities document, as XML for OGC clients (GDAL, QGIS, OWSLib, ArcGIS) and as JSON for
+//! the platform's own clients.
+//!
+//! Each item of a dataset is one WMTS layer (`item-<index>`); its tile matrix sets are the
+//! item's schemes, so the same layer can be read in Web Mercator or in the data's own system.
+//! Tiles are announced as ResourceURL templates pointing at the scheme tile endpoint, and as
+//! key-value GetTile on the same `wmts` URL.
+
+use serde::Serialize;
+
+use crate::datasets::model::DatasetRow;
+use crate::error::ApiError;
+use crate::http::time::WireTime;
+use crate::tiles::scheme::Scheme;
+use crate::tiles::service::{TileAddress, Tileable};
+
+/// The WMTS layer identifier of item `index`.
+pub(crate) fn layer_id(index: usize) -> String {
+    format!("item-{index}")
+}
+
+/// A key-value request, names lower-cased.
+#[derive(Debug, Default)]
+pub(crate) struct KvpRequest {
+    /// `request`, lower case; `getcapabilities` when absent.
+    pub(crate) request: String,
+    parameters: Vec<(String, String)>,
+}
+
+/// A GetTile request resolved to a scheme tile.
+#[derive(Debug)]
+pub(crate) struct KvpTile {
+    /// The scheme (`TILEMATRIXSET`).
+    pub(crate) scheme: String,
+    /// Where.
+    pub(crate) address: TileAddress,
+}
+
+impl KvpRequest {
+    /// Parses a query string. `SERVICE`, when sent, must be `WMTS`; `VERSION`, when sent,
+    /// `1.0.0`.
+    pub(crate) fn parse(query: &str) -> Result<Self, ApiError> {
+        let parameters: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .map(|(name, value)| (name.to_ascii_lowercase(), value.into_owned()))
+            .collect();
+        if parameters.iter().any(|(_, value)| value.contains('\0')) {
+            return Err(ApiError::field("query", "parameters may not contain NUL"));
+        }
+        let request = Self {
+            request: String::new(),
+            parameters,
+        };
+        if let Some(service) = request.get("service")
+            && !service.eq_ignore_ascii_case("wmts")
+        {
+            return Err(ApiError::field(
+                "SERVICE",
+                format!("SERVICE must be WMTS, not {service:?}"),
+            ));
+        }
+        if let Some(version) = request.get("version")
+            && version.trim() != "1.0.0"
+        {
+            return Err(ApiError::field(
+                "VERSION",
+                format!("VERSION must be 1.0.0, not {version:?}"),
+            ));
+        }
+        let name = request
+            .get("request")
+            .map(|value| value.trim().to_ascii_lowercase())
+            .filter(|value| !value.is_empty())
+            .unwrap_or_else(|| "getcapabilities".to_owned());
+        Ok(Self {
+            request: name,
+            ..request
+        })
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.parameters
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn required(&self, name: &'static str) -> Result<&str, ApiError> {
+        self.get(name)
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| {
+                ApiError::field(
+                    name.to_ascii_uppercase(),
+                    format!("GetTile needs {}", name.to_ascii_uppercase()),
+                )
+            })
+    }
+
+    /// The tile a GetTile names. `LAYER` must be an item layer of the dataset's capabilities
+    /// and `TILEMATRIXSET` one of its schemes; the service checks that they agree.
+    pub(crate) fn tile(&self) -> Result<KvpTile, ApiError> {
+        let layer = self.required("layer")?.to_owned();
+        let scheme = self.required("tilematrixset")?.to_owned();
+        let matrix = self.required("tilematrix")?.to_owned();
+        let row = crate::tiles::routes::tile_index("TILEROW", self.required("tilerow")?)?;
+        let col = crate::tiles::routes::tile_index("TILECOL", self.required("tilecol")?)?;
+        let item = layer
+            .strip_prefix("item-")
+            .and_then(|index| index.parse::<usize>().ok());
+        let scheme_item = scheme
+            .rsplit_once('-')
+            .and_then(|(_, index)| index.parse::<usize>().ok());
+        if item.is_none() || item != scheme_item {
+            return Err(ApiError::field(
+                "LAYER",
+                format!("LAYER {layer:?} has no tile matrix set {scheme:?}; see the capabilities"),
+            ));
+        }
+        let time_step = self
+            .get("time")
+            .or_else(|| self.get("timestep"))
+            .map(str::to_owned);
+        Ok(KvpTile {
+            scheme,
+            address: TileAddress {
+                matrix,
+                row,
+                col,
+                layer: self.get("dim_layer").map(str::to_owned),
+                time_step,
+            },
+        })
+    }
+}
+
+/// The JSON capabilities.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CapabilitiesDto {
+    /// The dataset's name.
+    title: String,
+    /// Layers, one per item.
+    layers: Vec<LayerDto>,
+    /// Matrix sets, one per scheme.
+    tile_matrix_sets: Vec<MatrixSetDto>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LayerDto {
+    identifier: String,
+    title: String,
+    wgs84_bounding_box: Option<[f64; 4]>,
+    formats: Vec<&'static str>,
+    tile_matrix_set_links: Vec<String>,
+    resource_urls: Vec<ResourceUrlDto>,
+    time_stamps: Vec<WireTime>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceUrlDto {
+    tile_matrix_set: String,
+    format: &'static str,
+    template: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MatrixSetDto {
+    identifier: String,
+    supported_crs: Option<String>,
+    tile_matrices: Vec<MatrixDto>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MatrixDto {
+    identifier: String,
+    scale_denominator: f64,
+    top_left_corner: [f64; 2],
+    tile_width: u32,
+    tile_height: u32,
+    matrix_width: u32,
+    matrix_height: u32,
+}
+
+/// The tile URL template of `scheme`, with the time dimension when the data has times.
+pub(crate) fn resource_template(scheme: &Scheme, tiles_base: &str, has_times: bool) -> String {
+    let time = if has_times { "?timeStep={Time}" } else { "" };
+    format!(
+        "{tiles_base}/scheme/{}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{time}",
+        scheme.id
+    )
+}
+
+/// The JSON capabilities of a dataset.
+pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> CapabilitiesDto {
+    let description = &tileable.description;
+    let has_times = !description.times.is_empty();
+    let layers = description
+        .items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let schemes: Vec<&Scheme> = tileable
+                .schemes
+                .iter()
+                .filter(|scheme| scheme.item == index)
+                .collect();
+            LayerDto {
+                identifier: layer_id(index),
+                title: item.name.clone(),
+                wgs84_bounding_box: description
+                    .wgs84_extent
+                    .map(|bounds| [bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y]),
+                formats: schemes
+                    .first()
+                    .map(|scheme| vec![scheme.output.media_type()])
+                    .unwrap_or_default(),
+                tile_matrix_set_links: schemes.iter().map(|scheme| scheme.id.clone()).collect(),
+                resource_urls: schemes
+                    .iter()
+                    .map(|scheme| ResourceUrlDto {
+                        tile_matrix_set: scheme.id.clone(),
+                        format: scheme.output.media_type(),
+                        template: resource_template(scheme, tiles_base, has_times),
+                    })
+                    .collect(),
+                time_stamps: description
+                    .times
+                    .iter()
+                    .map(|time| WireTime(time.and_utc()))
+                    .collect(),
+            }
+        })
+        .collect();
+    CapabilitiesDto {
+        title: row.name.clone(),
+        layers,
+        tile_matrix_sets: tileable
+            .schemes
+            .iter()
+            .map(|scheme| MatrixSetDto {
+                identifier: scheme.id.clone(),
+                supported_crs: scheme
+                    .matrix_set
+                    .crs
+                    .epsg
+                    .map(|code| format!("urn:ogc:def:crs:EPSG::{code}")),
+                tile_matrices: scheme
+                    .matrix_set
+                    .matrices
+                    .iter()
+                    .map(|matrix| MatrixDto {
+                        identifier: matrix.id.clone(),
+                        scale_denominator: matrix.scale_denominator,
+                        top_left_corner: [matrix.top_left_x, matrix.top_left_y],
+                        tile_width: matrix.tile_width,
+                        tile_height: matrix.tile_height,
+                        matrix_width: matrix.matrix_width,
+                        matrix_height: matrix.matrix_height,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,360 @@
+//! Tile endpoints (spec 4.5, wire-contract 8; docs/tiles.md): tiling metadata, WMTS
+//! capabilities and GetTile, scheme tiles, the empty tile, and vector tiles. HTTP only: the
+//! rules live in `service.rs`.
+
+use axum::extract::{FromRef, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::from_fn_with_state;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::{Caller, Principal};
+use crate::datasets::model::DatasetRow;
+use crate::error::ApiError;
+use crate::http::api_version::{self, TILES};
+use crate::http::etag::matches_etag;
+use crate::http::extract::{Json, Path, Query};
+use crate::http::public_base::PublicBase;
+use crate::ids::DatasetId;
+use crate::tiles::capabilities;
+use crate::tiles::model::{SchemeDto, TilingMetadataDto};
+use crate::tiles::service::{RenderedTile, TileAddress, TileError, TileService};
+
+/// The header naming the dataset's project (spec 4.5).
+const PROJECT_HEADER: &str = "svc-project-id";
+/// The header naming the dataset (spec 4.5).
+const DATASET_HEADER: &str = "svc-dataset-id";
+
+/// What the tile endpoints need.
+#[derive(Debug, Clone)]
+pub(crate) struct TilesState {
+    /// The rules.
+    pub(crate) tiles: TileService,
+}
+
+/// Tile routes with their OpenAPI description.
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    TilesState: FromRef<S>,
+    crate::blob::BlobUrls: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(metadata))
+        .routes(routes!(wmts))
+        .routes(routes!(wmts100))
+        .routes(routes!(wmts100_tile))
+        .routes(routes!(scheme_tile))
+        .routes(routes!(empty_tile))
+        .layer(from_fn_with_state(TILES, api_version::enforce))
+}
+
+impl From<TileError> for ApiError {
+    fn from(error: TileError) -> Self {
+        let message = error.to_string();
+        match error {
+            TileError::Dataset(error) => error.into(),
+            TileError::NotTileable(_) => ApiError::Unprocessable {
+                kind: "not-tileable",
+                detail: message,
+            },
+            TileError::Unreadable(_) => ApiError::Unprocessable {
+                kind: "dataset-unreadable",
+                detail: message,
+            },
+            TileError::UnknownScheme(_) | TileError::OutsideMatrix(_) => {
+                ApiError::NotFound(message)
+            }
+            TileError::Invalid { field, .. } => ApiError::field(field, message),
+            TileError::Internal(error) => ApiError::Internal(error),
+        }
+    }
+}
+
+/// Checks the spec's request headers against the dataset: `svc-dataset-id`, when sent, must
+/// be the dataset of the path and `svc-project-id`, when sent, its project.
+fn check_headers(headers: &HeaderMap, row: &DatasetRow) -> Result<(), ApiError> {
+    let named = |name: &str| -> Result<Option<uuid::Uuid>, ApiError> {
+        let Some(value) = headers.get(name) else {
+            return Ok(None);
+        };
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::field(name.to_owned(), format!("{name} must be a uuid")))?;
+        text.trim()
+            .parse::<uuid::Uuid>()
+            .map(Some)
+            .map_err(|_| ApiError::field(name.to_owned(), format!("{name} must be a uuid")))
+    };
+    if let Some(dataset) = named(DATASET_HEADER)?
+        && dataset != row.id.as_uuid()
+    {
+        return Err(ApiError::field(
+            DATASET_HEADER,
+            format!(
+                "{DATASET_HEADER} names {dataset}, but the path names dataset {}",
+                row.id.as_uuid()
+            ),
+        ));
+    }
+    if let Some(project) = named(PROJECT_HEADER)?
+        && project != row.project_id.as_uuid()
+    {
+        return Err(ApiError::field(
+            PROJECT_HEADER,
+            format!(
+                "{PROJECT_HEADER} names {project}, but the dataset is in project {}",
+                row.project_id.as_uuid()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `<base>/api/tiles/dataset/<id>`.
+fn tiles_base(base: &PublicBase, id: DatasetId) -> String {
+    format!(
+        "{}/api/tiles/dataset/{}",
+        base.as_str().trim_end_matches('/'),
+        id
+    )
+}
+
+/// The tiling metadata of a dataset: its extents, schemes, times and layers.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/metadata", tag = "tiles",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, body = TilingMetadataDto), (status = 400), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn metadata(
+    State(state): State<TilesState>,
+    principal: Principal,
+    base: PublicBase,
+    headers: HeaderMap,
+    Path(id): Path<DatasetId>,
+) -> Result<Json<TilingMetadataDto>, ApiError> {
+    let (row, tileable) = state.tiles.tileable(&Caller::from(&principal), id).await?;
+    check_headers(&headers, &row)?;
+    let description = &tileable.description;
+    let base = tiles_base(&base, id);
+    let has_layers = description.layers > 1;
+    Ok(Json(TilingMetadataDto {
+        native_extent: description.native_extent.into(),
+        wgs84_extent: description.wgs84_extent.map(Into::into),
+        tiling_schemes: tileable
+            .schemes
+            .iter()
+            .map(|scheme| SchemeDto::new(scheme, has_layers, &base))
+            .collect(),
+        time_stamps: description
+            .times
+            .iter()
+            .map(|time| crate::http::time::WireTime(time.and_utc()))
+            .collect(),
+        layer_ids: (0..description.layers).collect(),
+        tile_storage_size_kb: 0,
+    }))
+}
+
+/// Dataset, scheme, matrix, row and column of a tile path (row and column as text, so a
+/// malformed one gets a message naming it).
+type TilePath = Path<(DatasetId, String, String, String, String)>;
+
+/// Query of a scheme tile.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct TileQuery {
+    /// Layer index (one of `layerIds`); 0 when absent.
+    layer: Option<String>,
+    /// One of `timeStamps` (or a step index); the first step when absent.
+    time_step: Option<String>,
+}
+
+impl TileQuery {
+    /// The tile at `matrix`, `row`, `col` (path text) with this query's layer and time.
+    fn address(self, matrix: String, row: &str, col: &str) -> Result<TileAddress, ApiError> {
+        Ok(TileAddress {
+            matrix,
+            row: tile_index("tileRow", row)?,
+            col: tile_index("tileCol", col)?,
+            layer: self.layer,
+            time_step: self.time_step,
+        })
+    }
+}
+
+/// A tile of a scheme: PNG (or the scheme's output type) of the dataset at `timeStep` and
+/// `layer`. A tile without data is the scheme's empty tile; one outside the matrix is 404.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/scheme/{schemeId}/{tileMatrix}/{tileRow}/{tileCol}",
+    tag = "tiles",
+    params(("id" = uuid::Uuid, Path), ("schemeId" = String, Path), ("tileMatrix" = String, Path),
+        ("tileRow" = u32, Path), ("tileCol" = u32, Path), TileQuery,
+        ("If-None-Match" = Option<String>, Header, description = "an ETag of an earlier answer")),
+    responses((status = 200, content_type = "image/png"), (status = 304), (status = 400),
+        (status = 401), (status = 403), (status = 404), (status = 422)))]
+async fn scheme_tile(
+    State(state): State<TilesState>,
+    principal: Principal,
+    headers: HeaderMap,
+    Path((id, scheme, matrix, tile_row, tile_col)): TilePath,
+    Query(query): Query<TileQuery>,
+) -> Result<Response, ApiError> {
+    let address = query.address(matrix, &tile_row, &tile_col)?;
+    serve_tile(&state, &principal, &headers, id, &scheme, &address).await
+}
+
+/// The same tiles under the `wmts100` path of spec 4.5.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts100/{schemeId}/{tileMatrix}/{tileRow}/{tileCol}",
+    tag = "tiles",
+    params(("id" = uuid::Uuid, Path), ("schemeId" = String, Path), ("tileMatrix" = String, Path),
+        ("tileRow" = u32, Path), ("tileCol" = u32, Path), TileQuery),
+    responses((status = 200, content_type = "image/png"), (status = 304), (status = 400),
+        (status = 401), (status = 403), (status = 404), (status = 422)))]
+async fn wmts100_tile(
+    state: State<TilesState>,
+    principal: Principal,
+    headers: HeaderMap,
+    path: TilePath,
+    query: Query<TileQuery>,
+) -> Result<Response, ApiError> {
+    scheme_tile(state, principal, headers, path, query).await
+}
+
+/// The empty tile of a scheme: what every tile without data looks like, so clients can skip
+/// tiles they know to be empty.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/scheme/{schemeId}/emptyTile", tag = "tiles",
+    params(("id" = uuid::Uuid, Path), ("schemeId" = String, Path)),
+    responses((status = 200, content_type = "image/png"), (status = 304), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn empty_tile(
+    State(state): State<TilesState>,
+    principal: Principal,
+    headers: HeaderMap,
+    Path((id, scheme)): Path<(DatasetId, String)>,
+) -> Result<Response, ApiError> {
+    let (row, tileable) = state.tiles.tileable(&Caller::from(&principal), id).await?;
+    check_headers(&headers, &row)?;
+    let scheme = tileable.scheme(&scheme).map_err(ApiError::from)?;
+    let tile = state.tiles.empty_tile(scheme).await?;
+    Ok(tile_response(
+        &headers,
+        &tile,
+        state.tiles.max_age_seconds(),
+    ))
+}
+
+/// WMTS 1.0.0 key-value requests: `REQUEST=GetCapabilities` (the default; XML when `Accept`
+/// asks for `application/xml` or `text/xml`, JSON otherwise) and `REQUEST=GetTile` with
+/// `LAYER`, `TILEMATRIXSET`, `TILEMATRIX`, `TILEROW`, `TILECOL`, `FORMAT`, `STYLE` and `TIME`.
+/// Parameter names are matched in any case.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts", tag = "tiles",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, content_type = "application/xml"), (status = 400), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn wmts(
+    State(state): State<TilesState>,
+    principal: Principal,
+    base: PublicBase,
+    headers: HeaderMap,
+    Path(id): Path<DatasetId>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    wmts_kvp(&state, &principal, &base, &headers, id, query.as_deref()).await
+}
+
+/// The key-value WMTS endpoint under the `wmts100` name of spec 4.5.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts100", tag = "tiles",
+    params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, content_type = "application/xml"), (status = 400), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn wmts100(
+    state: State<TilesState>,
+    principal: Principal,
+    base: PublicBase,
+    headers: HeaderMap,
+    id: Path<DatasetId>,
+    query: RawQuery,
+) -> Result<Response, ApiError> {
+    wmts(state, principal, base, headers, id, query).await
+}
+
+async fn wmts_kvp(
+    state: &TilesState,
+    principal: &Principal,
+    base: &PublicBase,
+    headers: &HeaderMap,
+    id: DatasetId,
+    query: Option<&str>,
+) -> Result<Response, ApiError> {
+    let parameters = capabilities::KvpRequest::parse(query.unwrap_or_default())?;
+    match parameters.request.as_str() {
+        "getcapabilities" => {
+            let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
+            check_headers(headers, &row)?;
+            let base = tiles_base(base, id);
+            Ok(Json(capabilities::json(&row, &tileable, &base)).into_response())
+        }
+        "gettile" => {
+            let tile = parameters.tile()?;
+            serve_tile(state, principal, headers, id, &tile.scheme, &tile.address).await
+        }
+        other => Err(ApiError::field(
+            "REQUEST",
+            format!("REQUEST must be GetCapabilities or GetTile, not {other:?}"),
+        )),
+    }
+}
+
+async fn serve_tile(
+    state: &TilesState,
+    principal: &Principal,
+    headers: &HeaderMap,
+    id: DatasetId,
+    scheme: &str,
+    address: &TileAddress,
+) -> Result<Response, ApiError> {
+    let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
+    check_headers(headers, &row)?;
+    let tile = state.tiles.tile(&row, &tileable, scheme, address).await?;
+    Ok(tile_response(headers, &tile, state.tiles.max_age_seconds()))
+}
+
+/// A tile row or column: a non-negative integer.
+pub(crate) fn tile_index(name: &'static str, text: &str) -> Result<u32, ApiError> {
+    text.trim().parse::<u32>().map_err(|_| {
+        ApiError::InvalidPath(format!(
+            "{name} must be a non-negative integer, not {text:?}"
+        ))
+    })
+}
+
+/// The tile with `ETag` and `Cache-Control`, or 304 when `If-None-Match` names it.
+fn tile_response(headers: &HeaderMap, tile: &RenderedTile, max_age: u32) -> Response {
+    let unchanged = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| matches_etag(value, &tile.etag));
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(tile.media_type),
+            )],
+            tile.bytes.clone(),
+        )
+            .into_response()
+    };
+    if let Ok(etag) = HeaderValue::from_str(&tile.etag) {
+        response.headers_mut().insert(header::ETAG, etag);
+    }
+    if let Ok(cache) = HeaderValue::from_str(&format!("private, max-age={max_age}")) {
+        response.headers_mut().insert(header::CACHE_CONTROL, cache);
+    }
+    response
+}

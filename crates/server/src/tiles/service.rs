@@ -1,0 +1,565 @@
+//! Tile rules: who may see a dataset's tiles, which schemes it has, and rendering with caches.
+//!
+//! A tile request costs, in order of what is tried: the dataset check (one row and the
+//! caller's capabilities on its project, as every content read), then the tile cache; on a
+//! miss, a test of the tile against the data's extent (a tile beside the data is the empty
+//! tile at once, without touching the data); then the loaded band (cached), sampling and
+//! encoding on the blocking pool. Caches are keyed by the dataset's content version, so a
+//! replaced file is never served from an old cache entry.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use basin_formats::Catalogue;
+use basin_formats::crs::{CrsTransform, Projection};
+use basin_tiles::encode::{self, OutputType};
+use basin_tiles::raster::{Aggregation, Raster};
+use basin_tiles::render::{self, Reprojection};
+use basin_tiles::tms::Bounds;
+use bytes::Bytes;
+use chrono::NaiveDateTime;
+
+use crate::auth::Caller;
+use crate::blob::{BlobPath, BlobStore};
+use crate::datasets::model::DatasetRow;
+use crate::datasets::service::{DatasetError, DatasetService};
+use crate::ids::DatasetId;
+use crate::tiles::cache::Lru;
+use crate::tiles::scheme::{Scheme, SchemeType, default_schemes};
+use crate::tiles::source::{self, BandKey, Description, SourceError};
+
+/// Errors of the tile rules.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TileError {
+    /// The dataset rules refused (not found, not readable).
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// The dataset has no tiles of this kind.
+    #[error("{0}")]
+    NotTileable(String),
+    /// The dataset's file cannot be read.
+    #[error("{0}")]
+    Unreadable(String),
+    /// No scheme of that id.
+    #[error("the dataset has no tiling scheme {0:?}; its metadata lists the schemes")]
+    UnknownScheme(String),
+    /// The matrix, row or column is outside the scheme.
+    #[error("{0}")]
+    OutsideMatrix(String),
+    /// A query parameter is wrong.
+    #[error("{message}")]
+    Invalid {
+        /// Which parameter.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// A fault.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+/// Settings from `[tiles]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TileSettings {
+    /// Bytes of encoded tiles kept in memory.
+    pub(crate) tile_cache_bytes: usize,
+    /// Bytes of loaded bands kept in memory.
+    pub(crate) band_cache_bytes: usize,
+    /// `Cache-Control` max-age of tiles, in seconds.
+    pub(crate) max_age_seconds: u32,
+}
+
+impl From<&crate::config::TilesConfig> for TileSettings {
+    fn from(config: &crate::config::TilesConfig) -> Self {
+        let bytes = |megabytes: u64| {
+            usize::try_from(megabytes.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+        };
+        Self {
+            tile_cache_bytes: bytes(config.tile_cache_mb),
+            band_cache_bytes: bytes(config.band_cache_mb),
+            max_age_seconds: config.max_age_seconds,
+        }
+    }
+}
+
+/// A described dataset with its schemes, shared by every request for its tiles.
+#[derive(Debug)]
+pub(crate) struct Tileable {
+    /// What the data is.
+    pub(crate) description: Description,
+    /// Its schemes.
+    pub(crate) schemes: Vec<Scheme>,
+    /// The data's extent in Web Mercator, for skipping XYZ tiles beside it.
+    mercator_extent: Option<Bounds>,
+    /// From EPSG:3857 to the data's system, when the data has XYZ schemes.
+    reprojection: Option<Reprojection>,
+}
+
+impl Tileable {
+    /// The scheme `id`.
+    pub(crate) fn scheme(&self, id: &str) -> Result<&Scheme, TileError> {
+        self.schemes
+            .iter()
+            .find(|scheme| scheme.id == id)
+            .ok_or_else(|| TileError::UnknownScheme(id.to_owned()))
+    }
+}
+
+type Described = Result<Arc<Tileable>, Arc<SourceError>>;
+type Loaded = Result<Arc<Raster>, Arc<SourceError>>;
+
+/// A rendered tile.
+#[derive(Debug, Clone)]
+pub(crate) struct RenderedTile {
+    /// The encoded bytes.
+    pub(crate) bytes: Bytes,
+    /// Media type.
+    pub(crate) media_type: &'static str,
+    /// Strong validator of the bytes.
+    pub(crate) etag: String,
+}
+
+/// Where a tile is, within a scheme.
+#[derive(Debug, Clone)]
+pub(crate) struct TileAddress {
+    /// The matrix identifier.
+    pub(crate) matrix: String,
+    /// Row.
+    pub(crate) row: u32,
+    /// Column.
+    pub(crate) col: u32,
+    /// `layer` query: the layer index.
+    pub(crate) layer: Option<String>,
+    /// `timeStep` query: a time of the dataset (or a step index).
+    pub(crate) time_step: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TileKey {
+    content: Arc<str>,
+    scheme: String,
+    level: u8,
+    row: u32,
+    col: u32,
+    band: BandKey,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct BandCacheKey {
+    content: Arc<str>,
+    band: BandKey,
+    aggregation: Aggregation,
+}
+
+/// The tile rules.
+#[derive(Clone)]
+pub(crate) struct TileService {
+    datasets: DatasetService,
+    blobs: Arc<dyn BlobStore>,
+    catalogue: Arc<Catalogue>,
+    work_dir: PathBuf,
+    settings: TileSettings,
+    described: Arc<Lru<Arc<str>, Described>>,
+    bands: Arc<Lru<BandCacheKey, Loaded>>,
+    tiles: Arc<Lru<TileKey, RenderedTile>>,
+    empty: Arc<Lru<(u32, OutputType), Bytes>>,
+}
+
+impl std::fmt::Debug for TileService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TileService")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Bytes kept for described datasets: descriptions are small, so this holds thousands.
+const DESCRIBED_CACHE_BYTES: usize = 16 << 20;
+
+impl TileService {
+    /// The rules over these parts.
+    pub(crate) fn new(
+        datasets: DatasetService,
+        blobs: Arc<dyn BlobStore>,
+        catalogue: Arc<Catalogue>,
+        work_dir: PathBuf,
+        settings: TileSettings,
+    ) -> Self {
+        Self {
+            datasets,
+            blobs,
+            catalogue,
+            work_dir,
+            settings,
+            described: Arc::new(Lru::new(DESCRIBED_CACHE_BYTES)),
+            bands: Arc::new(Lru::new(settings.band_cache_bytes)),
+            tiles: Arc::new(Lru::new(settings.tile_cache_bytes)),
+            empty: Arc::new(Lru::new(1 << 20)),
+        }
+    }
+
+    /// `Cache-Control` max-age of tiles.
+    pub(crate) fn max_age_seconds(&self) -> u32 {
+        self.settings.max_age_seconds
+    }
+
+    /// The dataset (which the caller may read) and what its tiles are made of.
+    pub(crate) async fn tileable(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> Result<(DatasetRow, Arc<Tileable>), TileError> {
+        let row = self.datasets.readable(caller, id).await?;
+        let content = content_key(&row);
+        let service = self.clone();
+        let loading_row = row.clone();
+        let described = self
+            .described
+            .get_or_load(&content, described_weight, || async move {
+                service.describe(&loading_row).await
+            })
+            .await;
+        match described {
+            Ok(tileable) => Ok((row, tileable)),
+            Err(error) => Err(match error.as_ref() {
+                SourceError::NotTileable(message) => TileError::NotTileable(message.clone()),
+                SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
+            }),
+        }
+    }
+
+    async fn describe(&self, row: &DatasetRow) -> Described {
+        let catalogue = self.catalogue.clone();
+        let format = row.dataset_format.clone();
+        let described = self
+            .with_file(row, move |file| source::describe(&catalogue, &format, file))
+            .await
+            .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?
+            .map_err(Arc::new)?;
+        let schemes = default_schemes(&described);
+        let mercator_extent = described.mercator_extent();
+        let reprojection = reprojection_from_mercator(&described);
+        Ok(Arc::new(Tileable {
+            description: described,
+            schemes,
+            mercator_extent,
+            reprojection,
+        }))
+    }
+
+    /// Runs `read` on the blocking pool with the dataset's content as a local file: the
+    /// blob itself, hard-linked so a replacement during the read cannot change it, or a
+    /// download of it for remote stores. The file is removed afterwards.
+    async fn with_file<T: Send + 'static>(
+        &self,
+        row: &DatasetRow,
+        read: impl FnOnce(&Path) -> T + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let path = BlobPath::parse_key(&row.data_path)
+            .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
+        let folder = self
+            .work_dir
+            .join("tiles")
+            .join(uuid::Uuid::new_v4().to_string());
+        tokio::fs::create_dir_all(&folder).await?;
+        let target = folder.join(format!("source{}", row.dataset_format));
+        let staged = stage(self.blobs.as_ref(), &path, &target).await;
+        let result = match staged {
+            Ok(()) => tokio::task::spawn_blocking({
+                let target = target.clone();
+                move || read(&target)
+            })
+            .await
+            .map_err(anyhow::Error::from),
+            Err(error) => Err(error),
+        };
+        let _ = tokio::fs::remove_dir_all(&folder).await;
+        result
+    }
+
+    /// A tile of a scheme, from the cache or rendered now.
+    pub(crate) async fn tile(
+        &self,
+        row: &DatasetRow,
+        tileable: &Arc<Tileable>,
+        scheme_id: &str,
+        address: &TileAddress,
+    ) -> Result<RenderedTile, TileError> {
+        let scheme = tileable.scheme(scheme_id)?;
+        let matrix = scheme.matrix_set.matrix(&address.matrix).ok_or_else(|| {
+            TileError::OutsideMatrix(format!(
+                "the scheme {} has no tile matrix {:?}; it has levels 0 to {}",
+                scheme.id,
+                address.matrix,
+                scheme.matrix_set.matrices.len().saturating_sub(1)
+            ))
+        })?;
+        let Some(bounds) = matrix.tile_bounds(address.row, address.col) else {
+            return Err(TileError::OutsideMatrix(format!(
+                "tile row {} column {} is outside matrix {} ({} rows, {} columns)",
+                address.row, address.col, matrix.id, matrix.matrix_height, matrix.matrix_width
+            )));
+        };
+        let band = self.band_of(tileable, scheme, address)?;
+        let data_extent = match scheme.scheme_type {
+            SchemeType::Xyz => tileable.mercator_extent,
+            SchemeType::Wmts => Some(tileable.description.native_extent),
+        };
+        if !data_extent.is_some_and(|extent| extent.intersects(&bounds)) {
+            return self.empty_tile(scheme).await;
+        }
+        let content = content_key(row);
+        let key = TileKey {
+            content: content.clone(),
+            scheme: scheme.id.clone(),
+            level: matrix.level,
+            row: address.row,
+            col: address.col,
+            band,
+        };
+        if let Some(tile) = self.tiles.get(&key) {
+            return Ok(tile);
+        }
+        let raster = self
+            .band(row, tileable, band, scheme.aggregation, content)
+            .await?;
+        let Some(bytes) = render_tile(raster, tileable, scheme, matrix, address).await? else {
+            return self.empty_tile(scheme).await;
+        };
+        let tile = RenderedTile {
+            etag: etag_of(&bytes),
+            media_type: scheme.output.media_type(),
+            bytes,
+        };
+        self.tiles.insert(key, tile.clone(), tile.bytes.len());
+        Ok(tile)
+    }
+
+    /// The one empty tile of a scheme.
+    pub(crate) async fn empty_tile(&self, scheme: &Scheme) -> Result<RenderedTile, TileError> {
+        let size = scheme.tile_size();
+        let output = scheme.output;
+        let bytes = match self.empty.get(&(size, output)) {
+            Some(bytes) => bytes,
+            None => {
+                let encoded =
+                    tokio::task::spawn_blocking(move || encode::empty_tile(size, size, output))
+                        .await
+                        .map_err(anyhow::Error::from)?
+                        .map_err(anyhow::Error::from)?;
+                let bytes = Bytes::from(encoded);
+                self.empty
+                    .insert((size, output), bytes.clone(), bytes.len());
+                bytes
+            }
+        };
+        Ok(RenderedTile {
+            etag: etag_of(&bytes),
+            media_type: output.media_type(),
+            bytes,
+        })
+    }
+
+    async fn band(
+        &self,
+        row: &DatasetRow,
+        tileable: &Arc<Tileable>,
+        band: BandKey,
+        aggregation: Aggregation,
+        content: Arc<str>,
+    ) -> Result<Arc<Raster>, TileError> {
+        let key = BandCacheKey {
+            content,
+            band,
+            aggregation,
+        };
+        let service = self.clone();
+        let row = row.clone();
+        let tileable = tileable.clone();
+        let loaded = self
+            .bands
+            .get_or_load(&key, loaded_weight, || async move {
+                let catalogue = service.catalogue.clone();
+                let loading = tileable.clone();
+                service
+                    .with_file(&row, move |file| {
+                        source::load_band(&catalogue, &loading.description, file, band, aggregation)
+                    })
+                    .await
+                    .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?
+                    .map(Arc::new)
+                    .map_err(Arc::new)
+            })
+            .await;
+        loaded.map_err(|error| match error.as_ref() {
+            SourceError::NotTileable(message) => TileError::NotTileable(message.clone()),
+            SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
+        })
+    }
+
+    fn band_of(
+        &self,
+        tileable: &Tileable,
+        scheme: &Scheme,
+        address: &TileAddress,
+    ) -> Result<BandKey, TileError> {
+        let description = &tileable.description;
+        let layer = match address.layer.as_deref().map(str::trim) {
+            None | Some("") => 0,
+            Some(text) => text
+                .parse::<usize>()
+                .ok()
+                .filter(|&layer| layer < description.layers)
+                .ok_or_else(|| TileError::Invalid {
+                    field: "layer",
+                    message: format!(
+                        "layer must be one of the dataset's layerIds, 0 to {}",
+                        description.layers.saturating_sub(1)
+                    ),
+                })?,
+        };
+        let step = match address.time_step.as_deref().map(str::trim) {
+            None | Some("") => 0,
+            Some(text) => step_of(description, text)?,
+        };
+        Ok(BandKey {
+            item: scheme.item,
+            step,
+            layer,
+        })
+    }
+}
+
+/// The step named by `text`: one of the dataset's times (any form the API accepts, compared to
+/// the microsecond), or a step index.
+fn step_of(description: &Description, text: &str) -> Result<usize, TileError> {
+    if let Ok(index) = text.parse::<usize>()
+        && index < description.steps
+    {
+        return Ok(index);
+    }
+    let wanted = crate::http::time::WireTime::parse(text).map(|time| time.0.naive_utc());
+    let found = wanted.and_then(|wanted| {
+        description
+            .times
+            .iter()
+            .position(|time| same_time(*time, wanted))
+    });
+    found.ok_or_else(|| TileError::Invalid {
+        field: "timeStep",
+        message: if description.times.is_empty() {
+            format!(
+                "the dataset has no calendar time; timeStep may only be a step index below {}",
+                description.steps
+            )
+        } else {
+            format!(
+                "{text:?} is not a time step of the dataset; its metadata lists the {} timeStamps",
+                description.times.len()
+            )
+        },
+    })
+}
+
+fn same_time(a: NaiveDateTime, b: NaiveDateTime) -> bool {
+    (a - b).num_microseconds().is_some_and(|delta| delta == 0)
+}
+
+/// Samples and encodes a tile on the blocking pool; `None` when no pixel has data.
+async fn render_tile(
+    raster: Arc<Raster>,
+    tileable: &Tileable,
+    scheme: &Scheme,
+    matrix: &basin_tiles::tms::TileMatrix,
+    address: &TileAddress,
+) -> Result<Option<Bytes>, TileError> {
+    let reprojection = match scheme.scheme_type {
+        SchemeType::Wmts => Reprojection::Identity,
+        SchemeType::Xyz => tileable.reprojection.clone().ok_or_else(|| {
+            TileError::NotTileable("the data cannot be placed in Web Mercator".into())
+        })?,
+    };
+    let (matrix, ramp, output) = (matrix.clone(), scheme.ramp.clone(), scheme.output);
+    let (tile_row, tile_col) = (address.row, address.col);
+    let rendered = tokio::task::spawn_blocking(move || {
+        let values =
+            render::sample_tile(raster.as_ref(), &matrix, tile_row, tile_col, &reprojection)?;
+        if values.is_empty() {
+            return None;
+        }
+        Some(encode::encode(&values, &ramp, output))
+    })
+    .await
+    .map_err(anyhow::Error::from)?;
+    match rendered {
+        None => Ok(None),
+        Some(encoded) => Ok(Some(Bytes::from(encoded.map_err(anyhow::Error::from)?))),
+    }
+}
+
+/// The dataset's content version: the cache key of everything drawn from it.
+fn content_key(row: &DatasetRow) -> Arc<str> {
+    let version = match &row.checksum {
+        Some(checksum) => checksum.clone(),
+        None => format!("v{}", row.row_version),
+    };
+    Arc::from(format!(
+        "{}|{}|{}|{}",
+        row.data_path, row.storage_size, row.dataset_format, version
+    ))
+}
+
+fn described_weight(described: &Described) -> usize {
+    match described {
+        Ok(tileable) => tileable.description.approximate_bytes() + tileable.schemes.len() * 4096,
+        Err(_) => 256,
+    }
+}
+
+fn loaded_weight(loaded: &Loaded) -> usize {
+    match loaded {
+        Ok(raster) => raster.approximate_bytes(),
+        Err(_) => 256,
+    }
+}
+
+/// A strong ETag of tile bytes: their MD5, which is cheap next to encoding them.
+fn etag_of(bytes: &[u8]) -> String {
+    use md5::Digest;
+    let digest = md5::Md5::digest(bytes);
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// How EPSG:3857 positions reach the data's system.
+fn reprojection_from_mercator(description: &Description) -> Option<Reprojection> {
+    description.wgs84_extent?;
+    if description.epsg == Some(4326) {
+        return Some(Reprojection::WebMercatorToGeographic);
+    }
+    let crs = description.crs.as_ref()?;
+    let to = Projection::of(crs).ok()?;
+    let from = Projection::epsg(4326).ok()?;
+    Some(Reprojection::WebMercatorThrough(Box::new(
+        CrsTransform::new(from, to),
+    )))
+}
+
+/// Puts the blob at `path` at `target`: a hard link for local blobs, else a download.
+async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow::Result<()> {
+    if let Some(file) = blobs.local_file(path)
+        && tokio::fs::hard_link(&file, target).await.is_ok()
+    {
+        return Ok(());
+    }
+    let read = blobs.get(path, None).await?;
+    let mut file = tokio::fs::File::create(target).await?;
+    let mut body = read.body;
+    while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+        let chunk = chunk?;
+        tokio::io::AsyncWriteExt::write_all(&mut file, &chunk).await?;
+    }
+    tokio::io::AsyncWriteExt::flush(&mut file).await?;
+    Ok(())
+}

@@ -1,0 +1,414 @@
+//! Reading datasets for tiles: what a dataset holds (described once per content version) and
+//! one band of it ready to sample (loaded once per item, step and layer, then cached).
+//!
+//! Everything here is blocking work on a local file: callers run it on the blocking pool.
+//! Readers are the conversion catalogue's, so every format the catalogue reads as a grid or
+//! a mesh can be tiled without code here.
+
+use std::path::Path;
+
+use basin_formats::crs::{Crs, CrsTransform, Projection};
+use basin_formats::model::{DataKind, DatasetSink, Frame, GridGeometry, Header, Item};
+use basin_formats::{Catalogue, FormatError, FormatResult, Parameters, ReadContext};
+use basin_tiles::raster::{Aggregation, Raster};
+use basin_tiles::render::to_mercator;
+use basin_tiles::tms::Bounds;
+use chrono::NaiveDateTime;
+
+/// Why a dataset cannot give tiles.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SourceError {
+    /// No reader reads this format, or it reads something that has no map (a time series).
+    #[error("{0}")]
+    NotTileable(String),
+    /// The reader failed: the file is broken or not what its name says.
+    #[error("the dataset cannot be read: {0}")]
+    Unreadable(String),
+}
+
+impl From<FormatError> for SourceError {
+    fn from(error: FormatError) -> Self {
+        Self::Unreadable(error.to_string())
+    }
+}
+
+/// An item of a dataset and the range of its first step.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ItemSummary {
+    /// Name.
+    pub(crate) name: String,
+    /// Unit.
+    pub(crate) unit: String,
+    /// Smallest and largest value with data in the first step, if any.
+    pub(crate) range: Option<(f64, f64)>,
+}
+
+/// What the tiles of a dataset are drawn from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Shape {
+    /// A grid.
+    Grid(GridGeometry),
+}
+
+/// What a dataset holds, as far as tiles care.
+#[derive(Debug, Clone)]
+pub(crate) struct Description {
+    /// The reader that reads it.
+    pub(crate) reader: &'static str,
+    /// Grid or mesh.
+    pub(crate) shape: Shape,
+    /// Items with the value range of their first step.
+    pub(crate) items: Vec<ItemSummary>,
+    /// Times of the steps (empty when the data has no calendar time).
+    pub(crate) times: Vec<NaiveDateTime>,
+    /// Number of steps.
+    pub(crate) steps: usize,
+    /// Vertical layers (1 for 2D data).
+    pub(crate) layers: usize,
+    /// The coordinate system, when known.
+    pub(crate) crs: Option<Crs>,
+    /// Extent in the dataset's own coordinates.
+    pub(crate) native_extent: Bounds,
+    /// Extent in longitude and latitude, when the CRS is known and transformable.
+    pub(crate) wgs84_extent: Option<Bounds>,
+    /// EPSG code of the CRS, when it resolves to one.
+    pub(crate) epsg: Option<u32>,
+    /// True when the CRS is geographic (degrees).
+    pub(crate) geographic: bool,
+    /// Map units per cell of the grid (the larger side).
+    pub(crate) cell_size: f64,
+}
+
+impl Description {
+    /// The extent in EPSG:3857, when known.
+    pub(crate) fn mercator_extent(&self) -> Option<Bounds> {
+        let wgs84 = self.wgs84_extent?;
+        let (min_x, min_y) = to_mercator(wgs84.min_x, wgs84.min_y);
+        let (max_x, max_y) = to_mercator(wgs84.max_x, wgs84.max_y);
+        Some(Bounds {
+            min_x,
+            min_y,
+            max_x,
+            max_y,
+        })
+    }
+
+    /// Bytes this description holds, roughly (for the cache).
+    pub(crate) fn approximate_bytes(&self) -> usize {
+        512 + self.times.len() * 16 + self.items.len() * 128
+    }
+}
+
+/// Reads `file` (a dataset of `format`) far enough to describe it: the header and the first
+/// step of every item.
+pub(crate) fn describe(
+    catalogue: &Catalogue,
+    format: &str,
+    file: &Path,
+) -> Result<Description, SourceError> {
+    let reader = reader_for(catalogue, format)?;
+    let mut sink = DescribeSink::default();
+    read(catalogue, reader, file, &mut sink)?;
+    let header = sink
+        .header
+        .ok_or_else(|| SourceError::Unreadable("the reader produced no data".to_owned()))?;
+    match header {
+        Header::Grid(grid) => {
+            let geometry = grid.geometry;
+            let [ox, pw, rr, oy, cr, ph] = geometry.transform.to_gdal();
+            let columns = geometry.columns as f64;
+            let rows = geometry.rows as f64;
+            let corners = [
+                (ox, oy),
+                (ox + columns * pw, oy + columns * cr),
+                (ox + rows * rr, oy + rows * ph),
+                (ox + columns * pw + rows * rr, oy + columns * cr + rows * ph),
+            ];
+            let native_extent = bounds_of(corners.iter().copied());
+            let items = summaries(&grid.items, &sink.ranges);
+            let crs = geometry.crs.clone();
+            let (epsg, geographic, wgs84_extent) = place(crs.as_ref(), &native_extent);
+            Ok(Description {
+                reader: reader.name,
+                layers: geometry.layers(),
+                cell_size: pw.hypot(cr).max(rr.hypot(ph)),
+                shape: Shape::Grid(geometry),
+                items,
+                times: (0..grid.time.steps())
+                    .filter_map(|step| grid.time.time(step))
+                    .collect(),
+                steps: grid.time.steps(),
+                crs,
+                native_extent,
+                wgs84_extent,
+                epsg,
+                geographic,
+            })
+        }
+        Header::Mesh(_) => Err(SourceError::NotTileable(
+            "mesh datasets are not tiled yet".to_owned(),
+        )),
+        other => Err(SourceError::NotTileable(format!(
+            "a {} has no raster tiles; only grids and meshes do",
+            other.kind().name()
+        ))),
+    }
+}
+
+/// Loads one band (item, step, layer) of a grid dataset as a raster.
+pub(crate) fn load_band(
+    catalogue: &Catalogue,
+    description: &Description,
+    file: &Path,
+    band: BandKey,
+    aggregation: Aggregation,
+) -> Result<Raster, SourceError> {
+    let Shape::Grid(geometry) = &description.shape;
+    let reader = catalogue
+        .readers()
+        .map(|reader| reader.spec())
+        .find(|spec| spec.name == description.reader)
+        .ok_or_else(|| SourceError::NotTileable("the dataset's reader is gone".to_owned()))?;
+    let cells = geometry
+        .columns
+        .checked_mul(geometry.rows)
+        .ok_or_else(|| SourceError::Unreadable("the grid is too large".to_owned()))?;
+    let mut sink = BandSink {
+        band,
+        cells,
+        nodata: None,
+        values: vec![f32::NAN; cells],
+    };
+    read(catalogue, reader, file, &mut sink)?;
+    Raster::new(
+        geometry.columns,
+        geometry.rows,
+        geometry.transform.to_gdal(),
+        sink.values,
+        aggregation,
+    )
+    .map_err(|error| SourceError::Unreadable(error.to_string()))
+}
+
+/// Which band of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct BandKey {
+    /// Item index.
+    pub(crate) item: usize,
+    /// Step index.
+    pub(crate) step: usize,
+    /// Layer index (0 for 2D data).
+    pub(crate) layer: usize,
+}
+
+fn reader_for(
+    catalogue: &Catalogue,
+    format: &str,
+) -> Result<&'static basin_formats::catalogue::ReaderSpec, SourceError> {
+    let spec = crate::transfers::plan::reader_for_format(catalogue, format).ok_or_else(|| {
+        SourceError::NotTileable(format!(
+            "no reader reads datasets of format {:?}, so it has no tiles",
+            format
+        ))
+    })?;
+    if !spec
+        .produces
+        .iter()
+        .any(|kind| matches!(kind, DataKind::Grid | DataKind::Mesh))
+    {
+        return Err(SourceError::NotTileable(format!(
+            "{} datasets hold no grid or mesh, so they have no raster tiles",
+            spec.name
+        )));
+    }
+    Ok(spec)
+}
+
+fn read(
+    catalogue: &Catalogue,
+    spec: &basin_formats::catalogue::ReaderSpec,
+    file: &Path,
+    sink: &mut dyn DatasetSink,
+) -> Result<(), SourceError> {
+    let reader = catalogue
+        .reader(spec.name)
+        .ok_or_else(|| SourceError::NotTileable(format!("no reader named {}", spec.name)))?;
+    let parameters = Parameters::validate(spec.parameters, &[])?;
+    reader.read(file, &parameters, &ReadContext::default(), sink)?;
+    Ok(())
+}
+
+fn summaries(items: &[Item], ranges: &[Option<(f64, f64)>]) -> Vec<ItemSummary> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| ItemSummary {
+            name: item.name.clone(),
+            unit: item.quantity.unit.clone(),
+            range: ranges.get(index).copied().flatten(),
+        })
+        .collect()
+}
+
+fn bounds_of(points: impl Iterator<Item = (f64, f64)>) -> Bounds {
+    points.fold(
+        Bounds {
+            min_x: f64::INFINITY,
+            min_y: f64::INFINITY,
+            max_x: f64::NEG_INFINITY,
+            max_y: f64::NEG_INFINITY,
+        },
+        |bounds, (x, y)| Bounds {
+            min_x: bounds.min_x.min(x),
+            min_y: bounds.min_y.min(y),
+            max_x: bounds.max_x.max(x),
+            max_y: bounds.max_y.max(y),
+        },
+    )
+}
+
+/// The EPSG code, whether geographic, and the WGS 84 extent of `extent` in `crs`: the box of
+/// 21 points along each edge, transformed (projected edges bend in longitude and latitude).
+fn place(crs: Option<&Crs>, extent: &Bounds) -> (Option<u32>, bool, Option<Bounds>) {
+    let Some(crs) = crs else {
+        return (None, false, None);
+    };
+    let epsg = basin_formats::crs::resolve_epsg(crs);
+    let Ok(projection) = Projection::of(crs) else {
+        return (epsg, false, None);
+    };
+    let geographic = projection.is_geographic();
+    let Ok(wgs84) = Projection::epsg(4326) else {
+        return (epsg, geographic, None);
+    };
+    let transform = CrsTransform::new(projection, wgs84);
+    let mut points = Vec::with_capacity(84);
+    for step in 0..=20 {
+        let t = f64::from(step) / 20.0;
+        let x = extent.min_x + t * extent.width();
+        let y = extent.min_y + t * extent.height();
+        points.extend([
+            (x, extent.min_y),
+            (x, extent.max_y),
+            (extent.min_x, y),
+            (extent.max_x, y),
+        ]);
+    }
+    let transformed: Vec<(f64, f64)> = points
+        .into_iter()
+        .filter_map(|(x, y)| transform.try_apply(x, y))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if transformed.is_empty() {
+        return (epsg, geographic, None);
+    }
+    let mut bounds = bounds_of(transformed.into_iter());
+    bounds.min_x = bounds.min_x.max(-180.0);
+    bounds.max_x = bounds.max_x.min(180.0);
+    bounds.min_y = bounds.min_y.max(-90.0);
+    bounds.max_y = bounds.max_y.min(90.0);
+    (epsg, geographic, Some(bounds).filter(Bounds::is_valid))
+}
+
+/// Keeps the header and the value range of each item's first step; skips everything else.
+#[derive(Default)]
+struct DescribeSink {
+    header: Option<Header>,
+    items: Vec<Item>,
+    ranges: Vec<Option<(f64, f64)>>,
+}
+
+impl DatasetSink for DescribeSink {
+    fn begin(&mut self, header: &Header) -> FormatResult<()> {
+        if let Some((items, _)) = header.items_and_time() {
+            self.items = items.to_vec();
+            self.ranges = vec![None; items.len()];
+        }
+        self.header = Some(header.clone());
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if frame.step != 0 {
+            return Ok(());
+        }
+        let (Some(item), Some(range)) =
+            (self.items.get(frame.item), self.ranges.get_mut(frame.item))
+        else {
+            return Ok(());
+        };
+        for index in 0..frame.values.len() {
+            let Some(value) = frame.values.get_f64(index) else {
+                continue;
+            };
+            if item.is_nodata(value) || !value.is_finite() {
+                continue;
+            }
+            *range = Some(match *range {
+                None => (value, value),
+                Some((low, high)) => (low.min(value), high.max(value)),
+            });
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        Ok(())
+    }
+
+    fn wants(&self, step: usize, _item: usize) -> bool {
+        step == 0
+    }
+}
+
+/// Keeps one layer of one item at one step, as `f32` with NaN for no data.
+struct BandSink {
+    band: BandKey,
+    cells: usize,
+    nodata: Option<Item>,
+    values: Vec<f32>,
+}
+
+impl DatasetSink for BandSink {
+    fn begin(&mut self, header: &Header) -> FormatResult<()> {
+        if let Some((items, _)) = header.items_and_time() {
+            self.nodata = items.get(self.band.item).cloned();
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if frame.step != self.band.step || frame.item != self.band.item {
+            return Ok(());
+        }
+        let layer_start = self.band.layer * self.cells;
+        for index in 0..frame.values.len() {
+            let position = frame.offset + index;
+            let Some(cell) = position
+                .checked_sub(layer_start)
+                .filter(|&cell| cell < self.cells)
+            else {
+                continue;
+            };
+            let Some(value) = frame.values.get_f64(index) else {
+                continue;
+            };
+            let missing = self
+                .nodata
+                .as_ref()
+                .is_some_and(|item| item.is_nodata(value));
+            if let Some(slot) = self.values.get_mut(cell) {
+                *slot = if missing { f32::NAN } else { value as f32 };
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        Ok(())
+    }
+
+    fn wants(&self, step: usize, item: usize) -> bool {
+        step == self.band.step && item == self.band.item
+    }
+}

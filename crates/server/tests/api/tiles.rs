@@ -1,0 +1,605 @@
+//! Tiles (spec 4.5, wire-contract 8): tiling metadata, scheme tiles checked pixel by pixel
+//! against the source, the empty tile, WMTS key-value requests, caching headers, and every
+//! refusal.
+
+use basin_formats::crs::{Crs, CrsTransform, Projection};
+use basin_formats::model::{
+    Data, DataType, Dataset, GeoTransform, GridGeometry, GridHeader, Header, Item, TimeAxis, Values,
+};
+use basin_formats::{Catalogue, Parameters};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// Colours of the default ramp (docs/tiles.md), to compute expected pixels independently.
+const RAMP: [[u8; 3]; 7] = [
+    [0x0b, 0x2a, 0x6f],
+    [0x1f, 0x6f, 0xb2],
+    [0x37, 0xb3, 0xc9],
+    [0x9b, 0xd8, 0x7f],
+    [0xf4, 0xe3, 0x5c],
+    [0xf5, 0x9a, 0x3b],
+    [0xc8, 0x35, 0x2b],
+];
+
+/// The documented colour formula.
+fn expected_colour(value: f32, min: f64, max: f64) -> [u8; 4] {
+    if value.is_nan() {
+        return [0, 0, 0, 0];
+    }
+    let last = (RAMP.len() - 1) as f64;
+    let t = ((f64::from(value) - min) / (max - min)).clamp(0.0, 1.0) * last;
+    let i = (t.floor() as usize).min(RAMP.len() - 1);
+    let f = t - i as f64;
+    let low = RAMP[i];
+    let high = RAMP[(i + 1).min(RAMP.len() - 1)];
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * f).round() as u8;
+    [
+        mix(low[0], high[0]),
+        mix(low[1], high[1]),
+        mix(low[2], high[2]),
+        255,
+    ]
+}
+
+/// A test grid: `columns` x `rows` cells of `cell` metres from (x0, y0) at the top left,
+/// value of cell (c, r) = c + 1000 r (cell (0, 0) no data when `hole`).
+struct Grid {
+    columns: usize,
+    rows: usize,
+    x0: f64,
+    y0: f64,
+    cell: f64,
+    epsg: u32,
+}
+
+impl Grid {
+    fn value(&self, column: usize, row: usize) -> f32 {
+        if column == 0 && row == 0 {
+            -9999.0
+        } else {
+            (column + 1000 * row) as f32
+        }
+    }
+
+    /// The value at (x, y) in the grid's system, NaN outside or on no data.
+    fn sample(&self, x: f64, y: f64) -> f32 {
+        let column = ((x - self.x0) / self.cell).floor();
+        let row = ((self.y0 - y) / self.cell).floor();
+        if !(column >= 0.0 && row >= 0.0) {
+            return f32::NAN;
+        }
+        let (column, row) = (column as usize, row as usize);
+        if column >= self.columns || row >= self.rows {
+            return f32::NAN;
+        }
+        let value = self.value(column, row);
+        if value == -9999.0 { f32::NAN } else { value }
+    }
+
+    fn range(&self) -> (f64, f64) {
+        (1.0, (self.columns - 1 + 1000 * (self.rows - 1)) as f64)
+    }
+
+    fn geotiff(&self) -> Vec<u8> {
+        let mut item = Item::new("depth", DataType::F32);
+        item.nodata = Some(-9999.0);
+        let values: Vec<f32> = (0..self.rows)
+            .flat_map(|row| (0..self.columns).map(move |column| (column, row)))
+            .map(|(column, row)| self.value(column, row))
+            .collect();
+        let dataset = Dataset {
+            header: Header::Grid(GridHeader {
+                geometry: GridGeometry {
+                    columns: self.columns,
+                    rows: self.rows,
+                    vertical: None,
+                    transform: GeoTransform::north_up(self.x0, self.y0, self.cell, self.cell),
+                    crs: Some(Crs::Epsg(self.epsg)),
+                },
+                items: vec![item],
+                time: TimeAxis::None,
+            }),
+            data: Data::Values(vec![vec![Values::F32(values)]]),
+        };
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("grid.tif");
+        let catalogue = Catalogue::standard();
+        let writer = catalogue.writer("GeoTiffWriter").unwrap();
+        let parameters = Parameters::validate(writer.spec().parameters, &[]).unwrap();
+        let mut sink = writer.create(&path, &parameters).unwrap();
+        dataset.replay(sink.as_mut()).unwrap();
+        sink.finish().unwrap();
+        std::fs::read(path).unwrap()
+    }
+}
+
+/// 300 x 200 cells of 25 m in UTM 32N, near 10.46 E 52.30 N.
+fn utm_grid() -> Grid {
+    Grid {
+        columns: 300,
+        rows: 200,
+        x0: 600_000.0,
+        y0: 5_800_000.0,
+        cell: 25.0,
+        epsg: 32632,
+    }
+}
+
+async fn uploaded(app: &TestApp, grid: &Grid, name: &str) -> (String, String) {
+    let project = app.create_project(As::Key, "maps", json!({})).await;
+    let project = id_str(&project).to_owned();
+    let response = app.upload_file(&project, name, grid.geotiff()).await;
+    let dataset = expect_status(response, StatusCode::CREATED).await;
+    (project, id_str(&dataset).to_owned())
+}
+
+async fn get(app: &TestApp, path: &str) -> reqwest::Response {
+    app.with_key(Method::GET, path).send().await.unwrap()
+}
+
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buffer.truncate(info.buffer_size());
+    (info.width, info.height, buffer)
+}
+
+fn scheme<'a>(metadata: &'a Value, id: &str) -> &'a Value {
+    metadata["tilingSchemes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|scheme| scheme["schemeId"] == id)
+        .unwrap_or_else(|| panic!("no scheme {id} in {metadata}"))
+}
+
+api_test!(metadata_describes_extents_schemes_times_and_layers, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let response = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+    assert_eq!(response.headers()["api-supported-versions"], "1.0");
+    let metadata = expect_status(response, StatusCode::OK).await;
+    assert_eq!(
+        metadata["nativeExtent"],
+        json!({"xMin": 600000.0, "yMin": 5795000.0, "xMax": 607500.0, "yMax": 5800000.0})
+    );
+    let wgs84 = &metadata["wgS84Extent"];
+    assert!(
+        (wgs84["xMin"].as_f64().unwrap() - 10.46).abs() < 0.02,
+        "{wgs84}"
+    );
+    assert!(
+        (wgs84["yMax"].as_f64().unwrap() - 52.33).abs() < 0.02,
+        "{wgs84}"
+    );
+    assert_eq!(metadata["timeStamps"], json!([]));
+    assert_eq!(metadata["layerIds"], json!([0]));
+    assert_eq!(metadata["tileStorageSizeKB"], 0);
+
+    let xyz = scheme(&metadata, "xyz-0");
+    let (min, max) = grid.range();
+    assert_eq!(xyz["schemeType"], "XYZ");
+    assert_eq!(xyz["itemName"], "depth");
+    assert_eq!(xyz["outputType"], "PNG");
+    assert_eq!(xyz["aggregationMethod"], "Mean");
+    assert_eq!(xyz["tileWidth"], 256);
+    assert_eq!(xyz["srid"], 3857);
+    assert_eq!(xyz["sridAuthName"], "EPSG");
+    assert_eq!(xyz["minValue"], min);
+    assert_eq!(xyz["maxValue"], max);
+    assert_eq!(xyz["renderValuesOutOfRangeAsTransparent"], "None");
+    assert_eq!(xyz["colors"][0], "#0b2a6f");
+    assert_eq!(xyz["itemBandMapping"][0]["itemName"], "depth");
+    assert_eq!(xyz["hasLayers"], false);
+    // 25 m cells at 52.3 N are 40.9 Web Mercator metres: level 12 (38.2 m) plus two.
+    let levels = xyz["zoomLevels"].as_array().unwrap();
+    assert_eq!(levels.last().unwrap(), 14);
+    assert_eq!(xyz["matrixWidths"][3], 8);
+    assert!((xyz["resolutions"][0].as_f64().unwrap() - 156_543.033_928_041).abs() < 1e-6);
+    assert!((xyz["scaleDenominators"][0].as_f64().unwrap() - 559_082_264.028_717_8).abs() < 1e-3);
+
+    let wmts = scheme(&metadata, "wmts-0");
+    assert_eq!(wmts["schemeType"], "WMTS");
+    assert_eq!(wmts["srid"], 32632);
+    assert_eq!(wmts["topLeftCorner"], json!([600000.0, 5800000.0]));
+    // 300 cells need 2 tiles of 256 at full resolution: levels 0 and 1, plus two more.
+    assert_eq!(wmts["zoomLevels"], json!([0, 1, 2, 3]));
+    assert_eq!(wmts["resolutions"][1], 25.0);
+    assert_eq!(wmts["matrixWidths"], json!([1, 2, 3, 5]));
+    assert!(
+        wmts["tileUrlTemplate"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "/api/tiles/dataset/{dataset}/scheme/wmts-0/{{TileMatrix}}/{{TileRow}}/{{TileCol}}"
+            ))
+    );
+});
+
+api_test!(native_tiles_show_each_cell_with_the_ramp_colour, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let (min, max) = grid.range();
+    // Level 1 of wmts-0 is the data's resolution: tile (0, 1) holds columns 256..300.
+    let response = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "image/png");
+    let (width, height, pixels) = decode_png(&response.bytes().await.unwrap());
+    assert_eq!((width, height), (256, 256));
+    for row in 0..256_usize {
+        for column in 0..256_usize {
+            let x = 600_000.0 + (256.0 + column as f64 + 0.5) * 25.0;
+            let y = 5_800_000.0 - (row as f64 + 0.5) * 25.0;
+            let expected = expected_colour(grid.sample(x, y), min, max);
+            let at = (row * 256 + column) * 4;
+            assert_eq!(pixels[at..at + 4], expected, "pixel ({column}, {row})");
+        }
+    }
+    // The cell without data is transparent in tile (0, 0).
+    let response = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/0"),
+    )
+    .await;
+    let (_, _, pixels) = decode_png(&response.bytes().await.unwrap());
+    assert_eq!(pixels[..4], [0, 0, 0, 0]);
+    assert_eq!(pixels[4..8], expected_colour(1.0, min, max));
+});
+
+api_test!(
+    web_mercator_tiles_sample_the_utm_grid_at_pixel_centres,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let (min, max) = grid.range();
+        let to_utm = CrsTransform::new(
+            Projection::epsg(4326).unwrap(),
+            Projection::epsg(32632).unwrap(),
+        );
+        let half = std::f64::consts::PI * 6_378_137.0;
+        let level = 13;
+        let cell = 2.0 * half / (256.0 * f64::from(1 << level));
+        // The tile holding the grid's top-left corner area, and its neighbour to the east.
+        let (lon, lat) = (10.47_f64, 52.32_f64);
+        let mx = 6_378_137.0 * lon.to_radians();
+        let my = 6_378_137.0 * lat.to_radians().tan().asinh();
+        let col = ((mx + half) / (256.0 * cell)) as u32;
+        let row = ((half - my) / (256.0 * cell)) as u32;
+        let mut drawn = 0;
+        for (tile_row, tile_col) in [(row, col), (row, col + 1), (row + 1, col)] {
+            let response = get(
+                &app,
+                &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/{level}/{tile_row}/{tile_col}"),
+            )
+            .await;
+            assert_eq!(response.status(), StatusCode::OK);
+            let (_, _, pixels) = decode_png(&response.bytes().await.unwrap());
+            for v in 0..256_u32 {
+                for u in 0..256_u32 {
+                    let x = -half + (f64::from(tile_col * 256 + u) + 0.5) * cell;
+                    let y = half - (f64::from(tile_row * 256 + v) + 0.5) * cell;
+                    let longitude = (x / 6_378_137.0).to_degrees();
+                    let latitude = (y / 6_378_137.0).sinh().atan().to_degrees();
+                    let (ux, uy) = to_utm.apply(longitude, latitude).unwrap();
+                    // A centre within a millimetre of a cell edge may fall either side.
+                    let near_edge = |value: f64, origin: f64| {
+                        let offset = ((value - origin) / 25.0).rem_euclid(1.0);
+                        !(4e-5..=1.0 - 4e-5).contains(&offset)
+                    };
+                    if near_edge(ux, 600_000.0) || near_edge(uy, 5_800_000.0) {
+                        continue;
+                    }
+                    let expected = expected_colour(grid.sample(ux, uy), min, max);
+                    let at = ((v * 256 + u) * 4) as usize;
+                    assert_eq!(
+                        pixels[at..at + 4],
+                        expected,
+                        "tile {tile_row}/{tile_col} pixel ({u}, {v})"
+                    );
+                    drawn += usize::from(expected[3] == 255);
+                }
+            }
+        }
+        assert!(drawn > 10_000, "the tiles hold data: {drawn} pixels");
+    }
+);
+
+api_test!(tiles_beside_the_data_are_the_empty_tile, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let empty = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/emptyTile"),
+    )
+    .await;
+    assert_eq!(empty.status(), StatusCode::OK);
+    assert_eq!(empty.headers()["content-type"], "image/png");
+    let empty_tag = empty.headers()["etag"].to_str().unwrap().to_owned();
+    let empty = empty.bytes().await.unwrap();
+    let (_, _, pixels) = decode_png(&empty);
+    assert!(pixels.iter().all(|&byte| byte == 0));
+    // Level 1 tiles in the southern hemisphere are far from the data.
+    let far = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0"),
+    )
+    .await;
+    assert_eq!(far.status(), StatusCode::OK);
+    assert_eq!(far.headers()["etag"].to_str().unwrap(), empty_tag);
+    assert!(far.bytes().await.unwrap() == empty);
+    // At level 8 (611 m pixels) the 7.5 km grid is a dozen pixels of tile 84/135.
+    let near = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/8/84/135"),
+    )
+    .await;
+    assert_ne!(near.headers()["etag"].to_str().unwrap(), empty_tag);
+    let (_, _, pixels) = decode_png(&near.bytes().await.unwrap());
+    let shown = pixels.chunks(4).filter(|pixel| pixel[3] == 255).count();
+    assert!((100..400).contains(&shown), "{shown} pixels drawn");
+    // A tile that touches the data's extent but whose pixel centres all miss it is empty too.
+    let world = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/0/0/0"),
+    )
+    .await;
+    assert_eq!(world.headers()["etag"].to_str().unwrap(), empty_tag);
+});
+
+api_test!(tiles_carry_validators_and_answer_304, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let path = format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0");
+    let first = get(&app, &path).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["cache-control"], "private, max-age=60");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'));
+    let bytes = first.bytes().await.unwrap();
+    let again = get(&app, &path).await;
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert_eq!(
+        again.bytes().await.unwrap(),
+        bytes,
+        "the cached tile is the same"
+    );
+    let unchanged = app
+        .with_key(Method::GET, &path)
+        .header("if-none-match", format!("W/\"other\", {etag}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(unchanged.headers()["etag"].to_str().unwrap(), etag);
+});
+
+api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
+    let grid = utm_grid();
+    let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let rest = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
+    )
+    .await;
+    let rest = rest.bytes().await.unwrap();
+    let kvp = app
+        .with_key(
+            Method::GET,
+            &format!(
+                "/api/tiles/dataset/{dataset}/wmts?service=WMTS&Request=GetTile&VERSION=1.0.0\
+                 &layer=item-0&style=default&format=image/png&TileMatrixSet=wmts-0\
+                 &TILEMATRIX=1&TileRow=0&tilecol=1"
+            ),
+        )
+        .header("svc-project-id", &project)
+        .header("svc-dataset-id", &dataset)
+        .header("svc-service-id", "tiles")
+        .header("api-version", "1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kvp.status(), StatusCode::OK);
+    assert_eq!(kvp.bytes().await.unwrap(), rest);
+    let wmts100 = get(
+        &app,
+        &format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1"),
+    )
+    .await;
+    assert_eq!(wmts100.bytes().await.unwrap(), rest);
+
+    let capabilities = get(&app, &format!("/api/tiles/dataset/{dataset}/wmts")).await;
+    let capabilities = expect_status(capabilities, StatusCode::OK).await;
+    assert_eq!(capabilities["title"], "depth.tif");
+    let layer = &capabilities["layers"][0];
+    assert_eq!(layer["identifier"], "item-0");
+    assert_eq!(layer["tileMatrixSetLinks"], json!(["xyz-0", "wmts-0"]));
+    let sets = capabilities["tileMatrixSets"].as_array().unwrap();
+    assert_eq!(sets[1]["supportedCrs"], "urn:ogc:def:crs:EPSG::32632");
+    assert_eq!(sets[0]["tileMatrices"][2]["matrixWidth"], 4);
+});
+
+api_test!(wmts_key_value_mistakes_are_400, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let base = format!("/api/tiles/dataset/{dataset}/wmts");
+    let cases = [
+        ("SERVICE=WMS", "SERVICE"),
+        ("VERSION=2.0.0", "VERSION"),
+        ("REQUEST=GetFeatureInfo", "REQUEST"),
+        (
+            "REQUEST=GetTile&LAYER=item-0&TILEMATRIXSET=wmts-0&TILEMATRIX=0&TILEROW=0",
+            "TILECOL",
+        ),
+        (
+            "REQUEST=GetTile&LAYER=item-0&TILEMATRIXSET=wmts-0&TILEMATRIX=0&TILEROW=x&TILECOL=0",
+            "invalid-path",
+        ),
+        (
+            "REQUEST=GetTile&LAYER=item-9&TILEMATRIXSET=wmts-0&TILEMATRIX=0&TILEROW=0&TILECOL=0",
+            "LAYER",
+        ),
+        (
+            "REQUEST=GetTile&LAYER=item-0%00&TILEMATRIXSET=wmts-0&TILEMATRIX=0&TILEROW=0&TILECOL=0",
+            "query",
+        ),
+    ];
+    for (query, field) in cases {
+        let response = get(&app, &format!("{base}?{query}")).await;
+        let problem = expect_status(response, StatusCode::BAD_REQUEST).await;
+        let named = problem["errors"].get(field).is_some()
+            || problem["type"].as_str().unwrap().ends_with(field);
+        assert!(named, "{query}: {problem}");
+    }
+});
+
+api_test!(
+    tile_requests_outside_the_scheme_are_404_and_bad_ones_400,
+    |app| {
+        let grid = utm_grid();
+        let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let base = format!("/api/tiles/dataset/{dataset}");
+        for path in [
+            format!("{base}/scheme/nope/0/0/0"),
+            format!("{base}/scheme/wmts-0/4/0/0"),
+            format!("{base}/scheme/wmts-0/1/1/0"),
+            format!("{base}/scheme/wmts-0/1/0/2"),
+            format!("{base}/scheme/xyz-0/15/0/0"),
+            format!("{base}/scheme/nope/emptyTile"),
+        ] {
+            expect_problem(get(&app, &path).await, StatusCode::NOT_FOUND, "not-found").await;
+        }
+        for (path, kind) in [
+            (format!("{base}/scheme/wmts-0/0/-1/0"), "invalid-path"),
+            (
+                format!("{base}/scheme/wmts-0/0/0/4294967296"),
+                "invalid-path",
+            ),
+            (format!("{base}/scheme/wmts-0/0/0/0?layer=1"), "validation"),
+            (format!("{base}/scheme/wmts-0/0/0/0?layer=x"), "validation"),
+            (
+                format!("{base}/scheme/wmts-0/0/0/0?timeStep=2020-01-01T00:00:00"),
+                "validation",
+            ),
+            (
+                format!("{base}/scheme/wmts-0/0/0/0?timeStep=1"),
+                "validation",
+            ),
+        ] {
+            expect_problem(get(&app, &path).await, StatusCode::BAD_REQUEST, kind).await;
+        }
+        // The one step of undated data is step 0.
+        let first = get(
+            &app,
+            &format!("{base}/scheme/wmts-0/0/0/0?timeStep=0&layer=0"),
+        )
+        .await;
+        assert_eq!(first.status(), StatusCode::OK);
+        // The spec's headers must agree with the path.
+        let other = uuid::Uuid::new_v4().to_string();
+        for (name, value) in [
+            ("svc-dataset-id", other.as_str()),
+            ("svc-project-id", other.as_str()),
+            ("svc-project-id", "not-a-uuid"),
+        ] {
+            let response = app
+                .with_key(Method::GET, &format!("{base}/metadata"))
+                .header(name, value)
+                .send()
+                .await
+                .unwrap();
+            let problem = expect_status(response, StatusCode::BAD_REQUEST).await;
+            assert!(problem["errors"].get(name).is_some(), "{problem}");
+        }
+        let response = app
+            .with_key(Method::GET, &format!("{base}/metadata"))
+            .header("svc-project-id", &project)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let response = app
+            .with_key(Method::GET, &format!("{base}/metadata"))
+            .header("api-version", "3")
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
+    }
+);
+
+api_test!(datasets_without_a_map_or_readable_data_are_refused, |app| {
+    let project = app.create_project(As::Key, "files", json!({})).await;
+    let project = id_str(&project).to_owned();
+    for (name, bytes, kind) in [
+        ("notes.txt", b"hello".to_vec(), "not-tileable"),
+        ("broken.tif", b"II*\0garbage".to_vec(), "dataset-unreadable"),
+        ("series.dfs0", dfs_sample("ts_eq.dfs0"), "not-tileable"),
+    ] {
+        let response = app.upload_file(&project, name, bytes).await;
+        let dataset = expect_status(response, StatusCode::CREATED).await;
+        let id = id_str(&dataset);
+        for path in [
+            format!("/api/tiles/dataset/{id}/metadata"),
+            format!("/api/tiles/dataset/{id}/scheme/xyz-0/0/0/0"),
+            format!("/api/tiles/dataset/{id}/wmts"),
+        ] {
+            expect_problem(
+                get(&app, &path).await,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                kind,
+            )
+            .await;
+        }
+    }
+});
+
+api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
+    let grid = utm_grid();
+    let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+    let paths = [
+        format!("/api/tiles/dataset/{dataset}/metadata"),
+        format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0"),
+        format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/emptyTile"),
+        format!("/api/tiles/dataset/{dataset}/wmts"),
+    ];
+    let other_tenant = app.create_tenant("elsewhere").await;
+    let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
+    for path in &paths {
+        let anonymous = app.anonymous(Method::GET, path).send().await.unwrap();
+        assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED, "{path}");
+        let foreign = app
+            .anonymous(Method::GET, path)
+            .header("svc-open-api-key", &outsider)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
+    }
+    let missing = uuid::Uuid::new_v4();
+    let response = get(&app, &format!("/api/tiles/dataset/{missing}/metadata")).await;
+    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    let response = get(&app, "/api/tiles/dataset/not-a-uuid/metadata").await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
+    // A deleted dataset has no tiles.
+    let response = app
+        .with_key(Method::DELETE, &format!("/api/metadata/dataset/{dataset}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    expect_problem(
+        get(&app, &paths[1]).await,
+        StatusCode::NOT_FOUND,
+        "not-found",
+    )
+    .await;
+});
