@@ -75,7 +75,8 @@ pub(crate) struct Description {
     pub(crate) epsg: Option<u32>,
     /// True when the CRS is geographic (degrees).
     pub(crate) geographic: bool,
-    /// Map units per cell of the grid (the larger side).
+    /// Map units per cell of the grid along its shorter side, so the finest level of a
+    /// scheme gives every cell at least one pixel.
     pub(crate) cell_size: f64,
 }
 
@@ -131,7 +132,7 @@ pub(crate) fn describe(
             Ok(Description {
                 reader: reader.name,
                 layers: geometry.layers(),
-                cell_size: pw.hypot(cr).max(rr.hypot(ph)),
+                cell_size: pw.hypot(cr).min(rr.hypot(ph)),
                 shape: Shape::Grid(geometry),
                 items,
                 times: (0..grid.time.steps())

@@ -603,3 +603,157 @@ api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
     )
     .await;
 });
+
+/// Colours of a whole tile of `scheme` at `level`, row 0, column 0, with `query`.
+async fn tile_pixels(
+    app: &TestApp,
+    dataset: &str,
+    scheme: &str,
+    level: u32,
+    query: &str,
+) -> Vec<u8> {
+    let response = get(
+        app,
+        &format!("/api/tiles/dataset/{dataset}/scheme/{scheme}/{level}/0/0{query}"),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK, "{query}");
+    decode_png(&response.bytes().await.unwrap()).2
+}
+
+api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
+    // 5 x 4 cells of 100 m x 200 m, three steps ten minutes apart; H = 1000 t + 10 j + i with
+    // j counted from the south (tests/corpus/dfs-samples/grid_utm32.dfs2.json).
+    let project = app.create_project(As::Key, "model", json!({})).await;
+    let response = app
+        .upload_file(id_str(&project), "grid.dfs2", dfs_sample("grid_utm32.dfs2"))
+        .await;
+    let dataset = expect_status(response, StatusCode::CREATED).await;
+    let dataset = id_str(&dataset);
+    let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+    let metadata = expect_status(metadata, StatusCode::OK).await;
+    assert_eq!(
+        metadata["timeStamps"],
+        json!([
+            "2021-03-01T12:00:00.0000000",
+            "2021-03-01T12:10:00.0000000",
+            "2021-03-01T12:20:00.0000000"
+        ])
+    );
+    let ids: Vec<&str> = metadata["tilingSchemes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|scheme| scheme["schemeId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["xyz-0", "wmts-0", "xyz-1", "wmts-1"]);
+    let wmts = scheme(&metadata, "wmts-0");
+    assert_eq!(wmts["itemName"], "H");
+    assert_eq!(wmts["minValue"], 0.0);
+    assert_eq!(wmts["maxValue"], 34.0);
+    // The finest level draws the 100 m side of a cell with one pixel.
+    let level = wmts["zoomLevels"].as_array().unwrap().len() - 1 - 2;
+    assert_eq!(wmts["resolutions"][level], 100.0);
+    let level = level as u32;
+    let first = tile_pixels(&app, dataset, "wmts-0", level, "").await;
+    for row in 0..8_usize {
+        for column in 0..5_usize {
+            let j = 3 - row / 2;
+            let value = (10 * j + column) as f32;
+            let at = (row * 256 + column) * 4;
+            assert_eq!(
+                first[at..at + 4],
+                expected_colour(value, 0.0, 34.0),
+                "({column}, {row})"
+            );
+        }
+    }
+    assert_eq!(
+        first[(5 * 4)..(5 * 4 + 4)],
+        [0, 0, 0, 0],
+        "east of the grid"
+    );
+    let by_time = tile_pixels(
+        &app,
+        dataset,
+        "wmts-0",
+        level,
+        "?timeStep=2021-03-01T12:20:00Z",
+    )
+    .await;
+    let by_index = tile_pixels(&app, dataset, "wmts-0", level, "?timeStep=2").await;
+    let by_wire = tile_pixels(
+        &app,
+        dataset,
+        "wmts-0",
+        level,
+        "?timeStep=2021-03-01T12:20:00.0000000",
+    )
+    .await;
+    assert_eq!(by_time, by_index);
+    assert_eq!(by_time, by_wire);
+    // Step 2 holds 2000 and more: all above the range, drawn with the last colour.
+    assert_eq!(by_time[..4], expected_colour(2000.0, 0.0, 34.0));
+    assert_ne!(by_time, first);
+    let response = get(
+        &app,
+        &format!(
+            "/api/tiles/dataset/{dataset}/scheme/wmts-0/{level}/0/0?timeStep=2021-03-01T12:05:00"
+        ),
+    )
+    .await;
+    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+});
+
+api_test!(
+    layers_of_a_dfs3_are_chosen_by_index_and_local_grids_have_only_wmts,
+    |app| {
+        // 4 x 3 x 2 cells of 10 m x 20 m, no projection: Salinity = 10000 t + 100 k + 10 j + i + 0.5.
+        let project = app.create_project(As::Key, "cube", json!({})).await;
+        let response = app
+            .upload_file(id_str(&project), "cube.dfs3", dfs_sample("cube.dfs3"))
+            .await;
+        let dataset = expect_status(response, StatusCode::CREATED).await;
+        let dataset = id_str(&dataset);
+        let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+        let metadata = expect_status(metadata, StatusCode::OK).await;
+        assert_eq!(metadata["layerIds"], json!([0, 1]));
+        assert_eq!(metadata["wgS84Extent"], Value::Null);
+        let schemes = metadata["tilingSchemes"].as_array().unwrap();
+        assert_eq!(
+            schemes.len(),
+            1,
+            "no XYZ scheme without a coordinate system"
+        );
+        let wmts = &schemes[0];
+        assert_eq!(wmts["hasLayers"], true);
+        assert_eq!(wmts["srid"], Value::Null);
+        let (min, max) = (0.5, 123.5);
+        assert_eq!(wmts["minValue"], min);
+        assert_eq!(wmts["maxValue"], max);
+        let level = (wmts["zoomLevels"].as_array().unwrap().len() - 3) as u32;
+        assert_eq!(wmts["resolutions"][level as usize], 10.0);
+        for layer in 0..2_usize {
+            let pixels =
+                tile_pixels(&app, dataset, "wmts-0", level, &format!("?layer={layer}")).await;
+            for row in 0..6_usize {
+                for column in 0..4_usize {
+                    let j = 2 - row / 2;
+                    let value = (100 * layer + 10 * j + column) as f32 + 0.5;
+                    let at = (row * 256 + column) * 4;
+                    assert_eq!(
+                        pixels[at..at + 4],
+                        expected_colour(value, min, max),
+                        "layer {layer} ({column}, {row})"
+                    );
+                }
+            }
+        }
+        let response = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/{level}/0/0?layer=2"),
+        )
+        .await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    }
+);
