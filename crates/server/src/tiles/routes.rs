@@ -11,7 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{Caller, Principal};
-use crate::datasets::model::DatasetRow;
+use crate::datasets::model::{DatasetDto, DatasetRow};
 use crate::error::ApiError;
 use crate::http::api_version::{self, TILES};
 use crate::http::etag::matches_etag;
@@ -19,6 +19,7 @@ use crate::http::extract::{Json, Path, Query};
 use crate::http::public_base::PublicBase;
 use crate::ids::DatasetId;
 use crate::tiles::capabilities;
+use crate::tiles::definition::DefineTilesRequest;
 use crate::tiles::model::{SchemeDto, TilingMetadataDto};
 use crate::tiles::service::{RenderedTile, TileAddress, TileError, TileService};
 
@@ -49,6 +50,7 @@ where
         .routes(routes!(wmts100_tile))
         .routes(routes!(scheme_tile))
         .routes(routes!(empty_tile))
+        .routes(routes!(define_tiles))
         .layer(from_fn_with_state(TILES, api_version::enforce))
 }
 
@@ -69,6 +71,11 @@ impl From<TileError> for ApiError {
                 ApiError::NotFound(message)
             }
             TileError::Invalid { field, .. } => ApiError::field(field, message),
+            TileError::Schemes(errors) => ApiError::Validation {
+                detail: message,
+                errors,
+            },
+            TileError::SourceGone => ApiError::NotFound(message),
             TileError::Internal(error) => ApiError::Internal(error),
         }
     }
@@ -161,6 +168,27 @@ async fn metadata(
 /// Dataset, scheme, matrix, row and column of a tile path (row and column as text, so a
 /// malformed one gets a message naming it).
 type TilePath = Path<(DatasetId, String, String, String, String)>;
+
+/// Defines tiling schemes over a dataset: creates a dataset of type `tiles` (format `.tiles`)
+/// in the same project whose tiles are drawn from this dataset with the given schemes. Needs
+/// `canReadContent` on the dataset and `canCreateContent` on its project.
+#[utoipa::path(post, path = "/api/tiles/dataset/{id}/tiles", tag = "tiles",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = DefineTilesRequest,
+    responses((status = 201, body = DatasetDto), (status = 400), (status = 401), (status = 403),
+        (status = 404), (status = 422)))]
+async fn define_tiles(
+    State(state): State<TilesState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Json(request): Json<DefineTilesRequest>,
+) -> Result<(StatusCode, Json<DatasetDto>), ApiError> {
+    let row = state
+        .tiles
+        .define(&Caller::from(&principal), id, request)
+        .await?;
+    Ok((StatusCode::CREATED, Json(DatasetDto::from(&row))))
+}
 
 /// Query of a scheme tile.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -318,7 +346,7 @@ async fn serve_tile(
 ) -> Result<Response, ApiError> {
     let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
     check_headers(headers, &row)?;
-    let tile = state.tiles.tile(&row, &tileable, scheme, address).await?;
+    let tile = state.tiles.tile(&tileable, scheme, address).await?;
     Ok(tile_response(headers, &tile, state.tiles.max_age_seconds()))
 }
 

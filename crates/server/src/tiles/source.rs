@@ -10,6 +10,7 @@ use std::path::Path;
 use basin_formats::crs::{Crs, CrsTransform, Projection};
 use basin_formats::model::{DataKind, DatasetSink, Frame, GridGeometry, Header, Item};
 use basin_formats::{Catalogue, FormatError, FormatResult, Parameters, ReadContext};
+use basin_tiles::Field;
 use basin_tiles::raster::{Aggregation, Raster};
 use basin_tiles::render::to_mercator;
 use basin_tiles::tms::Bounds;
@@ -173,7 +174,7 @@ pub(crate) fn load_band(
     band: BandKey,
     aggregation: Aggregation,
     bytes_max: usize,
-) -> Result<Raster, SourceError> {
+) -> Result<Band, SourceError> {
     let Shape::Grid(geometry) = &description.shape;
     let needed = band_bytes(geometry.columns.saturating_mul(geometry.rows));
     if needed > bytes_max {
@@ -202,14 +203,34 @@ pub(crate) fn load_band(
         values: vec![f32::NAN; cells],
     };
     read(catalogue, reader, file, &mut sink)?;
-    Raster::new(
+    let raster = Raster::new(
         geometry.columns,
         geometry.rows,
         geometry.transform.to_gdal(),
         sink.values,
         aggregation,
     )
-    .map_err(|error| SourceError::Unreadable(error.to_string()))
+    .map_err(|error| SourceError::Unreadable(error.to_string()))?;
+    Ok(Band {
+        bytes: raster.approximate_bytes(),
+        field: Box::new(raster),
+    })
+}
+
+/// One item at one step and layer, ready to sample.
+pub(crate) struct Band {
+    /// What tiles sample.
+    pub(crate) field: Box<dyn Field>,
+    /// Bytes it holds.
+    pub(crate) bytes: usize,
+}
+
+impl std::fmt::Debug for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Band")
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Which band of a dataset.
