@@ -51,6 +51,7 @@ where
         .routes(routes!(scheme_tile))
         .routes(routes!(empty_tile))
         .routes(routes!(define_tiles))
+        .routes(routes!(vector_tile))
         .layer(from_fn_with_state(TILES, api_version::enforce))
 }
 
@@ -188,6 +189,48 @@ async fn define_tiles(
         .define(&Caller::from(&principal), id, request)
         .await?;
     Ok((StatusCode::CREATED, Json(DatasetDto::from(&row))))
+}
+
+/// A Mapbox Vector Tile 2.1 of a feature collection (GeoJSON, Shapefile) or a mesh (one
+/// polygon per element with its values of the first step), in WebMercatorQuad: one layer named
+/// after the dataset, extent 4096, buffer 64, simplified per level. A tile without features is
+/// empty (0 bytes).
+#[utoipa::path(get, path = "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}",
+    tag = "tiles",
+    params(("id" = uuid::Uuid, Path), ("zoom" = u8, Path), ("tileCol" = u32, Path),
+        ("tileRow" = String, Path, description = "the row followed by `.vector.pbf`, e.g. `83.vector.pbf`"),
+        ("If-None-Match" = Option<String>, Header, description = "an ETag of an earlier answer")),
+    responses((status = 200, content_type = "application/vnd.mapbox-vector-tile"),
+        (status = 304), (status = 400), (status = 401), (status = 403), (status = 404),
+        (status = 422)))]
+async fn vector_tile(
+    State(state): State<TilesState>,
+    principal: Principal,
+    headers: HeaderMap,
+    Path((id, zoom, tile_col, file)): Path<(DatasetId, String, String, String)>,
+) -> Result<Response, ApiError> {
+    let row = file
+        .strip_suffix(".vector.pbf")
+        .ok_or_else(|| ApiError::NotFound(format!("{file:?} is not <tileRow>.vector.pbf")))?;
+    let zoom = zoom.trim().parse::<u8>().map_err(|_| {
+        ApiError::InvalidPath(format!("zoom must be a level 0 to 24, not {zoom:?}"))
+    })?;
+    let (dataset, tile) = state
+        .tiles
+        .vector_tile(
+            &Caller::from(&principal),
+            id,
+            zoom,
+            tile_index("tileCol", &tile_col)?,
+            tile_index("tileRow", row)?,
+        )
+        .await?;
+    check_headers(&headers, &dataset)?;
+    Ok(tile_response(
+        &headers,
+        &tile,
+        state.tiles.max_age_seconds(),
+    ))
 }
 
 /// Query of a scheme tile.

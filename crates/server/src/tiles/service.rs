@@ -16,6 +16,7 @@ use basin_tiles::encode::{self, OutputType};
 use basin_tiles::raster::Aggregation;
 use basin_tiles::render::{self, Reprojection};
 use basin_tiles::tms::Bounds;
+use basin_tiles::vector::VectorLayer;
 use bytes::Bytes;
 use chrono::NaiveDateTime;
 
@@ -117,6 +118,7 @@ impl Tileable {
 
 type Described = Result<Arc<Tileable>, Arc<SourceError>>;
 type Loaded = Result<Arc<Band>, Arc<SourceError>>;
+type Layer = Result<Arc<VectorLayer>, Arc<SourceError>>;
 
 /// A rendered tile.
 #[derive(Debug, Clone)]
@@ -173,6 +175,7 @@ pub(crate) struct TileService {
     bands: Arc<Lru<BandCacheKey, Loaded>>,
     tiles: Arc<Lru<TileKey, RenderedTile>>,
     empty: Arc<Lru<(u32, OutputType), Bytes>>,
+    layers: Arc<Lru<Arc<str>, Layer>>,
 }
 
 impl std::fmt::Debug for TileService {
@@ -205,6 +208,7 @@ impl TileService {
             bands: Arc::new(Lru::new(settings.band_cache_bytes)),
             tiles: Arc::new(Lru::new(settings.tile_cache_bytes)),
             empty: Arc::new(Lru::new(1 << 20)),
+            layers: Arc::new(Lru::new(settings.band_cache_bytes)),
         }
     }
 
@@ -425,6 +429,75 @@ impl TileService {
         };
         let _ = tokio::fs::remove_dir_all(&folder).await;
         result
+    }
+
+    /// Vector tile z/x/y (WebMercatorQuad) of a feature collection or mesh dataset the caller
+    /// may read: from the cache, or cut now from the dataset's layer (read and indexed once).
+    pub(crate) async fn vector_tile(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+        z: u8,
+        x: u32,
+        y: u32,
+    ) -> Result<(DatasetRow, RenderedTile), TileError> {
+        let row = self.datasets.readable(caller, id).await?;
+        if z > VECTOR_LEVEL_MAX || u64::from(x) >= 1_u64 << z || u64::from(y) >= 1_u64 << z {
+            return Err(TileError::OutsideMatrix(format!(
+                "tile {z}/{x}/{y} is outside WebMercatorQuad (levels 0 to {VECTOR_LEVEL_MAX}, \
+                 columns and rows below 2^level)"
+            )));
+        }
+        let content = content_key(&row);
+        let key = TileKey {
+            content: content.clone(),
+            scheme: VECTOR_SCHEME.to_owned(),
+            level: z,
+            row: y,
+            col: x,
+            band: BandKey {
+                item: 0,
+                step: 0,
+                layer: 0,
+            },
+        };
+        if let Some(tile) = self.tiles.get(&key) {
+            return Ok((row, tile));
+        }
+        let service = self.clone();
+        let loading = row.clone();
+        let layer = self
+            .layers
+            .get_or_load(&content, layer_weight, || async move {
+                let catalogue = service.catalogue.clone();
+                let format = loading.dataset_format.clone();
+                let name = layer_name(&loading.name);
+                service
+                    .with_file(&loading, move |file| {
+                        let set = source::read_features(&catalogue, &format, file)?;
+                        let ids = set.ids;
+                        Ok(VectorLayer::new(&name, set.keys, set.features, ids))
+                    })
+                    .await
+                    .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?
+                    .map(Arc::new)
+                    .map_err(Arc::new)
+            })
+            .await
+            .map_err(|error| source_error(&error))?;
+        let bytes = tokio::task::spawn_blocking(move || {
+            layer.tile(z, x, y, &basin_tiles::vector::TileOptions::default())
+        })
+        .await
+        .map_err(anyhow::Error::from)?;
+        let bytes = Bytes::from(bytes);
+        let tile = RenderedTile {
+            etag: etag_of(&bytes),
+            media_type: VECTOR_MEDIA_TYPE,
+            bytes,
+        };
+        self.tiles.insert(key, tile.clone(), tile.bytes.len());
+        Ok((row, tile))
     }
 
     /// A tile of a scheme, from the cache or rendered now.
@@ -654,6 +727,31 @@ async fn render_tile(
     match rendered {
         None => Ok(None),
         Some(encoded) => Ok(Some(Bytes::from(encoded.map_err(anyhow::Error::from)?))),
+    }
+}
+
+/// The media type of vector tiles.
+pub(crate) const VECTOR_MEDIA_TYPE: &str = "application/vnd.mapbox-vector-tile";
+
+/// The deepest level of vector tiles.
+pub(crate) const VECTOR_LEVEL_MAX: u8 = 24;
+
+/// The tile cache's scheme name for vector tiles (no raster scheme may take it: scheme ids
+/// have no spaces).
+const VECTOR_SCHEME: &str = "vector tiles";
+
+/// The layer name in a dataset's vector tiles: its name without the extension.
+fn layer_name(dataset_name: &str) -> String {
+    match dataset_name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => dataset_name.to_owned(),
+    }
+}
+
+fn layer_weight(layer: &Layer) -> usize {
+    match layer {
+        Ok(layer) => layer.approximate_bytes(),
+        Err(_) => 256,
     }
 }
 

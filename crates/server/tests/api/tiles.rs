@@ -1046,3 +1046,103 @@ api_test!(
         assert_eq!(tile.status(), StatusCode::OK);
     }
 );
+
+async fn vector(app: &TestApp, dataset: &str, tile: &str) -> reqwest::Response {
+    get(app, &format!("/api/vectortiles/dataset/{dataset}/{tile}")).await
+}
+
+api_test!(
+    vector_tiles_of_features_and_meshes_and_their_refusals,
+    |app| {
+        let project = app.create_project(As::Key, "vectors", json!({})).await;
+        let project = id_str(&project).to_owned();
+        let collection = json!({"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {"name": "pond"},
+             "geometry": {"type": "Polygon", "coordinates": [[[5.0, 52.0], [5.01, 52.0], [5.01, 52.01], [5.0, 52.0]]]}}
+        ]});
+        let response = app
+            .upload_file(
+                &project,
+                "water.geojson",
+                collection.to_string().into_bytes(),
+            )
+            .await;
+        let dataset = expect_status(response, StatusCode::CREATED).await;
+        let dataset = id_str(&dataset).to_owned();
+        // 5.005 E 52.005 N is in tile 14/8419/5411.
+        let shown = vector(&app, &dataset, "14/8419/5411.vector.pbf").await;
+        assert_eq!(shown.status(), StatusCode::OK);
+        assert_eq!(
+            shown.headers()["content-type"],
+            "application/vnd.mapbox-vector-tile"
+        );
+        let etag = shown.headers()["etag"].to_str().unwrap().to_owned();
+        let bytes = shown.bytes().await.unwrap();
+        assert!(
+            bytes.len() > 20 && bytes[0] == 0x1a,
+            "one layer (field 3, bytes)"
+        );
+        let again = app
+            .with_key(
+                Method::GET,
+                &format!("/api/vectortiles/dataset/{dataset}/14/8419/5411.vector.pbf"),
+            )
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        let far = vector(&app, &dataset, "14/0/0.vector.pbf").await;
+        assert_eq!(far.status(), StatusCode::OK);
+        assert!(
+            far.bytes().await.unwrap().is_empty(),
+            "a tile without features is empty"
+        );
+        for (tile, status, kind) in [
+            ("25/0/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/8/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/8.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/0.png", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/x.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+            ("x/0/0.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+            ("3/-1/0.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+        ] {
+            expect_problem(vector(&app, &dataset, tile).await, status, kind).await;
+        }
+        // Meshes give their elements; grids and time series have no vector tiles.
+        let response = app
+            .upload_file(&project, "mesh.dfsu", dfs_sample("mesh2d_mixed.dfsu"))
+            .await;
+        let mesh = expect_status(response, StatusCode::CREATED).await;
+        // Its 200 m of elements near 9.0 E 55.05 N fill part of tile 12/2150/1294; at level 0
+        // they are smaller than a tile unit and vanish.
+        let close = vector(&app, id_str(&mesh), "12/2150/1294.vector.pbf").await;
+        assert_eq!(close.status(), StatusCode::OK);
+        assert!(!close.bytes().await.unwrap().is_empty());
+        let whole = vector(&app, id_str(&mesh), "0/0/0.vector.pbf").await;
+        assert!(whole.bytes().await.unwrap().is_empty());
+        let grid = utm_grid();
+        let (_, raster) = uploaded(&app, &grid, "depth.tif").await;
+        let response = app
+            .upload_file(&project, "series.dfs0", dfs_sample("ts_eq.dfs0"))
+            .await;
+        let series = expect_status(response, StatusCode::CREATED).await;
+        for id in [raster.as_str(), id_str(&series)] {
+            let response = vector(&app, id, "0/0/0.vector.pbf").await;
+            expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
+        }
+        // Only readers of the project see them.
+        let path = format!("/api/vectortiles/dataset/{dataset}/0/0/0.vector.pbf");
+        let anonymous = app.anonymous(Method::GET, &path).send().await.unwrap();
+        assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+        let other_tenant = app.create_tenant("elsewhere").await;
+        let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
+        let foreign = app
+            .anonymous(Method::GET, &path)
+            .header("svc-open-api-key", &outsider)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
+    }
+);
