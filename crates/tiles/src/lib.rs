@@ -5,6 +5,7 @@
 
 pub mod encode;
 pub mod field;
+pub mod mesh;
 pub mod ramp;
 pub mod raster;
 pub mod render;

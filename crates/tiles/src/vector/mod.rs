@@ -8,7 +8,7 @@
 
 mod clip;
 mod encode;
-mod index;
+pub(crate) mod index;
 
 use std::collections::HashMap;
 
