@@ -9,6 +9,7 @@
 //! read access to both.
 
 use basin_tiles::encode::OutputType;
+use basin_tiles::mesh::Shading;
 use basin_tiles::ramp::{DEFAULT_COLOURS, OutOfRange, Ramp, Rgb};
 use basin_tiles::raster::Aggregation;
 use basin_tiles::tms::TileMatrixSet;
@@ -16,7 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::FieldErrors;
 use crate::ids::DatasetId;
-use crate::tiles::scheme::{Scheme, SchemeType, XYZ_LEVEL_MAX, native_set, xyz_levels};
+use crate::tiles::scheme::{
+    Scheme, SchemeType, XYZ_LEVEL_MAX, default_shading, native_set, xyz_levels,
+};
 use crate::tiles::source::Description;
 
 /// The format of tiles datasets.
@@ -73,6 +76,10 @@ pub(crate) struct SchemeRequest {
     /// `Mean` (default) or `Max`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) aggregation_method: Option<String>,
+    /// Meshes: `Flat` (each element its value; the default for element values) or `Smooth`
+    /// (node values interpolated; the default for node values). Grids ignore it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) shading: Option<String>,
 }
 
 /// `POST /api/tiles/dataset/{id}/tiles`.
@@ -218,6 +225,13 @@ pub(crate) fn resolve(
             "PNG, WEBP, RawData, BinnedData256",
         )?,
         matrix_set: matrix_set(&id, scheme_type, request, description)?,
+        shading: parse_choice(
+            "shading",
+            request.shading.as_deref(),
+            default_shading(description, item),
+            Shading::parse,
+            "Flat, Smooth",
+        )?,
         out_of_range,
         id,
     })

@@ -81,6 +81,8 @@ pub(crate) struct SchemeDto {
     pub(crate) output_type: &'static str,
     /// `Mean` or `Max`: how zoomed-out tiles combine cells.
     pub(crate) aggregation_method: &'static str,
+    /// Meshes: `Flat` or `Smooth` (Basin's addition; grids ignore it).
+    pub(crate) shading: &'static str,
     /// Pixels across.
     pub(crate) tile_width: u32,
     /// Pixels down.
@@ -135,6 +137,7 @@ impl SchemeDto {
             }],
             output_type: scheme.output.name(),
             aggregation_method: scheme.aggregation.name(),
+            shading: scheme.shading.name(),
             tile_width: first.map_or(256, |matrix| matrix.tile_width),
             tile_height: first.map_or(256, |matrix| matrix.tile_height),
             zoom_levels: set.matrices.iter().map(|matrix| matrix.level).collect(),

@@ -6,11 +6,12 @@
 //! colour the range of the item's first step with the default ramp.
 
 use basin_tiles::encode::OutputType;
+use basin_tiles::mesh::Shading;
 use basin_tiles::ramp::{DEFAULT_COLOURS, OutOfRange, Ramp, Rgb};
 use basin_tiles::raster::Aggregation;
 use basin_tiles::tms::{METRES_PER_DEGREE, MatrixSetCrs, TileMatrixSet};
 
-use crate::tiles::source::Description;
+use crate::tiles::source::{Description, Shape};
 
 /// WMTS (the dataset's own system) or XYZ (Web Mercator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,8 @@ pub(crate) struct Scheme {
     pub(crate) ramp: Ramp,
     /// Overview aggregation.
     pub(crate) aggregation: Aggregation,
+    /// How meshes are shaded (grids ignore it).
+    pub(crate) shading: Shading,
     /// Encoding.
     pub(crate) output: OutputType,
     /// The matrix set.
@@ -86,6 +89,7 @@ pub(crate) fn default_schemes(description: &Description) -> Vec<Scheme> {
             item_name: item.name.clone(),
             ramp: ramp.clone(),
             aggregation: Aggregation::Mean,
+            shading: default_shading(description, index),
             output: OutputType::Png,
             matrix_set,
             out_of_range: OutOfRange::None,
@@ -143,6 +147,18 @@ pub(crate) fn native_set(
         tile_size,
         EXTRA_LEVELS,
     )
+}
+
+/// Flat for element values, smooth for node values (they have nothing else to show).
+pub(crate) fn default_shading(description: &Description, item: usize) -> Shading {
+    match &description.shape {
+        Shape::Mesh { locations, .. }
+            if locations.get(item) == Some(&basin_tiles::mesh::ValueLocation::Nodes) =>
+        {
+            Shading::Smooth
+        }
+        _ => Shading::Flat,
+    }
 }
 
 /// Colours as `#rrggbb`.

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use basin_formats::Catalogue;
 use basin_formats::crs::{CrsTransform, Projection};
 use basin_tiles::encode::{self, OutputType};
+use basin_tiles::mesh::Shading;
 use basin_tiles::raster::Aggregation;
 use basin_tiles::render::{self, Reprojection};
 use basin_tiles::tms::Bounds;
@@ -161,6 +162,7 @@ struct BandCacheKey {
     content: Arc<str>,
     band: BandKey,
     aggregation: Aggregation,
+    shading: Shading,
 }
 
 /// The tile rules.
@@ -544,7 +546,13 @@ impl TileService {
             return Ok(tile);
         }
         let raster = self
-            .band(row, tileable, band, scheme.aggregation, content)
+            .band(
+                row,
+                tileable,
+                band,
+                (scheme.aggregation, scheme.shading),
+                content,
+            )
             .await?;
         let Some(bytes) = render_tile(raster, tileable, scheme, matrix, address).await? else {
             return self.empty_tile(scheme).await;
@@ -588,13 +596,14 @@ impl TileService {
         row: &DatasetRow,
         tileable: &Arc<Tileable>,
         band: BandKey,
-        aggregation: Aggregation,
+        (aggregation, shading): (Aggregation, Shading),
         content: Arc<str>,
     ) -> Result<Arc<Band>, TileError> {
         let key = BandCacheKey {
             content,
             band,
             aggregation,
+            shading,
         };
         let service = self.clone();
         let row = row.clone();
@@ -613,6 +622,7 @@ impl TileService {
                             file,
                             band,
                             aggregation,
+                            shading,
                             bytes_max,
                         )
                     })

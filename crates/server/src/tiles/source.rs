@@ -11,6 +11,7 @@ use basin_formats::crs::{Crs, CrsTransform, Projection};
 use basin_formats::model::{DataKind, DatasetSink, Frame, GridGeometry, Header, Item};
 use basin_formats::{Catalogue, FormatError, FormatResult, Parameters, ReadContext};
 use basin_tiles::Field;
+use basin_tiles::mesh::{MeshField, MeshIndex, Shading, ValueLocation};
 use basin_tiles::raster::{Aggregation, Raster};
 use basin_tiles::render::to_mercator;
 use basin_tiles::tms::Bounds;
@@ -45,10 +46,17 @@ pub(crate) struct ItemSummary {
 }
 
 /// What the tiles of a dataset are drawn from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Shape {
     /// A grid.
     Grid(GridGeometry),
+    /// A mesh: its drawable outline, indexed, and where each item's values are.
+    Mesh {
+        /// The index, shared by every band of the dataset.
+        index: std::sync::Arc<MeshIndex>,
+        /// Per item: on elements or on nodes.
+        locations: Vec<ValueLocation>,
+    },
 }
 
 /// What a dataset holds, as far as tiles care.
@@ -115,46 +123,90 @@ pub(crate) fn describe(
         .header
         .ok_or_else(|| SourceError::Unreadable("the reader produced no data".to_owned()))?;
     match header {
-        Header::Grid(grid) => {
-            let geometry = grid.geometry;
-            let [ox, pw, rr, oy, cr, ph] = geometry.transform.to_gdal();
-            let columns = geometry.columns as f64;
-            let rows = geometry.rows as f64;
-            let corners = [
-                (ox, oy),
-                (ox + columns * pw, oy + columns * cr),
-                (ox + rows * rr, oy + rows * ph),
-                (ox + columns * pw + rows * rr, oy + columns * cr + rows * ph),
-            ];
-            let native_extent = bounds_of(corners.iter().copied());
-            let items = summaries(&grid.items, &sink.ranges);
-            let crs = geometry.crs.clone();
-            let (epsg, geographic, wgs84_extent) = place(crs.as_ref(), &native_extent);
-            Ok(Description {
-                reader: reader.name,
-                layers: geometry.layers(),
-                cell_size: pw.hypot(cr).min(rr.hypot(ph)),
-                shape: Shape::Grid(geometry),
-                items,
-                times: (0..grid.time.steps())
-                    .filter_map(|step| grid.time.time(step))
-                    .collect(),
-                steps: grid.time.steps(),
-                crs,
-                native_extent,
-                wgs84_extent,
-                epsg,
-                geographic,
-            })
-        }
-        Header::Mesh(_) => Err(SourceError::NotTileable(
-            "mesh datasets are not tiled yet".to_owned(),
-        )),
+        Header::Grid(grid) => Ok(describe_grid(reader.name, grid, &sink.ranges)),
+        Header::Mesh(mesh) => describe_mesh(reader.name, mesh, &sink.ranges),
         other => Err(SourceError::NotTileable(format!(
             "a {} has no raster tiles; only grids and meshes do",
             other.kind().name()
         ))),
     }
+}
+
+fn describe_grid(
+    reader: &'static str,
+    grid: basin_formats::model::GridHeader,
+    ranges: &[Option<(f64, f64)>],
+) -> Description {
+    let geometry = grid.geometry;
+    let [ox, pw, rr, oy, cr, ph] = geometry.transform.to_gdal();
+    let columns = geometry.columns as f64;
+    let rows = geometry.rows as f64;
+    let corners = [
+        (ox, oy),
+        (ox + columns * pw, oy + columns * cr),
+        (ox + rows * rr, oy + rows * ph),
+        (ox + columns * pw + rows * rr, oy + columns * cr + rows * ph),
+    ];
+    let native_extent = bounds_of(corners.iter().copied());
+    let items = summaries(&grid.items, ranges);
+    let crs = geometry.crs.clone();
+    let (epsg, geographic, wgs84_extent) = place(crs.as_ref(), &native_extent);
+    Description {
+        reader,
+        layers: geometry.layers(),
+        cell_size: pw.hypot(cr).min(rr.hypot(ph)),
+        shape: Shape::Grid(geometry),
+        items,
+        times: (0..grid.time.steps())
+            .filter_map(|step| grid.time.time(step))
+            .collect(),
+        steps: grid.time.steps(),
+        crs,
+        native_extent,
+        wgs84_extent,
+        epsg,
+        geographic,
+    }
+}
+
+fn describe_mesh(
+    reader: &'static str,
+    mesh: basin_formats::model::MeshHeader,
+    ranges: &[Option<(f64, f64)>],
+) -> Result<Description, SourceError> {
+    let index = MeshIndex::build(&mesh.geometry)
+        .map_err(|error| SourceError::NotTileable(error.to_string()))?;
+    let native_extent = index.extent();
+    let crs = mesh.geometry.crs.clone();
+    let (epsg, geographic, wgs84_extent) = place(crs.as_ref(), &native_extent);
+    Ok(Description {
+        reader,
+        layers: 1,
+        // A quarter of an element per pixel at the finest level: elements show as
+        // shapes, not as single pixels.
+        cell_size: (index.typical_element_size() / 4.0).max(f64::MIN_POSITIVE),
+        shape: Shape::Mesh {
+            locations: mesh
+                .items
+                .iter()
+                .map(|item| match item.location {
+                    basin_formats::model::ItemLocation::Node => ValueLocation::Nodes,
+                    _ => ValueLocation::Elements,
+                })
+                .collect(),
+            index: std::sync::Arc::new(index),
+        },
+        items: summaries(&mesh.items, ranges),
+        times: (0..mesh.time.steps())
+            .filter_map(|step| mesh.time.time(step))
+            .collect(),
+        steps: mesh.time.steps(),
+        crs,
+        native_extent,
+        wgs84_extent,
+        epsg,
+        geographic,
+    })
 }
 
 /// Bytes a loaded band of `cells` values takes with its overviews (a third more).
@@ -173,9 +225,19 @@ pub(crate) fn load_band(
     file: &Path,
     band: BandKey,
     aggregation: Aggregation,
+    shading: Shading,
     bytes_max: usize,
 ) -> Result<Band, SourceError> {
-    let Shape::Grid(geometry) = &description.shape;
+    let geometry = match &description.shape {
+        Shape::Grid(geometry) => geometry,
+        Shape::Mesh { index, locations } => {
+            let location = locations
+                .get(band.item)
+                .copied()
+                .unwrap_or(ValueLocation::Elements);
+            return load_mesh_band(catalogue, description, file, band, index, location, shading);
+        }
+    };
     let needed = band_bytes(geometry.columns.saturating_mul(geometry.rows));
     if needed > bytes_max {
         return Err(SourceError::NotTileable(format!(
@@ -187,11 +249,7 @@ pub(crate) fn load_band(
             bytes_max >> 20
         )));
     }
-    let reader = catalogue
-        .readers()
-        .map(|reader| reader.spec())
-        .find(|spec| spec.name == description.reader)
-        .ok_or_else(|| SourceError::NotTileable("the dataset's reader is gone".to_owned()))?;
+    let reader = reader_spec(catalogue, description)?;
     let cells = geometry
         .columns
         .checked_mul(geometry.rows)
@@ -231,6 +289,43 @@ impl std::fmt::Debug for Band {
             .field("bytes", &self.bytes)
             .finish_non_exhaustive()
     }
+}
+
+/// Loads one item at one step of a mesh dataset.
+fn load_mesh_band(
+    catalogue: &Catalogue,
+    description: &Description,
+    file: &Path,
+    band: BandKey,
+    index: &std::sync::Arc<MeshIndex>,
+    location: ValueLocation,
+    shading: Shading,
+) -> Result<Band, SourceError> {
+    let reader = reader_spec(catalogue, description)?;
+    let mut sink = BandSink {
+        band,
+        cells: usize::MAX,
+        nodata: None,
+        values: Vec::new(),
+    };
+    read(catalogue, reader, file, &mut sink)?;
+    let field = MeshField::new(index.clone(), &sink.values, location, shading)
+        .map_err(|error| SourceError::Unreadable(error.to_string()))?;
+    Ok(Band {
+        bytes: sink.values.len() * 8 + 256,
+        field: Box::new(field),
+    })
+}
+
+fn reader_spec(
+    catalogue: &Catalogue,
+    description: &Description,
+) -> Result<&'static basin_formats::catalogue::ReaderSpec, SourceError> {
+    catalogue
+        .readers()
+        .map(|reader| reader.spec())
+        .find(|spec| spec.name == description.reader)
+        .ok_or_else(|| SourceError::NotTileable("the dataset's reader is gone".to_owned()))
 }
 
 /// Which band of a dataset.
@@ -424,7 +519,17 @@ impl DatasetSink for BandSink {
         if frame.step != self.band.step || frame.item != self.band.item {
             return Ok(());
         }
-        let layer_start = self.band.layer * self.cells;
+        if self.cells == usize::MAX {
+            // A mesh item: the whole step buffer, in order (frames arrive contiguously).
+            let end = frame.offset + frame.values.len();
+            if self.values.len() < end {
+                self.values.resize(end, f32::NAN);
+            }
+        }
+        let layer_start = self
+            .band
+            .layer
+            .saturating_mul(self.cells.min(usize::MAX / 2));
         for index in 0..frame.values.len() {
             let position = frame.offset + index;
             let Some(cell) = position

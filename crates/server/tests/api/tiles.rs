@@ -1146,3 +1146,99 @@ api_test!(
         expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
     }
 );
+
+api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
+    // Six elements over 200 m x 200 m of UTM 32N; Surface elevation at step 0 is 0.0, 0.1,
+    // ..., 0.5 by element (tests/corpus/dfs-samples/mesh2d_mixed.dfsu.json).
+    let project = app.create_project(As::Key, "mesh", json!({})).await;
+    let response = app
+        .upload_file(
+            id_str(&project),
+            "mesh.dfsu",
+            dfs_sample("mesh2d_mixed.dfsu"),
+        )
+        .await;
+    let mesh = expect_status(response, StatusCode::CREATED).await;
+    let mesh = id_str(&mesh).to_owned();
+    let metadata = get(&app, &format!("/api/tiles/dataset/{mesh}/metadata")).await;
+    let metadata = expect_status(metadata, StatusCode::OK).await;
+    assert_eq!(
+        metadata["nativeExtent"],
+        json!({"xMin": 500000.0, "yMin": 6100000.0, "xMax": 500200.0, "yMax": 6100200.0})
+    );
+    assert_eq!(metadata["timeStamps"].as_array().unwrap().len(), 5);
+    let wmts = scheme(&metadata, "wmts-0");
+    assert_eq!(wmts["shading"], "Flat");
+    assert_eq!(
+        (wmts["minValue"].as_f64(), wmts["maxValue"].as_f64()),
+        (Some(0.0), Some(0.5))
+    );
+    // Raw values at the finest WMTS level: the pixel over each element centre holds its value.
+    let body = json!({"name": "raw", "tilingSchemes": [
+        {"schemeId": "flat", "schemeType": "WMTS", "outputType": "RawData"},
+        {"schemeId": "smooth", "schemeType": "WMTS", "outputType": "RawData", "shading": "smooth",
+         "minValue": -10, "maxValue": 10}]});
+    let created = expect_status(define(&app, &mesh, body).await, StatusCode::CREATED).await;
+    let raw = id_str(&created).to_owned();
+    let metadata = get(&app, &format!("/api/tiles/dataset/{raw}/metadata")).await;
+    let metadata = expect_status(metadata, StatusCode::OK).await;
+    let flat = scheme(&metadata, "flat");
+    let level = flat["zoomLevels"].as_array().unwrap().len() - 1;
+    let cell = flat["resolutions"][level].as_f64().unwrap();
+    let values = |bytes: &[u8]| -> Vec<f32> {
+        bytes
+            .chunks(4)
+            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+            .collect()
+    };
+    let response = get(
+        &app,
+        &format!("/api/tiles/dataset/{raw}/scheme/flat/{level}/0/0"),
+    )
+    .await;
+    let flat_values = values(&response.bytes().await.unwrap());
+    let centres = [
+        (500050.0, 6100050.0),
+        (500166.67, 6100033.33),
+        (500133.33, 6100066.67),
+        (500066.67, 6100133.33),
+        (500033.33, 6100166.67),
+        (500150.0, 6100150.0),
+    ];
+    for (element, (x, y)) in centres.iter().enumerate() {
+        let column = ((x - 500000.0) / cell) as usize;
+        let row = ((6100200.0 - y) / cell) as usize;
+        let value = flat_values[row * 256 + column];
+        assert!(
+            (value - 0.1 * element as f32).abs() < 1e-6,
+            "element {element}: {value}"
+        );
+    }
+    assert!(
+        flat_values[255].is_nan() || 256.0 * cell <= 200.0,
+        "east of the mesh"
+    );
+    // Smooth: at node 4 (500100, 6100100), shared by five elements, a weighted mean of theirs.
+    let response = get(
+        &app,
+        &format!("/api/tiles/dataset/{raw}/scheme/smooth/{level}/0/0"),
+    )
+    .await;
+    let smooth = values(&response.bytes().await.unwrap());
+    let column = (100.0 / cell) as usize;
+    let at_node = smooth[column * 256 + column];
+    assert!(at_node > 0.0 && at_node < 0.5, "{at_node}");
+    assert_ne!(smooth, flat_values);
+    // Step 3 by time.
+    let response = get(
+        &app,
+        &format!("/api/tiles/dataset/{raw}/scheme/flat/{level}/0/0?timeStep=3"),
+    )
+    .await;
+    let later = values(&response.bytes().await.unwrap());
+    let (x, y) = centres[0];
+    let first = later[((6100200.0 - y) / cell) as usize * 256 + ((x - 500000.0) / cell) as usize];
+    assert!((first - 3.0).abs() < 1e-6, "{first}");
+    let bad = json!({"name": "x", "tilingSchemes": [{"schemeType": "WMTS", "shading": "Gouraud"}]});
+    refused(&app, &mesh, bad, "tilingSchemes[0].shading").await;
+});
