@@ -9,6 +9,7 @@ pub mod ramp;
 pub mod raster;
 pub mod render;
 pub mod tms;
+pub mod wmts;
 
 pub use encode::OutputType;
 pub use field::Field;
