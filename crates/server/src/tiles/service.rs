@@ -382,9 +382,17 @@ impl TileService {
             .get_or_load(&key, loaded_weight, || async move {
                 let catalogue = service.catalogue.clone();
                 let loading = tileable.clone();
+                let bytes_max = service.settings.band_cache_bytes;
                 service
                     .with_file(&row, move |file| {
-                        source::load_band(&catalogue, &loading.description, file, band, aggregation)
+                        source::load_band(
+                            &catalogue,
+                            &loading.description,
+                            file,
+                            band,
+                            aggregation,
+                            bytes_max,
+                        )
                     })
                     .await
                     .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?

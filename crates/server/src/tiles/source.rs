@@ -156,15 +156,36 @@ pub(crate) fn describe(
     }
 }
 
-/// Loads one band (item, step, layer) of a grid dataset as a raster.
+/// Bytes a loaded band of `cells` values takes with its overviews (a third more).
+pub(crate) fn band_bytes(cells: usize) -> usize {
+    cells
+        .saturating_mul(std::mem::size_of::<f32>())
+        .saturating_mul(4)
+        / 3
+}
+
+/// Loads one band (item, step, layer) of a grid dataset as a raster. A band larger than
+/// `bytes_max` (with its overviews) is refused before anything is allocated.
 pub(crate) fn load_band(
     catalogue: &Catalogue,
     description: &Description,
     file: &Path,
     band: BandKey,
     aggregation: Aggregation,
+    bytes_max: usize,
 ) -> Result<Raster, SourceError> {
     let Shape::Grid(geometry) = &description.shape;
+    let needed = band_bytes(geometry.columns.saturating_mul(geometry.rows));
+    if needed > bytes_max {
+        return Err(SourceError::NotTileable(format!(
+            "the grid of {} x {} cells needs {} MB to draw tiles from, more than the {} MB of \
+             tiles.band_cache_mb",
+            geometry.columns,
+            geometry.rows,
+            needed >> 20,
+            bytes_max >> 20
+        )));
+    }
     let reader = catalogue
         .readers()
         .map(|reader| reader.spec())

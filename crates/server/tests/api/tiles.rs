@@ -757,3 +757,27 @@ api_test!(
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
 );
+
+api_test_with!(
+    grids_too_large_for_the_band_budget_are_refused_before_loading,
+    |config| config.tiles.band_cache_mb = 0,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let base = format!("/api/tiles/dataset/{dataset}");
+        let metadata = get(&app, &format!("{base}/metadata")).await;
+        assert_eq!(metadata.status(), StatusCode::OK);
+        let tile = get(&app, &format!("{base}/scheme/wmts-0/0/0/0")).await;
+        let problem = expect_problem(tile, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("tiles.band_cache_mb"),
+            "{problem}"
+        );
+        // Tiles beside the data never need it.
+        let far = get(&app, &format!("{base}/scheme/xyz-0/1/1/0")).await;
+        assert_eq!(far.status(), StatusCode::OK);
+    }
+);
