@@ -17,8 +17,11 @@ use basin_tiles::wmts::{
 };
 use serde_json::{Value, json};
 
+/// The server's URLs of a dataset `abc`.
 const KVP_URL: &str = "https://tiles.example.org/api/tiles/dataset/abc/wmts?";
 const TILES_BASE: &str = "https://tiles.example.org/api/tiles/dataset/abc/scheme";
+const RESTFUL_CAPABILITIES: &str =
+    "https://tiles.example.org/api/tiles/dataset/abc/wmts100/1.0.0/WMTSCapabilities.xml";
 
 fn main() -> Result<(), Box<dyn Error>> {
     let directory = std::env::args_os()
@@ -105,6 +108,7 @@ fn document(title: &str, layers: Vec<Layer>, matrix_sets: Vec<TileMatrixSet>) ->
         kvp_url: KVP_URL.to_owned(),
         layers,
         matrix_sets,
+        service_metadata_url: Some(RESTFUL_CAPABILITIES.to_owned()),
     }
 }
 

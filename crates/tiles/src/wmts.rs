@@ -43,6 +43,9 @@ pub struct Capabilities {
     pub layers: Vec<Layer>,
     /// Every tile matrix set a layer links to.
     pub matrix_sets: Vec<TileMatrixSet>,
+    /// Where this document can be fetched in the RESTful way (ServiceMetadataURL), if
+    /// anywhere.
+    pub service_metadata_url: Option<String>,
 }
 
 /// A layer: something a client can draw.
@@ -283,6 +286,9 @@ pub fn capabilities_xml(capabilities: &Capabilities) -> Result<String, WmtsError
         write_matrix_set(&mut xml, set);
     }
     xml.close("Contents");
+    if let Some(url) = &capabilities.service_metadata_url {
+        xml.empty_element("ServiceMetadataURL", &[("xlink:href", url)]);
+    }
     xml.close("Capabilities");
     Ok(xml.finish())
 }

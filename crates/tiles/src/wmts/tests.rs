@@ -190,6 +190,7 @@ fn sample() -> Capabilities {
             layer("geographic", vec![link("geo", geographic_extent())]),
         ],
         matrix_sets: vec![mercator, utm, geographic],
+        service_metadata_url: Some("https://example.org/1.0.0/WMTSCapabilities.xml".to_owned()),
     }
 }
 
@@ -239,7 +240,8 @@ fn the_document_is_well_formed_and_in_schema_order() {
         [
             "ows:ServiceIdentification",
             "ows:OperationsMetadata",
-            "Contents"
+            "Contents",
+            "ServiceMetadataURL"
         ]
     );
     let layer = layer_element(&document, "both");
@@ -457,6 +459,7 @@ fn a_northing_first_projected_set_writes_northing_first() {
         kvp_url: "https://example.org/wmts?".to_owned(),
         layers: vec![layer("gk", vec![link("gk3", extent)])],
         matrix_sets: vec![set],
+        service_metadata_url: None,
     };
     let document = parse(&capabilities_xml(&capabilities).unwrap());
     let set = matrix_set(&document, "gk3");
