@@ -9,6 +9,7 @@ pub mod ramp;
 pub mod raster;
 pub mod render;
 pub mod tms;
+pub mod vector;
 pub mod wmts;
 
 pub use encode::OutputType;

@@ -9,6 +9,7 @@
 
 mod cache;
 mod capabilities;
+pub(crate) mod definition;
 pub(crate) mod model;
 pub(crate) mod routes;
 mod scheme;

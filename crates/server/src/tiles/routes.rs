@@ -11,7 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{Caller, Principal};
-use crate::datasets::model::DatasetRow;
+use crate::datasets::model::{DatasetDto, DatasetRow};
 use crate::error::ApiError;
 use crate::http::api_version::{self, TILES};
 use crate::http::etag::matches_etag;
@@ -19,6 +19,7 @@ use crate::http::extract::{Json, Path, Query};
 use crate::http::public_base::PublicBase;
 use crate::ids::DatasetId;
 use crate::tiles::capabilities;
+use crate::tiles::definition::DefineTilesRequest;
 use crate::tiles::model::{SchemeDto, TilingMetadataDto};
 use crate::tiles::service::{RenderedTile, TileAddress, TileError, TileService};
 
@@ -50,6 +51,8 @@ where
         .routes(routes!(wmts_capabilities_xml))
         .routes(routes!(scheme_tile))
         .routes(routes!(empty_tile))
+        .routes(routes!(define_tiles))
+        .routes(routes!(vector_tile))
         .layer(from_fn_with_state(TILES, api_version::enforce))
 }
 
@@ -70,6 +73,11 @@ impl From<TileError> for ApiError {
                 ApiError::NotFound(message)
             }
             TileError::Invalid { field, .. } => ApiError::field(field, message),
+            TileError::Schemes(errors) => ApiError::Validation {
+                detail: message,
+                errors,
+            },
+            TileError::SourceGone => ApiError::NotFound(message),
             TileError::Internal(error) => ApiError::Internal(error),
         }
     }
@@ -162,6 +170,69 @@ async fn metadata(
 /// Dataset, scheme, matrix, row and column of a tile path (row and column as text, so a
 /// malformed one gets a message naming it).
 type TilePath = Path<(DatasetId, String, String, String, String)>;
+
+/// Defines tiling schemes over a dataset: creates a dataset of type `tiles` (format `.tiles`)
+/// in the same project whose tiles are drawn from this dataset with the given schemes. Needs
+/// `canReadContent` on the dataset and `canCreateContent` on its project.
+#[utoipa::path(post, path = "/api/tiles/dataset/{id}/tiles", tag = "tiles",
+    params(("id" = uuid::Uuid, Path)),
+    request_body = DefineTilesRequest,
+    responses((status = 201, body = DatasetDto), (status = 400), (status = 401), (status = 403),
+        (status = 404), (status = 422)))]
+async fn define_tiles(
+    State(state): State<TilesState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Json(request): Json<DefineTilesRequest>,
+) -> Result<(StatusCode, Json<DatasetDto>), ApiError> {
+    let row = state
+        .tiles
+        .define(&Caller::from(&principal), id, request)
+        .await?;
+    Ok((StatusCode::CREATED, Json(DatasetDto::from(&row))))
+}
+
+/// A Mapbox Vector Tile 2.1 of a feature collection (GeoJSON, Shapefile) or a mesh (one
+/// polygon per element with its values of the first step), in WebMercatorQuad: one layer named
+/// after the dataset, extent 4096, buffer 64, simplified per level. A tile without features is
+/// empty (0 bytes).
+#[utoipa::path(get, path = "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}",
+    tag = "tiles",
+    params(("id" = uuid::Uuid, Path), ("zoom" = u8, Path), ("tileCol" = u32, Path),
+        ("tileRow" = String, Path, description = "the row followed by `.vector.pbf`, e.g. `83.vector.pbf`"),
+        ("If-None-Match" = Option<String>, Header, description = "an ETag of an earlier answer")),
+    responses((status = 200, content_type = "application/vnd.mapbox-vector-tile"),
+        (status = 304), (status = 400), (status = 401), (status = 403), (status = 404),
+        (status = 422)))]
+async fn vector_tile(
+    State(state): State<TilesState>,
+    principal: Principal,
+    headers: HeaderMap,
+    Path((id, zoom, tile_col, file)): Path<(DatasetId, String, String, String)>,
+) -> Result<Response, ApiError> {
+    let row = file
+        .strip_suffix(".vector.pbf")
+        .ok_or_else(|| ApiError::NotFound(format!("{file:?} is not <tileRow>.vector.pbf")))?;
+    let zoom = zoom.trim().parse::<u8>().map_err(|_| {
+        ApiError::InvalidPath(format!("zoom must be a level 0 to 24, not {zoom:?}"))
+    })?;
+    let (dataset, tile) = state
+        .tiles
+        .vector_tile(
+            &Caller::from(&principal),
+            id,
+            zoom,
+            tile_index("tileCol", &tile_col)?,
+            tile_index("tileRow", row)?,
+        )
+        .await?;
+    check_headers(&headers, &dataset)?;
+    Ok(tile_response(
+        &headers,
+        &tile,
+        state.tiles.max_age_seconds(),
+    ))
+}
 
 /// Query of a scheme tile.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -380,7 +451,7 @@ async fn serve_tile(
 ) -> Result<Response, ApiError> {
     let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
     check_headers(headers, &row)?;
-    let tile = state.tiles.tile(&row, &tileable, scheme, address).await?;
+    let tile = state.tiles.tile(&tileable, scheme, address).await?;
     Ok(tile_response(headers, &tile, state.tiles.max_age_seconds()))
 }
 

@@ -103,7 +103,7 @@ pub(crate) fn default_schemes(description: &Description) -> Vec<Scheme> {
 
 /// The deepest WebMercatorQuad level worth drawing: where a pixel is smaller than a cell,
 /// plus [`EXTRA_LEVELS`]; `None` when the data cannot be placed in Web Mercator.
-fn xyz_levels(description: &Description) -> Option<u8> {
+pub(crate) fn xyz_levels(description: &Description) -> Option<u8> {
     let wgs84 = description.wgs84_extent?;
     let latitude = ((wgs84.min_y + wgs84.max_y) / 2.0).to_radians();
     let metres = if description.geographic {
@@ -121,7 +121,11 @@ fn xyz_levels(description: &Description) -> Option<u8> {
     Some(level.saturating_add(EXTRA_LEVELS).min(XYZ_LEVEL_MAX))
 }
 
-fn native_set(description: &Description, id: &str, tile_size: u32) -> Option<TileMatrixSet> {
+pub(crate) fn native_set(
+    description: &Description,
+    id: &str,
+    tile_size: u32,
+) -> Option<TileMatrixSet> {
     let crs = MatrixSetCrs {
         epsg: description.epsg,
         geographic: description.geographic,

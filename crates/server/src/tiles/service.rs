@@ -13,20 +13,22 @@ use std::sync::Arc;
 use basin_formats::Catalogue;
 use basin_formats::crs::{CrsTransform, Projection};
 use basin_tiles::encode::{self, OutputType};
-use basin_tiles::raster::{Aggregation, Raster};
+use basin_tiles::raster::Aggregation;
 use basin_tiles::render::{self, Reprojection};
 use basin_tiles::tms::Bounds;
+use basin_tiles::vector::VectorLayer;
 use bytes::Bytes;
 use chrono::NaiveDateTime;
 
 use crate::auth::Caller;
 use crate::blob::{BlobPath, BlobStore};
 use crate::datasets::model::DatasetRow;
-use crate::datasets::service::{DatasetError, DatasetService};
+use crate::datasets::service::{ContentDetails, DatasetError, DatasetService, NewDataset};
 use crate::ids::DatasetId;
 use crate::tiles::cache::Lru;
+use crate::tiles::definition::{self, DefineTilesRequest, Definition, TILES_FORMAT};
 use crate::tiles::scheme::{Scheme, SchemeType, default_schemes};
-use crate::tiles::source::{self, BandKey, Description, SourceError};
+use crate::tiles::source::{self, Band, BandKey, Description, SourceError};
 
 /// Errors of the tile rules.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +56,12 @@ pub(crate) enum TileError {
         /// What is wrong.
         message: String,
     },
+    /// Scheme definitions that do not fit the data.
+    #[error("the tiling schemes are not valid for this dataset")]
+    Schemes(crate::error::FieldErrors),
+    /// The source of a tiles dataset is gone or no longer readable by the caller.
+    #[error("the dataset these tiles are drawn from is gone or not visible to you")]
+    SourceGone,
     /// A fault.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -86,6 +94,8 @@ impl From<&crate::config::TilesConfig> for TileSettings {
 /// A described dataset with its schemes, shared by every request for its tiles.
 #[derive(Debug)]
 pub(crate) struct Tileable {
+    /// The dataset whose data is drawn: the dataset itself, or the source of a tiles dataset.
+    pub(crate) source: DatasetRow,
     /// What the data is.
     pub(crate) description: Description,
     /// Its schemes.
@@ -107,7 +117,8 @@ impl Tileable {
 }
 
 type Described = Result<Arc<Tileable>, Arc<SourceError>>;
-type Loaded = Result<Arc<Raster>, Arc<SourceError>>;
+type Loaded = Result<Arc<Band>, Arc<SourceError>>;
+type Layer = Result<Arc<VectorLayer>, Arc<SourceError>>;
 
 /// A rendered tile.
 #[derive(Debug, Clone)]
@@ -164,6 +175,7 @@ pub(crate) struct TileService {
     bands: Arc<Lru<BandCacheKey, Loaded>>,
     tiles: Arc<Lru<TileKey, RenderedTile>>,
     empty: Arc<Lru<(u32, OutputType), Bytes>>,
+    layers: Arc<Lru<Arc<str>, Layer>>,
 }
 
 impl std::fmt::Debug for TileService {
@@ -196,6 +208,7 @@ impl TileService {
             bands: Arc::new(Lru::new(settings.band_cache_bytes)),
             tiles: Arc::new(Lru::new(settings.tile_cache_bytes)),
             empty: Arc::new(Lru::new(1 << 20)),
+            layers: Arc::new(Lru::new(settings.band_cache_bytes)),
         }
     }
 
@@ -204,14 +217,64 @@ impl TileService {
         self.settings.max_age_seconds
     }
 
-    /// The dataset (which the caller may read) and what its tiles are made of.
+    /// The dataset (which the caller may read) and what its tiles are made of. For a tiles
+    /// dataset, its source must be readable too and its schemes are the defined ones.
     pub(crate) async fn tileable(
         &self,
         caller: &Caller,
         id: DatasetId,
     ) -> Result<(DatasetRow, Arc<Tileable>), TileError> {
         let row = self.datasets.readable(caller, id).await?;
-        let content = content_key(&row);
+        if row.dataset_format != TILES_FORMAT {
+            let described = self.described(&row).await?;
+            return Ok((row, described));
+        }
+        let definition = self.definition(&row).await?;
+        let source = match self
+            .datasets
+            .readable(caller, definition.source_dataset_id)
+            .await
+        {
+            Ok(source) => source,
+            Err(DatasetError::NotFound | DatasetError::Project(_)) => {
+                return Err(TileError::SourceGone);
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if source.dataset_format == TILES_FORMAT {
+            return Err(TileError::NotTileable(
+                "a tiles dataset cannot draw from another tiles dataset".to_owned(),
+            ));
+        }
+        let base = self.described(&source).await?;
+        let key: Arc<str> = Arc::from(format!("{}+{}", content_key(&row), content_key(&source)));
+        if let Some(Ok(tileable)) = self.described.get(&key) {
+            return Ok((row, tileable));
+        }
+        let schemes = definition::resolve_all(&definition.tiling_schemes, &base.description)
+            .map_err(|_| {
+                TileError::NotTileable(
+                    "the source dataset changed and no longer fits these tiling schemes; define \
+                     them again"
+                        .to_owned(),
+                )
+            })?;
+        let tileable = Arc::new(Tileable {
+            source: base.source.clone(),
+            description: base.description.clone(),
+            schemes,
+            mercator_extent: base.mercator_extent,
+            reprojection: base.reprojection.clone(),
+        });
+        let described = Ok(tileable.clone());
+        self.described
+            .insert(key, described.clone(), described_weight(&described));
+        Ok((row, tileable))
+    }
+
+    /// The described dataset `row` (not a tiles dataset), from the cache or read now.
+    async fn described(&self, row: &DatasetRow) -> Result<Arc<Tileable>, TileError> {
+        let content = content_key(row);
         let service = self.clone();
         let loading_row = row.clone();
         let described = self
@@ -220,12 +283,101 @@ impl TileService {
                 service.describe(&loading_row).await
             })
             .await;
-        match described {
-            Ok(tileable) => Ok((row, tileable)),
-            Err(error) => Err(match error.as_ref() {
-                SourceError::NotTileable(message) => TileError::NotTileable(message.clone()),
-                SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
-            }),
+        described.map_err(|error| source_error(&error))
+    }
+
+    /// The stored definition of a tiles dataset.
+    async fn definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
+        let path = BlobPath::parse_key(&row.data_path)
+            .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
+        let read = self
+            .blobs
+            .get(&path, None)
+            .await
+            .map_err(anyhow::Error::from)?;
+        let mut bytes = Vec::new();
+        let mut body = read.body;
+        while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+            bytes.extend_from_slice(&chunk.map_err(anyhow::Error::from)?);
+            if bytes.len() > DEFINITION_BYTES_MAX {
+                return Err(TileError::Unreadable(
+                    "the tiles definition is too large".into(),
+                ));
+            }
+        }
+        serde_json::from_slice(&bytes).map_err(|error| {
+            TileError::Unreadable(format!("the tiles definition cannot be read: {error}"))
+        })
+    }
+
+    /// Creates a tiles dataset drawing `source` with the requested schemes, in the source's
+    /// project. Needs read access to the source and `canCreateContent` on its project.
+    pub(crate) async fn define(
+        &self,
+        caller: &Caller,
+        source: DatasetId,
+        request: DefineTilesRequest,
+    ) -> Result<DatasetRow, TileError> {
+        let name = DatasetService::parse_name(&request.name)?;
+        let (source_row, base) = self.tileable(caller, source).await?;
+        if source_row.dataset_format == TILES_FORMAT {
+            return Err(TileError::NotTileable(
+                "define schemes on the dataset with the data, not on a tiles dataset".to_owned(),
+            ));
+        }
+        definition::resolve_all(&request.tiling_schemes, &base.description)
+            .map_err(TileError::Schemes)?;
+        self.datasets
+            .creatable(caller, source_row.project_id)
+            .await?;
+        let definition = Definition {
+            version: 1,
+            source_dataset_id: source,
+            tiling_schemes: request.tiling_schemes,
+        };
+        let bytes = serde_json::to_vec_pretty(&definition).map_err(anyhow::Error::from)?;
+        let id = DatasetId::new_random();
+        let path = BlobPath::parse(
+            crate::transfers::service::DATASETS_CONTAINER,
+            &format!("{}/{id}/definition.tiles", source_row.tenant_id),
+        )
+        .map_err(|error| anyhow::anyhow!("cannot name the definition blob: {error}"))?;
+        let options = crate::blob::WriteOptions {
+            size_max: DEFINITION_BYTES_MAX as u64,
+            create_only: true,
+            expected_md5: None,
+            properties: crate::blob::BlobProperties {
+                content_type: Some("application/json".to_owned()),
+                ..crate::blob::BlobProperties::default()
+            },
+        };
+        let body: crate::blob::ByteStream =
+            Box::pin(futures::stream::once(async move { Ok(Bytes::from(bytes)) }));
+        let written = self
+            .blobs
+            .put(&path, body, options)
+            .await
+            .map_err(anyhow::Error::from)?;
+        let mut input = NewDataset::stored(id, name, &path, &written);
+        input.description = request.description.unwrap_or_default();
+        input.details = Some(ContentDetails {
+            dataset_format: TILES_FORMAT.to_owned(),
+            dataset_type: "tiles".to_owned(),
+            temporal_information: None,
+            spatial_information: None,
+        });
+        match self
+            .datasets
+            .create(caller, source_row.project_id, input)
+            .await
+        {
+            Ok(row) => Ok(row),
+            Err(error) => {
+                if let Err(cleanup) = self.blobs.delete(&path).await {
+                    tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the definition of a failed tiles dataset");
+                }
+                Err(error.into())
+            }
         }
     }
 
@@ -241,6 +393,7 @@ impl TileService {
         let mercator_extent = described.mercator_extent();
         let reprojection = reprojection_from_mercator(&described);
         Ok(Arc::new(Tileable {
+            source: row.clone(),
             description: described,
             schemes,
             mercator_extent,
@@ -278,10 +431,78 @@ impl TileService {
         result
     }
 
+    /// Vector tile z/x/y (WebMercatorQuad) of a feature collection or mesh dataset the caller
+    /// may read: from the cache, or cut now from the dataset's layer (read and indexed once).
+    pub(crate) async fn vector_tile(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+        z: u8,
+        x: u32,
+        y: u32,
+    ) -> Result<(DatasetRow, RenderedTile), TileError> {
+        let row = self.datasets.readable(caller, id).await?;
+        if z > VECTOR_LEVEL_MAX || u64::from(x) >= 1_u64 << z || u64::from(y) >= 1_u64 << z {
+            return Err(TileError::OutsideMatrix(format!(
+                "tile {z}/{x}/{y} is outside WebMercatorQuad (levels 0 to {VECTOR_LEVEL_MAX}, \
+                 columns and rows below 2^level)"
+            )));
+        }
+        let content = content_key(&row);
+        let key = TileKey {
+            content: content.clone(),
+            scheme: VECTOR_SCHEME.to_owned(),
+            level: z,
+            row: y,
+            col: x,
+            band: BandKey {
+                item: 0,
+                step: 0,
+                layer: 0,
+            },
+        };
+        if let Some(tile) = self.tiles.get(&key) {
+            return Ok((row, tile));
+        }
+        let service = self.clone();
+        let loading = row.clone();
+        let layer = self
+            .layers
+            .get_or_load(&content, layer_weight, || async move {
+                let catalogue = service.catalogue.clone();
+                let format = loading.dataset_format.clone();
+                let name = layer_name(&loading.name);
+                service
+                    .with_file(&loading, move |file| {
+                        let set = source::read_features(&catalogue, &format, file)?;
+                        let ids = set.ids;
+                        Ok(VectorLayer::new(&name, set.keys, set.features, ids))
+                    })
+                    .await
+                    .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?
+                    .map(Arc::new)
+                    .map_err(Arc::new)
+            })
+            .await
+            .map_err(|error| source_error(&error))?;
+        let bytes = tokio::task::spawn_blocking(move || {
+            layer.tile(z, x, y, &basin_tiles::vector::TileOptions::default())
+        })
+        .await
+        .map_err(anyhow::Error::from)?;
+        let bytes = Bytes::from(bytes);
+        let tile = RenderedTile {
+            etag: etag_of(&bytes),
+            media_type: VECTOR_MEDIA_TYPE,
+            bytes,
+        };
+        self.tiles.insert(key, tile.clone(), tile.bytes.len());
+        Ok((row, tile))
+    }
+
     /// A tile of a scheme, from the cache or rendered now.
     pub(crate) async fn tile(
         &self,
-        row: &DatasetRow,
         tileable: &Arc<Tileable>,
         scheme_id: &str,
         address: &TileAddress,
@@ -309,6 +530,7 @@ impl TileService {
         if !data_extent.is_some_and(|extent| extent.intersects(&bounds)) {
             return self.empty_tile(scheme).await;
         }
+        let row = &tileable.source;
         let content = content_key(row);
         let key = TileKey {
             content: content.clone(),
@@ -368,7 +590,7 @@ impl TileService {
         band: BandKey,
         aggregation: Aggregation,
         content: Arc<str>,
-    ) -> Result<Arc<Raster>, TileError> {
+    ) -> Result<Arc<Band>, TileError> {
         let key = BandCacheKey {
             content,
             band,
@@ -400,10 +622,7 @@ impl TileService {
                     .map_err(Arc::new)
             })
             .await;
-        loaded.map_err(|error| match error.as_ref() {
-            SourceError::NotTileable(message) => TileError::NotTileable(message.clone()),
-            SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
-        })
+        loaded.map_err(|error| source_error(&error))
     }
 
     fn band_of(
@@ -476,7 +695,7 @@ fn same_time(a: NaiveDateTime, b: NaiveDateTime) -> bool {
 
 /// Samples and encodes a tile on the blocking pool; `None` when no pixel has data.
 async fn render_tile(
-    raster: Arc<Raster>,
+    band: Arc<Band>,
     tileable: &Tileable,
     scheme: &Scheme,
     matrix: &basin_tiles::tms::TileMatrix,
@@ -491,8 +710,13 @@ async fn render_tile(
     let (matrix, ramp, output) = (matrix.clone(), scheme.ramp.clone(), scheme.output);
     let (tile_row, tile_col) = (address.row, address.col);
     let rendered = tokio::task::spawn_blocking(move || {
-        let values =
-            render::sample_tile(raster.as_ref(), &matrix, tile_row, tile_col, &reprojection)?;
+        let values = render::sample_tile(
+            band.field.as_ref(),
+            &matrix,
+            tile_row,
+            tile_col,
+            &reprojection,
+        )?;
         if values.is_empty() {
             return None;
         }
@@ -505,6 +729,41 @@ async fn render_tile(
         Some(encoded) => Ok(Some(Bytes::from(encoded.map_err(anyhow::Error::from)?))),
     }
 }
+
+/// The media type of vector tiles.
+pub(crate) const VECTOR_MEDIA_TYPE: &str = "application/vnd.mapbox-vector-tile";
+
+/// The deepest level of vector tiles.
+pub(crate) const VECTOR_LEVEL_MAX: u8 = 24;
+
+/// The tile cache's scheme name for vector tiles (no raster scheme may take it: scheme ids
+/// have no spaces).
+const VECTOR_SCHEME: &str = "vector tiles";
+
+/// The layer name in a dataset's vector tiles: its name without the extension.
+fn layer_name(dataset_name: &str) -> String {
+    match dataset_name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => dataset_name.to_owned(),
+    }
+}
+
+fn layer_weight(layer: &Layer) -> usize {
+    match layer {
+        Ok(layer) => layer.approximate_bytes(),
+        Err(_) => 256,
+    }
+}
+
+fn source_error(error: &SourceError) -> TileError {
+    match error {
+        SourceError::NotTileable(message) => TileError::NotTileable(message.clone()),
+        SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
+    }
+}
+
+/// Largest tiles definition read or written (32 schemes of 256 colours fit easily).
+const DEFINITION_BYTES_MAX: usize = 1 << 20;
 
 /// The dataset's content version: the cache key of everything drawn from it.
 fn content_key(row: &DatasetRow) -> Arc<str> {
@@ -527,7 +786,7 @@ fn described_weight(described: &Described) -> usize {
 
 fn loaded_weight(loaded: &Loaded) -> usize {
     match loaded {
-        Ok(raster) => raster.approximate_bytes(),
+        Ok(band) => band.bytes,
         Err(_) => 256,
     }
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use basin_formats::crs::{Crs, CrsTransform, Projection};
 use basin_formats::model::{DataKind, DatasetSink, Frame, GridGeometry, Header, Item};
 use basin_formats::{Catalogue, FormatError, FormatResult, Parameters, ReadContext};
+use basin_tiles::Field;
 use basin_tiles::raster::{Aggregation, Raster};
 use basin_tiles::render::to_mercator;
 use basin_tiles::tms::Bounds;
@@ -173,7 +174,7 @@ pub(crate) fn load_band(
     band: BandKey,
     aggregation: Aggregation,
     bytes_max: usize,
-) -> Result<Raster, SourceError> {
+) -> Result<Band, SourceError> {
     let Shape::Grid(geometry) = &description.shape;
     let needed = band_bytes(geometry.columns.saturating_mul(geometry.rows));
     if needed > bytes_max {
@@ -202,14 +203,34 @@ pub(crate) fn load_band(
         values: vec![f32::NAN; cells],
     };
     read(catalogue, reader, file, &mut sink)?;
-    Raster::new(
+    let raster = Raster::new(
         geometry.columns,
         geometry.rows,
         geometry.transform.to_gdal(),
         sink.values,
         aggregation,
     )
-    .map_err(|error| SourceError::Unreadable(error.to_string()))
+    .map_err(|error| SourceError::Unreadable(error.to_string()))?;
+    Ok(Band {
+        bytes: raster.approximate_bytes(),
+        field: Box::new(raster),
+    })
+}
+
+/// One item at one step and layer, ready to sample.
+pub(crate) struct Band {
+    /// What tiles sample.
+    pub(crate) field: Box<dyn Field>,
+    /// Bytes it holds.
+    pub(crate) bytes: usize,
+}
+
+impl std::fmt::Debug for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Band")
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Which band of a dataset.
@@ -433,4 +454,173 @@ impl DatasetSink for BandSink {
     fn wants(&self, step: usize, item: usize) -> bool {
         step == self.band.step && item == self.band.item
     }
+}
+/// Features of a dataset in EPSG:3857, with their attribute names: what vector tiles are cut
+/// from. Meshes give one polygon per element with the element's values of the first step.
+#[derive(Debug, Default)]
+pub(crate) struct FeatureSet {
+    /// Attribute names, one per value of every feature.
+    pub(crate) keys: Vec<String>,
+    /// The features.
+    pub(crate) features: Vec<basin_formats::model::Feature>,
+    /// Feature ids, when the data has them (mesh element ids).
+    pub(crate) ids: Option<Vec<i64>>,
+}
+
+/// Reads the features of a feature collection (GeoJSON, Shapefile) or the elements of a mesh,
+/// reprojected to EPSG:3857. Data without a coordinate system cannot be placed on the map.
+pub(crate) fn read_features(
+    catalogue: &Catalogue,
+    format: &str,
+    file: &Path,
+) -> Result<FeatureSet, SourceError> {
+    let spec = crate::transfers::plan::reader_for_format(catalogue, format).ok_or_else(|| {
+        SourceError::NotTileable(format!(
+            "no reader reads datasets of format {format:?}, so it has no vector tiles"
+        ))
+    })?;
+    if !spec
+        .produces
+        .iter()
+        .any(|kind| matches!(kind, DataKind::Features | DataKind::Mesh))
+    {
+        return Err(SourceError::NotTileable(format!(
+            "{} datasets hold no features or mesh, so they have no vector tiles",
+            spec.name
+        )));
+    }
+    let mut collected = FeatureSink::default();
+    {
+        let sink = basin_formats::crs::transform_sink(Box::new(&mut collected), None, 3857)?;
+        let mut sink = sink;
+        read(catalogue, spec, file, sink.as_mut())?;
+    }
+    Ok(collected.set)
+}
+
+/// Collects features, or turns mesh elements into polygon features with their first-step
+/// values.
+#[derive(Default)]
+struct FeatureSink {
+    set: FeatureSet,
+    mesh: Option<(
+        std::sync::Arc<basin_formats::model::MeshGeometry>,
+        Vec<Item>,
+    )>,
+    element_values: Vec<Vec<f64>>,
+}
+
+impl DatasetSink for &mut FeatureSink {
+    fn begin(&mut self, header: &Header) -> FormatResult<()> {
+        match header {
+            Header::Features(schema) => {
+                self.set.keys = schema
+                    .fields
+                    .iter()
+                    .map(|field| field.name.clone())
+                    .collect();
+            }
+            Header::Mesh(mesh) => {
+                self.set.keys = std::iter::once("elementId".to_owned())
+                    .chain(mesh.items.iter().map(|item| item.name.clone()))
+                    .collect();
+                self.element_values = vec![Vec::new(); mesh.items.len()];
+                self.mesh = Some((mesh.geometry.clone(), mesh.items.clone()));
+            }
+            other => {
+                return Err(FormatError::Catalogue(format!(
+                    "a {} has no vector tiles",
+                    other.kind().name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn feature(&mut self, feature: &basin_formats::model::Feature) -> FormatResult<()> {
+        self.set.features.push(feature.clone());
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: Frame<'_>) -> FormatResult<()> {
+        if frame.step != 0 {
+            return Ok(());
+        }
+        let Some(values) = self.element_values.get_mut(frame.item) else {
+            return Ok(());
+        };
+        values.extend(
+            (0..frame.values.len()).map(|index| frame.values.get_f64(index).unwrap_or(f64::NAN)),
+        );
+        Ok(())
+    }
+
+    fn end(&mut self) -> FormatResult<()> {
+        let Some((geometry, items)) = self.mesh.take() else {
+            return Ok(());
+        };
+        let (ids, features) = mesh_polygons(&geometry, &items, &self.element_values);
+        self.set.features = features;
+        self.set.ids = Some(ids);
+        Ok(())
+    }
+
+    fn wants(&self, step: usize, _item: usize) -> bool {
+        step == 0
+    }
+}
+
+/// One polygon per 2D element (closed ring of its corner nodes) with its id and the element
+/// values of each item (null for no data and for node-located items), and the element ids.
+fn mesh_polygons(
+    geometry: &basin_formats::model::MeshGeometry,
+    items: &[Item],
+    values: &[Vec<f64>],
+) -> (Vec<i64>, Vec<basin_formats::model::Feature>) {
+    use basin_formats::model::{Coord, ElementKind, Feature, Geometry, ItemLocation, Value};
+    let nodes = &geometry.nodes;
+    let elements = &geometry.elements;
+    (0..elements.len())
+        .filter_map(|index| {
+            let flat = matches!(
+                elements.kinds.get(index)?,
+                ElementKind::Triangle | ElementKind::Quad | ElementKind::Polygon
+            );
+            if !flat {
+                return None;
+            }
+            let corners = elements.nodes(index)?;
+            let mut ring: Vec<Coord> = corners
+                .iter()
+                .filter_map(|&node| {
+                    let node = node as usize;
+                    Some(Coord::xy(*nodes.x.get(node)?, *nodes.y.get(node)?))
+                })
+                .collect();
+            if ring.len() < 3 || ring.len() != corners.len() {
+                return None;
+            }
+            ring.push(*ring.first()?);
+            let id = elements.ids.get(index).copied().unwrap_or(index as i64);
+            let attributes = std::iter::once(Value::Integer(id))
+                .chain(items.iter().zip(values).map(|(item, column)| {
+                    match (item.location, column.get(index)) {
+                        (ItemLocation::Cell, Some(&value))
+                            if value.is_finite() && !item.is_nodata(value) =>
+                        {
+                            Value::Float(value)
+                        }
+                        _ => Value::Null,
+                    }
+                }))
+                .collect();
+            Some((
+                id,
+                Feature {
+                    geometry: Some(Geometry::Polygon(vec![ring])),
+                    values: attributes,
+                },
+            ))
+        })
+        .unzip()
 }

@@ -785,6 +785,371 @@ api_test_with!(
     }
 );
 
+async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response {
+    app.with_key(Method::POST, &format!("/api/tiles/dataset/{dataset}/tiles"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Defines `body` over `dataset` and expects 400 `validation` naming `field`.
+async fn refused(app: &TestApp, dataset: &str, body: Value, field: &str) {
+    let response = define(app, dataset, body).await;
+    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    assert!(problem["errors"].get(field).is_some(), "{field}: {problem}");
+}
+
+async fn datasets_in(app: &TestApp, project: &str) -> usize {
+    let response = get(
+        app,
+        &format!("/api/metadata/project/{project}/dataset/list"),
+    )
+    .await;
+    expect_status(response, StatusCode::OK).await["data"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+api_test!(
+    defined_schemes_make_a_tiles_dataset_drawn_from_the_source,
+    |app| {
+        let grid = utm_grid();
+        let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let body = json!({
+            "name": "depth, raw",
+            "description": "values for the web client",
+            "tilingSchemes": [
+                {"schemeId": "raw", "schemeType": "wmts", "itemName": "DEPTH", "minValue": 0,
+                 "maxValue": 1500, "outputType": "RawData",
+                 "renderValuesOutOfRangeAsTransparent": "Above", "zoomLevels": [0, 1]},
+                {"schemeType": "XYZ", "colors": ["#ffffff", "#000000"], "tileWidth": 512,
+                 "tileHeight": 512, "aggregationMethod": "Max", "zoomLevels": [10],
+                 "resolutions": [1, 2, 3]}
+            ]
+        });
+        let response = define(&app, &dataset, body).await;
+        let created = expect_status(response, StatusCode::CREATED).await;
+        assert_eq!(created["datasetType"], "tiles");
+        assert_eq!(created["datasetFormat"], ".tiles");
+        assert_eq!(created["name"], "depth, raw");
+        assert_eq!(created["description"], "values for the web client");
+        assert_eq!(created["projectId"], project.as_str());
+        let tiles = id_str(&created).to_owned();
+
+        let metadata = get(&app, &format!("/api/tiles/dataset/{tiles}/metadata")).await;
+        let metadata = expect_status(metadata, StatusCode::OK).await;
+        let schemes = metadata["tilingSchemes"].as_array().unwrap();
+        assert_eq!(schemes.len(), 2);
+        assert_eq!(schemes[0]["schemeId"], "raw");
+        assert_eq!(schemes[0]["outputType"], "RawData");
+        assert_eq!(schemes[0]["zoomLevels"], json!([0, 1]));
+        assert_eq!(schemes[0]["renderValuesOutOfRangeAsTransparent"], "Above");
+        assert_eq!(schemes[1]["schemeId"], "scheme-1");
+        assert_eq!(schemes[1]["tileWidth"], 512);
+        assert_eq!(schemes[1]["aggregationMethod"], "Max");
+        assert_eq!(schemes[1]["colors"], json!(["#ffffff", "#000000"]));
+        assert_eq!(schemes[1]["zoomLevels"].as_array().unwrap().len(), 11);
+        assert_eq!(metadata["nativeExtent"]["xMin"], 600000.0);
+
+        // RawData tiles are the source's values: NaN for no data and for values above 1500.
+        let response = get(
+            &app,
+            &format!("/api/tiles/dataset/{tiles}/scheme/raw/1/0/0"),
+        )
+        .await;
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/octet-stream"
+        );
+        let bytes = response.bytes().await.unwrap();
+        assert_eq!(bytes.len(), 256 * 256 * 4);
+        let values: Vec<f32> = bytes
+            .chunks(4)
+            .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
+            .collect();
+        for row in 0..200_usize {
+            for column in 0..256_usize {
+                let value = values[row * 256 + column];
+                let source = grid.value(column, row);
+                if source == -9999.0 || source > 1500.0 {
+                    assert!(value.is_nan(), "({column}, {row}): {value}");
+                } else {
+                    assert_eq!(value, source, "({column}, {row})");
+                }
+            }
+        }
+        assert!(values[200 * 256].is_nan(), "below the grid");
+        let response = get(
+            &app,
+            &format!("/api/tiles/dataset/{tiles}/scheme/scheme-1/9/167/270"),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let (width, _, _) = decode_png(&response.bytes().await.unwrap());
+        assert_eq!(width, 512);
+        // The source's own schemes are not the tiles dataset's.
+        let response = get(
+            &app,
+            &format!("/api/tiles/dataset/{tiles}/scheme/wmts-0/0/0/0"),
+        )
+        .await;
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        assert_eq!(datasets_in(&app, &project).await, 2);
+    }
+);
+
+api_test!(
+    scheme_definitions_are_checked_field_by_field_and_create_nothing_when_wrong,
+    |app| {
+        let grid = utm_grid();
+        let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let scheme = |extra: Value| with_fields(json!({"schemeType": "WMTS"}), extra);
+        let cases = [
+            (json!({"schemeType": "TMS"}), "tilingSchemes[0].schemeType"),
+            (
+                scheme(json!({"schemeId": "a b"})),
+                "tilingSchemes[0].schemeId",
+            ),
+            (
+                scheme(json!({"schemeId": "emptyTile"})),
+                "tilingSchemes[0].schemeId",
+            ),
+            (
+                scheme(json!({"schemeId": "x".repeat(65)})),
+                "tilingSchemes[0].schemeId",
+            ),
+            (
+                scheme(json!({"itemName": "speed"})),
+                "tilingSchemes[0].itemName",
+            ),
+            (
+                scheme(json!({"minValue": 5, "maxValue": 1})),
+                "tilingSchemes[0].minValue",
+            ),
+            (scheme(json!({"colors": []})), "tilingSchemes[0].colors"),
+            (
+                scheme(json!({"colors": ["#12345g"]})),
+                "tilingSchemes[0].colors",
+            ),
+            (
+                scheme(json!({"colors": vec!["#000000"; 257]})),
+                "tilingSchemes[0].colors",
+            ),
+            (
+                scheme(json!({"outputType": "JPEG"})),
+                "tilingSchemes[0].outputType",
+            ),
+            (
+                scheme(json!({"tileWidth": 300})),
+                "tilingSchemes[0].tileWidth",
+            ),
+            (
+                scheme(json!({"tileWidth": 256, "tileHeight": 512})),
+                "tilingSchemes[0].tileWidth",
+            ),
+            (
+                scheme(json!({"zoomLevels": [0, 9]})),
+                "tilingSchemes[0].zoomLevels",
+            ),
+            (
+                json!({"schemeType": "XYZ", "zoomLevels": [25]}),
+                "tilingSchemes[0].zoomLevels",
+            ),
+            (
+                scheme(json!({"renderValuesOutOfRangeAsTransparent": "Sideways"})),
+                "tilingSchemes[0].renderValuesOutOfRangeAsTransparent",
+            ),
+            (
+                scheme(json!({"aggregationMethod": "Median"})),
+                "tilingSchemes[0].aggregationMethod",
+            ),
+        ];
+        for (scheme, field) in cases {
+            let body = json!({"name": "tiles", "tilingSchemes": [scheme]});
+            refused(&app, &dataset, body, field).await;
+        }
+        let duplicate = json!({"name": "tiles", "tilingSchemes": [
+        {"schemeId": "a", "schemeType": "WMTS"}, {"schemeId": "a", "schemeType": "XYZ"}]});
+        refused(&app, &dataset, duplicate, "tilingSchemes[1].schemeId").await;
+        for schemes in [json!([]), json!(vec![json!({"schemeType": "WMTS"}); 33])] {
+            let body = json!({"name": "tiles", "tilingSchemes": schemes});
+            refused(&app, &dataset, body, "tilingSchemes").await;
+        }
+        for name in ["", "a/b", "bad\u{0}name"] {
+            let body = json!({"name": name, "tilingSchemes": [{"schemeType": "WMTS"}]});
+            let response = define(&app, &dataset, body).await;
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{name:?}");
+        }
+        let response = define(
+            &app,
+            &dataset,
+            json!({"tilingSchemes": [{"schemeType": "WMTS"}]}),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(datasets_in(&app, &project).await, 1, "nothing was created");
+    }
+);
+
+api_test!(
+    tiles_datasets_follow_their_source_and_its_permissions,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let body =
+            json!({"name": "tiles", "tilingSchemes": [{"schemeId": "s", "schemeType": "WMTS"}]});
+        let created = expect_status(
+            define(&app, &dataset, body.clone()).await,
+            StatusCode::CREATED,
+        )
+        .await;
+        let tiles = id_str(&created).to_owned();
+        // Another tenant sees neither.
+        let other_tenant = app.create_tenant("elsewhere").await;
+        let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
+        let response = app
+            .anonymous(Method::POST, &format!("/api/tiles/dataset/{dataset}/tiles"))
+            .header("svc-open-api-key", &outsider)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        // Schemes cannot be defined over a tiles dataset.
+        let response = define(&app, &tiles, body.clone()).await;
+        expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
+        // The source in the recycle bin: its tiles datasets have no tiles; restored, they do.
+        let metadata = format!("/api/tiles/dataset/{tiles}/metadata");
+        assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
+        let response = app
+            .with_key(Method::DELETE, &format!("/api/metadata/dataset/{dataset}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        expect_problem(
+            get(&app, &metadata).await,
+            StatusCode::NOT_FOUND,
+            "not-found",
+        )
+        .await;
+        let response = app
+            .with_key(
+                Method::PUT,
+                &format!("/api/recycle-bin/dataset/{dataset}/restore"),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
+        let tile = get(&app, &format!("/api/tiles/dataset/{tiles}/scheme/s/0/0/0")).await;
+        assert_eq!(tile.status(), StatusCode::OK);
+    }
+);
+
+async fn vector(app: &TestApp, dataset: &str, tile: &str) -> reqwest::Response {
+    get(app, &format!("/api/vectortiles/dataset/{dataset}/{tile}")).await
+}
+
+api_test!(
+    vector_tiles_of_features_and_meshes_and_their_refusals,
+    |app| {
+        let project = app.create_project(As::Key, "vectors", json!({})).await;
+        let project = id_str(&project).to_owned();
+        let collection = json!({"type": "FeatureCollection", "features": [
+            {"type": "Feature", "properties": {"name": "pond"},
+             "geometry": {"type": "Polygon", "coordinates": [[[5.0, 52.0], [5.01, 52.0], [5.01, 52.01], [5.0, 52.0]]]}}
+        ]});
+        let response = app
+            .upload_file(
+                &project,
+                "water.geojson",
+                collection.to_string().into_bytes(),
+            )
+            .await;
+        let dataset = expect_status(response, StatusCode::CREATED).await;
+        let dataset = id_str(&dataset).to_owned();
+        // 5.005 E 52.005 N is in tile 14/8419/5411.
+        let shown = vector(&app, &dataset, "14/8419/5411.vector.pbf").await;
+        assert_eq!(shown.status(), StatusCode::OK);
+        assert_eq!(
+            shown.headers()["content-type"],
+            "application/vnd.mapbox-vector-tile"
+        );
+        let etag = shown.headers()["etag"].to_str().unwrap().to_owned();
+        let bytes = shown.bytes().await.unwrap();
+        assert!(
+            bytes.len() > 20 && bytes[0] == 0x1a,
+            "one layer (field 3, bytes)"
+        );
+        let again = app
+            .with_key(
+                Method::GET,
+                &format!("/api/vectortiles/dataset/{dataset}/14/8419/5411.vector.pbf"),
+            )
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        let far = vector(&app, &dataset, "14/0/0.vector.pbf").await;
+        assert_eq!(far.status(), StatusCode::OK);
+        assert!(
+            far.bytes().await.unwrap().is_empty(),
+            "a tile without features is empty"
+        );
+        for (tile, status, kind) in [
+            ("25/0/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/8/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/8.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/0.png", StatusCode::NOT_FOUND, "not-found"),
+            ("3/0/x.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+            ("x/0/0.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+            ("3/-1/0.vector.pbf", StatusCode::BAD_REQUEST, "invalid-path"),
+        ] {
+            expect_problem(vector(&app, &dataset, tile).await, status, kind).await;
+        }
+        // Meshes give their elements; grids and time series have no vector tiles.
+        let response = app
+            .upload_file(&project, "mesh.dfsu", dfs_sample("mesh2d_mixed.dfsu"))
+            .await;
+        let mesh = expect_status(response, StatusCode::CREATED).await;
+        // Its 200 m of elements near 9.0 E 55.05 N fill part of tile 12/2150/1294; at level 0
+        // they are smaller than a tile unit and vanish.
+        let close = vector(&app, id_str(&mesh), "12/2150/1294.vector.pbf").await;
+        assert_eq!(close.status(), StatusCode::OK);
+        assert!(!close.bytes().await.unwrap().is_empty());
+        let whole = vector(&app, id_str(&mesh), "0/0/0.vector.pbf").await;
+        assert!(whole.bytes().await.unwrap().is_empty());
+        let grid = utm_grid();
+        let (_, raster) = uploaded(&app, &grid, "depth.tif").await;
+        let response = app
+            .upload_file(&project, "series.dfs0", dfs_sample("ts_eq.dfs0"))
+            .await;
+        let series = expect_status(response, StatusCode::CREATED).await;
+        for id in [raster.as_str(), id_str(&series)] {
+            let response = vector(&app, id, "0/0/0.vector.pbf").await;
+            expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
+        }
+        // Only readers of the project see them.
+        let path = format!("/api/vectortiles/dataset/{dataset}/0/0/0.vector.pbf");
+        let anonymous = app.anonymous(Method::GET, &path).send().await.unwrap();
+        assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+        let other_tenant = app.create_tenant("elsewhere").await;
+        let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
+        let foreign = app
+            .anonymous(Method::GET, &path)
+            .header("svc-open-api-key", &outsider)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
+    }
+);
+
 /// An indented XML document on one line, without the indentation.
 fn flat(xml: &str) -> String {
     xml.lines().map(str::trim).collect()
