@@ -11,6 +11,7 @@ pub mod raster;
 pub mod render;
 pub mod tms;
 pub mod vector;
+pub mod wmts;
 
 pub use encode::OutputType;
 pub use field::Field;

@@ -5,14 +5,20 @@
 //! Each item of a dataset is one WMTS layer (`item-<index>`); its tile matrix sets are the
 //! item's schemes, so the same layer can be read in Web Mercator or in the data's own system.
 //! Tiles are announced as ResourceURL templates pointing at the scheme tile endpoint, and as
-//! key-value GetTile on the same `wmts` URL.
+//! key-value GetTile on the same `wmts` URL. In the XML, a matrix set's identifier is its
+//! scheme's id, and one template per layer names it with `{TileMatrixSet}`: GDAL takes the
+//! first tile template of a layer whatever matrix set it reads, so a template per scheme
+//! would send it to the Web Mercator tiles when it reads the native ones.
 
+use basin_tiles::tms::{Bounds, TileMatrixSet};
+use basin_tiles::wmts::{self, Capabilities, Layer, LayerMatrixSet, ResourceUrl, TimeDimension};
+use chrono::SecondsFormat;
 use serde::Serialize;
 
 use crate::datasets::model::DatasetRow;
 use crate::error::ApiError;
 use crate::http::time::WireTime;
-use crate::tiles::scheme::Scheme;
+use crate::tiles::scheme::{Scheme, SchemeType};
 use crate::tiles::service::{TileAddress, Tileable};
 
 /// The WMTS layer identifier of item `index`.
@@ -265,5 +271,119 @@ pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> C
                     .collect(),
             })
             .collect(),
+    }
+}
+
+/// The one RESTful tile template of every layer of the XML capabilities: the scheme tile
+/// endpoint with the matrix set (= scheme id) as a placeholder.
+fn xml_resource_template(tiles_base: &str, has_times: bool) -> String {
+    let time = if has_times { "?timeStep={Time}" } else { "" };
+    format!("{tiles_base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{time}")
+}
+
+/// The RESTful address of the XML capabilities (spec 4.5's `wmts100` name).
+pub(crate) fn restful_capabilities_url(tiles_base: &str) -> String {
+    format!("{tiles_base}/wmts100/1.0.0/WMTSCapabilities.xml")
+}
+
+/// The part of `data` inside `set`'s area; `None` when they do not meet or `data` is not a
+/// rectangle (an extent reaching a pole is infinite in Web Mercator).
+fn within(data: Option<Bounds>, set: &TileMatrixSet) -> Option<Bounds> {
+    let data = data?;
+    let clamped = Bounds {
+        min_x: data.min_x.max(set.bounds.min_x),
+        min_y: data.min_y.max(set.bounds.min_y),
+        max_x: data.max_x.min(set.bounds.max_x),
+        max_y: data.max_y.min(set.bounds.max_y),
+    };
+    clamped.is_valid().then_some(clamped)
+}
+
+/// The XML capabilities of a dataset (OGC 07-057r7): a layer per item whose matrix sets are
+/// its schemes, each limited to the data, with the steps' times as the `Time` dimension
+/// (the first step is the default, as for a tile request without `timeStep`).
+pub(crate) fn xml(
+    row: &DatasetRow,
+    tileable: &Tileable,
+    tiles_base: &str,
+) -> Result<String, ApiError> {
+    let description = &tileable.description;
+    let times: Vec<String> = description
+        .times
+        .iter()
+        .map(|time| time.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true))
+        .collect();
+    let template = xml_resource_template(tiles_base, !times.is_empty());
+    let layers = (0..description.items.len())
+        .map(|index| xml_layer(tileable, index, &template, &times))
+        .filter(|layer| !layer.matrix_sets.is_empty())
+        .collect();
+    let capabilities = Capabilities {
+        title: row.name.clone(),
+        kvp_url: format!("{tiles_base}/wmts?"),
+        layers,
+        matrix_sets: tileable
+            .schemes
+            .iter()
+            .map(|scheme| TileMatrixSet {
+                id: scheme.id.clone(),
+                ..scheme.matrix_set.clone()
+            })
+            .collect(),
+        service_metadata_url: Some(restful_capabilities_url(tiles_base)),
+    };
+    wmts::capabilities_xml(&capabilities).map_err(|error| ApiError::Internal(error.into()))
+}
+
+/// The layer of item `index`: its schemes as matrix sets, one template per format.
+fn xml_layer(tileable: &Tileable, index: usize, template: &str, times: &[String]) -> Layer {
+    let description = &tileable.description;
+    let schemes: Vec<&Scheme> = tileable
+        .schemes
+        .iter()
+        .filter(|scheme| scheme.item == index)
+        .collect();
+    let mut formats: Vec<String> = Vec::new();
+    for scheme in &schemes {
+        let format = scheme.output.media_type().to_owned();
+        if !formats.contains(&format) {
+            formats.push(format);
+        }
+    }
+    let mercator_extent = description.mercator_extent();
+    Layer {
+        identifier: layer_id(index),
+        title: description
+            .items
+            .get(index)
+            .map(|item| item.name.clone())
+            .unwrap_or_default(),
+        wgs84_bounds: description.wgs84_extent.filter(Bounds::is_valid),
+        styles: vec!["default".to_owned()],
+        resource_urls: formats
+            .iter()
+            .map(|format| ResourceUrl {
+                format: format.clone(),
+                template: template.to_owned(),
+            })
+            .collect(),
+        formats,
+        matrix_sets: schemes
+            .iter()
+            .map(|scheme| {
+                let data = match scheme.scheme_type {
+                    SchemeType::Xyz => mercator_extent,
+                    SchemeType::Wmts => Some(description.native_extent),
+                };
+                LayerMatrixSet {
+                    id: scheme.id.clone(),
+                    bounds: within(data, &scheme.matrix_set),
+                }
+            })
+            .collect(),
+        time: times.first().map(|first| TimeDimension {
+            values: times.to_vec(),
+            default: first.clone(),
+        }),
     }
 }

@@ -48,6 +48,7 @@ where
         .routes(routes!(wmts))
         .routes(routes!(wmts100))
         .routes(routes!(wmts100_tile))
+        .routes(routes!(wmts_capabilities_xml))
         .routes(routes!(scheme_tile))
         .routes(routes!(empty_tile))
         .routes(routes!(define_tiles))
@@ -366,7 +367,11 @@ async fn wmts_kvp(
             let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
             check_headers(headers, &row)?;
             let base = tiles_base(base, id);
-            Ok(Json(capabilities::json(&row, &tileable, &base)).into_response())
+            if wants_xml(headers) {
+                Ok(xml_response(capabilities::xml(&row, &tileable, &base)?))
+            } else {
+                Ok(Json(capabilities::json(&row, &tileable, &base)).into_response())
+            }
         }
         "gettile" => {
             let tile = parameters.tile()?;
@@ -377,6 +382,63 @@ async fn wmts_kvp(
             format!("REQUEST must be GetCapabilities or GetTile, not {other:?}"),
         )),
     }
+}
+
+/// The XML capabilities at their RESTful address (OGC 07-057r7, 10.1.1), for clients that
+/// are given a URL and send no `Accept` (GDAL, QGIS): always XML.
+#[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts100/1.0.0/WMTSCapabilities.xml",
+    tag = "tiles", params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, content_type = "application/xml"), (status = 400), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn wmts_capabilities_xml(
+    State(state): State<TilesState>,
+    principal: Principal,
+    base: PublicBase,
+    headers: HeaderMap,
+    Path(id): Path<DatasetId>,
+) -> Result<Response, ApiError> {
+    let (row, tileable) = state.tiles.tileable(&Caller::from(&principal), id).await?;
+    check_headers(&headers, &row)?;
+    let base = tiles_base(&base, id);
+    Ok(xml_response(capabilities::xml(&row, &tileable, &base)?))
+}
+
+fn xml_response(document: String) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/xml"),
+        )],
+        document,
+    )
+        .into_response()
+}
+
+/// True when `Accept` prefers XML (`application/xml` or `text/xml`) to JSON: an XML type with
+/// a quality above 0 and no JSON type (`application/json`, `*/*` does not count) with a higher
+/// one. Without `Accept`, or with only `*/*`, the capabilities are JSON (spec 4.5).
+fn wants_xml(headers: &HeaderMap) -> bool {
+    let mut xml = 0.0_f32;
+    let mut json = 0.0_f32;
+    let ranges = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for range in ranges {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|parameter| parameter.trim().strip_prefix("q="))
+            .find_map(|value| value.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        match media.as_str() {
+            "application/xml" | "text/xml" => xml = xml.max(quality),
+            "application/json" => json = json.max(quality),
+            _ => {}
+        }
+    }
+    xml > 0.0 && xml >= json
 }
 
 async fn serve_tile(

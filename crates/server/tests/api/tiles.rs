@@ -135,6 +135,17 @@ async fn uploaded(app: &TestApp, grid: &Grid, name: &str) -> (String, String) {
     (project, id_str(&dataset).to_owned())
 }
 
+/// Uploads tests/corpus/dfs-samples/`sample` as `name` into a new project `project`; the
+/// dataset id.
+async fn uploaded_sample(app: &TestApp, project: &str, name: &str, sample: &str) -> String {
+    let project = app.create_project(As::Key, project, json!({})).await;
+    let response = app
+        .upload_file(id_str(&project), name, dfs_sample(sample))
+        .await;
+    let dataset = expect_status(response, StatusCode::CREATED).await;
+    id_str(&dataset).to_owned()
+}
+
 async fn get(app: &TestApp, path: &str) -> reqwest::Response {
     app.with_key(Method::GET, path).send().await.unwrap()
 }
@@ -624,12 +635,8 @@ async fn tile_pixels(
 api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
     // 5 x 4 cells of 100 m x 200 m, three steps ten minutes apart; H = 1000 t + 10 j + i with
     // j counted from the south (tests/corpus/dfs-samples/grid_utm32.dfs2.json).
-    let project = app.create_project(As::Key, "model", json!({})).await;
-    let response = app
-        .upload_file(id_str(&project), "grid.dfs2", dfs_sample("grid_utm32.dfs2"))
-        .await;
-    let dataset = expect_status(response, StatusCode::CREATED).await;
-    let dataset = id_str(&dataset);
+    let dataset = uploaded_sample(&app, "model", "grid.dfs2", "grid_utm32.dfs2").await;
+    let dataset = dataset.as_str();
     let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     assert_eq!(
@@ -709,12 +716,8 @@ api_test!(
     layers_of_a_dfs3_are_chosen_by_index_and_local_grids_have_only_wmts,
     |app| {
         // 4 x 3 x 2 cells of 10 m x 20 m, no projection: Salinity = 10000 t + 100 k + 10 j + i + 0.5.
-        let project = app.create_project(As::Key, "cube", json!({})).await;
-        let response = app
-            .upload_file(id_str(&project), "cube.dfs3", dfs_sample("cube.dfs3"))
-            .await;
-        let dataset = expect_status(response, StatusCode::CREATED).await;
-        let dataset = id_str(&dataset);
+        let dataset = uploaded_sample(&app, "cube", "cube.dfs3", "cube.dfs3").await;
+        let dataset = dataset.as_str();
         let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         assert_eq!(metadata["layerIds"], json!([0, 1]));
@@ -1242,3 +1245,173 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
     let bad = json!({"name": "x", "tilingSchemes": [{"schemeType": "WMTS", "shading": "Gouraud"}]});
     refused(&app, &mesh, bad, "tilingSchemes[0].shading").await;
 });
+
+/// An indented XML document on one line, without the indentation.
+fn flat(xml: &str) -> String {
+    xml.lines().map(str::trim).collect()
+}
+
+/// The WMTS capabilities of `dataset` with `accept` (none when `None`): status, content type
+/// and body.
+async fn capabilities(app: &TestApp, dataset: &str, accept: Option<&str>) -> (String, String) {
+    let mut request = app.with_key(
+        Method::GET,
+        &format!("/api/tiles/dataset/{dataset}/wmts?SERVICE=WMTS&REQUEST=GetCapabilities"),
+    );
+    if let Some(accept) = accept {
+        request = request.header("accept", accept);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{accept:?}");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (content_type, response.text().await.unwrap())
+}
+
+api_test!(
+    wmts_capabilities_are_xml_when_asked_for_and_json_otherwise,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let xml = [
+            "application/xml",
+            "text/xml",
+            "application/json;q=0.5, application/xml",
+            "text/xml, application/json",
+        ];
+        for accept in xml {
+            let (content_type, body) = capabilities(&app, &dataset, Some(accept)).await;
+            assert_eq!(content_type, "application/xml", "{accept}");
+            assert!(body.starts_with("<?xml"), "{accept}");
+        }
+        let json = [
+            None,
+            Some("*/*"),
+            Some("application/json"),
+            Some("application/json, application/xml;q=0.5"),
+            Some("application/xml;q=0"),
+        ];
+        for accept in json {
+            let (content_type, body) = capabilities(&app, &dataset, accept).await;
+            assert!(content_type.starts_with("application/json"), "{accept:?}");
+            let capabilities: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(capabilities["layers"][0]["identifier"], "item-0");
+        }
+        // The RESTful address is always XML, the same document.
+        let (_, kvp) = capabilities(&app, &dataset, Some("application/xml")).await;
+        let restful = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/wmts100/1.0.0/WMTSCapabilities.xml"),
+        )
+        .await;
+        assert_eq!(restful.status(), StatusCode::OK);
+        assert_eq!(restful.headers()["content-type"], "application/xml");
+        assert_eq!(restful.text().await.unwrap(), kvp);
+    }
+);
+
+api_test!(
+    wmts_xml_capabilities_lead_clients_to_the_scheme_tiles,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let (_, xml) = capabilities(&app, &dataset, Some("application/xml")).await;
+        let base = app.url(&format!("/api/tiles/dataset/{dataset}"));
+        let expected = [
+            "<ows:Title>depth.tif</ows:Title>".to_owned(),
+            "<ows:Identifier>item-0</ows:Identifier>".to_owned(),
+            "<ows:Title>depth</ows:Title>".to_owned(),
+            format!("<ows:Get xlink:href=\"{base}/wmts?\">"),
+            format!(
+                "<ServiceMetadataURL xlink:href=\"{base}/wmts100/1.0.0/WMTSCapabilities.xml\"/>"
+            ),
+            "<TileMatrixSet>xyz-0</TileMatrixSet>".to_owned(),
+            "<TileMatrixSet>wmts-0</TileMatrixSet>".to_owned(),
+            "<ows:SupportedCRS>urn:ogc:def:crs:EPSG::3857</ows:SupportedCRS>".to_owned(),
+            "<WellKnownScaleSet>urn:ogc:def:wkss:OGC:1.0:GoogleMapsCompatible</WellKnownScaleSet>"
+                .to_owned(),
+            "<ows:SupportedCRS>urn:ogc:def:crs:EPSG::32632</ows:SupportedCRS>".to_owned(),
+            "<TopLeftCorner>600000 5800000</TopLeftCorner>".to_owned(),
+            // Level 3 of wmts-0 is 5 x 4 tiles of 1600 m: the data covers them all.
+            "<TileMatrix>3</TileMatrix><MinTileRow>0</MinTileRow><MaxTileRow>3</MaxTileRow>\
+         <MinTileCol>0</MinTileCol><MaxTileCol>4</MaxTileCol>"
+                .to_owned(),
+        ];
+        let flat = flat(&xml);
+        for text in &expected {
+            assert!(flat.contains(text.as_str()), "{text} not in\n{xml}");
+        }
+        assert!(
+            !xml.contains("<Dimension>"),
+            "no time dimension without times"
+        );
+        // One template for both matrix sets; filled in, it is the scheme tile.
+        let template = format!(
+            "template=\"{base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}\""
+        );
+        assert_eq!(xml.matches(&template).count(), 1, "{xml}");
+        let scheme_tile = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
+        )
+        .await;
+        let scheme_tile = scheme_tile.bytes().await.unwrap();
+        let filled = format!("{base}/scheme/wmts-0/1/0/1");
+        let through_template = app
+            .client
+            .get(&filled)
+            .header("svc-open-api-key", &app.bootstrap.api_key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(through_template.bytes().await.unwrap(), scheme_tile);
+    }
+);
+
+api_test!(wmts_xml_capabilities_of_a_dfs2_announce_its_times, |app| {
+    let dataset = uploaded_sample(&app, "model", "grid.dfs2", "grid_utm32.dfs2").await;
+    let dataset = dataset.as_str();
+    let (_, xml) = capabilities(&app, dataset, Some("text/xml")).await;
+    let times = [
+        "2021-03-01T12:00:00Z",
+        "2021-03-01T12:10:00Z",
+        "2021-03-01T12:20:00Z",
+    ];
+    let dimension = format!(
+        "<Dimension><ows:Identifier>Time</ows:Identifier><ows:UOM>ISO8601</ows:UOM>\
+         <Default>{}</Default><Value>{}</Value><Value>{}</Value><Value>{}</Value></Dimension>",
+        times[0], times[0], times[1], times[2]
+    );
+    // Two items, two layers, each with the times.
+    assert_eq!(flat(&xml).matches(&dimension).count(), 2, "{xml}");
+    assert!(xml.contains("<TileMatrixSet>wmts-1</TileMatrixSet>"));
+    let template = "/scheme/{TileMatrixSet}/{TileMatrix}/{TileRow}/{TileCol}?timeStep={Time}\"";
+    assert!(xml.contains(template), "{xml}");
+    // The template filled with the second time is the second step.
+    let by_index = tile_pixels(&app, dataset, "wmts-0", 0, "?timeStep=1").await;
+    let by_template = tile_pixels(
+        &app,
+        dataset,
+        "wmts-0",
+        0,
+        &format!("?timeStep={}", times[1]),
+    )
+    .await;
+    assert_eq!(by_template, by_index);
+});
+
+api_test!(
+    wmts_xml_capabilities_of_a_local_grid_name_no_epsg_system,
+    |app| {
+        let dataset = uploaded_sample(&app, "cube", "cube.dfs3", "cube.dfs3").await;
+        let (_, xml) = capabilities(&app, &dataset, Some("application/xml")).await;
+        assert!(
+            xml.contains("<ows:SupportedCRS>LOCAL_CS[&quot;Unknown&quot;"),
+            "{xml}"
+        );
+        assert!(!xml.contains("WGS84BoundingBox"), "{xml}");
+        assert!(!xml.contains("xyz-0"), "{xml}");
+    }
+);
