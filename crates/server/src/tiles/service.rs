@@ -97,6 +97,9 @@ impl From<&crate::config::TilesConfig> for TileSettings {
 pub(crate) struct Tileable {
     /// The dataset whose data is drawn: the dataset itself, or the source of a tiles dataset.
     pub(crate) source: DatasetRow,
+    /// What drawn tiles are cached under: the source's content, and for a tiles dataset its
+    /// own content too, since its schemes may reuse the ids of the source's own.
+    tiles_key: Arc<str>,
     /// What the data is.
     pub(crate) description: Description,
     /// Its schemes.
@@ -262,6 +265,7 @@ impl TileService {
                 )
             })?;
         let tileable = Arc::new(Tileable {
+            tiles_key: key.clone(),
             source: base.source.clone(),
             description: base.description.clone(),
             schemes,
@@ -395,6 +399,7 @@ impl TileService {
         let mercator_extent = described.mercator_extent();
         let reprojection = reprojection_from_mercator(&described);
         Ok(Arc::new(Tileable {
+            tiles_key: content_key(row),
             source: row.clone(),
             description: described,
             schemes,
@@ -535,7 +540,7 @@ impl TileService {
         let row = &tileable.source;
         let content = content_key(row);
         let key = TileKey {
-            content: content.clone(),
+            content: tileable.tiles_key.clone(),
             scheme: scheme.id.clone(),
             level: matrix.level,
             row: address.row,

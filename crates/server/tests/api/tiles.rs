@@ -1415,3 +1415,29 @@ api_test!(
         assert!(!xml.contains("xyz-0"), "{xml}");
     }
 );
+
+api_test!(
+    a_tiles_dataset_reusing_a_default_scheme_id_draws_its_own_tiles,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let path = |id: &str| format!("/api/tiles/dataset/{id}/scheme/wmts-0/1/0/0");
+        let own = get(&app, &path(&dataset)).await.bytes().await.unwrap();
+        let body = json!({"name": "grey", "tilingSchemes": [
+        {"schemeId": "wmts-0", "schemeType": "WMTS", "colors": ["#000000", "#ffffff"]}]});
+        let created = expect_status(define(&app, &dataset, body).await, StatusCode::CREATED).await;
+        let grey = get(&app, &path(id_str(&created)))
+            .await
+            .bytes()
+            .await
+            .unwrap();
+        assert!(
+            grey != own,
+            "the tiles dataset's scheme is not served from the source's cache"
+        );
+        let (_, _, pixels) = decode_png(&grey);
+        assert_eq!(pixels[4], pixels[5], "grey: red equals green");
+        let again = get(&app, &path(&dataset)).await.bytes().await.unwrap();
+        assert!(again == own);
+    }
+);
