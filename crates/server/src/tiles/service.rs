@@ -191,7 +191,8 @@ impl std::fmt::Debug for TileService {
     }
 }
 
-/// Bytes kept for described datasets: descriptions are small, so this holds thousands.
+/// Least bytes kept for described datasets (a grid's description is under a kilobyte; a mesh's
+/// holds its index, so the cache may grow to half the band budget).
 const DESCRIBED_CACHE_BYTES: usize = 16 << 20;
 
 impl TileService {
@@ -209,7 +210,9 @@ impl TileService {
             catalogue,
             work_dir,
             settings,
-            described: Arc::new(Lru::new(DESCRIBED_CACHE_BYTES)),
+            described: Arc::new(Lru::new(
+                DESCRIBED_CACHE_BYTES.max(settings.band_cache_bytes / 2),
+            )),
             bands: Arc::new(Lru::new(settings.band_cache_bytes)),
             tiles: Arc::new(Lru::new(settings.tile_cache_bytes)),
             empty: Arc::new(Lru::new(1 << 20)),

@@ -105,7 +105,11 @@ impl Description {
 
     /// Bytes this description holds, roughly (for the cache).
     pub(crate) fn approximate_bytes(&self) -> usize {
-        512 + self.times.len() * 16 + self.items.len() * 128
+        let shape = match &self.shape {
+            Shape::Grid(_) => 0,
+            Shape::Mesh { index, .. } => index.approximate_bytes(),
+        };
+        512 + self.times.len() * 16 + self.items.len() * 128 + shape
     }
 }
 
