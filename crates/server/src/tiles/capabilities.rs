@@ -37,6 +37,10 @@ pub(crate) struct KvpRequest {
 /// A GetTile request resolved to a scheme tile.
 #[derive(Debug)]
 pub(crate) struct KvpTile {
+    /// `LAYER` as sent.
+    pub(crate) layer: String,
+    /// The item it names.
+    pub(crate) item: usize,
     /// The scheme (`TILEMATRIXSET`).
     pub(crate) scheme: String,
     /// Where.
@@ -103,8 +107,9 @@ impl KvpRequest {
             })
     }
 
-    /// The tile a GetTile names. `LAYER` must be an item layer of the dataset's capabilities
-    /// and `TILEMATRIXSET` one of its schemes; the service checks that they agree.
+    /// The tile a GetTile names. `LAYER` must be an item layer (`item-<index>`) and
+    /// `TILEMATRIXSET` one of its schemes; [`KvpTile::check`] checks the pair against the
+    /// dataset.
     pub(crate) fn tile(&self) -> Result<KvpTile, ApiError> {
         let layer = self.required("layer")?.to_owned();
         let scheme = self.required("tilematrixset")?.to_owned();
@@ -113,21 +118,20 @@ impl KvpRequest {
         let col = crate::tiles::routes::tile_index("TILECOL", self.required("tilecol")?)?;
         let item = layer
             .strip_prefix("item-")
-            .and_then(|index| index.parse::<usize>().ok());
-        let scheme_item = scheme
-            .rsplit_once('-')
-            .and_then(|(_, index)| index.parse::<usize>().ok());
-        if item.is_none() || item != scheme_item {
-            return Err(ApiError::field(
-                "LAYER",
-                format!("LAYER {layer:?} has no tile matrix set {scheme:?}; see the capabilities"),
-            ));
-        }
+            .and_then(|index| index.parse::<usize>().ok())
+            .ok_or_else(|| {
+                ApiError::field(
+                    "LAYER",
+                    format!("LAYER {layer:?} is not a layer of the capabilities (item-<index>)"),
+                )
+            })?;
         let time_step = self
             .get("time")
             .or_else(|| self.get("timestep"))
             .map(str::to_owned);
         Ok(KvpTile {
+            layer,
+            item,
             scheme,
             address: TileAddress {
                 matrix,
@@ -137,6 +141,23 @@ impl KvpRequest {
                 time_step,
             },
         })
+    }
+}
+
+impl KvpTile {
+    /// 400 naming `LAYER` unless the scheme draws the layer's item (an unknown scheme is
+    /// left to the tile lookup, which answers 404).
+    pub(crate) fn check(&self, tileable: &Tileable) -> Result<(), ApiError> {
+        match tileable.scheme(&self.scheme) {
+            Ok(scheme) if scheme.item != self.item => Err(ApiError::field(
+                "LAYER",
+                format!(
+                    "LAYER {:?} has no tile matrix set {:?}; see the capabilities",
+                    self.layer, self.scheme
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -375,7 +375,18 @@ async fn wmts_kvp(
         }
         "gettile" => {
             let tile = parameters.tile()?;
-            serve_tile(state, principal, headers, id, &tile.scheme, &tile.address).await
+            let (row, tileable) = state.tiles.tileable(&Caller::from(principal), id).await?;
+            check_headers(headers, &row)?;
+            tile.check(&tileable)?;
+            let rendered = state
+                .tiles
+                .tile(&tileable, &tile.scheme, &tile.address)
+                .await?;
+            Ok(tile_response(
+                headers,
+                &rendered,
+                state.tiles.max_age_seconds(),
+            ))
         }
         other => Err(ApiError::field(
             "REQUEST",

@@ -1441,3 +1441,34 @@ api_test!(
         assert!(again == own);
     }
 );
+
+api_test!(
+    wmts_get_tile_reaches_the_schemes_of_a_tiles_dataset,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let body =
+            json!({"name": "blue", "tilingSchemes": [{"schemeId": "blue", "schemeType": "WMTS"}]});
+        let created = expect_status(define(&app, &dataset, body).await, StatusCode::CREATED).await;
+        let tiles = id_str(&created);
+        let rest = get(
+            &app,
+            &format!("/api/tiles/dataset/{tiles}/scheme/blue/0/0/0"),
+        )
+        .await;
+        let rest = rest.bytes().await.unwrap();
+        let kvp = |layer: &str| {
+            format!(
+                "/api/tiles/dataset/{tiles}/wmts?REQUEST=GetTile&LAYER={layer}&TILEMATRIXSET=blue\
+             &TILEMATRIX=0&TILEROW=0&TILECOL=0"
+            )
+        };
+        let answer = get(&app, &kvp("item-0")).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert!(answer.bytes().await.unwrap() == rest);
+        let problem = expect_status(get(&app, &kvp("item-1")).await, StatusCode::BAD_REQUEST).await;
+        assert!(problem["errors"].get("LAYER").is_some(), "{problem}");
+        let problem = expect_status(get(&app, &kvp("blue")).await, StatusCode::BAD_REQUEST).await;
+        assert!(problem["errors"].get("LAYER").is_some(), "{problem}");
+    }
+);
