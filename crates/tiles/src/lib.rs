@@ -5,6 +5,7 @@
 
 pub mod encode;
 pub mod field;
+pub mod mesh;
 pub mod ramp;
 pub mod raster;
 pub mod render;
@@ -13,6 +14,7 @@ pub mod vector;
 
 pub use encode::OutputType;
 pub use field::Field;
+pub use mesh::{MeshError, MeshField, MeshIndex, Shading, ValueLocation};
 pub use ramp::{OutOfRange, Ramp, Rgb};
 pub use raster::{Aggregation, Raster};
 pub use render::{Reprojection, TileValues};

@@ -1,0 +1,673 @@
+//! Flexible meshes (DFSU, .mesh, VTU) as fields: element values drawn flat, or node values
+//! interpolated inside each element.
+//!
+//! A tile asks for 65,536 pixel centres, and meshes reach millions of elements, so the work
+//! is split in two. [`MeshIndex`] holds what depends on the geometry only (the corners of the
+//! elements drawn, and a packed R-tree over their bounding boxes, see [`tree`]); it is built
+//! once per mesh and shared behind an `Arc` by every item and time step. [`MeshField`] adds
+//! the values of one item at one step; building it is a pass over the values at most (node
+//! values derived from element values, see [`nodes`]).
+//!
+//! Choices:
+//! - Which element holds a point is decided exactly ([`locate`]): inside, or on an edge or a
+//!   corner. A point that several elements hold (on a shared edge) takes the element that
+//!   comes first in the mesh, so tiles do not depend on the order of the pixels. Consecutive
+//!   pixel centres usually fall in the same element, so the element of the previous point is
+//!   tried first; it is taken only when the point is strictly inside it, which in a valid mesh
+//!   (elements do not overlap) no other element can claim. In an invalid mesh with
+//!   overlapping elements a point strictly inside two of them takes one of them.
+//! - Flat shading: element values as they are; node values as the mean of the element's
+//!   corners (the value a flat-shaded cell shows in MIKE's viewers is the element's, and the
+//!   mean is its natural counterpart for node items), NaN when a corner is NaN.
+//! - Smooth shading: node values (given, or derived from the element values as MIKE's tools
+//!   do, see [`nodes`]) interpolated inside each element: linear in triangles, bilinear in
+//!   quadrilaterals, mean value coordinates in other polygons (see [`interpolate`]). An
+//!   element whose own value is NaN (dry) stays NaN; with node values, an element with a NaN
+//!   corner is NaN.
+//! - Elements drawn: triangles, quadrilaterals, polygons, VTK pixels, and the quadratic
+//!   triangles and quadrilaterals by their corners (straight edges). Lines, vertices,
+//!   triangle strips and 3D cells of a mesh without layers are not drawn; a mesh with nothing
+//!   to draw is an error.
+//! - Layered (3D) meshes draw their surface: the top element of each column, as MIKE IO's
+//!   `read(layers="top")` selects it (basin-formats' [`top_layer`]). Values still come in the
+//!   order of the full mesh (all 3D elements, or all 3D nodes), so one step of a DFSU item is
+//!   used as read. Vertical profiles and columns have no surface area: an error.
+//! - Meshes have no overviews: a zoomed-out tile samples the element under each pixel centre,
+//!   which is exact at that point, if noisy where elements are smaller than pixels.
+//! - Nothing panics on bad input: node indices out of range, ragged offsets and more than
+//!   2^32 elements or nodes are errors of [`MeshIndex::build`]; elements with a NaN or
+//!   infinite corner are not drawn; degenerate elements take part with no area.
+
+mod interpolate;
+mod locate;
+mod nodes;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use basin_formats::dfs::dfsu::layers::{TopLayer, top_layer};
+use basin_formats::model::{ElementKind, ItemLocation, MeshGeometry};
+
+use crate::field::Field;
+use crate::tms::Bounds;
+use locate::{Position, locate};
+use tree::{PackedTree, TreeStack};
+
+/// Why a mesh cannot be indexed, or values cannot be drawn on it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MeshError {
+    /// The node coordinate arrays differ in length.
+    NodeArrays {
+        /// x values.
+        x: usize,
+        /// y values.
+        y: usize,
+    },
+    /// The element offsets do not describe the connectivity (too few, decreasing, or past
+    /// its end).
+    Connectivity {
+        /// 0-based element index.
+        element: usize,
+    },
+    /// An element refers to a node the mesh does not have.
+    NodeOutOfRange {
+        /// 0-based element index.
+        element: usize,
+        /// The 0-based node index it gives.
+        node: u32,
+        /// Number of nodes.
+        nodes: usize,
+    },
+    /// More elements, nodes or corners than 32-bit indices count.
+    TooLarge,
+    /// The surface of a layered mesh cannot be found (the reason).
+    Layers(String),
+    /// No element has an area to draw: only lines or points, a vertical profile or column,
+    /// or no finite coordinates.
+    NothingToDraw,
+    /// The values do not match the mesh.
+    WrongValueCount {
+        /// Where the values were said to be.
+        location: ValueLocation,
+        /// Values the mesh needs there.
+        expected: usize,
+        /// Values given.
+        given: usize,
+    },
+}
+
+impl fmt::Display for MeshError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NodeArrays { x, y } => {
+                write!(
+                    f,
+                    "the mesh has {x} node x coordinates but {y} y coordinates"
+                )
+            }
+            Self::Connectivity { element } => write!(
+                f,
+                "the connectivity of element {element} (0-based) is out of order or range"
+            ),
+            Self::NodeOutOfRange {
+                element,
+                node,
+                nodes,
+            } => write!(
+                f,
+                "element {element} (0-based) refers to node {node}, but the mesh has {nodes} nodes"
+            ),
+            Self::TooLarge => f.write_str("the mesh has more than 2^32 elements, nodes or corners"),
+            Self::Layers(reason) => {
+                write!(
+                    f,
+                    "the surface of the layered mesh cannot be found: {reason}"
+                )
+            }
+            Self::NothingToDraw => f.write_str(
+                "the mesh has no element with an area to draw (only lines or points, or a \
+                 vertical profile or column)",
+            ),
+            Self::WrongValueCount {
+                location,
+                expected,
+                given,
+            } => write!(
+                f,
+                "the mesh needs {expected} values per {}, {given} were given",
+                location.name()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MeshError {}
+
+/// Where values sit on the mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValueLocation {
+    /// One value per element (for a layered mesh: per 3D element).
+    Elements,
+    /// One value per node (for a layered mesh: per 3D node).
+    Nodes,
+}
+
+impl ValueLocation {
+    /// Where an item of basin-formats has its values.
+    pub fn of(location: ItemLocation) -> Self {
+        match location {
+            ItemLocation::Cell => Self::Elements,
+            ItemLocation::Node => Self::Nodes,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Elements => "element",
+            Self::Nodes => "node",
+        }
+    }
+}
+
+/// How values fill an element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Shading {
+    /// One value over the whole element.
+    #[default]
+    Flat,
+    /// Node values interpolated inside the element.
+    Smooth,
+}
+
+impl Shading {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flat => "Flat",
+            Self::Smooth => "Smooth",
+        }
+    }
+
+    /// From the wire name, in any case.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Flat, Self::Smooth]
+            .into_iter()
+            .find(|shading| shading.name().eq_ignore_ascii_case(text))
+    }
+}
+
+/// The drawn elements of a mesh geometry and an index to find them, built once per geometry
+/// and shared (it is `Send + Sync`).
+#[derive(Debug, Clone)]
+pub struct MeshIndex {
+    /// Coordinates of the nodes of the drawn mesh (a layered mesh's surface nodes).
+    nodes: Vec<[f64; 2]>,
+    /// For a layered mesh, the node of the full mesh each surface node is.
+    node_sources: Option<Vec<u32>>,
+    /// Drawn element `d` has corners `corners[corner_starts[d]..corner_starts[d + 1]]`.
+    corner_starts: Vec<u32>,
+    /// Node indices (into `nodes`) of the corners of every drawn element.
+    corners: Vec<u32>,
+    /// The element of the geometry (a 3D element in a layered mesh) each drawn element is;
+    /// ascending.
+    element_sources: Vec<u32>,
+    tree: PackedTree,
+    extent: Bounds,
+    source_elements: usize,
+    source_nodes: usize,
+}
+
+/// What a search remembers from one point to the next.
+#[derive(Debug, Default)]
+struct Search {
+    stack: TreeStack,
+    last: Option<u32>,
+}
+
+impl MeshIndex {
+    /// Indexes the 2D elements of `geometry` (the surface of a layered mesh).
+    pub fn build(geometry: &MeshGeometry) -> Result<Self, MeshError> {
+        check(geometry)?;
+        let counts = (geometry.elements.len(), geometry.nodes.len());
+        if geometry.layers.is_none() {
+            return Self::from_plane(geometry, None, None, counts);
+        }
+        let top = top_layer(geometry).map_err(|error| MeshError::Layers(error.to_string()))?;
+        let node_sources = surface_node_sources(geometry, &top);
+        let element_sources = top
+            .elements
+            .iter()
+            .map(|&element| u32::try_from(element).map_err(|_| MeshError::TooLarge))
+            .collect::<Result<Vec<u32>, _>>()?;
+        Self::from_plane(
+            &top.geometry,
+            Some(&element_sources),
+            Some(node_sources),
+            counts,
+        )
+    }
+
+    /// Indexes a 2D mesh whose element `e` is element `element_sources[e]` of the source
+    /// (itself when `None`) and whose node `n` is node `node_sources[n]`.
+    fn from_plane(
+        plane: &MeshGeometry,
+        element_sources: Option<&[u32]>,
+        node_sources: Option<Vec<u32>>,
+        (source_elements, source_nodes): (usize, usize),
+    ) -> Result<Self, MeshError> {
+        let nodes: Vec<[f64; 2]> = plane
+            .nodes
+            .x
+            .iter()
+            .zip(&plane.nodes.y)
+            .map(|(x, y)| [*x, *y])
+            .collect();
+        let mut index = Self {
+            nodes,
+            node_sources,
+            corner_starts: vec![0],
+            corners: Vec::new(),
+            element_sources: Vec::new(),
+            tree: PackedTree::build(&[]),
+            extent: Bounds {
+                min_x: f64::INFINITY,
+                min_y: f64::INFINITY,
+                max_x: f64::NEG_INFINITY,
+                max_y: f64::NEG_INFINITY,
+            },
+            source_elements,
+            source_nodes,
+        };
+        let mut boxes = Vec::new();
+        let mut corners = Vec::new();
+        let elements = &plane.elements;
+        for (element, kind) in (0_u32..).zip(&elements.kinds) {
+            let Some(refs) = elements.nodes(element as usize) else {
+                continue;
+            };
+            if !corners_of(*kind, refs, &mut corners) {
+                continue;
+            }
+            let Some(bounds) = index.bounds_of(corners.iter().copied()) else {
+                continue;
+            };
+            let source = match element_sources {
+                Some(sources) => sources.get(element as usize).copied().unwrap_or(element),
+                None => element,
+            };
+            index.corners.extend_from_slice(&corners);
+            let end = u32::try_from(index.corners.len()).map_err(|_| MeshError::TooLarge)?;
+            index.corner_starts.push(end);
+            index.element_sources.push(source);
+            index.extent = index.extent.union(&bounds);
+            boxes.push(bounds);
+        }
+        if boxes.is_empty() {
+            return Err(MeshError::NothingToDraw);
+        }
+        index.tree = PackedTree::build(&boxes);
+        Ok(index)
+    }
+
+    /// The bounding box of the corners, or `None` when a corner is not finite.
+    fn bounds_of(&self, corners: impl IntoIterator<Item = u32>) -> Option<Bounds> {
+        let mut bounds = Bounds {
+            min_x: f64::INFINITY,
+            min_y: f64::INFINITY,
+            max_x: f64::NEG_INFINITY,
+            max_y: f64::NEG_INFINITY,
+        };
+        for corner in corners {
+            let [x, y] = *self.nodes.get(corner as usize)?;
+            if !(x.is_finite() && y.is_finite()) {
+                return None;
+            }
+            bounds = bounds.union(&Bounds {
+                min_x: x,
+                min_y: y,
+                max_x: x,
+                max_y: y,
+            });
+        }
+        Some(bounds)
+    }
+
+    /// The bounding box of the drawn elements.
+    pub fn extent(&self) -> Bounds {
+        self.extent
+    }
+
+    /// Number of 2D elements drawn.
+    pub fn element_count(&self) -> usize {
+        self.element_sources.len()
+    }
+
+    /// Bytes held.
+    pub fn approximate_bytes(&self) -> usize {
+        let u32s = self.corner_starts.capacity()
+            + self.corners.capacity()
+            + self.element_sources.capacity()
+            + self.node_sources.as_ref().map_or(0, Vec::capacity);
+        self.nodes.capacity() * std::mem::size_of::<[f64; 2]>()
+            + u32s * std::mem::size_of::<u32>()
+            + self.tree.approximate_bytes()
+    }
+
+    /// The element of the geometry (a 3D element of a layered mesh: the top of its column)
+    /// that holds `(x, y)`, inside or on its boundary; the first one in the mesh when several
+    /// do.
+    pub fn element_at(&self, x: f64, y: f64) -> Option<usize> {
+        let drawn = self.find([x, y], &mut Search::default())?;
+        self.element_sources
+            .get(drawn as usize)
+            .map(|source| *source as usize)
+    }
+
+    /// The drawn element holding `point`, trying the last one found first.
+    fn find(&self, point: [f64; 2], search: &mut Search) -> Option<u32> {
+        let [x, y] = point;
+        if !(x.is_finite() && y.is_finite()) {
+            return None;
+        }
+        if let Some(last) = search.last
+            && self.position(last, point) == Position::Inside
+        {
+            return Some(last);
+        }
+        let mut best: Option<u32> = None;
+        self.tree.visit(x, y, &mut search.stack, |drawn| {
+            match self.position(drawn, point) {
+                Position::Inside => {
+                    best = Some(drawn);
+                    ControlFlow::Break(())
+                }
+                Position::Boundary => {
+                    best = Some(best.map_or(drawn, |found| found.min(drawn)));
+                    ControlFlow::Continue(())
+                }
+                Position::Outside => ControlFlow::Continue(()),
+            }
+        });
+        if best.is_some() {
+            search.last = best;
+        }
+        best
+    }
+
+    fn position(&self, drawn: u32, point: [f64; 2]) -> Position {
+        self.with_corners(drawn, |corners, _| locate(corners, point))
+    }
+
+    /// The node indices of the corners of drawn element `drawn`.
+    fn corner_nodes(&self, drawn: u32) -> &[u32] {
+        let drawn = drawn as usize;
+        let (Some(&start), Some(&end)) = (
+            self.corner_starts.get(drawn),
+            self.corner_starts.get(drawn + 1),
+        ) else {
+            return &[];
+        };
+        self.corners
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Calls `use_corners` with the coordinates and node indices of the corners of drawn
+    /// element `drawn`, without allocating for elements of up to 8 corners.
+    fn with_corners<T>(&self, drawn: u32, use_corners: impl FnOnce(&[[f64; 2]], &[u32]) -> T) -> T {
+        let nodes = self.corner_nodes(drawn);
+        let coordinates = |node: &u32| {
+            self.nodes
+                .get(*node as usize)
+                .copied()
+                .unwrap_or([f64::NAN; 2])
+        };
+        let mut small = [[f64::NAN; 2]; 8];
+        if let Some(slots) = small.get_mut(..nodes.len()) {
+            for (slot, node) in slots.iter_mut().zip(nodes) {
+                *slot = coordinates(node);
+            }
+            use_corners(slots, nodes)
+        } else {
+            let corners: Vec<[f64; 2]> = nodes.iter().map(coordinates).collect();
+            use_corners(&corners, nodes)
+        }
+    }
+
+    /// The drawn elements with their corners and the value of their source element.
+    fn elements_with<'a>(
+        &'a self,
+        values: &'a [f32],
+    ) -> impl Iterator<Item = (&'a [u32], f32)> + Clone + 'a {
+        (0_u32..)
+            .zip(&self.element_sources)
+            .map(move |(drawn, source)| {
+                let value = values.get(*source as usize).copied().unwrap_or(f32::NAN);
+                (self.corner_nodes(drawn), value)
+            })
+    }
+
+    /// The value of node item `values` at each drawn node.
+    fn node_values_of(&self, values: &[f32]) -> Vec<f32> {
+        let at = |source: usize| values.get(source).copied().unwrap_or(f32::NAN);
+        match &self.node_sources {
+            Some(sources) => sources.iter().map(|source| at(*source as usize)).collect(),
+            None => (0..self.nodes.len()).map(at).collect(),
+        }
+    }
+}
+
+/// Checks that the connectivity of `geometry` stays within its arrays.
+fn check(geometry: &MeshGeometry) -> Result<(), MeshError> {
+    let nodes = &geometry.nodes;
+    if nodes.x.len() != nodes.y.len() {
+        return Err(MeshError::NodeArrays {
+            x: nodes.x.len(),
+            y: nodes.y.len(),
+        });
+    }
+    let elements = &geometry.elements;
+    if u32::try_from(elements.len()).is_err() || u32::try_from(nodes.len()).is_err() {
+        return Err(MeshError::TooLarge);
+    }
+    if elements.offsets.len() != elements.len() + 1 {
+        return Err(MeshError::Connectivity {
+            element: elements.offsets.len().saturating_sub(1),
+        });
+    }
+    for element in 0..elements.len() {
+        let Some(refs) = elements.nodes(element) else {
+            return Err(MeshError::Connectivity { element });
+        };
+        if let Some(&node) = refs.iter().find(|node| **node as usize >= nodes.len()) {
+            return Err(MeshError::NodeOutOfRange {
+                element,
+                node,
+                nodes: nodes.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Puts into `corners` the corners of an element with an area, in order around it: all nodes
+/// of triangles, quadrilaterals and polygons, the corner nodes of quadratic ones (their first
+/// nodes, in VTK's order); false for other kinds and malformed elements.
+fn corners_of(kind: ElementKind, nodes: &[u32], corners: &mut Vec<u32>) -> bool {
+    corners.clear();
+    let first = |count: usize| nodes.get(..count);
+    let taken = match kind {
+        ElementKind::Triangle if nodes.len() == 3 => Some(nodes),
+        ElementKind::Quad if nodes.len() == 4 => Some(nodes),
+        ElementKind::Polygon if nodes.len() >= 3 => Some(nodes),
+        ElementKind::QuadraticTriangle | ElementKind::BiquadraticTriangle => first(3),
+        ElementKind::QuadraticQuad
+        | ElementKind::BiquadraticQuad
+        | ElementKind::QuadraticLinearQuad => first(4),
+        ElementKind::Pixel => {
+            // VTK numbers a pixel's corners row by row; around it they go 0, 1, 3, 2.
+            if let [a, b, c, d] = nodes {
+                corners.extend([*a, *b, *d, *c]);
+            }
+            None
+        }
+        _ => None,
+    };
+    if let Some(taken) = taken {
+        corners.extend_from_slice(taken);
+    }
+    !corners.is_empty()
+}
+
+/// For each node of the surface of `full`, the node of `full` it is. A layered element lists
+/// its bottom face then its top face (basin-formats' layers.rs relies on the same order), and
+/// the surface element's corners are the top face's, in order.
+fn surface_node_sources(full: &MeshGeometry, top: &TopLayer) -> Vec<u32> {
+    let mut sources = vec![u32::MAX; top.geometry.nodes.len()];
+    for (surface, element) in top.elements.iter().enumerate() {
+        let (Some(full_nodes), Some(surface_nodes)) = (
+            full.elements.nodes(*element),
+            top.geometry.elements.nodes(surface),
+        ) else {
+            continue;
+        };
+        let top_face = full_nodes.get(full_nodes.len() / 2..).unwrap_or_default();
+        for (surface_node, full_node) in surface_nodes.iter().zip(top_face) {
+            if let Some(slot) = sources.get_mut(*surface_node as usize) {
+                *slot = *full_node;
+            }
+        }
+    }
+    sources
+}
+
+/// Values of one item at one step on a mesh, ready to sample.
+#[derive(Debug, Clone)]
+pub struct MeshField {
+    index: Arc<MeshIndex>,
+    values: Arc<[f32]>,
+    location: ValueLocation,
+    shading: Shading,
+    /// Flat node values: per drawn element, the mean of its corners. Smooth: per drawn node.
+    derived: Vec<f32>,
+}
+
+impl MeshField {
+    /// `values`: one per element (location Elements) or per node (Nodes), in the order of the
+    /// geometry the index was built from (for a layered mesh: all 3D elements, or all 3D
+    /// nodes), NaN where there is no value.
+    pub fn new(
+        index: Arc<MeshIndex>,
+        values: Arc<[f32]>,
+        location: ValueLocation,
+        shading: Shading,
+    ) -> Result<Self, MeshError> {
+        let expected = match location {
+            ValueLocation::Elements => index.source_elements,
+            ValueLocation::Nodes => index.source_nodes,
+        };
+        if values.len() != expected {
+            return Err(MeshError::WrongValueCount {
+                location,
+                expected,
+                given: values.len(),
+            });
+        }
+        let derived = match (shading, location) {
+            (Shading::Flat, ValueLocation::Elements) => Vec::new(),
+            (Shading::Flat, ValueLocation::Nodes) => {
+                let at_nodes = index.node_values_of(&values);
+                (0..index.element_count())
+                    .map(|drawn| element_mean(index.corner_nodes(drawn as u32), &at_nodes))
+                    .collect()
+            }
+            (Shading::Smooth, ValueLocation::Nodes) => index.node_values_of(&values),
+            (Shading::Smooth, ValueLocation::Elements) => nodes::node_values(
+                index.nodes.len(),
+                &index.nodes,
+                index.elements_with(&values),
+            ),
+        };
+        Ok(Self {
+            index,
+            values,
+            location,
+            shading,
+            derived,
+        })
+    }
+
+    /// The value at `point`, inside drawn element `drawn`.
+    fn value_in(&self, drawn: u32, point: [f64; 2]) -> f32 {
+        let own = || {
+            let source = self.index.element_sources.get(drawn as usize)?;
+            self.values.get(*source as usize).copied()
+        };
+        match (self.shading, self.location) {
+            (Shading::Flat, ValueLocation::Elements) => own().unwrap_or(f32::NAN),
+            (Shading::Flat, ValueLocation::Nodes) => self
+                .derived
+                .get(drawn as usize)
+                .copied()
+                .unwrap_or(f32::NAN),
+            (Shading::Smooth, location) => {
+                if location == ValueLocation::Elements && own().is_none_or(f32::is_nan) {
+                    return f32::NAN;
+                }
+                self.index.with_corners(drawn, |corners, nodes| {
+                    let mut small = [f64::NAN; 8];
+                    let at = |node: &u32| {
+                        self.derived
+                            .get(*node as usize)
+                            .map_or(f64::NAN, |value| f64::from(*value))
+                    };
+                    let value = if let Some(slots) = small.get_mut(..nodes.len()) {
+                        for (slot, node) in slots.iter_mut().zip(nodes) {
+                            *slot = at(node);
+                        }
+                        interpolate::interpolate(corners, slots, point)
+                    } else {
+                        let values: Vec<f64> = nodes.iter().map(at).collect();
+                        interpolate::interpolate(corners, &values, point)
+                    };
+                    value as f32
+                })
+            }
+        }
+    }
+}
+
+/// The mean of the values at `nodes`; NaN when one is NaN.
+fn element_mean(nodes: &[u32], at_nodes: &[f32]) -> f32 {
+    let sum: f64 = nodes
+        .iter()
+        .map(|node| {
+            at_nodes
+                .get(*node as usize)
+                .map_or(f64::NAN, |value| f64::from(*value))
+        })
+        .sum();
+    (sum / nodes.len() as f64) as f32
+}
+
+impl Field for MeshField {
+    fn extent(&self) -> Bounds {
+        self.index.extent()
+    }
+
+    fn sample(&self, points: &[[f64; 2]], _pixel_size: f64, out: &mut [f32]) {
+        let mut search = Search::default();
+        for (slot, point) in out.iter_mut().zip(points) {
+            *slot = match self.index.find(*point, &mut search) {
+                Some(drawn) => self.value_in(drawn, *point),
+                None => f32::NAN,
+            };
+        }
+    }
+}
