@@ -204,18 +204,22 @@ impl Shading {
 
 /// The drawn elements of a mesh geometry and an index to find them, built once per geometry
 /// and shared (it is `Send + Sync`).
+///
+/// Drawn elements are kept in the order of the tree's leaves (along a Hilbert curve) and
+/// their nodes numbered in the order those elements first use them, so that what one lookup
+/// reads sits together in memory; `element_sources` and `node_sources` lead back to the
+/// geometry.
 #[derive(Debug, Clone)]
 pub struct MeshIndex {
-    /// Coordinates of the nodes of the drawn mesh (a layered mesh's surface nodes).
+    /// Coordinates of the drawn nodes.
     nodes: Vec<[f64; 2]>,
-    /// For a layered mesh, the node of the full mesh each surface node is.
-    node_sources: Option<Vec<u32>>,
+    /// The node of the geometry (a 3D node of a layered mesh) each drawn node is.
+    node_sources: Vec<u32>,
     /// Drawn element `d` has corners `corners[corner_starts[d]..corner_starts[d + 1]]`.
     corner_starts: Vec<u32>,
-    /// Node indices (into `nodes`) of the corners of every drawn element.
+    /// Drawn node indices of the corners of every drawn element.
     corners: Vec<u32>,
-    /// The element of the geometry (a 3D element in a layered mesh) each drawn element is;
-    /// ascending.
+    /// The element of the geometry (a 3D element of a layered mesh) each drawn element is.
     element_sources: Vec<u32>,
     tree: PackedTree,
     extent: Bounds,
@@ -227,7 +231,28 @@ pub struct MeshIndex {
 #[derive(Debug, Default)]
 struct Search {
     stack: TreeStack,
-    last: Option<u32>,
+    last: Option<usize>,
+}
+
+/// The elements of a 2D mesh that have an area, in the mesh's order and node numbering.
+#[derive(Debug, Default)]
+struct Drawable {
+    corner_starts: Vec<usize>,
+    corners: Vec<u32>,
+    sources: Vec<u32>,
+    boxes: Vec<Bounds>,
+}
+
+impl Drawable {
+    fn corners(&self, element: usize) -> &[u32] {
+        let (Some(&start), Some(&end)) = (
+            self.corner_starts.get(element),
+            self.corner_starts.get(element + 1),
+        ) else {
+            return &[];
+        };
+        self.corners.get(start..end).unwrap_or_default()
+    }
 }
 
 impl MeshIndex {
@@ -248,94 +273,63 @@ impl MeshIndex {
         Self::from_plane(
             &top.geometry,
             Some(&element_sources),
-            Some(node_sources),
+            Some(&node_sources),
             counts,
         )
     }
 
-    /// Indexes a 2D mesh whose element `e` is element `element_sources[e]` of the source
-    /// (itself when `None`) and whose node `n` is node `node_sources[n]`.
+    /// Indexes a 2D mesh whose element `e` is element `element_sources[e]` of the source and
+    /// whose node `n` is node `node_sources[n]` (themselves when `None`).
     fn from_plane(
         plane: &MeshGeometry,
         element_sources: Option<&[u32]>,
-        node_sources: Option<Vec<u32>>,
+        node_sources: Option<&[u32]>,
         (source_elements, source_nodes): (usize, usize),
     ) -> Result<Self, MeshError> {
-        let nodes: Vec<[f64; 2]> = plane
-            .nodes
-            .x
+        let drawable = drawable(plane, element_sources)?;
+        let (tree, order) = PackedTree::build(&drawable.boxes);
+        let extent = drawable
+            .boxes
             .iter()
-            .zip(&plane.nodes.y)
-            .map(|(x, y)| [*x, *y])
-            .collect();
+            .copied()
+            .reduce(|a, b| a.union(&b))
+            .ok_or(MeshError::NothingToDraw)?;
         let mut index = Self {
-            nodes,
-            node_sources,
-            corner_starts: vec![0],
-            corners: Vec::new(),
-            element_sources: Vec::new(),
-            tree: PackedTree::build(&[]),
-            extent: Bounds {
-                min_x: f64::INFINITY,
-                min_y: f64::INFINITY,
-                max_x: f64::NEG_INFINITY,
-                max_y: f64::NEG_INFINITY,
-            },
+            nodes: Vec::new(),
+            node_sources: Vec::new(),
+            corner_starts: Vec::with_capacity(order.len() + 1),
+            corners: Vec::with_capacity(drawable.corners.len()),
+            element_sources: Vec::with_capacity(order.len()),
+            tree,
+            extent,
             source_elements,
             source_nodes,
         };
-        let mut boxes = Vec::new();
-        let mut corners = Vec::new();
-        let elements = &plane.elements;
-        for (element, kind) in (0_u32..).zip(&elements.kinds) {
-            let Some(refs) = elements.nodes(element as usize) else {
-                continue;
-            };
-            if !corners_of(*kind, refs, &mut corners) {
-                continue;
+        index.corner_starts.push(0);
+        // Drawn number of each node of the plane, given as elements first use it.
+        let mut numbers = vec![u32::MAX; plane.nodes.len()];
+        for element in order {
+            for &node in drawable.corners(element as usize) {
+                let Some(number) = numbers.get_mut(node as usize) else {
+                    continue;
+                };
+                if *number == u32::MAX {
+                    *number = u32::try_from(index.nodes.len()).map_err(|_| MeshError::TooLarge)?;
+                    let at = node as usize;
+                    let x = plane.nodes.x.get(at).copied().unwrap_or(f64::NAN);
+                    let y = plane.nodes.y.get(at).copied().unwrap_or(f64::NAN);
+                    index.nodes.push([x, y]);
+                    let source = node_sources.map_or(Some(node), |s| s.get(at).copied());
+                    index.node_sources.push(source.unwrap_or(u32::MAX));
+                }
+                index.corners.push(*number);
             }
-            let Some(bounds) = index.bounds_of(corners.iter().copied()) else {
-                continue;
-            };
-            let source = match element_sources {
-                Some(sources) => sources.get(element as usize).copied().unwrap_or(element),
-                None => element,
-            };
-            index.corners.extend_from_slice(&corners);
             let end = u32::try_from(index.corners.len()).map_err(|_| MeshError::TooLarge)?;
             index.corner_starts.push(end);
-            index.element_sources.push(source);
-            index.extent = index.extent.union(&bounds);
-            boxes.push(bounds);
+            let source = drawable.sources.get(element as usize).copied();
+            index.element_sources.push(source.unwrap_or(element));
         }
-        if boxes.is_empty() {
-            return Err(MeshError::NothingToDraw);
-        }
-        index.tree = PackedTree::build(&boxes);
         Ok(index)
-    }
-
-    /// The bounding box of the corners, or `None` when a corner is not finite.
-    fn bounds_of(&self, corners: impl IntoIterator<Item = u32>) -> Option<Bounds> {
-        let mut bounds = Bounds {
-            min_x: f64::INFINITY,
-            min_y: f64::INFINITY,
-            max_x: f64::NEG_INFINITY,
-            max_y: f64::NEG_INFINITY,
-        };
-        for corner in corners {
-            let [x, y] = *self.nodes.get(corner as usize)?;
-            if !(x.is_finite() && y.is_finite()) {
-                return None;
-            }
-            bounds = bounds.union(&Bounds {
-                min_x: x,
-                min_y: y,
-                max_x: x,
-                max_y: y,
-            });
-        }
-        Some(bounds)
     }
 
     /// The bounding box of the drawn elements.
@@ -353,7 +347,7 @@ impl MeshIndex {
         let u32s = self.corner_starts.capacity()
             + self.corners.capacity()
             + self.element_sources.capacity()
-            + self.node_sources.as_ref().map_or(0, Vec::capacity);
+            + self.node_sources.capacity();
         self.nodes.capacity() * std::mem::size_of::<[f64; 2]>()
             + u32s * std::mem::size_of::<u32>()
             + self.tree.approximate_bytes()
@@ -364,13 +358,15 @@ impl MeshIndex {
     /// do.
     pub fn element_at(&self, x: f64, y: f64) -> Option<usize> {
         let drawn = self.find([x, y], &mut Search::default())?;
-        self.element_sources
-            .get(drawn as usize)
-            .map(|source| *source as usize)
+        Some(self.source_of(drawn) as usize)
+    }
+
+    fn source_of(&self, drawn: usize) -> u32 {
+        self.element_sources.get(drawn).copied().unwrap_or(u32::MAX)
     }
 
     /// The drawn element holding `point`, trying the last one found first.
-    fn find(&self, point: [f64; 2], search: &mut Search) -> Option<u32> {
+    fn find(&self, point: [f64; 2], search: &mut Search) -> Option<usize> {
         let [x, y] = point;
         if !(x.is_finite() && y.is_finite()) {
             return None;
@@ -380,33 +376,33 @@ impl MeshIndex {
         {
             return Some(last);
         }
-        let mut best: Option<u32> = None;
-        self.tree.visit(x, y, &mut search.stack, |drawn| {
-            match self.position(drawn, point) {
-                Position::Inside => {
-                    best = Some(drawn);
-                    ControlFlow::Break(())
+        let mut best: Option<usize> = None;
+        let inside = self
+            .tree
+            .visit(point, search.last, &mut search.stack, |drawn| {
+                match self.position(drawn, point) {
+                    Position::Inside => ControlFlow::Break(()),
+                    Position::Boundary => {
+                        let first = |found: usize| self.source_of(found) < self.source_of(drawn);
+                        best = Some(best.filter(|found| first(*found)).unwrap_or(drawn));
+                        ControlFlow::Continue(())
+                    }
+                    Position::Outside => ControlFlow::Continue(()),
                 }
-                Position::Boundary => {
-                    best = Some(best.map_or(drawn, |found| found.min(drawn)));
-                    ControlFlow::Continue(())
-                }
-                Position::Outside => ControlFlow::Continue(()),
-            }
-        });
-        if best.is_some() {
-            search.last = best;
+            });
+        let found = inside.or(best);
+        if found.is_some() {
+            search.last = found;
         }
-        best
+        found
     }
 
-    fn position(&self, drawn: u32, point: [f64; 2]) -> Position {
+    fn position(&self, drawn: usize, point: [f64; 2]) -> Position {
         self.with_corners(drawn, |corners, _| locate(corners, point))
     }
 
-    /// The node indices of the corners of drawn element `drawn`.
-    fn corner_nodes(&self, drawn: u32) -> &[u32] {
-        let drawn = drawn as usize;
+    /// The drawn node indices of the corners of drawn element `drawn`.
+    fn corner_nodes(&self, drawn: usize) -> &[u32] {
         let (Some(&start), Some(&end)) = (
             self.corner_starts.get(drawn),
             self.corner_starts.get(drawn + 1),
@@ -420,7 +416,11 @@ impl MeshIndex {
 
     /// Calls `use_corners` with the coordinates and node indices of the corners of drawn
     /// element `drawn`, without allocating for elements of up to 8 corners.
-    fn with_corners<T>(&self, drawn: u32, use_corners: impl FnOnce(&[[f64; 2]], &[u32]) -> T) -> T {
+    fn with_corners<T>(
+        &self,
+        drawn: usize,
+        use_corners: impl FnOnce(&[[f64; 2]], &[u32]) -> T,
+    ) -> T {
         let nodes = self.corner_nodes(drawn);
         let coordinates = |node: &u32| {
             self.nodes
@@ -445,8 +445,9 @@ impl MeshIndex {
         &'a self,
         values: &'a [f32],
     ) -> impl Iterator<Item = (&'a [u32], f32)> + Clone + 'a {
-        (0_u32..)
-            .zip(&self.element_sources)
+        self.element_sources
+            .iter()
+            .enumerate()
             .map(move |(drawn, source)| {
                 let value = values.get(*source as usize).copied().unwrap_or(f32::NAN);
                 (self.corner_nodes(drawn), value)
@@ -455,12 +456,62 @@ impl MeshIndex {
 
     /// The value of node item `values` at each drawn node.
     fn node_values_of(&self, values: &[f32]) -> Vec<f32> {
-        let at = |source: usize| values.get(source).copied().unwrap_or(f32::NAN);
-        match &self.node_sources {
-            Some(sources) => sources.iter().map(|source| at(*source as usize)).collect(),
-            None => (0..self.nodes.len()).map(at).collect(),
-        }
+        self.node_sources
+            .iter()
+            .map(|source| values.get(*source as usize).copied().unwrap_or(f32::NAN))
+            .collect()
     }
+}
+
+/// The elements of `plane` with an area and finite corners; element `e` is element
+/// `sources[e]` of the source (itself when `None`).
+fn drawable(plane: &MeshGeometry, sources: Option<&[u32]>) -> Result<Drawable, MeshError> {
+    let mut drawable = Drawable {
+        corner_starts: vec![0],
+        ..Drawable::default()
+    };
+    let mut corners = Vec::new();
+    let elements = &plane.elements;
+    let at = |node: &u32| {
+        let x = plane.nodes.x.get(*node as usize)?;
+        let y = plane.nodes.y.get(*node as usize)?;
+        (x.is_finite() && y.is_finite()).then_some((*x, *y))
+    };
+    for (element, kind) in (0_u32..).zip(&elements.kinds) {
+        let Some(refs) = elements.nodes(element as usize) else {
+            continue;
+        };
+        if !corners_of(*kind, refs, &mut corners) {
+            continue;
+        }
+        let Some(points) = corners.iter().map(at).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let bounds = points.iter().fold(
+            Bounds {
+                min_x: f64::INFINITY,
+                min_y: f64::INFINITY,
+                max_x: f64::NEG_INFINITY,
+                max_y: f64::NEG_INFINITY,
+            },
+            |b, (x, y)| Bounds {
+                min_x: b.min_x.min(*x),
+                min_y: b.min_y.min(*y),
+                max_x: b.max_x.max(*x),
+                max_y: b.max_y.max(*y),
+            },
+        );
+        let source = sources.map_or(Some(element), |s| s.get(element as usize).copied());
+        drawable.corners.extend_from_slice(&corners);
+        drawable.corner_starts.push(drawable.corners.len());
+        drawable.sources.push(source.ok_or(MeshError::TooLarge)?);
+        drawable.boxes.push(bounds);
+    }
+    if drawable.boxes.is_empty() {
+        return Err(MeshError::NothingToDraw);
+    }
+    u32::try_from(drawable.corners.len()).map_err(|_| MeshError::TooLarge)?;
+    Ok(drawable)
 }
 
 /// Checks that the connectivity of `geometry` stays within its arrays.
@@ -548,14 +599,20 @@ fn surface_node_sources(full: &MeshGeometry, top: &TopLayer) -> Vec<u32> {
 }
 
 /// Values of one item at one step on a mesh, ready to sample.
+///
+/// Values are copied into the index's order of elements and nodes (see [`MeshIndex`]), so
+/// that the value of an element sits next to the values of the elements around it: on a
+/// zoomed-out tile, where each pixel falls in another element, reading values in the source
+/// order would be one more cache miss per pixel.
 #[derive(Debug, Clone)]
 pub struct MeshField {
     index: Arc<MeshIndex>,
-    values: Arc<[f32]>,
-    location: ValueLocation,
     shading: Shading,
-    /// Flat node values: per drawn element, the mean of its corners. Smooth: per drawn node.
-    derived: Vec<f32>,
+    /// Per drawn element: flat, the value drawn; smooth over element values, its own value
+    /// (NaN keeps it dry); smooth over node values, nothing.
+    element_values: Vec<f32>,
+    /// Smooth: per drawn node.
+    node_values: Vec<f32>,
 }
 
 impl MeshField {
@@ -579,67 +636,71 @@ impl MeshField {
                 given: values.len(),
             });
         }
-        let derived = match (shading, location) {
-            (Shading::Flat, ValueLocation::Elements) => Vec::new(),
+        let per_element = || {
+            index
+                .elements_with(&values)
+                .map(|(_, value)| value)
+                .collect()
+        };
+        let (element_values, node_values) = match (shading, location) {
+            (Shading::Flat, ValueLocation::Elements) => (per_element(), Vec::new()),
             (Shading::Flat, ValueLocation::Nodes) => {
                 let at_nodes = index.node_values_of(&values);
-                (0..index.element_count())
-                    .map(|drawn| element_mean(index.corner_nodes(drawn as u32), &at_nodes))
-                    .collect()
+                let means = (0..index.element_count())
+                    .map(|drawn| element_mean(index.corner_nodes(drawn), &at_nodes))
+                    .collect();
+                (means, Vec::new())
             }
-            (Shading::Smooth, ValueLocation::Nodes) => index.node_values_of(&values),
-            (Shading::Smooth, ValueLocation::Elements) => nodes::node_values(
-                index.nodes.len(),
-                &index.nodes,
-                index.elements_with(&values),
-            ),
+            (Shading::Smooth, ValueLocation::Nodes) => (Vec::new(), index.node_values_of(&values)),
+            (Shading::Smooth, ValueLocation::Elements) => {
+                let at_nodes = nodes::node_values(
+                    index.nodes.len(),
+                    &index.nodes,
+                    index.elements_with(&values),
+                );
+                (per_element(), at_nodes)
+            }
         };
         Ok(Self {
             index,
-            values,
-            location,
             shading,
-            derived,
+            element_values,
+            node_values,
         })
     }
 
     /// The value at `point`, inside drawn element `drawn`.
-    fn value_in(&self, drawn: u32, point: [f64; 2]) -> f32 {
-        let own = || {
-            let source = self.index.element_sources.get(drawn as usize)?;
-            self.values.get(*source as usize).copied()
-        };
-        match (self.shading, self.location) {
-            (Shading::Flat, ValueLocation::Elements) => own().unwrap_or(f32::NAN),
-            (Shading::Flat, ValueLocation::Nodes) => self
-                .derived
-                .get(drawn as usize)
-                .copied()
-                .unwrap_or(f32::NAN),
-            (Shading::Smooth, location) => {
-                if location == ValueLocation::Elements && own().is_none_or(f32::is_nan) {
-                    return f32::NAN;
-                }
-                self.index.with_corners(drawn, |corners, nodes| {
-                    let mut small = [f64::NAN; 8];
-                    let at = |node: &u32| {
-                        self.derived
-                            .get(*node as usize)
-                            .map_or(f64::NAN, |value| f64::from(*value))
-                    };
-                    let value = if let Some(slots) = small.get_mut(..nodes.len()) {
-                        for (slot, node) in slots.iter_mut().zip(nodes) {
-                            *slot = at(node);
-                        }
-                        interpolate::interpolate(corners, slots, point)
-                    } else {
-                        let values: Vec<f64> = nodes.iter().map(at).collect();
-                        interpolate::interpolate(corners, &values, point)
-                    };
-                    value as f32
-                })
-            }
+    fn value_in(&self, drawn: usize, point: [f64; 2]) -> f32 {
+        let own = self.element_values.get(drawn).copied();
+        if self.shading == Shading::Flat {
+            return own.unwrap_or(f32::NAN);
         }
+        if own.is_some_and(f32::is_nan) {
+            return f32::NAN;
+        }
+        self.index.with_corners(drawn, |corners, nodes| {
+            let at = |node: &u32| {
+                self.node_values
+                    .get(*node as usize)
+                    .map_or(f64::NAN, |value| f64::from(*value))
+            };
+            let mut small = [f64::NAN; 8];
+            let value = if let Some(slots) = small.get_mut(..nodes.len()) {
+                for (slot, node) in slots.iter_mut().zip(nodes) {
+                    *slot = at(node);
+                }
+                interpolate::interpolate(corners, slots, point)
+            } else {
+                let values: Vec<f64> = nodes.iter().map(at).collect();
+                interpolate::interpolate(corners, &values, point)
+            };
+            value as f32
+        })
+    }
+
+    /// Bytes held besides the shared index.
+    pub fn approximate_bytes(&self) -> usize {
+        (self.element_values.capacity() + self.node_values.capacity()) * std::mem::size_of::<f32>()
     }
 }
 
