@@ -13,7 +13,8 @@
 //! colour the data does not have, at the price of exactness for linear fields at the few
 //! (boundary) nodes where clipping acts. Where the moments are degenerate (a node of one
 //! element, or of elements whose centres are in a line) or the weights add up to nothing, the
-//! weights are the inverse distances instead, as in DHI's tools.
+//! weights are the inverse distances instead, as in DHI's tools (at a node of two elements the
+//! exact weights are zero, so such nodes take inverse distances too).
 //!
 //! MIKE IO 3.1 differs from DHI's tools in two ways that Basin does not copy: its vectorised
 //! form evaluates `lambda` from each `d_i` instead of from the sums `R`, which breaks exactness
@@ -52,6 +53,12 @@ struct Sums {
 /// How far the moment determinant must be from zero, relative to `Ixx Iyy`, for the
 /// pseudo-Laplacian to be used (DHI's threshold).
 const DEGENERATE_MOMENTS: f64 = 1e-10;
+
+/// The least sum of pseudo-Laplacian weights (each about 1) that is not rounding noise, as
+/// in DHI's MATLAB toolbox. At a node of two elements the exact weights are both zero (no
+/// other weights make the first moments vanish), and what rounding leaves of them must not be
+/// divided by.
+const WEIGHTS_MIN: f64 = 1e-10;
 
 /// The value at each of `node_count` nodes from the values of elements, each given as its
 /// corner nodes (indices below `node_count`, into `node_xy`) and its value.
@@ -141,7 +148,7 @@ impl Sums {
     /// The node value: pseudo-Laplacian, else inverse distance, else the plain mean (every
     /// centre on the node, which only degenerate elements have), else NaN (no wet element).
     fn value(self) -> f32 {
-        let value = if self.weights > 0.0 {
+        let value = if self.weights > WEIGHTS_MIN {
             self.weighted / self.weights
         } else if self.inverse_weights > 0.0 {
             self.inverse_weighted / self.inverse_weights
@@ -238,5 +245,29 @@ mod tests {
         values[4] = f32::NAN;
         let result = derive(&values);
         assert!(result[3].is_nan());
+    }
+
+    #[test]
+    fn a_node_of_two_elements_takes_inverse_distances_not_rounding_noise() {
+        // The exact weights of node 0 are zero; in floating point they add up to 5.6e-17.
+        let nodes = [[2.75, 6.75], [22.25, 21.0], [8.25, 14.0], [19.75, 9.75]];
+        let triangles = [[0, 1, 2], [0, 2, 3]];
+        let values = [10.0_f32, 20.0];
+        let result = node_values(
+            4,
+            &nodes,
+            triangles.iter().zip(values).map(|(t, v)| (&t[..], v)),
+        );
+        let distance = |t: &[u32; 3]| {
+            let c = centre(&nodes, t);
+            (c[0] - nodes[0][0]).hypot(c[1] - nodes[0][1])
+        };
+        let (d0, d1) = (distance(&triangles[0]), distance(&triangles[1]));
+        let expected = (10.0 / d0 + 20.0 / d1) / (1.0 / d0 + 1.0 / d1);
+        assert!(
+            (f64::from(result[0]) - expected).abs() < 1e-5,
+            "{} vs {expected}",
+            result[0]
+        );
     }
 }
