@@ -29,7 +29,7 @@ pub(super) enum Position {
 /// coordinates).
 pub(super) fn locate(corners: &[[f64; 2]], point: [f64; 2]) -> Position {
     let [x, y] = point;
-    let next = corners.iter().cycle().skip(1);
+    let next = corners.iter().skip(1).chain(corners.first());
     let mut winding = 0_i32;
     for (&[ax, ay], &[bx, by]) in corners.iter().zip(next) {
         // The edge crosses the horizontal line through the point (one end on or below it,
