@@ -2,7 +2,8 @@
 //! from element values, and sampling 256 x 256 pixel centres flat and smooth, over the whole
 //! mesh (each pixel in another element, about 15 elements per pixel) and zoomed in (about 11
 //! pixels per element). Element sizes vary tenfold across the mesh, as in real MIKE meshes.
-//! Run with `cargo bench -p basin-tiles --bench mesh`.
+//! Run with `cargo bench -p basin-tiles --bench mesh`; crates/tiles/src/mesh/mod.rs quotes
+//! the numbers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

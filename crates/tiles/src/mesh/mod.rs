@@ -3,13 +3,13 @@
 //!
 //! A tile asks for 65,536 pixel centres, and meshes reach millions of elements, so the work
 //! is split in two. [`MeshIndex`] holds what depends on the geometry only (the corners of the
-//! elements drawn, and a packed R-tree over their bounding boxes, see [`tree`]); it is built
+//! elements drawn, and a packed R-tree over their bounding boxes, see `tree.rs`); it is built
 //! once per mesh and shared behind an `Arc` by every item and time step. [`MeshField`] adds
 //! the values of one item at one step; building it is a pass over the values at most (node
-//! values derived from element values, see [`nodes`]).
+//! values derived from element values, see `nodes.rs`).
 //!
 //! Choices:
-//! - Which element holds a point is decided exactly ([`locate`]): inside, or on an edge or a
+//! - Which element holds a point is decided exactly (`locate.rs`): inside, or on an edge or a
 //!   corner. A point that several elements hold (on a shared edge) takes the element that
 //!   comes first in the mesh, so tiles do not depend on the order of the pixels. Consecutive
 //!   pixel centres usually fall in the same element, so the element of the previous point is
@@ -20,8 +20,8 @@
 //!   corners (the value a flat-shaded cell shows in MIKE's viewers is the element's, and the
 //!   mean is its natural counterpart for node items), NaN when a corner is NaN.
 //! - Smooth shading: node values (given, or derived from the element values as MIKE's tools
-//!   do, see [`nodes`]) interpolated inside each element: linear in triangles, bilinear in
-//!   quadrilaterals, mean value coordinates in other polygons (see [`interpolate`]). An
+//!   do, see `nodes.rs`) interpolated inside each element: linear in triangles, bilinear in
+//!   quadrilaterals, mean value coordinates in other polygons (see `interpolate.rs`). An
 //!   element whose own value is NaN (dry) stays NaN; with node values, an element with a NaN
 //!   corner is NaN.
 //! - Elements drawn: triangles, quadrilaterals, polygons, VTK pixels, and the quadratic
@@ -37,6 +37,13 @@
 //! - Nothing panics on bad input: node indices out of range, ragged offsets and more than
 //!   2^32 elements or nodes are errors of [`MeshIndex::build`]; elements with a NaN or
 //!   infinite corner are not drawn; degenerate elements take part with no area.
+//!
+//! Cost on 1,002,528 triangles (benches/mesh.rs; fastest of 100 runs on a shared 2-core
+//! machine): the index builds in 0.19 s and holds 47 MB; a 256 x 256 tile samples in 1.5 ms
+//! flat and 2.4 ms smooth when elements span pixels (11 pixels per element), and in 28 ms
+//! when the whole mesh is one tile (15 elements per pixel, so each pixel is another element
+//! and the time goes to cache misses, see `tree.rs`); node values from element values take
+//! 50 ms per item and step.
 
 mod interpolate;
 mod locate;
@@ -357,6 +364,10 @@ impl MeshIndex {
             let source = drawable.sources.get(element as usize).copied();
             index.element_sources.push(source.unwrap_or(element));
         }
+        // Nodes were pushed as elements first used them, growing by doubling.
+        index.nodes.shrink_to_fit();
+        index.node_sources.shrink_to_fit();
+        index.more_corners.shrink_to_fit();
         Ok(index)
     }
 

@@ -13,13 +13,18 @@
 //! that order too, so the items one lookup reads sit together in memory.
 //!
 //! Each group keeps its boxes as four arrays of `f32` (all minimum x, all minimum y, ...), so
-//! the sixteen box tests of a group compile to a few vector comparisons without branches:
-//! whole-mesh tiles, where every pixel needs a full lookup, sample several times faster than
-//! with one box after the other. `f32` also halves the memory. It stays exact: each box is
-//! rounded outwards when stored, and the point is rounded outwards once per lookup (down for
-//! the tests against minima, up against maxima), so a box holds the rounded point exactly
-//! when it holds the point. A box a little too large costs one more exact test of an element,
-//! never a missed one.
+//! the sixteen box tests of a group are a few vector comparisons without branches, and `f32`
+//! halves the memory of `f64` (the tree of a million elements takes 17 MB). It stays exact:
+//! each box is rounded outwards when stored, and the point is rounded outwards once per lookup
+//! (down for the tests against minima, up against maxima), so a box holds the rounded point
+//! exactly when it holds the point. A box a little too large costs one more exact test of an
+//! element, never a missed one.
+//!
+//! Measured on a million elements (benches/mesh.rs): a lookup opens about 3.5 groups and
+//! tests 1.6 elements per pixel of a whole-mesh tile; there every pixel lands in another
+//! element and the time goes to cache misses (box tests are a few per cent of the profile),
+//! which neither `f32` groups, nor group sizes of 8 instead of 16, nor reading elements in
+//! fixed slots or with their coordinates copied in place changed measurably.
 
 use std::ops::ControlFlow;
 
@@ -128,7 +133,7 @@ impl PackedTree {
             .filter_map(|&item| boxes.get(item as usize))
             .map(|bounds| outwards(*bounds))
             .collect();
-        let mut groups = Vec::with_capacity(level.len() / (NODE_SIZE - 1) + 1);
+        let mut groups = Vec::with_capacity(group_count(level.len()));
         let mut level_starts = vec![0];
         loop {
             let start = groups.len();
@@ -154,9 +159,9 @@ impl PackedTree {
     ///
     /// Consecutive pixel centres are near each other, so the leaf of the previous point is a
     /// good place to start: the search opens the group of `near` first, then the group above
-    /// it (skipping the subtree already searched), up to the root. The groups near the last
-    /// leaf are still in the cache, which a search from the root, touching a new path of
-    /// groups per point, is not: on whole-mesh tiles that is most of the cost.
+    /// it (skipping the subtree already searched), up to the root, and so mostly reads groups
+    /// the previous lookup left in the cache. On the benchmark's zoomed-in tile this took
+    /// sampling from 2.1 to 1.6 ms, and the whole-mesh tile from 31 to 28 ms.
     pub(super) fn visit(
         &self,
         [x, y]: [f64; 2],
@@ -227,6 +232,21 @@ impl PackedTree {
     pub(super) fn approximate_bytes(&self) -> usize {
         self.groups.capacity() * std::mem::size_of::<Group>()
             + self.level_starts.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+/// The number of groups of a tree over `leaves` leaves: each level's nodes in groups of
+/// [`NODE_SIZE`], up to a level of one group.
+fn group_count(leaves: usize) -> usize {
+    let mut total = 0;
+    let mut nodes = leaves;
+    loop {
+        let groups = nodes.div_ceil(NODE_SIZE);
+        total += groups;
+        if groups <= 1 {
+            return total;
+        }
+        nodes = groups;
     }
 }
 
@@ -379,6 +399,9 @@ mod tests {
         assert_eq!(found(&tree, 4000.0, 4000.0), vec![10_000]);
         assert!(found(&tree, 6000.0, 0.0).is_empty());
         assert!(found(&PackedTree::build(&[]), 0.0, 0.0).is_empty());
+        // The groups were counted before they were made.
+        let (tree, _) = PackedTree::build(&boxes);
+        assert_eq!(tree.groups.len(), tree.groups.capacity());
         let one = PackedTree::build(&[bounds(1.0, 1.0, 2.0, 2.0)]);
         assert_eq!(found(&one, 1.5, 2.0), vec![0]);
         assert!(found(&one, 2.5, 2.0).is_empty());
