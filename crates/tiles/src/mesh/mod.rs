@@ -17,8 +17,8 @@
 //!   (elements do not overlap) no other element can claim. In an invalid mesh with
 //!   overlapping elements a point strictly inside two of them takes one of them.
 //! - Flat shading: element values as they are; node values as the mean of the element's
-//!   corners (the value a flat-shaded cell shows in MIKE's viewers is the element's, and the
-//!   mean is its natural counterpart for node items), NaN when a corner is NaN.
+//!   corners (one value per element, as flat shading means, favouring no corner over
+//!   another), NaN when a corner is NaN.
 //! - Smooth shading: node values (given, or derived from the element values as MIKE's tools
 //!   do, see `nodes.rs`) interpolated inside each element: linear in triangles, bilinear in
 //!   quadrilaterals, mean value coordinates in other polygons (see `interpolate.rs`). An
@@ -225,7 +225,7 @@ pub struct MeshIndex {
     /// The corners of each drawn element (drawn node indices): up to four in place, unused
     /// slots [`NO_CORNER`]; more as `[MORE_CORNERS, start, end, NO_CORNER]`, a range of
     /// `more_corners`. Fixed slots let a lookup read an element's corners without first
-    /// reading where they start, one cache miss less per element on zoomed-out tiles.
+    /// reading where they start, at the memory of a start and three corners.
     corners: Vec<[u32; 4]>,
     /// Corners of the elements with more than four.
     more_corners: Vec<u32>,

@@ -598,3 +598,24 @@ fn shadings_parse_from_their_names() {
         ValueLocation::Nodes
     );
 }
+
+#[test]
+fn indexes_and_fields_are_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<MeshIndex>();
+    shared::<MeshField>();
+    let f = field(
+        &two_triangles(),
+        &[10.0, 20.0],
+        ValueLocation::Elements,
+        Shading::Flat,
+    );
+    let boxed: Box<dyn Field> = Box::new(f);
+    assert_eq!(sample_dyn(boxed.as_ref(), &[[1.5, 0.5]]), [10.0]);
+}
+
+fn sample_dyn(field: &dyn Field, points: &[[f64; 2]]) -> Vec<f32> {
+    let mut out = vec![0.0; points.len()];
+    field.sample(points, 1.0, &mut out);
+    out
+}
