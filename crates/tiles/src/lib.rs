@@ -15,6 +15,7 @@ pub mod wmts;
 
 pub use encode::OutputType;
 pub use field::Field;
+pub use mesh::{MeshError, MeshField, MeshIndex, Shading, ValueLocation};
 pub use ramp::{OutOfRange, Ramp, Rgb};
 pub use raster::{Aggregation, Raster};
 pub use render::{Reprojection, TileValues};

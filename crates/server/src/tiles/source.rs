@@ -188,15 +188,12 @@ fn describe_mesh(
         layers: 1,
         // A quarter of an element per pixel at the finest level: elements show as
         // shapes, not as single pixels.
-        cell_size: (index.typical_element_size() / 4.0).max(f64::MIN_POSITIVE),
+        cell_size: (typical_element_size(&index) / 4.0).max(f64::MIN_POSITIVE),
         shape: Shape::Mesh {
             locations: mesh
                 .items
                 .iter()
-                .map(|item| match item.location {
-                    basin_formats::model::ItemLocation::Node => ValueLocation::Nodes,
-                    _ => ValueLocation::Elements,
-                })
+                .map(|item| ValueLocation::of(item.location))
                 .collect(),
             index: std::sync::Arc::new(index),
         },
@@ -313,12 +310,19 @@ fn load_mesh_band(
         values: Vec::new(),
     };
     read(catalogue, reader, file, &mut sink)?;
-    let field = MeshField::new(index.clone(), &sink.values, location, shading)
+    let field = MeshField::new(index.clone(), sink.values.into(), location, shading)
         .map_err(|error| SourceError::Unreadable(error.to_string()))?;
     Ok(Band {
-        bytes: sink.values.len() * 8 + 256,
+        bytes: field.approximate_bytes(),
         field: Box::new(field),
     })
+}
+
+/// About how large a drawn element is: the side of a square of the mean element area over
+/// the extent (elements rarely fill it, so this errs small, which only adds a finer level).
+fn typical_element_size(index: &MeshIndex) -> f64 {
+    let extent = index.extent();
+    (extent.width() * extent.height() / index.element_count().max(1) as f64).sqrt()
 }
 
 fn reader_spec(

@@ -175,35 +175,6 @@ impl GridIndex {
         found
     }
 
-    /// Ids of features whose boxes may hold (x, y): the bucket's members and the large ones,
-    /// unfiltered and possibly repeated, without allocating. Callers test each.
-    pub(crate) fn candidates_at(&self, x: f64, y: f64) -> impl Iterator<Item = u32> + '_ {
-        let inside = x >= self.extent.min_x
-            && x <= self.extent.max_x
-            && y >= self.extent.min_y
-            && y <= self.extent.max_y;
-        let bucket_members: &[u32] = if inside {
-            let point = Bounds {
-                min_x: x,
-                min_y: y,
-                max_x: x,
-                max_y: y,
-            };
-            let (column, row, _, _) = self.span(&point);
-            let bucket = row * self.columns + column;
-            match (self.starts.get(bucket), self.starts.get(bucket + 1)) {
-                (Some(&start), Some(&end)) => self
-                    .members
-                    .get(start as usize..end as usize)
-                    .unwrap_or_default(),
-                _ => &[],
-            }
-        } else {
-            &[]
-        };
-        bucket_members.iter().chain(self.large.iter()).copied()
-    }
-
     /// Bytes held.
     pub(crate) fn approximate_bytes(&self) -> usize {
         (self.starts.len() + self.members.len() + self.large.len()) * 4

@@ -8,7 +8,7 @@
 
 mod clip;
 mod encode;
-pub(crate) mod index;
+mod index;
 
 use std::collections::HashMap;
 
