@@ -1,5 +1,8 @@
-//! Which features meet a rectangle, without looking at all of them: a uniform grid of buckets
-//! over the layer's extent, built once.
+//! Which elements of a mesh may hold a point, without looking at all of them: a uniform grid
+//! of buckets over the extent, built once ([`crate::mesh`] asks it per pixel). Vector tiles use
+//! the R-tree of [`super::rtree`] instead, which stays balanced when features crowd together
+//! and prunes by size; mesh elements are evenly spread and asked about points, where one
+//! bucket lookup without allocation is what counts.
 //!
 //! Features are small next to a layer in the usual data (parcels, elements of a mesh, river
 //! reaches), so each is put in every bucket its bounding box touches; the few that would span
@@ -133,7 +136,9 @@ impl GridIndex {
         )
     }
 
-    /// Ids of the features whose boxes meet `area` (edges included), ascending.
+    /// Ids of the features whose boxes meet `area` (edges included), ascending. Only the
+    /// tests use it: meshes ask for the candidates at a point.
+    #[cfg(test)]
     pub(crate) fn query(&self, area: &Bounds) -> Vec<u32> {
         let meets = |bounds: &Bounds| {
             bounds.min_x <= area.max_x
@@ -213,23 +218,12 @@ impl GridIndex {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rtree::{lattice_and_one_huge, square};
     use super::*;
-
-    fn square(x: f64, y: f64, size: f64) -> Bounds {
-        Bounds {
-            min_x: x,
-            min_y: y,
-            max_x: x + size,
-            max_y: y + size,
-        }
-    }
 
     #[test]
     fn queries_find_exactly_the_boxes_that_meet() {
-        let mut boxes: Vec<Bounds> = (0..10_000)
-            .map(|i| square(f64::from(i % 100), f64::from(i / 100), 0.5))
-            .collect();
-        boxes.push(square(-1000.0, -1000.0, 5000.0));
+        let boxes = lattice_and_one_huge();
         let index = GridIndex::build(boxes.clone());
         let area = square(10.2, 20.2, 3.0);
         let found = index.query(&area);
