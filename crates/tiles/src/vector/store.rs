@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use basin_formats::model::{Coord, Geometry};
 
 use super::clip::Point;
-use super::encode::{Kind, value_message};
+use super::encode::{Kind, ValueTable, value_message};
 use super::simplify::{importance, ring_significance};
 use super::{PropertyValue, VectorFeature};
 use crate::tms::Bounds;
@@ -57,8 +57,7 @@ pub(crate) struct Store {
     pub(crate) importance: Vec<f32>,
     pub(crate) tags: Vec<u32>,
     pub(crate) keys: Vec<String>,
-    /// Encoded `Value` messages.
-    pub(crate) values: Vec<Vec<u8>>,
+    pub(crate) values: ValueTable,
 }
 
 /// Table positions and per-feature scratch used while building.
@@ -67,6 +66,7 @@ struct Builder {
     store: Store,
     key_of_property: Vec<u32>,
     value_ids: HashMap<Vec<u8>, u32>,
+    message: Vec<u8>,
     line: Vec<Point>,
 }
 
@@ -85,6 +85,7 @@ impl Store {
         store.coords.shrink_to_fit();
         store.importance.shrink_to_fit();
         store.tags.shrink_to_fit();
+        store.values.shrink_to_fit();
         store
     }
 
@@ -113,11 +114,7 @@ impl Store {
                 .iter()
                 .map(|key| key.capacity() + 24)
                 .sum::<usize>()
-            + self
-                .values
-                .iter()
-                .map(|value| value.capacity() + 24)
-                .sum::<usize>()
+            + self.values.approximate_bytes()
     }
 }
 
@@ -165,13 +162,14 @@ impl Builder {
     }
 
     fn value_id(&mut self, value: &PropertyValue) -> Option<u32> {
-        let message = value_message(value)?;
-        if let Some(&id) = self.value_ids.get(&message) {
+        if !value_message(value, &mut self.message) {
+            return None;
+        }
+        if let Some(&id) = self.value_ids.get(self.message.as_slice()) {
             return Some(id);
         }
-        let id = u32::try_from(self.store.values.len()).ok()?;
-        self.store.values.push(message.clone());
-        self.value_ids.insert(message, id);
+        let id = self.store.values.push(&self.message)?;
+        self.value_ids.insert(self.message.clone(), id);
         Some(id)
     }
 

@@ -928,3 +928,103 @@ fn deep_nesting_and_extreme_coordinates_do_not_break_tiles() {
         }
     }
 }
+
+/// Xorshift: reproducible noise without a dependency.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A position near tile 12/2100/1360, or NaN, infinite, absurdly far or repeated.
+    fn coordinate(&mut self) -> Coord {
+        let pick = self.next() % 20;
+        let u = (self.next() % 6000) as f64 - 1000.0 + (self.next() % 100) as f64 / 100.0;
+        let v = (self.next() % 6000) as f64 - 1000.0;
+        match pick {
+            0 => Coord::xy(f64::NAN, v),
+            1 => Coord::xy(u, f64::NEG_INFINITY),
+            2 => Coord::xy(1e300, -1e300),
+            3 => Coord::xy(0.0, 0.0),
+            _ => at(12, 2100, 1360, u, v),
+        }
+    }
+
+    fn feature(&mut self, i: u64) -> VectorFeature {
+        let count = (self.next() % 12) as usize;
+        let mut line: Vec<Coord> = (0..count).map(|_| self.coordinate()).collect();
+        if self.next().is_multiple_of(3) && !line.is_empty() {
+            line.push(line[0]);
+        }
+        if self.next().is_multiple_of(5) && line.len() > 2 {
+            line[1] = line[0];
+        }
+        let geometry = match self.next() % 7 {
+            0 => Geometry::MultiPoint(line),
+            1 => Geometry::LineString(line),
+            2 => Geometry::MultiLineString(vec![line.clone(), line]),
+            3 => Geometry::Polygon(vec![line.clone(), line.iter().rev().copied().collect()]),
+            4 => Geometry::MultiPolygon(vec![vec![line.clone()], vec![], vec![line]]),
+            5 => Geometry::GeometryCollection(vec![
+                Geometry::Polygon(vec![line.clone()]),
+                Geometry::LineString(line.clone()),
+                Geometry::Point(line.first().copied().unwrap_or(Coord::xy(0.0, 0.0))),
+            ]),
+            _ => Geometry::Polygon(vec![line]),
+        };
+        let text = "x".repeat((self.next() % 300) as usize);
+        VectorFeature {
+            id: (!i.is_multiple_of(4)).then_some(self.next()),
+            geometry,
+            properties: vec![
+                Some(PropertyValue::Float(f64::from_bits(self.next()))),
+                Some(PropertyValue::Int(self.next() as i64)),
+                self.next()
+                    .is_multiple_of(2)
+                    .then_some(PropertyValue::Text(text)),
+            ],
+        }
+    }
+
+    fn options(&mut self) -> TileOptions {
+        TileOptions {
+            extent: [4096, 512, 1, 2, EXTENT_MAX, 0][(self.next() % 6) as usize],
+            buffer: [64, 0, 1, 4096, u32::MAX][(self.next() % 5) as usize],
+            simplify_tolerance: [1.0, 0.0, 0.3, 50.0, 1e300][(self.next() % 5) as usize],
+        }
+    }
+}
+
+#[test]
+fn random_hostile_input_never_breaks_a_tile() {
+    let mut noise = Noise(5);
+    let features = (0..3_000).map(|i| noise.feature(i)).collect();
+    let layer = VectorLayer::new("hostile", vec!["a".into(), "b".into()], features);
+    let mut drawn = 0;
+    for round in 0..1_500 {
+        let z = (noise.next() % 33) as u8;
+        let (x, y) = if z <= 12 && round % 2 == 0 {
+            (2100 >> (12 - z), 1360 >> (12 - z))
+        } else {
+            let shift = noise.next() % 32;
+            (noise.next() as u32 >> shift, noise.next() as u32 >> shift)
+        };
+        let options = noise.options();
+        let tile = layer.tile(z, x, y, &options);
+        if tile.is_empty() {
+            continue;
+        }
+        drawn += 1;
+        let bound = i64::from(options.buffer);
+        for feature in &decode_one(&tile).features {
+            if feature.kind == 3 {
+                assert_valid_polygons(feature, -bound, i64::from(options.extent) + bound);
+            }
+        }
+    }
+    assert!(drawn > 50, "{drawn} tiles drawn");
+}
