@@ -85,9 +85,20 @@ impl Frame {
     }
 }
 
+/// The polygon being written: rings of its that collapse or cover it decide whether it shows.
+#[derive(Default)]
+struct PolygonState {
+    dropped: bool,
+    /// Twice the area of its exterior ring.
+    area: i64,
+    /// Where its commands start.
+    mark: (usize, Snapped),
+}
+
 /// Scratch buffers reused across the records of a tile, and the commands of the last one.
 #[derive(Default)]
 pub(crate) struct Cutter {
+    polygon: PolygonState,
     points: Vec<Point>,
     clipped: Vec<Point>,
     scratch: Vec<Point>,
@@ -101,6 +112,7 @@ impl Cutter {
     /// it shows.
     pub(crate) fn record(&mut self, store: &Store, record: &Record, frame: &Frame) -> bool {
         self.commands.clear();
+        self.polygon = PolygonState::default();
         let clip = !frame.holds(&record.bounds, 0.0);
         let parts = store.parts_of(record);
         match record.kind {
@@ -119,15 +131,10 @@ impl Cutter {
                 }
             }
             Kind::Polygon => {
-                let mut polygon_dropped = false;
                 for part in parts {
-                    if !part.exterior && polygon_dropped {
-                        continue;
-                    }
-                    self.load(store, part, frame, true);
-                    let shown = self.ring_out(frame, clip, part.exterior);
-                    if part.exterior {
-                        polygon_dropped = !shown;
+                    if part.exterior || !self.polygon.dropped {
+                        self.load(store, part, frame, true);
+                        self.ring_out(frame, clip, part.exterior);
                     }
                 }
             }
@@ -211,20 +218,36 @@ impl Cutter {
     }
 
     /// Writes the loaded ring, clipped when `clip`, snapped, cleaned and turned the way MVT
-    /// wants; false when it collapsed.
-    pub(crate) fn ring_out(&mut self, frame: &Frame, clip: bool, exterior: bool) -> bool {
-        if !self.snap_ring(frame, clip, exterior) {
-            return false;
+    /// wants. An exterior ring that collapses drops its polygon, holes and all; so does a hole
+    /// as large as its exterior, which happens when the tile lies inside the hole (both are
+    /// then the clipping square): the polygon covers nothing of the tile.
+    pub(crate) fn ring_out(&mut self, frame: &Frame, clip: bool, exterior: bool) {
+        if !exterior && self.polygon.dropped {
+            return;
+        }
+        let Some(area) = self.snap_ring(frame, clip, exterior) else {
+            self.polygon.dropped |= exterior;
+            return;
+        };
+        if exterior {
+            self.polygon = PolygonState {
+                dropped: false,
+                area,
+                mark: self.commands.mark(),
+            };
+        } else if area >= self.polygon.area {
+            self.commands.rewind(self.polygon.mark);
+            self.polygon.dropped = true;
+            return;
         }
         self.commands.ring(&self.snapped);
-        true
     }
 
     /// Leaves the loaded ring in `self.snapped`, clipped when `clip`, cleaned and oriented
-    /// (exterior clockwise on screen); false when it collapsed.
-    pub(crate) fn snap_ring(&mut self, frame: &Frame, clip: bool, exterior: bool) -> bool {
+    /// (exterior clockwise on screen): twice its area, or `None` when it collapsed.
+    pub(crate) fn snap_ring(&mut self, frame: &Frame, clip: bool, exterior: bool) -> Option<i64> {
         if self.points.len() < 3 {
-            return false;
+            return None;
         }
         if clip {
             clip::clip_ring(
@@ -239,16 +262,16 @@ impl Cutter {
             clip::snap_ring(&self.points, &mut self.snapped);
         }
         if self.snapped.len() < 3 {
-            return false;
+            return None;
         }
         let area = clip::doubled_area(&self.snapped);
         if area == 0 {
-            return false;
+            return None;
         }
         if exterior != (area > 0) {
             self.snapped.reverse();
         }
-        true
+        Some(area.abs())
     }
 
     /// Loads a record's kept vertices in the frame without clipping (for levels).
@@ -289,8 +312,8 @@ impl Cutter {
         frame: &Frame,
     ) -> bool {
         self.commands.clear();
+        self.polygon = PolygonState::default();
         let clip = !frame.holds(&record.bounds, 1.0);
-        let mut polygon_dropped = false;
         for part in level.parts_of(parts) {
             let points = level.coords.get(part.range()).unwrap_or_default();
             if !clip {
@@ -308,19 +331,11 @@ impl Cutter {
                 }
                 continue;
             }
-            if record.kind == Kind::Polygon && !part.exterior && polygon_dropped {
-                continue;
-            }
             self.load_snapped(points, frame);
             match record.kind {
                 Kind::Point => self.points_out(frame),
                 Kind::Line => self.line_out(frame, true),
-                Kind::Polygon => {
-                    let shown = self.ring_out(frame, true, part.exterior);
-                    if part.exterior {
-                        polygon_dropped = !shown;
-                    }
-                }
+                Kind::Polygon => self.ring_out(frame, true, part.exterior),
             }
         }
         !self.commands.is_empty()

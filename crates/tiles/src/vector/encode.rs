@@ -358,6 +358,17 @@ impl Commands {
         self.out.push(Self::command(CLOSE_PATH, 1));
     }
 
+    /// Where the commands stand now, to go back to with [`Commands::rewind`].
+    pub(crate) fn mark(&self) -> (usize, Snapped) {
+        (self.out.len(), self.cursor)
+    }
+
+    /// Forgets what was written since `mark`.
+    pub(crate) fn rewind(&mut self, mark: (usize, Snapped)) {
+        self.out.truncate(mark.0);
+        self.cursor = mark.1;
+    }
+
     pub(crate) fn as_slice(&self) -> &[u32] {
         &self.out
     }

@@ -120,7 +120,7 @@ impl Level {
                     cutter.snapped.len() >= 2
                 }
                 Kind::Polygon => {
-                    let kept = cutter.snap_ring(frame, false, part.exterior);
+                    let kept = cutter.snap_ring(frame, false, part.exterior).is_some();
                     if part.exterior {
                         polygon_dropped = !kept;
                     }

@@ -1028,3 +1028,56 @@ fn random_hostile_input_never_breaks_a_tile() {
     }
     assert!(drawn > 50, "{drawn} tiles drawn");
 }
+
+#[test]
+fn a_tile_inside_a_hole_shows_nothing_of_the_polygon() {
+    // Tile 12/2100/1368 sits in the middle of its level-8 parent (column 4, row 8 of 16).
+    let (z, x, y) = (12, 2100, 1368);
+    // A country with a lake: the lake spans tiles x - 1 to x + 1; the country far more.
+    let country = ring(
+        z,
+        x,
+        y,
+        &[
+            (-40_000.0, -40_000.0),
+            (40_000.0, -40_000.0),
+            (40_000.0, 40_000.0),
+            (-40_000.0, 40_000.0),
+        ],
+    );
+    let lake = ring(
+        z,
+        x,
+        y,
+        &[
+            (-4096.0, -4096.0),
+            (-4096.0, 8192.0),
+            (8192.0, 8192.0),
+            (8192.0, -4096.0),
+        ],
+    );
+    let features = vec![feature(Geometry::Polygon(vec![country, lake]), vec![])];
+    let layer = layer_of(features.clone());
+    let direct = VectorLayer {
+        levels: Levels::new(0),
+        ..layer_of(features)
+    };
+    for layer in [&layer, &direct] {
+        assert!(layer.tile(z, x, y, &options()).is_empty());
+        // Two columns over is the shore: land, and a 64-unit strip of lake in the buffer.
+        let shore = decode_one(&layer.tile(z, x + 2, y, &options()));
+        let polygon = &shore.features[0];
+        assert_valid_polygons(polygon, -64, 4160);
+        assert_eq!(polygon.parts.len(), 2);
+        assert_eq!(-doubled_area(&polygon.parts[1]), 2 * 64 * 4224);
+        // At level 8 (generalised in `layer`) the lake is a hole of 3 x 3 level-12 tiles.
+        let parent = decode_one(&layer.tile(z - 4, x >> 4, y >> 4, &options()));
+        let polygon = &parent.features[0];
+        assert_valid_polygons(polygon, -64, 4160);
+        assert_eq!(polygon.parts.len(), 2);
+        assert_eq!(-doubled_area(&polygon.parts[1]), 2 * 768 * 768);
+        let mut corners = polygon.parts[1].clone();
+        corners.sort_unstable();
+        assert_eq!(corners[0], [4 * 256 - 256, 8 * 256 - 256]);
+    }
+}
