@@ -36,21 +36,32 @@ pub(crate) const LEVEL_KEYS_MAX: usize = 32;
 /// cut from the layer per tile instead: their level coordinates could leave `i32`.
 const WORLD_MARGIN: f64 = 2.0;
 
-/// A record of a level.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LevelRecord {
-    /// Its position in the layer.
-    pub(crate) record: u32,
-    /// Its parts in the level, or `None` when tiles cut it from the layer.
-    pub(crate) parts: Option<(u32, u32)>,
+/// Where a record is in a level: its parts there, or the markers below.
+type Slot = (u32, u32);
+
+/// A record the level does not hold: nothing of it shows at the level's zoom.
+const ABSENT: Slot = (u32::MAX, u32::MAX);
+
+/// A record tiles cut from the layer, as at deeper zooms.
+const FROM_LAYER: Slot = (u32::MAX, u32::MAX - 1);
+
+/// What a level says of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// Its generalised parts.
+    Parts(u32, u32),
+    /// Cut it from the layer.
+    FromLayer,
+    /// It does not show.
+    Absent,
 }
 
 /// One zoom's generalised copy. It has no index of its own: the layer's tree, asked with the
-/// zoom's tolerance, finds the same records, and their entries here are found by position.
+/// zoom's tolerance, finds the same records, and their slots here are found by position.
 #[derive(Debug, Default)]
 pub(crate) struct Level {
-    /// Sorted by record.
-    records: Vec<LevelRecord>,
+    /// Per record of the layer; empty when no record shows at the zoom.
+    slots: Vec<Slot>,
     pub(crate) parts: Vec<Part>,
     pub(crate) coords: Vec<Snapped>,
 }
@@ -72,26 +83,36 @@ impl Level {
                 break;
             };
             let bounds = &record.bounds;
-            let parts = if [bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y]
+            let slot = if [bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y]
                 .iter()
                 .all(|value| value.abs() <= world)
             {
                 match level.add(store, record_id, &frame, &mut cutter) {
-                    Some(parts) => Some(parts),
+                    Some(parts) => parts,
                     None => continue,
                 }
             } else {
-                None
+                FROM_LAYER
             };
-            level.records.push(LevelRecord {
-                record: record_id,
-                parts,
-            });
+            if level.slots.is_empty() {
+                level.slots = vec![ABSENT; store.records.len()];
+            }
+            if let Some(place) = level.slots.get_mut(index) {
+                *place = slot;
+            }
         }
-        level.records.shrink_to_fit();
         level.parts.shrink_to_fit();
         level.coords.shrink_to_fit();
         level
+    }
+
+    /// What the level holds of record `record`.
+    pub(crate) fn entry(&self, record: u32) -> Entry {
+        match self.slots.get(record as usize).copied() {
+            None | Some(ABSENT) => Entry::Absent,
+            Some(FROM_LAYER) => Entry::FromLayer,
+            Some((start, end)) => Entry::Parts(start, end),
+        }
     }
 
     /// Adds the generalised parts of a record; `None` when nothing of it is left.
@@ -157,28 +178,9 @@ impl Level {
             .unwrap_or_default()
     }
 
-    /// The entries of `records` (ascending) that the level holds, in order: each is found by
-    /// a binary search in what is left after the previous one.
-    pub(crate) fn entries<'a>(
-        &'a self,
-        records: &'a [u32],
-    ) -> impl Iterator<Item = &'a LevelRecord> + 'a {
-        let mut rest = self.records.as_slice();
-        records.iter().filter_map(move |&record| {
-            let position = rest.partition_point(|entry| entry.record < record);
-            let (entry, after) = rest.get(position..)?.split_first()?;
-            if entry.record != record {
-                rest = rest.get(position..).unwrap_or_default();
-                return None;
-            }
-            rest = after;
-            Some(entry)
-        })
-    }
-
     /// Bytes held.
     pub(crate) fn approximate_bytes(&self) -> usize {
-        self.records.capacity() * std::mem::size_of::<LevelRecord>()
+        self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.parts.capacity() * std::mem::size_of::<Part>()
             + self.coords.capacity() * std::mem::size_of::<Snapped>()
     }
@@ -192,12 +194,12 @@ pub(crate) struct LevelKey {
     pub(crate) tolerance_bits: u64,
 }
 
-type Slot = Arc<OnceLock<Option<Arc<Level>>>>;
+type Cell = Arc<OnceLock<Option<Arc<Level>>>>;
 
 /// The levels of a layer, made on first use.
 #[derive(Debug)]
 pub(crate) struct Levels {
-    slots: Mutex<Vec<(LevelKey, Slot)>>,
+    cells: Mutex<Vec<(LevelKey, Cell)>>,
     bytes: AtomicUsize,
     bytes_max: usize,
 }
@@ -206,7 +208,7 @@ impl Levels {
     /// Levels that together hold at most `bytes_max`.
     pub(crate) fn new(bytes_max: usize) -> Self {
         Self {
-            slots: Mutex::new(Vec::new()),
+            cells: Mutex::new(Vec::new()),
             bytes: AtomicUsize::new(0),
             bytes_max,
         }
@@ -216,19 +218,19 @@ impl Levels {
     /// does not fit in the bound (or the table of keys is full). Callers asking for the same
     /// level at once wait for one build.
     pub(crate) fn get(&self, key: LevelKey, build: impl FnOnce() -> Level) -> Option<Arc<Level>> {
-        let slot = {
-            let mut slots = self.slots.lock().ok()?;
-            match slots.iter().find(|(k, _)| *k == key) {
-                Some((_, slot)) => slot.clone(),
-                None if slots.len() < LEVEL_KEYS_MAX => {
-                    let slot = Slot::default();
-                    slots.push((key, slot.clone()));
-                    slot
+        let cell = {
+            let mut cells = self.cells.lock().ok()?;
+            match cells.iter().find(|(k, _)| *k == key) {
+                Some((_, cell)) => cell.clone(),
+                None if cells.len() < LEVEL_KEYS_MAX => {
+                    let cell = Cell::default();
+                    cells.push((key, cell.clone()));
+                    cell
                 }
                 None => return None,
             }
         };
-        slot.get_or_init(|| {
+        cell.get_or_init(|| {
             let level = build();
             let size = level.approximate_bytes();
             self.bytes

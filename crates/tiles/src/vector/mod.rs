@@ -28,7 +28,7 @@ use basin_formats::model::{Feature, Geometry, Value};
 use crate::tms::{Bounds, MAX_LEVEL};
 use cut::{Cutter, Frame};
 use encode::LayerWriter;
-use level::{GENERALISED_LEVEL_MAX, Level, LevelKey, Levels};
+use level::{Entry, GENERALISED_LEVEL_MAX, Level, LevelKey, Levels};
 use rtree::RTree;
 use store::Store;
 
@@ -298,28 +298,29 @@ impl VectorLayer {
         let mut cutter = Cutter::default();
         let mut found = Vec::new();
         self.tree.query(&frame.area, frame.threshold, &mut found);
-        found.sort_unstable();
-        if let Some(level) = self.level(z, options) {
-            for entry in level.entries(&found) {
-                let Some(record) = self.store.records.get(entry.record as usize) else {
-                    continue;
-                };
-                let shown = match entry.parts {
-                    Some(parts) => cutter.level_record(&level, parts, record, &frame),
-                    None => cutter.record(&self.store, record, &frame),
-                };
-                if shown {
-                    let tags = self.store.tags_of(record);
-                    writer.feature(record.id, record.kind, tags, cutter.commands.as_slice());
-                }
-            }
-            return writer.finish();
-        }
-        for &index in &found {
+        let mut order: Vec<u64> = found
+            .iter()
+            .filter_map(|&index| {
+                let record = self.store.records.get(index as usize)?;
+                Some((u64::from(record.sequence) << 32) | u64::from(index))
+            })
+            .collect();
+        order.sort_unstable();
+        let level = self.level(z, options);
+        for key in order {
+            let index = key as u32;
             let Some(record) = self.store.records.get(index as usize) else {
                 continue;
             };
-            if cutter.record(&self.store, record, &frame) {
+            let entry = level.as_ref().map_or(Entry::FromLayer, |l| l.entry(index));
+            let shown = match (entry, &level) {
+                (Entry::Parts(start, end), Some(level)) => {
+                    cutter.level_record(level, (start, end), record, &frame)
+                }
+                (Entry::Absent, _) => false,
+                _ => cutter.record(&self.store, record, &frame),
+            };
+            if shown {
                 let tags = self.store.tags_of(record);
                 writer.feature(record.id, record.kind, tags, cutter.commands.as_slice());
             }

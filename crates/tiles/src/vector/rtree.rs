@@ -35,45 +35,25 @@ pub(crate) struct RTree {
 impl RTree {
     /// Indexes items `0..boxes.len()` by their boxes and significances (same length).
     pub(crate) fn build(boxes: &[Bounds], significance: &[f32]) -> Self {
-        let count = boxes.len().min(significance.len()).min(u32::MAX as usize);
-        let Some(extent) = boxes.iter().take(count).copied().reduce(|a, b| a.union(&b)) else {
-            return Self::default();
-        };
-        let side = f64::from((1_u32 << HILBERT_ORDER) - 1);
-        let scale_x = if extent.width() > 0.0 {
-            side / extent.width()
-        } else {
-            0.0
-        };
-        let scale_y = if extent.height() > 0.0 {
-            side / extent.height()
-        } else {
-            0.0
-        };
-        let mut order: Vec<(u32, u32)> = boxes
-            .iter()
-            .take(count)
-            .enumerate()
-            .map(|(item, bounds)| {
-                let x = ((bounds.min_x + bounds.max_x) / 2.0 - extent.min_x) * scale_x;
-                let y = ((bounds.min_y + bounds.max_y) / 2.0 - extent.min_y) * scale_y;
-                (hilbert(x as u32, y as u32), item as u32)
-            })
-            .collect();
-        order.sort_unstable();
+        let count = boxes.len().min(significance.len());
+        let boxes = boxes.get(..count).unwrap_or_default();
+        let order = hilbert_order(boxes);
         let mut tree = Self {
-            boxes: Vec::with_capacity(count + count / (NODE_SIZE - 1) + 1),
-            significance: Vec::with_capacity(count + count / (NODE_SIZE - 1) + 1),
-            items: Vec::with_capacity(count),
+            boxes: Vec::with_capacity(order.len() + order.len() / (NODE_SIZE - 1) + 1),
+            significance: Vec::with_capacity(order.len() + order.len() / (NODE_SIZE - 1) + 1),
+            items: Vec::with_capacity(order.len()),
             level_starts: vec![0],
         };
-        for &(_, item) in &order {
+        for &item in &order {
             let index = item as usize;
             if let (Some(&bounds), Some(&value)) = (boxes.get(index), significance.get(index)) {
                 tree.boxes.push(bounds);
                 tree.significance.push(value);
                 tree.items.push(item);
             }
+        }
+        if tree.items.is_empty() {
+            return Self::default();
         }
         tree.add_levels();
         tree
@@ -159,6 +139,32 @@ impl RTree {
             + self.significance.capacity() * 4
             + self.items.capacity() * 4
     }
+}
+
+/// The positions of `boxes` (at most `u32::MAX` of them) sorted by the Hilbert curve position
+/// of their centres over the extent of all: boxes near each other on the map come out near
+/// each other in the list.
+pub(crate) fn hilbert_order(boxes: &[Bounds]) -> Vec<u32> {
+    let boxes = boxes
+        .get(..boxes.len().min(u32::MAX as usize))
+        .unwrap_or_default();
+    let Some(extent) = boxes.iter().copied().reduce(|a, b| a.union(&b)) else {
+        return Vec::new();
+    };
+    let side = f64::from((1_u32 << HILBERT_ORDER) - 1);
+    let scale = |length: f64| if length > 0.0 { side / length } else { 0.0 };
+    let (scale_x, scale_y) = (scale(extent.width()), scale(extent.height()));
+    let mut order: Vec<u64> = boxes
+        .iter()
+        .enumerate()
+        .map(|(item, bounds)| {
+            let x = ((bounds.min_x + bounds.max_x) / 2.0 - extent.min_x) * scale_x;
+            let y = ((bounds.min_y + bounds.max_y) / 2.0 - extent.min_y) * scale_y;
+            (u64::from(hilbert(x as u32, y as u32)) << 32) | item as u64
+        })
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|key| key as u32).collect()
 }
 
 /// Position of (x, y) along the Hilbert curve over a 2^16 x 2^16 grid.
