@@ -74,6 +74,14 @@ impl Frame {
         ]
     }
 
+    /// True when `bounds` (EPSG:3857) meets the buffered tile.
+    pub(crate) fn meets(&self, bounds: &Bounds) -> bool {
+        bounds.min_x <= self.area.max_x
+            && self.area.min_x <= bounds.max_x
+            && bounds.min_y <= self.area.max_y
+            && self.area.min_y <= bounds.max_y
+    }
+
     /// True when `bounds` (EPSG:3857) lies in the clipping square, `margin` units inside.
     pub(crate) fn holds(&self, bounds: &Bounds, margin: f64) -> bool {
         let [left, top] = self.place([bounds.min_x, bounds.max_y]);
@@ -113,25 +121,26 @@ impl Cutter {
     pub(crate) fn record(&mut self, store: &Store, record: &Record, frame: &Frame) -> bool {
         self.commands.clear();
         self.polygon = PolygonState::default();
-        let clip = !frame.holds(&record.bounds, 0.0);
-        let parts = store.parts_of(record);
-        match record.kind {
-            Kind::Point => {
-                for part in parts {
+        for (part, bounds) in store.parts_with_bounds(record) {
+            if !frame.meets(&bounds) {
+                // Nothing of it is in the tile: a polygon whose exterior is not has no hole
+                // that is.
+                self.polygon.dropped |= part.exterior;
+                continue;
+            }
+            let clip = !frame.holds(&bounds, 0.0);
+            match record.kind {
+                Kind::Point => {
                     let coords = store.coords.get(part.range()).unwrap_or_default();
                     self.points.clear();
                     self.points.extend(coords.iter().map(|&p| frame.place(p)));
                     self.points_out(frame);
                 }
-            }
-            Kind::Line => {
-                for part in parts {
+                Kind::Line => {
                     self.load(store, part, frame, false);
                     self.line_out(frame, clip);
                 }
-            }
-            Kind::Polygon => {
-                for part in parts {
+                Kind::Polygon => {
                     if part.exterior || !self.polygon.dropped {
                         self.load(store, part, frame, true);
                         self.ring_out(frame, clip, part.exterior);

@@ -56,6 +56,9 @@ pub(crate) struct Store {
     /// Per record: the squared tolerance (metres) at and above which it is not drawn.
     pub(crate) significance: Vec<f32>,
     pub(crate) parts: Vec<Part>,
+    /// Per part: its box, rounded outwards to `f32`, so a tile skips the islands of an
+    /// archipelago it does not show and clips only the parts that cross its edge.
+    pub(crate) part_bounds: Vec<[f32; 4]>,
     pub(crate) coords: Vec<Point>,
     /// Per coordinate: see [`super::simplify`].
     pub(crate) importance: Vec<f32>,
@@ -98,6 +101,7 @@ impl Store {
             records: Vec::with_capacity(order.len()),
             significance: Vec::with_capacity(order.len()),
             parts: Vec::with_capacity(self.parts.len()),
+            part_bounds: Vec::with_capacity(self.parts.len()),
             coords: Vec::with_capacity(self.coords.len()),
             importance: Vec::with_capacity(self.importance.len()),
             tags: self.tags,
@@ -112,11 +116,10 @@ impl Store {
                 continue;
             };
             let parts_start = sorted.parts.len() as u32;
-            let old_parts = self
-                .parts
-                .get(record.parts.0 as usize..record.parts.1 as usize)
-                .unwrap_or_default();
-            for part in old_parts {
+            let range = record.parts.0 as usize..record.parts.1 as usize;
+            let old_parts = self.parts.get(range.clone()).unwrap_or_default();
+            let old_bounds = self.part_bounds.get(range).unwrap_or_default();
+            for (part, bounds) in old_parts.iter().zip(old_bounds) {
                 let start = sorted.coords.len() as u32;
                 sorted
                     .coords
@@ -129,6 +132,7 @@ impl Store {
                     end: sorted.coords.len() as u32,
                     exterior: part.exterior,
                 });
+                sorted.part_bounds.push(*bounds);
             }
             sorted.records.push(Record {
                 parts: (parts_start, sorted.parts.len() as u32),
@@ -145,6 +149,24 @@ impl Store {
             .unwrap_or_default()
     }
 
+    /// The parts of a record with their boxes.
+    pub(crate) fn parts_with_bounds(
+        &self,
+        record: &Record,
+    ) -> impl Iterator<Item = (&Part, Bounds)> {
+        let range = record.parts.0 as usize..record.parts.1 as usize;
+        let boxes = self.part_bounds.get(range).unwrap_or_default();
+        self.parts_of(record).iter().zip(boxes).map(|(part, b)| {
+            let bounds = Bounds {
+                min_x: f64::from(b[0]),
+                min_y: f64::from(b[1]),
+                max_x: f64::from(b[2]),
+                max_y: f64::from(b[3]),
+            };
+            (part, bounds)
+        })
+    }
+
     pub(crate) fn tags_of(&self, record: &Record) -> &[u32] {
         self.tags
             .get(record.tags.0 as usize..record.tags.1 as usize)
@@ -156,6 +178,7 @@ impl Store {
         self.records.capacity() * std::mem::size_of::<Record>()
             + self.significance.capacity() * 4
             + self.parts.capacity() * std::mem::size_of::<Part>()
+            + self.part_bounds.capacity() * 16
             + self.coords.capacity() * std::mem::size_of::<Point>()
             + self.importance.capacity() * 4
             + self.tags.capacity() * 4
@@ -274,6 +297,8 @@ impl Builder {
                 end,
                 exterior: false,
             });
+            let coords = store.coords.get(start as usize..).unwrap_or_default();
+            store.part_bounds.push(outward(bounds_of(coords)));
         }
     }
 
@@ -326,6 +351,7 @@ impl Builder {
             end,
             exterior,
         });
+        store.part_bounds.push(outward(bounds_of(&self.line)));
     }
 
     fn finish_record(&mut self, kind: Kind, id: Option<u64>, tags: (u32, u32), parts_start: u32) {
@@ -357,6 +383,7 @@ impl Builder {
         }
         let (Some(bounds), Ok(sequence)) = (bounds, u32::try_from(store.records.len())) else {
             store.parts.truncate(parts_start as usize);
+            store.part_bounds.truncate(parts_start as usize);
             return;
         };
         store.records.push(Record {
@@ -393,4 +420,33 @@ pub(crate) fn bounds_of(points: &[Point]) -> Option<Bounds> {
         bounds.max_y = bounds.max_y.max(point[1]);
     }
     Some(bounds)
+}
+
+/// A box as `f32`, rounded outwards so it still holds everything the `f64` box held.
+fn outward(bounds: Option<Bounds>) -> [f32; 4] {
+    let Some(b) = bounds else {
+        return [
+            f32::INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+        ];
+    };
+    let down = |value: f64| {
+        let rounded = value as f32;
+        if f64::from(rounded) > value {
+            rounded.next_down()
+        } else {
+            rounded
+        }
+    };
+    let up = |value: f64| {
+        let rounded = value as f32;
+        if f64::from(rounded) < value {
+            rounded.next_up()
+        } else {
+            rounded
+        }
+    };
+    [down(b.min_x), down(b.min_y), up(b.max_x), up(b.max_y)]
 }

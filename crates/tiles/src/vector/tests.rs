@@ -1081,3 +1081,39 @@ fn a_tile_inside_a_hole_shows_nothing_of_the_polygon() {
         assert_eq!(corners[0], [4 * 256 - 256, 8 * 256 - 256]);
     }
 }
+
+#[test]
+fn an_archipelago_shows_only_the_islands_in_the_tile() {
+    // 1,000 islands, one per level-12 tile along a row, every other tile: one feature.
+    let (z, y) = (12, 1360);
+    let islands: Vec<Vec<Vec<Coord>>> = (0..1_000)
+        .map(|i| {
+            let x = 2000 + 2 * i;
+            vec![ring(
+                z,
+                x,
+                y,
+                &[(100.0, 100.0), (900.0, 100.0), (500.0, 900.0)],
+            )]
+        })
+        .collect();
+    let layer = layer_of(vec![feature(Geometry::MultiPolygon(islands), vec![])]);
+    let here = decode_one(&layer.tile(z, 2010, y, &options()));
+    assert_eq!(here.features[0].parts.len(), 1);
+    let mut corners = here.features[0].parts[0].clone();
+    corners.sort_unstable();
+    assert_eq!(corners, [[100, 100], [500, 900], [900, 100]]);
+    assert!(
+        layer.tile(z, 2011, y, &options()).is_empty(),
+        "between two islands"
+    );
+    // Level 11 tile 1005 covers 2010 and 2011; the island of 2012 starts 50 units past its
+    // edge, in the buffer.
+    let parent = decode_one(&layer.tile(z - 1, 1005, y / 2, &options()));
+    let parts = &parent.features[0].parts;
+    assert_eq!(parts.len(), 2);
+    assert!(
+        parts[1].iter().all(|p| (4146..=4160).contains(&p[0])),
+        "{parts:?}"
+    );
+}
