@@ -232,6 +232,14 @@ impl<'a> LayerWriter<'a> {
         }
     }
 
+    /// Makes room for about `features` features: a tile of 20,000 parcels, each with its own
+    /// id attribute, would otherwise rehash its value table a dozen times.
+    pub(crate) fn reserve(&mut self, features: usize) {
+        self.value_ids.reserve(features);
+        self.used_values.reserve(features);
+        self.features.reserve(features.saturating_mul(32));
+    }
+
     /// Appends a feature. `tags` are (layer key, layer value) pairs; `geometry` is not empty.
     pub(crate) fn feature(&mut self, id: Option<u64>, kind: Kind, tags: &[u32], geometry: &[u32]) {
         self.tags.clear();

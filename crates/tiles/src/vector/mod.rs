@@ -10,9 +10,11 @@
 //! ([`encode`]). Zooms up to 8 are served from generalised copies made once per zoom
 //! ([`level`]), because there one tile holds thousands of features.
 //!
-//! Measured on 100,000 polygons over the Netherlands (`cargo bench -p basin-tiles --bench
-//! vector`): see `crates/tiles/benches/vector.rs` for the numbers and `docs/tiles.md` for how
-//! they compare with Martin.
+//! Records, parts and coordinates are stored along the Hilbert curve, so a tile reads a few
+//! contiguous stretches of memory, and written in input order, because renderers draw later
+//! features over earlier ones. Measured on 100,000 polygons over the Netherlands
+//! (`cargo bench -p basin-tiles --bench vector`) against PostGIS's `ST_AsMVT`, the engine
+//! behind Martin (`scripts/bench-vector-tiles-postgis`): docs/benchmarks.md, "Vector tiles".
 
 mod clip;
 mod cut;
@@ -28,7 +30,7 @@ use basin_formats::model::{Feature, Geometry, Value};
 use crate::tms::{Bounds, MAX_LEVEL};
 use cut::{Cutter, Frame};
 use encode::LayerWriter;
-use level::{Entry, GENERALISED_LEVEL_MAX, Level, LevelKey, Levels};
+use level::{Entry, GENERALISED_LEVEL_MAX, LEVEL_BYTES_PER_4_LAYER_BYTES, Level, LevelKey, Levels};
 use rtree::RTree;
 use store::Store;
 
@@ -201,7 +203,7 @@ impl VectorLayer {
         let base = store.approximate_bytes() + tree.approximate_bytes();
         Self {
             name: name.to_owned(),
-            levels: Levels::new(base / 2),
+            levels: Levels::new(base / 4 * LEVEL_BYTES_PER_4_LAYER_BYTES),
             store,
             tree,
             bounds,
@@ -306,6 +308,7 @@ impl VectorLayer {
             })
             .collect();
         order.sort_unstable();
+        writer.reserve(order.len());
         let level = self.level(z, options);
         for key in order {
             let index = key as u32;
