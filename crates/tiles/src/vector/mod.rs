@@ -2,13 +2,13 @@
 //!
 //! [`VectorLayer::new`] takes features in EPSG:3857 and does everything that does not depend
 //! on the tile: it flattens the geometries into flat arrays, drops what cannot be drawn, gives
-//! each vertex its Douglas-Peucker importance ([`simplify`]), encodes the properties into a
-//! deduplicated table and builds a packed Hilbert R-tree ([`rtree`]) over the features' boxes.
+//! each vertex its Douglas-Peucker importance (`simplify.rs`), encodes the properties into a
+//! deduplicated table and builds a packed Hilbert R-tree (`rtree.rs`) over the features' boxes.
 //! [`VectorLayer::tile`] then visits only the features that meet the buffered tile and are big
 //! enough to show at its zoom, keeps the vertices its tolerance keeps, moves them into tile
-//! units, clips, snaps and cleans them ([`clip`], [`cut`]), and writes the protobuf
-//! ([`encode`]). Zooms up to 8 are served from generalised copies made once per zoom
-//! ([`level`]), because there one tile holds thousands of features.
+//! units, clips, snaps and cleans them (`clip.rs`, `cut.rs`), and writes the protobuf
+//! (`encode.rs`). Zooms up to 8 are served from generalised copies made once per zoom
+//! (`level.rs`), because there one tile holds thousands of features.
 //!
 //! Records, parts and coordinates are stored along the Hilbert curve, so a tile reads a few
 //! contiguous stretches of memory, and written in input order, because renderers draw later
