@@ -72,6 +72,11 @@ pub(crate) struct Store {
 struct Builder {
     store: Store,
     key_of_property: Vec<u32>,
+    /// Per key: the number of the last feature that got a tag of it, so a repeated key name
+    /// is caught in constant time (a search of the feature's tags would be quadratic in
+    /// wide tables).
+    key_last_feature: Vec<u64>,
+    features_seen: u64,
     value_ids: HashMap<Vec<u8>, u32>,
     message: Vec<u8>,
     line: Vec<Point>,
@@ -203,26 +208,29 @@ impl Builder {
             }
             self.key_of_property.push(id);
         }
+        self.key_last_feature = vec![0; self.store.keys.len()];
     }
 
     fn feature(&mut self, feature: VectorFeature) {
         let Ok(tags_start) = u32::try_from(self.store.tags.len()) else {
             return;
         };
+        self.features_seen += 1;
         for (property, value) in feature.properties.iter().enumerate() {
             let (Some(&key), Some(value)) = (self.key_of_property.get(property), value) else {
                 continue;
             };
-            let tags = self
-                .store
-                .tags
-                .get(tags_start as usize..)
-                .unwrap_or_default();
-            if tags.chunks_exact(2).any(|pair| pair.first() == Some(&key)) {
+            let Some(last) = self.key_last_feature.get(key as usize).copied() else {
+                continue;
+            };
+            if last == self.features_seen {
                 continue;
             }
             if let Some(value) = self.value_id(value) {
                 self.store.tags.extend([key, value]);
+                if let Some(last) = self.key_last_feature.get_mut(key as usize) {
+                    *last = self.features_seen;
+                }
             }
         }
         let Ok(tags_end) = u32::try_from(self.store.tags.len()) else {
