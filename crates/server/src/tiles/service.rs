@@ -486,7 +486,12 @@ impl TileService {
                     .with_file(&loading, move |file| {
                         let set = source::read_features(&catalogue, &format, file)?;
                         let ids = set.ids;
-                        Ok(VectorLayer::new(&name, set.keys, set.features, ids))
+                        Ok(VectorLayer::from_features(
+                            &name,
+                            set.keys,
+                            set.features,
+                            ids,
+                        ))
                     })
                     .await
                     .map_err(|error| Arc::new(SourceError::Unreadable(error.to_string())))?
