@@ -191,6 +191,33 @@ impl std::fmt::Debug for TileService {
     }
 }
 
+/// The folder under the work folder where files are staged for reading.
+const STAGING_FOLDER: &str = "tiles";
+
+/// Staged files older than this at startup were left by a process that stopped mid-read.
+const STAGING_AGE_MAX: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the staging folders in `staging` last changed more than `age` ago; returns how
+/// many. Errors (a folder gone meanwhile, no permission) skip that folder.
+fn sweep_staging(staging: &Path, age: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(staging) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .ok()
+                .and_then(|modified| now.duration_since(modified).ok())
+                .is_some_and(|elapsed| elapsed > age)
+        })
+        .filter(|entry| std::fs::remove_dir_all(entry.path()).is_ok())
+        .count()
+}
+
 /// Least bytes kept for described datasets (a grid's description is under a kilobyte; a mesh's
 /// holds its index, so the cache may grow to half the band budget).
 const DESCRIBED_CACHE_BYTES: usize = 16 << 20;
@@ -204,6 +231,17 @@ impl TileService {
         work_dir: PathBuf,
         settings: TileSettings,
     ) -> Self {
+        // Reads interrupted by a crash leave hard links behind, which would keep a deleted
+        // blob's bytes on disk; clear them once, in the background.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let staging = work_dir.join(STAGING_FOLDER);
+            runtime.spawn_blocking(move || {
+                let removed = sweep_staging(&staging, STAGING_AGE_MAX);
+                if removed > 0 {
+                    tracing::info!(removed, "removed files left by interrupted tile reads");
+                }
+            });
+        }
         Self {
             datasets,
             blobs,
@@ -423,7 +461,7 @@ impl TileService {
             .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
         let folder = self
             .work_dir
-            .join("tiles")
+            .join(STAGING_FOLDER)
             .join(uuid::Uuid::new_v4().to_string());
         tokio::fs::create_dir_all(&folder).await?;
         let target = folder.join(format!("source{}", row.dataset_format));
@@ -852,4 +890,26 @@ async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow:
     }
     tokio::io::AsyncWriteExt::flush(&mut file).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_leftovers_are_swept_by_age() {
+        let work = tempfile::tempdir().unwrap();
+        let old = work.path().join("old");
+        let fresh = work.path().join("fresh");
+        for folder in [&old, &fresh] {
+            std::fs::create_dir_all(folder).unwrap();
+            std::fs::write(folder.join("source.tif"), b"x").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(&old).unwrap().set_modified(long_ago).unwrap();
+        assert_eq!(sweep_staging(work.path(), STAGING_AGE_MAX), 1);
+        assert!(!old.exists());
+        assert!(fresh.join("source.tif").exists());
+        assert_eq!(sweep_staging(&work.path().join("missing"), STAGING_AGE_MAX), 0);
+    }
 }
