@@ -184,3 +184,26 @@ def test_mesh_elements_are_polygons_with_the_values_mikeio_reads(basin, project)
 def _utm32_to_lonlat(x, y):
     from pyproj import Transformer
     return Transformer.from_crs(32632, 4326, always_xy=True).transform(x, y)
+
+
+def test_a_layered_mesh_shows_the_top_element_of_each_column(basin, project):
+    path = os.path.join(ROOT, "tests", "corpus", "dfs-samples", "mesh3d_sigma.dfsu")
+    with open(path, "rb") as handle:
+        dataset = upload(basin, project, "layered.dfsu", handle.read())
+    full = mikeio.read(path)
+    top = full.geometry.top_elements
+    temperature = full["Temperature"].to_numpy()[0]
+    expected = {int(element) + 1: float(temperature[element]) for element in top}
+    lon, lat = _utm32_to_lonlat(*full.geometry.element_coordinates[top[0]][:2])
+    shown = {}
+    z = 15
+    x, y = tile_of(lon, lat, z)
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            tile = vector_tile(basin, dataset, z, x + dx, y + dy)
+            if tile:
+                for feature in mapbox_vector_tile.decode(tile)["layered"]["features"]:
+                    shown[feature["properties"]["elementId"]] = feature["properties"]["Temperature"]
+    assert set(shown) == set(expected)
+    for element, value in expected.items():
+        assert shown[element] == pytest.approx(value, rel=1e-6), element

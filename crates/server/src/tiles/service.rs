@@ -906,10 +906,16 @@ mod tests {
             std::fs::write(folder.join("source.tif"), b"x").unwrap();
         }
         let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-        std::fs::File::open(&old).unwrap().set_modified(long_ago).unwrap();
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
         assert_eq!(sweep_staging(work.path(), STAGING_AGE_MAX), 1);
         assert!(!old.exists());
         assert!(fresh.join("source.tif").exists());
-        assert_eq!(sweep_staging(&work.path().join("missing"), STAGING_AGE_MAX), 0);
+        assert_eq!(
+            sweep_staging(&work.path().join("missing"), STAGING_AGE_MAX),
+            0
+        );
     }
 }

@@ -672,7 +672,23 @@ impl DatasetSink for &mut FeatureSink {
         let Some((geometry, items)) = self.mesh.take() else {
             return Ok(());
         };
-        let (ids, features) = mesh_polygons(&geometry, &items, &self.element_values);
+        // A layered mesh shows its surface: the top element of each column, with its values.
+        let (ids, features) = if geometry.layers.is_some() {
+            let top = basin_formats::dfs::dfsu::layers::top_layer(&geometry)?;
+            let surface = Surface {
+                geometry: &top.geometry,
+                sources: Some(&top.elements),
+                full_ids: &geometry.elements.ids,
+            };
+            mesh_polygons(&surface, &items, &self.element_values)
+        } else {
+            let surface = Surface {
+                geometry: &geometry,
+                sources: None,
+                full_ids: &geometry.elements.ids,
+            };
+            mesh_polygons(&surface, &items, &self.element_values)
+        };
         self.set.features = features;
         self.set.ids = Some(ids);
         Ok(())
@@ -683,14 +699,23 @@ impl DatasetSink for &mut FeatureSink {
     }
 }
 
+/// The elements drawn as polygons: a 2D mesh, or the surface of a layered one with the
+/// index of each surface element in the full mesh (where its values are).
+struct Surface<'a> {
+    geometry: &'a basin_formats::model::MeshGeometry,
+    sources: Option<&'a [usize]>,
+    full_ids: &'a [i64],
+}
+
 /// One polygon per 2D element (closed ring of its corner nodes) with its id and the element
 /// values of each item (null for no data and for node-located items), and the element ids.
 fn mesh_polygons(
-    geometry: &basin_formats::model::MeshGeometry,
+    surface: &Surface<'_>,
     items: &[Item],
     values: &[Vec<f64>],
 ) -> (Vec<i64>, Vec<basin_formats::model::Feature>) {
     use basin_formats::model::{Coord, ElementKind, Feature, Geometry, ItemLocation, Value};
+    let geometry = surface.geometry;
     let nodes = &geometry.nodes;
     let elements = &geometry.elements;
     (0..elements.len())
@@ -714,10 +739,18 @@ fn mesh_polygons(
                 return None;
             }
             ring.push(*ring.first()?);
-            let id = elements.ids.get(index).copied().unwrap_or(index as i64);
+            let source = match surface.sources {
+                Some(sources) => *sources.get(index)?,
+                None => index,
+            };
+            let id = surface
+                .full_ids
+                .get(source)
+                .copied()
+                .unwrap_or(source as i64);
             let attributes = std::iter::once(Value::Integer(id))
                 .chain(items.iter().zip(values).map(|(item, column)| {
-                    match (item.location, column.get(index)) {
+                    match (item.location, column.get(source)) {
                         (ItemLocation::Cell, Some(&value))
                             if value.is_finite() && !item.is_nodata(value) =>
                         {
