@@ -257,7 +257,7 @@ pub(crate) fn load_band(
         .ok_or_else(|| SourceError::Unreadable("the grid is too large".to_owned()))?;
     let mut sink = BandSink {
         band,
-        cells,
+        cells: Some(cells),
         nodata: None,
         values: vec![f32::NAN; cells],
     };
@@ -305,7 +305,7 @@ fn load_mesh_band(
     let reader = reader_spec(catalogue, description)?;
     let mut sink = BandSink {
         band,
-        cells: usize::MAX,
+        cells: None,
         nodata: None,
         values: Vec::new(),
     };
@@ -510,7 +510,9 @@ impl DatasetSink for DescribeSink {
 /// Keeps one layer of one item at one step, as `f32` with NaN for no data.
 struct BandSink {
     band: BandKey,
-    cells: usize,
+    /// Values per layer of a grid (the buffer is allocated up front); `None` for a mesh item,
+    /// whose whole step buffer is kept and grows as frames arrive.
+    cells: Option<usize>,
     nodata: Option<Item>,
     values: Vec<f32>,
 }
@@ -527,22 +529,21 @@ impl DatasetSink for BandSink {
         if frame.step != self.band.step || frame.item != self.band.item {
             return Ok(());
         }
-        if self.cells == usize::MAX {
-            // A mesh item: the whole step buffer, in order (frames arrive contiguously).
-            let end = frame.offset + frame.values.len();
-            if self.values.len() < end {
-                self.values.resize(end, f32::NAN);
+        let (layer_start, layer_cells) = match self.cells {
+            Some(cells) => (self.band.layer.saturating_mul(cells), cells),
+            None => {
+                let end = frame.offset.saturating_add(frame.values.len());
+                if self.values.len() < end {
+                    self.values.resize(end, f32::NAN);
+                }
+                (0, usize::MAX)
             }
-        }
-        let layer_start = self
-            .band
-            .layer
-            .saturating_mul(self.cells.min(usize::MAX / 2));
+        };
         for index in 0..frame.values.len() {
             let position = frame.offset + index;
             let Some(cell) = position
                 .checked_sub(layer_start)
-                .filter(|&cell| cell < self.cells)
+                .filter(|&cell| cell < layer_cells)
             else {
                 continue;
             };
