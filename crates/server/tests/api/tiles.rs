@@ -1472,3 +1472,87 @@ api_test!(
         assert!(problem["errors"].get("LAYER").is_some(), "{problem}");
     }
 );
+
+/// A zipped Shapefile of one square parcel near 5.005 E 52.005 N, in WGS 84, written by
+/// basin-formats' Shapefile writer.
+fn parcel_shapefile() -> Vec<u8> {
+    use basin_formats::model::{
+        Coord, Feature, FeatureSchema, Field, FieldType, Geometry, GeometryKind, Value,
+    };
+    let ring = vec![
+        Coord::xy(5.0, 52.0),
+        Coord::xy(5.0, 52.01),
+        Coord::xy(5.01, 52.01),
+        Coord::xy(5.01, 52.0),
+        Coord::xy(5.0, 52.0),
+    ];
+    let dataset = Dataset {
+        header: Header::Features(FeatureSchema {
+            fields: vec![Field::new("owner", FieldType::Text)],
+            geometry_kind: GeometryKind::Polygon,
+            has_z: false,
+            has_m: false,
+            crs: Some(Crs::Epsg(4326)),
+        }),
+        data: Data::Features(vec![Feature {
+            geometry: Some(Geometry::Polygon(vec![ring])),
+            values: vec![Value::Text("water board".into())],
+        }]),
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("parcels.zip");
+    let catalogue = Catalogue::standard();
+    let writer = catalogue.writer("ShpWriter").unwrap();
+    let parameters = Parameters::validate(writer.spec().parameters, &[]).unwrap();
+    let mut sink = writer.create(&path, &parameters).unwrap();
+    dataset.replay(sink.as_mut()).unwrap();
+    sink.finish().unwrap();
+    std::fs::read(path).unwrap()
+}
+
+api_test!(
+    shapefiles_give_vector_tiles_and_ascii_grids_raster_tiles,
+    |app| {
+        let project = app.create_project(As::Key, "gis", json!({})).await;
+        let project = id_str(&project).to_owned();
+        let response = app
+            .upload_file(&project, "parcels.zip", parcel_shapefile())
+            .await;
+        let parcels = expect_status(response, StatusCode::CREATED).await;
+        let tile = vector(&app, id_str(&parcels), "14/8419/5411.vector.pbf").await;
+        assert_eq!(tile.status(), StatusCode::OK);
+        let bytes = tile.bytes().await.unwrap();
+        assert!(
+            bytes.windows(11).any(|window| window == b"water board"),
+            "the attribute is in the tile"
+        );
+        let far = vector(&app, id_str(&parcels), "14/0/0.vector.pbf").await;
+        assert!(far.bytes().await.unwrap().is_empty());
+        // An ASCII Grid without a .prj: a WMTS scheme in its own coordinates only.
+        let text = "ncols 3\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 10\nNODATA_value -1\n1 2 3\n4 -1 6\n";
+        let response = app
+            .upload_file(&project, "dem.asc", text.as_bytes().to_vec())
+            .await;
+        let dem = expect_status(response, StatusCode::CREATED).await;
+        let dem = id_str(&dem);
+        let metadata = get(&app, &format!("/api/tiles/dataset/{dem}/metadata")).await;
+        let metadata = expect_status(metadata, StatusCode::OK).await;
+        let schemes: Vec<&str> = metadata["tilingSchemes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|scheme| scheme["schemeId"].as_str().unwrap())
+            .collect();
+        assert_eq!(schemes, ["wmts-0"]);
+        let wmts = scheme(&metadata, "wmts-0");
+        assert_eq!(
+            (wmts["minValue"].as_f64(), wmts["maxValue"].as_f64()),
+            (Some(1.0), Some(6.0))
+        );
+        let pixels = tile_pixels(&app, dem, "wmts-0", 0, "").await;
+        // The 3 x 2 cells fit one tile at their own 10 m: level 0 is the data's resolution.
+        assert_eq!(wmts["zoomLevels"][0], 0);
+        assert_eq!(wmts["resolutions"][0], 10.0);
+        assert_eq!(pixels[..4], expected_colour(1.0, 1.0, 6.0));
+    }
+);
