@@ -103,16 +103,21 @@ impl Grid {
             }),
             data: Data::Values(vec![vec![Values::F32(values)]]),
         };
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("grid.tif");
-        let catalogue = Catalogue::standard();
-        let writer = catalogue.writer("GeoTiffWriter").unwrap();
-        let parameters = Parameters::validate(writer.spec().parameters, &[]).unwrap();
-        let mut sink = writer.create(&path, &parameters).unwrap();
-        dataset.replay(sink.as_mut()).unwrap();
-        sink.finish().unwrap();
-        std::fs::read(path).unwrap()
+        written(&dataset, "GeoTiffWriter", "grid.tif")
     }
+}
+
+/// The bytes of `dataset` written by basin-formats' `writer` to a file named `file_name`.
+fn written(dataset: &Dataset, writer: &str, file_name: &str) -> Vec<u8> {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join(file_name);
+    let catalogue = Catalogue::standard();
+    let writer = catalogue.writer(writer).unwrap();
+    let parameters = Parameters::validate(writer.spec().parameters, &[]).unwrap();
+    let mut sink = writer.create(&path, &parameters).unwrap();
+    dataset.replay(sink.as_mut()).unwrap();
+    sink.finish().unwrap();
+    std::fs::read(path).unwrap()
 }
 
 /// 300 x 200 cells of 25 m in UTM 32N, near 10.46 E 52.30 N.
@@ -1499,15 +1504,7 @@ fn parcel_shapefile() -> Vec<u8> {
             values: vec![Value::Text("water board".into())],
         }]),
     };
-    let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("parcels.zip");
-    let catalogue = Catalogue::standard();
-    let writer = catalogue.writer("ShpWriter").unwrap();
-    let parameters = Parameters::validate(writer.spec().parameters, &[]).unwrap();
-    let mut sink = writer.create(&path, &parameters).unwrap();
-    dataset.replay(sink.as_mut()).unwrap();
-    sink.finish().unwrap();
-    std::fs::read(path).unwrap()
+    written(&dataset, "ShpWriter", "parcels.zip")
 }
 
 api_test!(
