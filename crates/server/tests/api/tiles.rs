@@ -151,6 +151,17 @@ async fn uploaded_sample(app: &TestApp, project: &str, name: &str, sample: &str)
     id_str(&dataset).to_owned()
 }
 
+/// The API key of the Owner of another tenant.
+async fn outsider_key(app: &TestApp) -> String {
+    let other_tenant = app.create_tenant("elsewhere").await;
+    app.create_api_key(other_tenant, "Owner").await.1
+}
+
+/// A request with another tenant's API key.
+fn as_outsider(app: &TestApp, method: Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+    app.anonymous(method, path).header("svc-open-api-key", key)
+}
+
 async fn get(app: &TestApp, path: &str) -> reqwest::Response {
     app.with_key(Method::GET, path).send().await.unwrap()
 }
@@ -587,14 +598,11 @@ api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
         format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/emptyTile"),
         format!("/api/tiles/dataset/{dataset}/wmts"),
     ];
-    let other_tenant = app.create_tenant("elsewhere").await;
-    let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
+    let outsider = outsider_key(&app).await;
     for path in &paths {
         let anonymous = app.anonymous(Method::GET, path).send().await.unwrap();
         assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED, "{path}");
-        let foreign = app
-            .anonymous(Method::GET, path)
-            .header("svc-open-api-key", &outsider)
+        let foreign = as_outsider(&app, Method::GET, path, &outsider)
             .send()
             .await
             .unwrap();
@@ -1012,11 +1020,9 @@ api_test!(
         .await;
         let tiles = id_str(&created).to_owned();
         // Another tenant sees neither.
-        let other_tenant = app.create_tenant("elsewhere").await;
-        let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
-        let response = app
-            .anonymous(Method::POST, &format!("/api/tiles/dataset/{dataset}/tiles"))
-            .header("svc-open-api-key", &outsider)
+        let outsider = outsider_key(&app).await;
+        let path = format!("/api/tiles/dataset/{dataset}/tiles");
+        let response = as_outsider(&app, Method::POST, &path, &outsider)
             .json(&body)
             .send()
             .await
@@ -1143,11 +1149,8 @@ api_test!(
         let path = format!("/api/vectortiles/dataset/{dataset}/0/0/0.vector.pbf");
         let anonymous = app.anonymous(Method::GET, &path).send().await.unwrap();
         assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-        let other_tenant = app.create_tenant("elsewhere").await;
-        let (_, outsider) = app.create_api_key(other_tenant, "Owner").await;
-        let foreign = app
-            .anonymous(Method::GET, &path)
-            .header("svc-open-api-key", &outsider)
+        let outsider = outsider_key(&app).await;
+        let foreign = as_outsider(&app, Method::GET, &path, &outsider)
             .send()
             .await
             .unwrap();
