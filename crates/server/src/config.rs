@@ -121,6 +121,11 @@ pub struct AuthConfig {
     pub bootstrap_token_ttl_seconds: i64,
     /// An OpenID Connect provider whose RS256/ES256 tokens are accepted (Keycloak, ...).
     pub oidc: Option<OidcConfig>,
+    /// On SQLite, how often, in milliseconds, a serving process reads whether another process
+    /// changed identities, memberships, projects or datasets, which ends what it kept in
+    /// memory of authentication and access checks (PostgreSQL tells at once). 0 keeps nothing:
+    /// every request reads the store.
+    pub access_refresh_ms: u64,
 }
 
 impl Default for AuthConfig {
@@ -132,6 +137,7 @@ impl Default for AuthConfig {
             tenant_claim: "tenant_id".into(),
             bootstrap_token_ttl_seconds: 24 * 3600,
             oidc: None,
+            access_refresh_ms: 250,
         }
     }
 }

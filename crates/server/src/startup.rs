@@ -23,12 +23,13 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::auth::{Authenticator, SigningSecret, load_or_create_secret};
+use crate::auth::{Authenticator, CachedDirectory, SigningSecret, load_or_create_secret};
 use crate::blob::{BlobLimits, BlobStore, BlobUrls};
 use crate::clock::Clock;
 use crate::config::{Config, LimitsConfig};
 use crate::datasets::service::{DatasetLimits, DatasetService};
 use crate::db::Db;
+use crate::db::changes::ChangeWatch;
 use crate::hierarchy::service::{HierarchyLimits, HierarchyService};
 use crate::http::extract::JsonBodyLimit;
 use crate::http::paging::PageLimits;
@@ -98,6 +99,8 @@ pub struct Services {
     pub(crate) queued: Arc<tokio::sync::Notify>,
     /// Outbound fetches of imports from URLs.
     pub(crate) fetcher: crate::fetch::Fetcher,
+    /// What tells the caches of authentication and access that the store changed.
+    pub(crate) changes: ChangeWatch,
 }
 
 impl Services {
@@ -132,11 +135,12 @@ impl Services {
         db.migrate().await.context("cannot migrate the database")?;
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
         let identity = IdentityService::new(db.clone(), clock.clone());
+        let changes = ChangeWatch::new();
         let auth = Authenticator::new(
             &secret,
             &config.auth,
             clock.clone(),
-            Arc::new(identity.clone()),
+            Arc::new(CachedDirectory::new(Arc::new(identity.clone()), &changes)),
         )
         .map_err(anyhow::Error::msg)?;
         let projects = ProjectService::new(
@@ -215,6 +219,7 @@ impl Services {
             catalogue.clone(),
             config.transfers.work_dir(&config.data_dir),
             crate::tiles::service::TileSettings::from(&config.tiles),
+            &changes,
         );
         let state = AppState {
             tiles,
@@ -242,6 +247,7 @@ impl Services {
             secret,
             queued,
             fetcher,
+            changes,
         })
     }
 
@@ -332,7 +338,7 @@ impl Services {
         &self,
         stop: &tokio_util::sync::CancellationToken,
     ) -> Vec<tokio::task::JoinHandle<()>> {
-        vec![
+        let mut tasks = vec![
             tokio::spawn(crate::recycle_bin::run_retention_periodically(
                 self.state.bin.clone(),
                 stop.clone(),
@@ -345,7 +351,16 @@ impl Services {
                 self.state.features.clone(),
                 stop.clone(),
             )),
-        ]
+        ];
+        let refresh = self.config.auth.access_refresh_ms;
+        if refresh > 0 {
+            tasks.push(tokio::spawn(self.changes.clone().run(
+                self.state.db.clone(),
+                Duration::from_millis(refresh),
+                stop.clone(),
+            )));
+        }
+        tasks
     }
 }
 

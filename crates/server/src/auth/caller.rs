@@ -17,8 +17,9 @@ pub(crate) enum TenantStanding {
     Outsider,
 }
 
-/// The caller as the area rules see it.
-#[derive(Debug, Clone)]
+/// The caller as the area rules see it. Two equal callers are granted the same everywhere, so a
+/// caller can key a cache of access decisions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Caller {
     /// User id or API key id.
     pub(crate) id: Uuid,

@@ -7,6 +7,7 @@
 
 mod api_key;
 mod authenticator;
+mod cached_directory;
 mod caller;
 mod jwks;
 mod principal;
@@ -17,6 +18,7 @@ pub(crate) use api_key::{ApiKeySecret, derive_bootstrap_key};
 pub(crate) use authenticator::{
     API_KEY_HEADER, AuthError, Authenticator, IdentityDirectory, KeyRecord, UserRecord,
 };
+pub(crate) use cached_directory::CachedDirectory;
 pub(crate) use caller::{Caller, TenantStanding};
 pub(crate) use jwks::JwksVerifier;
 pub(crate) use principal::{PlatformRole, Principal, PrincipalType, TenantRole};

@@ -212,14 +212,16 @@ pub(super) async fn set_missing_checksum(
     data_path: &str,
     checksum: &str,
 ) -> StoreResult<u64> {
-    Ok(on_db!(db, |pool| {
+    let changed = on_db!(db, |pool| {
         sqlx::query("UPDATE datasets SET checksum = $2 WHERE data_path = $1 AND checksum IS NULL")
             .bind(data_path)
             .bind(checksum)
             .execute(pool)
             .await
             .map(|done| done.rows_affected())
-    })?)
+    })?;
+    crate::db::changes::note_commit();
+    Ok(changed)
 }
 
 /// A live dataset of `project` with this name (the oldest, if several share it).

@@ -10,6 +10,7 @@
 //! transactions on rusqlite connections, and [`SqliteWriter`] runs whole write transactions on
 //! a thread of its own (the credit ledger's); both bind values encoded as sqlx encodes them.
 
+pub(crate) mod changes;
 mod json;
 mod sql;
 mod sqlite_read;

@@ -39,6 +39,7 @@ impl Tx {
             Self::Sqlite(tx) => tx.commit().await?,
             Self::Postgres(tx) => tx.commit().await?,
         }
+        crate::db::changes::note_commit();
         Ok(())
     }
 }

@@ -170,6 +170,7 @@ pub(super) async fn update_user(db: &Db, user: &User) -> StoreResult<()> {
     .await
     .map(|done| done.rows_affected())
     })?;
+    crate::db::changes::note_commit();
     if result == 0 {
         return Err(StoreError::NotFound("user"));
     }
@@ -626,6 +627,7 @@ pub(super) async fn revoke_api_key(
     .execute(pool)
     .await
     .map(|done| done.rows_affected()))?;
+    crate::db::changes::note_commit();
     Ok(())
 }
 

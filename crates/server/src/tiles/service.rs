@@ -1,7 +1,8 @@
 //! Tile rules: who may see a dataset's tiles, which schemes it has, and rendering with caches.
 //!
 //! A tile request costs, in order of what is tried: the dataset check (one row and the
-//! caller's capabilities on its project, as every content read), then the tile cache; on a
+//! caller's capabilities on its project, as every content read, kept in memory until a change
+//! to access is written: `db::changes`), then the tile cache; on a
 //! miss, a test of the tile against the data's extent (a tile beside the data is the empty
 //! tile at once, without touching the data); then the loaded band (cached), sampling and
 //! encoding on the blocking pool. Caches are keyed by the dataset's content version, so a
@@ -25,6 +26,7 @@ use crate::auth::Caller;
 use crate::blob::{BlobPath, BlobStore};
 use crate::datasets::model::DatasetRow;
 use crate::datasets::service::{ContentDetails, DatasetError, DatasetService, NewDataset};
+use crate::db::changes::{ChangeWatch, FreshCache};
 use crate::ids::DatasetId;
 use crate::tiles::cache::Lru;
 use crate::tiles::definition::{self, DefineTilesRequest, Definition, TILES_FORMAT};
@@ -181,6 +183,10 @@ pub(crate) struct TileService {
     tiles: Arc<Lru<TileKey, RenderedTile>>,
     empty: Arc<Lru<(u32, OutputType), Bytes>>,
     layers: Arc<Lru<Arc<str>, Layer>>,
+    /// Datasets a caller may read, so that a cached tile costs no store read.
+    readable: Arc<FreshCache<(Caller, DatasetId), DatasetRow>>,
+    /// Definitions of tiles datasets by content.
+    definitions: Arc<FreshCache<Arc<str>, Definition>>,
 }
 
 impl std::fmt::Debug for TileService {
@@ -230,6 +236,7 @@ impl TileService {
         catalogue: Arc<Catalogue>,
         work_dir: PathBuf,
         settings: TileSettings,
+        watch: &ChangeWatch,
     ) -> Self {
         // Reads interrupted by a crash leave hard links behind, which would keep a deleted
         // blob's bytes on disk; clear them once, in the background.
@@ -255,6 +262,8 @@ impl TileService {
             tiles: Arc::new(Lru::new(settings.tile_cache_bytes)),
             empty: Arc::new(Lru::new(1 << 20)),
             layers: Arc::new(Lru::new(settings.band_cache_bytes)),
+            readable: Arc::new(FreshCache::new(watch.clone(), ACCESS_ENTRIES_MAX)),
+            definitions: Arc::new(FreshCache::new(watch.clone(), DEFINITION_ENTRIES_MAX)),
         }
     }
 
@@ -270,17 +279,13 @@ impl TileService {
         caller: &Caller,
         id: DatasetId,
     ) -> Result<(DatasetRow, Arc<Tileable>), TileError> {
-        let row = self.datasets.readable(caller, id).await?;
+        let row = self.readable(caller, id).await?;
         if row.dataset_format != TILES_FORMAT {
             let described = self.described(&row).await?;
             return Ok((row, described));
         }
         let definition = self.definition(&row).await?;
-        let source = match self
-            .datasets
-            .readable(caller, definition.source_dataset_id)
-            .await
-        {
+        let source = match self.readable(caller, definition.source_dataset_id).await {
             Ok(source) => source,
             Err(DatasetError::NotFound | DatasetError::Project(_)) => {
                 return Err(TileError::SourceGone);
@@ -333,8 +338,27 @@ impl TileService {
         described.map_err(|error| source_error(&error))
     }
 
+    /// Dataset `id`, if the caller may read its content: from memory while no change to
+    /// datasets, projects, members or identities has been written since it was checked
+    /// ([`FreshCache`]), else checked in the store now.
+    async fn readable(&self, caller: &Caller, id: DatasetId) -> Result<DatasetRow, DatasetError> {
+        let load = async { self.datasets.readable(caller, id).await.map(Some) };
+        self.readable
+            .get_or_load((caller.clone(), id), load)
+            .await?
+            .ok_or(DatasetError::NotFound)
+    }
+
     /// The stored definition of a tiles dataset.
     async fn definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
+        let load = async { self.read_definition(row).await.map(Some) };
+        self.definitions
+            .get_or_load(content_key(row), load)
+            .await?
+            .ok_or_else(|| TileError::Unreadable("the tiles definition is missing".to_owned()))
+    }
+
+    async fn read_definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
         let path = BlobPath::parse_key(&row.data_path)
             .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
         let read = self
@@ -489,7 +513,7 @@ impl TileService {
         x: u32,
         y: u32,
     ) -> Result<(DatasetRow, RenderedTile), TileError> {
-        let row = self.datasets.readable(caller, id).await?;
+        let row = self.readable(caller, id).await?;
         if z > VECTOR_LEVEL_MAX || u64::from(x) >= 1_u64 << z || u64::from(y) >= 1_u64 << z {
             return Err(TileError::OutsideMatrix(format!(
                 "tile {z}/{x}/{y} is outside WebMercatorQuad (levels 0 to {VECTOR_LEVEL_MAX}, \
@@ -822,6 +846,12 @@ fn source_error(error: &SourceError) -> TileError {
         SourceError::Unreadable(message) => TileError::Unreadable(message.clone()),
     }
 }
+
+/// (Caller, dataset) access decisions one process keeps.
+const ACCESS_ENTRIES_MAX: usize = 100_000;
+
+/// Tiles definitions one process keeps.
+const DEFINITION_ENTRIES_MAX: usize = 10_000;
 
 /// Largest tiles definition read or written (32 schemes of 256 colours fit easily).
 const DEFINITION_BYTES_MAX: usize = 1 << 20;

@@ -11,6 +11,7 @@
 #[macro_use]
 mod helpers;
 
+mod access_cache;
 mod admin;
 mod auth;
 mod blobs;
