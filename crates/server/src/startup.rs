@@ -15,10 +15,9 @@ use axum::middleware::from_fn;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
+use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
@@ -44,10 +43,55 @@ use crate::openapi::ApiDoc;
 use crate::projects::service::{ProjectLimits, ProjectService};
 use crate::transfers::service::{TransferDeps, TransferService};
 
-/// State shared by every handler. Cheap to clone. Areas never see it whole: each takes the
-/// part it needs, its own substate or a field, through `FromRef` (below and derived).
-#[derive(Debug, Clone, FromRef)]
-pub(crate) struct AppState {
+/// State shared by every handler. Areas never see it whole: each takes the part it needs, its
+/// own substate or a field, through `FromRef` (below). axum clones the state for every request,
+/// so it is one shared [`AppParts`]: a clone is one counter, not one per service.
+#[derive(Debug, Clone)]
+pub(crate) struct AppState(Arc<AppParts>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+/// Gives handlers each field of [`AppParts`] by its type.
+macro_rules! fields_from_ref {
+    ($($field:ident: $type:ty),* $(,)?) => {
+        $(impl FromRef<AppState> for $type {
+            fn from_ref(app: &AppState) -> Self {
+                app.$field.clone()
+            }
+        })*
+    };
+}
+
+fields_from_ref!(
+    db: Db,
+    identity: IdentityService,
+    projects: ProjectService,
+    datasets: DatasetService,
+    hierarchy: HierarchyService,
+    auth: Arc<Authenticator>,
+    page_limits: PageLimits,
+    clock: Arc<dyn Clock>,
+    blobs: Arc<dyn BlobStore>,
+    blob_urls: BlobUrls,
+    blob_limits: BlobLimits,
+    transfers: TransferService,
+    catalogue: Arc<basin_formats::Catalogue>,
+    bin: crate::recycle_bin::service::RecycleBinService,
+    events_admin: crate::events::admin::EventsAdmin,
+    credits: crate::credits::service::CreditService,
+    features: crate::features::service::FeatureService,
+    tiles: crate::tiles::service::TileService,
+);
+
+/// What [`AppState`] shares.
+#[derive(Debug)]
+pub(crate) struct AppParts {
     /// The metadata store.
     pub(crate) db: Db,
     /// Identity operations.
@@ -221,7 +265,7 @@ impl Services {
             crate::tiles::service::TileSettings::from(&config.tiles),
             &changes,
         );
-        let state = AppState {
+        let state = AppState(Arc::new(AppParts {
             tiles,
             credits,
             features,
@@ -240,7 +284,7 @@ impl Services {
             blobs,
             blob_urls,
             blob_limits,
-        };
+        }));
         Ok(Self {
             config: Arc::new(config),
             state,
@@ -546,11 +590,13 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
     crate::openapi::add_api_version_header(&mut openapi, limits.page_size_max);
     crate::openapi::add_problem_responses(&mut openapi);
     let middleware = ServiceBuilder::new()
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(SetRequestIdLayer::x_request_id(
+            crate::telemetry::RequestIds::new(),
+        ))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+                .on_response(crate::telemetry::AccessLog),
         )
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(from_fn(api_version::announce_default))

@@ -143,10 +143,11 @@ impl SasParams {
     }
 }
 
-/// Signs and verifies blob URLs.
+/// Signs and verifies blob URLs. The key is shared: copying an HMAC key copies its hash state,
+/// and extractors take a copy of the signer for every request.
 #[derive(Clone)]
 pub(crate) struct BlobSigner {
-    key: hmac::Key,
+    key: std::sync::Arc<hmac::Key>,
 }
 
 impl std::fmt::Debug for BlobSigner {
@@ -161,7 +162,7 @@ impl BlobSigner {
         let root = hmac::Key::new(hmac::HMAC_SHA256, secret.bytes());
         let derived = hmac::sign(&root, KEY_LABEL);
         Self {
-            key: hmac::Key::new(hmac::HMAC_SHA256, derived.as_ref()),
+            key: std::sync::Arc::new(hmac::Key::new(hmac::HMAC_SHA256, derived.as_ref())),
         }
     }
 

@@ -42,4 +42,15 @@ impl Tx {
         crate::db::changes::note_commit();
         Ok(())
     }
+
+    /// Ends a transaction that changed nothing. Unlike a commit, it tells no cache that the
+    /// store may have changed (`db::changes`), so pollers that usually find nothing to do end
+    /// their rounds with it.
+    pub(crate) async fn rollback(self) -> StoreResult<()> {
+        match self {
+            Self::Sqlite(tx) => tx.rollback().await?,
+            Self::Postgres(tx) => tx.rollback().await?,
+        }
+        Ok(())
+    }
 }

@@ -63,6 +63,10 @@ pub(crate) async fn dispatch(
         .fetch_all(conn)
         .await
     })?;
+    if rows.is_empty() {
+        tx.rollback().await?;
+        return Ok(0);
+    }
     let mut pairs = Vec::new();
     for row in &rows {
         let mut taken = false;

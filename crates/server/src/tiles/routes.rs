@@ -500,5 +500,6 @@ fn tile_response(headers: &HeaderMap, tile: &RenderedTile, max_age: u32) -> Resp
     if let Ok(cache) = HeaderValue::from_str(&format!("private, max-age={max_age}")) {
         response.headers_mut().insert(header::CACHE_CONTROL, cache);
     }
+    response.extensions_mut().insert(crate::telemetry::Routine);
     response
 }

@@ -268,18 +268,20 @@ pub(crate) async fn claim(
             None => query.fetch_optional(conn).await,
         }
     })?;
-    if let Some(row) = &claimed {
-        let subject = TransferSubject {
-            id: row.id,
-            tenant_id: row.tenant_id,
-            project_id: row.project_id,
-            created_by: row.created_by,
-            kind: row.kind.clone(),
-        };
-        crate::events::record_in(&mut tx, &subject.started(row.attempts), now).await?;
-    }
+    let Some(row) = claimed else {
+        tx.rollback().await?;
+        return Ok(None);
+    };
+    let subject = TransferSubject {
+        id: row.id,
+        tenant_id: row.tenant_id,
+        project_id: row.project_id,
+        created_by: row.created_by,
+        kind: row.kind.clone(),
+    };
+    crate::events::record_in(&mut tx, &subject.started(row.attempts), now).await?;
     tx.commit().await?;
-    Ok(claimed)
+    Ok(Some(row))
 }
 
 /// What a heartbeat learns.
