@@ -184,7 +184,7 @@ pub(crate) struct TileService {
     empty: Arc<Lru<(u32, OutputType), Bytes>>,
     layers: Arc<Lru<Arc<str>, Layer>>,
     /// Datasets a caller may read, so that a cached tile costs no store read.
-    readable: Arc<FreshCache<(Caller, DatasetId), DatasetRow>>,
+    readable: Arc<FreshCache<(Caller, DatasetId), Arc<DatasetRow>>>,
     /// Definitions of tiles datasets by content.
     definitions: Arc<FreshCache<Arc<str>, Definition>>,
 }
@@ -278,7 +278,7 @@ impl TileService {
         &self,
         caller: &Caller,
         id: DatasetId,
-    ) -> Result<(DatasetRow, Arc<Tileable>), TileError> {
+    ) -> Result<(Arc<DatasetRow>, Arc<Tileable>), TileError> {
         let row = self.readable(caller, id).await?;
         if row.dataset_format != TILES_FORMAT {
             let described = self.described(&row).await?;
@@ -341,8 +341,17 @@ impl TileService {
     /// Dataset `id`, if the caller may read its content: from memory while no change to
     /// datasets, projects, members or identities has been written since it was checked
     /// ([`FreshCache`]), else checked in the store now.
-    async fn readable(&self, caller: &Caller, id: DatasetId) -> Result<DatasetRow, DatasetError> {
-        let load = async { self.datasets.readable(caller, id).await.map(Some) };
+    async fn readable(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+    ) -> Result<Arc<DatasetRow>, DatasetError> {
+        let load = async {
+            self.datasets
+                .readable(caller, id)
+                .await
+                .map(|row| Some(Arc::new(row)))
+        };
         self.readable
             .get_or_load((caller.clone(), id), load)
             .await?
@@ -512,7 +521,7 @@ impl TileService {
         z: u8,
         x: u32,
         y: u32,
-    ) -> Result<(DatasetRow, RenderedTile), TileError> {
+    ) -> Result<(Arc<DatasetRow>, RenderedTile), TileError> {
         let row = self.readable(caller, id).await?;
         if z > VECTOR_LEVEL_MAX || u64::from(x) >= 1_u64 << z || u64::from(y) >= 1_u64 << z {
             return Err(TileError::OutsideMatrix(format!(
