@@ -371,6 +371,10 @@ pub struct TilesConfig {
     /// `Cache-Control: private, max-age` of tiles, in seconds. Clients revalidate with
     /// `If-None-Match` after it.
     pub max_age_seconds: u32,
+    /// Most tiles one tiles dataset may ask to store (`storedZoomLevels`): the tiles of the
+    /// stored levels that meet the data's extent, times its steps and layers. A definition
+    /// over it is refused (422 `too-many-stored-tiles`); 0 refuses every stored level.
+    pub stored_tiles_max: u64,
 }
 
 impl Default for TilesConfig {
@@ -379,6 +383,7 @@ impl Default for TilesConfig {
             tile_cache_mb: 256,
             band_cache_mb: 1024,
             max_age_seconds: 60,
+            stored_tiles_max: 100_000,
         }
     }
 }

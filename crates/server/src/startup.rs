@@ -258,11 +258,15 @@ impl Services {
             crate::features::service::FeatureSettings::from(&config.features),
         );
         let tiles = crate::tiles::service::TileService::new(
-            datasets.clone(),
-            blobs.clone(),
-            catalogue.clone(),
-            config.transfers.work_dir(&config.data_dir),
-            crate::tiles::service::TileSettings::from(&config.tiles),
+            crate::tiles::service::TileDeps {
+                datasets: datasets.clone(),
+                db: db.clone(),
+                blobs: blobs.clone(),
+                catalogue: catalogue.clone(),
+                work_dir: config.transfers.work_dir(&config.data_dir),
+                settings: crate::tiles::service::TileSettings::from(&config.tiles),
+                clock: clock.clone(),
+            },
             &changes,
         );
         let state = AppState(Arc::new(AppParts {
@@ -377,7 +381,8 @@ impl Services {
 
 impl Services {
     /// The periodic jobs every process runs until `stop`: the recycle bin's retention, the
-    /// credits' expiry and timeout settling, and the retention of feature messages.
+    /// credits' expiry and timeout settling, the retention of feature messages, and the
+    /// rendering of stored tile pyramids.
     fn spawn_housekeeping(
         &self,
         stop: &tokio_util::sync::CancellationToken,
@@ -395,6 +400,12 @@ impl Services {
                 self.state.features.clone(),
                 stop.clone(),
             )),
+            tokio::spawn(
+                self.state
+                    .tiles
+                    .clone()
+                    .run_pyramids(worker_id(), stop.clone()),
+            ),
         ];
         let refresh = self.config.auth.access_refresh_ms;
         if refresh > 0 {

@@ -407,6 +407,58 @@ impl BlobStore for LocalBlobStore {
             .await
     }
 
+    async fn delete_prefix(&self, prefix: &BlobPath) -> Result<u64, BlobError> {
+        let top = self.blob_file(prefix);
+        let metadata = match fs::symlink_metadata(&top).await {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == ErrorKind::NotFound => return Ok(0),
+            Err(error) => return Err(BlobError::storage(error)),
+        };
+        if metadata.is_file() {
+            self.delete(prefix).await?;
+            return Ok(1);
+        }
+        // Depth first, with an explicit stack: the folder is ours (a blob name's segments),
+        // bounded by the blob name limits, and never follows links out of the root.
+        let mut removed = 0_u64;
+        let mut folders = vec![(top.clone(), prefix.name().to_owned())];
+        let mut emptied = Vec::new();
+        while let Some((folder, name)) = folders.pop() {
+            let mut entries = match fs::read_dir(&folder).await {
+                Ok(entries) => entries,
+                Err(error) if error.kind() == ErrorKind::NotFound => continue,
+                Err(error) => return Err(BlobError::storage(error)),
+            };
+            while let Some(entry) = entries.next_entry().await.map_err(BlobError::storage)? {
+                let Some(segment) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                let child = format!("{name}/{segment}");
+                let kind = entry.file_type().await.map_err(BlobError::storage)?;
+                if kind.is_dir() {
+                    folders.push((entry.path(), child));
+                    continue;
+                }
+                let Ok(path) = BlobPath::parse(prefix.container(), &child) else {
+                    continue;
+                };
+                match fs::remove_file(entry.path()).await {
+                    Ok(()) => removed = removed.saturating_add(1),
+                    Err(error) if error.kind() == ErrorKind::NotFound => {}
+                    Err(error) => return Err(BlobError::storage(error)),
+                }
+                self.store_properties(&path, &BlobProperties::default())
+                    .await?;
+            }
+            emptied.push(folder);
+        }
+        // Deepest folders were pushed last; a folder a concurrent write refilled stays.
+        for folder in emptied.iter().rev() {
+            let _ = fs::remove_dir(folder).await;
+        }
+        Ok(removed)
+    }
+
     async fn stage_block(
         &self,
         path: &BlobPath,

@@ -268,6 +268,33 @@ impl BlobStore for ObjectBlobStore {
         Ok(StagedBlock { size, md5 })
     }
 
+    async fn delete_prefix(&self, prefix: &BlobPath) -> Result<u64, BlobError> {
+        // `list` matches whole path segments, so `a/b` never takes `a/bc`; the blob named
+        // `prefix` itself is not listed under it and goes separately.
+        let folder = self.location(prefix);
+        let mut count = 0_u64;
+        match self.store.head(&folder).await {
+            Ok(_) => match self.store.delete(&folder).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => count = 1,
+                Err(error) => return Err(BlobError::storage(error)),
+            },
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(error) => return Err(BlobError::storage(error)),
+        }
+        let below = self
+            .store
+            .list(Some(&folder))
+            .map_ok(|meta| meta.location)
+            .boxed();
+        let removed = self
+            .store
+            .delete_stream(below)
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(BlobError::storage)?;
+        Ok(count.saturating_add(u64::try_from(removed.len()).unwrap_or(u64::MAX)))
+    }
+
     async fn sweep(&self, age: std::time::Duration) -> Result<usize, BlobError> {
         let age = chrono::TimeDelta::from_std(age).unwrap_or(chrono::TimeDelta::MAX);
         let cutoff = chrono::Utc::now()

@@ -246,6 +246,11 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
         None
     }
 
+    /// Removes every blob named `prefix` or below `prefix/` (a folder of blobs, such as a
+    /// stored tile pyramid); returns how many it removed. Nothing there is not an error, so a
+    /// rerun after a crash finishes the job.
+    async fn delete_prefix(&self, prefix: &BlobPath) -> Result<u64, BlobError>;
+
     /// Removes leftovers older than `age`: blocks staged and never committed, and writes that a
     /// crashed process left behind. Returns how many entries it removed. Committed blobs are
     /// never touched.
@@ -486,6 +491,7 @@ pub(crate) mod tests_support {
         check_blocks(store).await;
         check_properties(store).await;
         check_put_file(store).await;
+        check_delete_prefix(store).await;
         store.delete(&path).await.unwrap();
         assert!(matches!(
             store.head(&path).await,
@@ -499,6 +505,47 @@ pub(crate) mod tests_support {
             store.get(&path, None).await,
             Err(BlobError::NotFound(_))
         ));
+    }
+
+    /// A prefix delete removes the blobs below it (with their properties) and nothing beside
+    /// it; a second run finds nothing.
+    async fn check_delete_prefix(store: &dyn BlobStore) {
+        let below = [
+            "tenant/pyramid/v1/manifest.json",
+            "tenant/pyramid/v1/s0/0/0/0/0/0",
+            "tenant/pyramid/v1/s0/0/0/1/0/1",
+        ];
+        for name in below {
+            let path = BlobPath::parse("pyramids", name).unwrap();
+            let options = WriteOptions {
+                properties: labelled(),
+                ..options(10)
+            };
+            store.put(&path, body(b"tile"), options).await.unwrap();
+        }
+        let beside = BlobPath::parse("pyramids", "tenant/pyramid-2/v1/manifest.json").unwrap();
+        store
+            .put(&beside, body(b"kept"), options(10))
+            .await
+            .unwrap();
+        let prefix = BlobPath::parse("pyramids", "tenant/pyramid").unwrap();
+        assert_eq!(store.delete_prefix(&prefix).await.unwrap(), 3);
+        for name in below {
+            let path = BlobPath::parse("pyramids", name).unwrap();
+            assert!(matches!(
+                store.head(&path).await,
+                Err(BlobError::NotFound(_))
+            ));
+        }
+        // A blob written again at a removed path has no properties left over.
+        let again = BlobPath::parse("pyramids", below[0]).unwrap();
+        store.put(&again, body(b"new"), options(10)).await.unwrap();
+        assert!(store.head(&again).await.unwrap().properties.is_empty());
+        store.delete(&again).await.unwrap();
+        assert_eq!(read(store, &beside, None).await, b"kept");
+        assert_eq!(store.delete_prefix(&prefix).await.unwrap(), 0);
+        let single = BlobPath::parse("pyramids", "tenant/pyramid-2/v1/manifest.json").unwrap();
+        assert_eq!(store.delete_prefix(&single).await.unwrap(), 1);
     }
 
     pub(crate) fn labelled() -> BlobProperties {

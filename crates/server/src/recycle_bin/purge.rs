@@ -113,6 +113,14 @@ impl RecycleBinService {
         let now = self.clock.now();
         for dataset in removed {
             store::queue_blob_in(tx, &dataset.data_path, now).await?;
+            if dataset.dataset_format == crate::tiles::definition::TILES_FORMAT
+                && let Some(prefix) = crate::tiles::pyramid::dataset_prefix(
+                    dataset.tenant_id,
+                    crate::ids::DatasetId::from_uuid(dataset.id),
+                )
+            {
+                store::queue_blob_in(tx, &format!("{}/", prefix.key()), now).await?;
+            }
             let event = NewEvent {
                 kind: EventType::DatasetPurged,
                 tenant: dataset.tenant_id,
@@ -193,12 +201,9 @@ impl RecycleBinService {
                 .filter(|key| !in_use.contains(key))
                 .cloned()
                 .collect();
-            let outcomes: Vec<(String, Result<(), BlobError>)> = futures::stream::iter(unused)
+            let outcomes: Vec<(String, Result<u64, BlobError>)> = futures::stream::iter(unused)
                 .map(|key| async move {
-                    let outcome = match BlobPath::parse_key(&key) {
-                        Ok(path) => self.blobs.delete(&path).await,
-                        Err(_) => Err(BlobError::NotFound(key.clone())),
-                    };
+                    let outcome = self.delete_queued_blob(&key).await;
                     (key, outcome)
                 })
                 .buffer_unordered(16)
@@ -207,8 +212,8 @@ impl RecycleBinService {
             let mut done = in_use;
             for (key, outcome) in outcomes {
                 match outcome {
-                    Ok(()) => {
-                        deleted += 1;
+                    Ok(count) => {
+                        deleted += count;
                         done.push(key);
                     }
                     Err(BlobError::NotFound(_)) => done.push(key),
@@ -219,6 +224,21 @@ impl RecycleBinService {
                 }
             }
             store::unqueue_blobs(&self.db, &done).await?;
+        }
+    }
+
+    /// Deletes one queued key: a blob, or every blob below a key ending in `/` (a tiles
+    /// dataset's stored pyramids); how many blobs went.
+    async fn delete_queued_blob(&self, key: &str) -> Result<u64, BlobError> {
+        if let Some(prefix) = key.strip_suffix('/') {
+            return match BlobPath::parse_key(prefix) {
+                Ok(path) => self.blobs.delete_prefix(&path).await,
+                Err(_) => Err(BlobError::NotFound(key.to_owned())),
+            };
+        }
+        match BlobPath::parse_key(key) {
+            Ok(path) => self.blobs.delete(&path).await.map(|()| 1),
+            Err(_) => Err(BlobError::NotFound(key.to_owned())),
         }
     }
 

@@ -679,6 +679,8 @@ pub(crate) struct RemovedDataset {
     pub(crate) name: String,
     /// Its blob key.
     pub(crate) data_path: String,
+    /// Its format (`.tiles` datasets have stored pyramids too).
+    pub(crate) dataset_format: String,
 }
 
 /// A project row removed for good.
@@ -698,7 +700,8 @@ pub(crate) struct RemovedProject {
 pub(super) async fn delete_dataset_in(tx: &mut Tx, id: Uuid) -> StoreResult<Vec<RemovedDataset>> {
     Ok(on_tx!(tx, |conn| {
         sqlx::query_as(
-            "DELETE FROM datasets WHERE id = $1 RETURNING id, tenant_id, project_id, name, data_path",
+            "DELETE FROM datasets WHERE id = $1 \
+             RETURNING id, tenant_id, project_id, name, data_path, dataset_format",
         )
         .bind(id)
         .fetch_all(conn)
@@ -715,7 +718,7 @@ pub(super) async fn delete_subtree_datasets_in(
 ) -> StoreResult<Vec<RemovedDataset>> {
     let sql = format!(
         "{} DELETE FROM datasets WHERE id IN (SELECT d.id FROM datasets d JOIN below ON d.project_id = below.id LIMIT $3) \
-         RETURNING id, tenant_id, project_id, name, data_path",
+         RETURNING id, tenant_id, project_id, name, data_path, dataset_format",
         below_cte(false)
     );
     Ok(on_tx!(tx, |conn| {
@@ -783,7 +786,7 @@ pub(super) async fn queue_blob_in(tx: &mut Tx, key: &str, now: DateTime<Utc>) ->
     Ok(())
 }
 
-/// Up to `limit` queued blob keys.
+/// Up to `limit` queued blob keys; a key ending in `/` stands for every blob below it.
 pub(crate) async fn queued_blobs(db: &Db, limit: i64) -> StoreResult<Vec<String>> {
     Ok(crate::on_db!(db, |pool| {
         sqlx::query_scalar(

@@ -80,6 +80,11 @@ pub(crate) struct SchemeRequest {
     /// (node values interpolated; the default for node values). Grids ignore it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) shading: Option<String>,
+    /// Levels whose tiles are rendered once, in the background, and kept in the blob store
+    /// (each one of the scheme's `zoomLevels`); the others are drawn on demand. Basin's
+    /// addition; none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stored_zoom_levels: Option<Vec<u8>>,
 }
 
 /// `POST /api/tiles/dataset/{id}/tiles`.
@@ -205,6 +210,8 @@ pub(crate) fn resolve(
     )?;
     let ramp = Ramp::new(colours(request.colors.as_deref())?, min, max, out_of_range)
         .map_err(|error| ("colors", error.to_string()))?;
+    let matrix_set = matrix_set(&id, scheme_type, request, description)?;
+    let stored_levels = stored_levels(request.stored_zoom_levels.as_deref(), &matrix_set)?;
     Ok(Scheme {
         scheme_type,
         item,
@@ -224,7 +231,8 @@ pub(crate) fn resolve(
             OutputType::parse,
             "PNG, WEBP, RawData, BinnedData256",
         )?,
-        matrix_set: matrix_set(&id, scheme_type, request, description)?,
+        matrix_set,
+        stored_levels,
         shading: parse_choice(
             "shading",
             request.shading.as_deref(),
@@ -235,6 +243,27 @@ pub(crate) fn resolve(
         out_of_range,
         id,
     })
+}
+
+/// The levels to store, sorted and without repeats: each must be a level of the scheme.
+fn stored_levels(requested: Option<&[u8]>, set: &TileMatrixSet) -> Result<Vec<u8>, Refusal> {
+    let Some(requested) = requested else {
+        return Ok(Vec::new());
+    };
+    let deepest = set.matrices.len().saturating_sub(1);
+    if let Some(outside) = requested
+        .iter()
+        .find(|&&level| usize::from(level) > deepest)
+    {
+        return Err((
+            "storedZoomLevels",
+            format!("level {outside} is not one of this scheme's zoomLevels, 0 to {deepest}"),
+        ));
+    }
+    let mut levels = requested.to_vec();
+    levels.sort_unstable();
+    levels.dedup();
+    Ok(levels)
 }
 
 fn scheme_id(index: usize, requested: Option<&str>) -> Result<String, Refusal> {

@@ -11,9 +11,11 @@ mod cache;
 mod capabilities;
 pub(crate) mod definition;
 pub(crate) mod model;
+pub(crate) mod pyramid;
 pub(crate) mod routes;
 mod scheme;
 pub(crate) mod service;
 mod source;
+mod store;
 
 pub(crate) use routes::router;

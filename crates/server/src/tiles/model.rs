@@ -46,7 +46,8 @@ pub(crate) struct TilingMetadataDto {
     pub(crate) time_stamps: Vec<WireTime>,
     /// Layer indexes (`[0]` for 2D data).
     pub(crate) layer_ids: Vec<usize>,
-    /// Kilobytes of stored, pre-generated tiles (0: tiles are drawn on demand and cached).
+    /// Kilobytes (rounded up) of the tiles stored for a tiles dataset's `storedZoomLevels`,
+    /// once all are stored; 0 before, and for datasets whose tiles are all drawn on demand.
     #[serde(rename = "tileStorageSizeKB")]
     pub(crate) tile_storage_size_kb: u64,
 }

@@ -78,6 +78,10 @@ impl From<TileError> for ApiError {
                 errors,
             },
             TileError::SourceGone => ApiError::NotFound(message),
+            TileError::TooManyStoredTiles { .. } => ApiError::Unprocessable {
+                kind: "too-many-stored-tiles",
+                detail: message,
+            },
             TileError::Internal(error) => ApiError::Internal(error),
         }
     }
@@ -163,7 +167,7 @@ async fn metadata(
             .map(|time| crate::http::time::WireTime(time.and_utc()))
             .collect(),
         layer_ids: (0..description.layers).collect(),
-        tile_storage_size_kb: 0,
+        tile_storage_size_kb: state.tiles.stored_kilobytes(&tileable).await,
     }))
 }
 

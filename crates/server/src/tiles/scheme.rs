@@ -61,6 +61,8 @@ pub(crate) struct Scheme {
     pub(crate) matrix_set: TileMatrixSet,
     /// Out-of-range rule, as sent.
     pub(crate) out_of_range: OutOfRange,
+    /// Levels kept in the blob store once rendered (tiles datasets only; sorted, distinct).
+    pub(crate) stored_levels: Vec<u8>,
 }
 
 impl Scheme {
@@ -93,6 +95,7 @@ pub(crate) fn default_schemes(description: &Description) -> Vec<Scheme> {
             output: OutputType::Png,
             matrix_set,
             out_of_range: OutOfRange::None,
+            stored_levels: Vec::new(),
         };
         if let Some(levels) = xyz_levels(description) {
             let set = TileMatrixSet::web_mercator_quad(256, levels);

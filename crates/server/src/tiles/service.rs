@@ -24,14 +24,18 @@ use chrono::NaiveDateTime;
 
 use crate::auth::Caller;
 use crate::blob::{BlobPath, BlobStore};
+use crate::clock::Clock;
 use crate::datasets::model::DatasetRow;
 use crate::datasets::service::{ContentDetails, DatasetError, DatasetService, NewDataset};
+use crate::db::Db;
 use crate::db::changes::{ChangeWatch, FreshCache};
 use crate::ids::DatasetId;
 use crate::tiles::cache::Lru;
 use crate::tiles::definition::{self, DefineTilesRequest, Definition, TILES_FORMAT};
+use crate::tiles::pyramid::{self, ManifestLookup, PyramidRef, StoredTile};
 use crate::tiles::scheme::{Scheme, SchemeType, default_schemes};
 use crate::tiles::source::{self, Band, BandKey, Description, SourceError};
+use crate::tiles::store;
 
 /// Errors of the tile rules.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +69,17 @@ pub(crate) enum TileError {
     /// The source of a tiles dataset is gone or no longer readable by the caller.
     #[error("the dataset these tiles are drawn from is gone or not visible to you")]
     SourceGone,
+    /// The stored levels of a definition hold more tiles than `tiles.stored_tiles_max`.
+    #[error(
+        "the stored levels hold {count} tiles (those meeting the data, times its steps and \
+         layers), over the limit of {max} (tiles.stored_tiles_max); store fewer levels"
+    )]
+    TooManyStoredTiles {
+        /// Tiles the definition would store.
+        count: u64,
+        /// The limit.
+        max: u64,
+    },
     /// A fault.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -79,6 +94,8 @@ pub(crate) struct TileSettings {
     pub(crate) band_cache_bytes: usize,
     /// `Cache-Control` max-age of tiles, in seconds.
     pub(crate) max_age_seconds: u32,
+    /// Most tiles one tiles dataset may store.
+    pub(crate) stored_tiles_max: u64,
 }
 
 impl From<&crate::config::TilesConfig> for TileSettings {
@@ -90,6 +107,7 @@ impl From<&crate::config::TilesConfig> for TileSettings {
             tile_cache_bytes: bytes(config.tile_cache_mb),
             band_cache_bytes: bytes(config.band_cache_mb),
             max_age_seconds: config.max_age_seconds,
+            stored_tiles_max: config.stored_tiles_max,
         }
     }
 }
@@ -110,9 +128,20 @@ pub(crate) struct Tileable {
     mercator_extent: Option<Bounds>,
     /// From EPSG:3857 to the data's system, when the data has XYZ schemes.
     reprojection: Option<Reprojection>,
+    /// Where stored tiles of a tiles dataset with stored levels are.
+    pub(crate) pyramid: Option<PyramidRef>,
 }
 
 impl Tileable {
+    /// The data's extent in the system of `scheme`'s tiles; `None` when the data cannot be
+    /// placed there.
+    pub(crate) fn data_extent(&self, scheme: &Scheme) -> Option<Bounds> {
+        match scheme.scheme_type {
+            SchemeType::Xyz => self.mercator_extent,
+            SchemeType::Wmts => Some(self.description.native_extent),
+        }
+    }
+
     /// The scheme `id`.
     pub(crate) fn scheme(&self, id: &str) -> Result<&Scheme, TileError> {
         self.schemes
@@ -170,14 +199,39 @@ struct BandCacheKey {
     shading: Shading,
 }
 
+/// What the tile rules are built from.
+#[derive(Debug)]
+pub(crate) struct TileDeps {
+    /// The dataset rules.
+    pub(crate) datasets: DatasetService,
+    /// The database, for the queue of pyramids to render.
+    pub(crate) db: Db,
+    /// The blob store: datasets' content and stored pyramids.
+    pub(crate) blobs: Arc<dyn BlobStore>,
+    /// Readers of the formats.
+    pub(crate) catalogue: Arc<Catalogue>,
+    /// Where content is staged for reading.
+    pub(crate) work_dir: PathBuf,
+    /// `[tiles]`.
+    pub(crate) settings: TileSettings,
+    /// The time of leases.
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
 /// The tile rules.
 #[derive(Clone)]
 pub(crate) struct TileService {
-    datasets: DatasetService,
-    blobs: Arc<dyn BlobStore>,
+    pub(super) datasets: DatasetService,
+    pub(super) db: Db,
+    pub(super) blobs: Arc<dyn BlobStore>,
     catalogue: Arc<Catalogue>,
     work_dir: PathBuf,
-    settings: TileSettings,
+    pub(super) settings: TileSettings,
+    pub(super) clock: Arc<dyn Clock>,
+    /// Manifests of stored pyramids by version.
+    pub(super) manifests: Arc<Lru<Arc<str>, ManifestLookup>>,
+    /// Woken when this process queues a pyramid.
+    pub(super) pyramid_queued: Arc<tokio::sync::Notify>,
     described: Arc<Lru<Arc<str>, Described>>,
     bands: Arc<Lru<BandCacheKey, Loaded>>,
     tiles: Arc<Lru<TileKey, RenderedTile>>,
@@ -230,14 +284,16 @@ const DESCRIBED_CACHE_BYTES: usize = 16 << 20;
 
 impl TileService {
     /// The rules over these parts.
-    pub(crate) fn new(
-        datasets: DatasetService,
-        blobs: Arc<dyn BlobStore>,
-        catalogue: Arc<Catalogue>,
-        work_dir: PathBuf,
-        settings: TileSettings,
-        watch: &ChangeWatch,
-    ) -> Self {
+    pub(crate) fn new(deps: TileDeps, watch: &ChangeWatch) -> Self {
+        let TileDeps {
+            datasets,
+            db,
+            blobs,
+            catalogue,
+            work_dir,
+            settings,
+            clock,
+        } = deps;
         // Reads interrupted by a crash leave hard links behind, which would keep a deleted
         // blob's bytes on disk; clear them once, in the background.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -251,10 +307,14 @@ impl TileService {
         }
         Self {
             datasets,
+            db,
             blobs,
             catalogue,
             work_dir,
             settings,
+            clock,
+            manifests: Arc::new(Lru::new(MANIFEST_CACHE_BYTES)),
+            pyramid_queued: Arc::new(tokio::sync::Notify::new()),
             described: Arc::new(Lru::new(
                 DESCRIBED_CACHE_BYTES.max(settings.band_cache_bytes / 2),
             )),
@@ -292,15 +352,27 @@ impl TileService {
             }
             Err(error) => return Err(error.into()),
         };
+        let tileable = self.tiles_tileable(&row, &definition, &source).await?;
+        Ok((row, tileable))
+    }
+
+    /// What tiles dataset `row` (defined by `definition`) draws from `source`; no access
+    /// check.
+    pub(super) async fn tiles_tileable(
+        &self,
+        row: &DatasetRow,
+        definition: &Definition,
+        source: &DatasetRow,
+    ) -> Result<Arc<Tileable>, TileError> {
         if source.dataset_format == TILES_FORMAT {
             return Err(TileError::NotTileable(
                 "a tiles dataset cannot draw from another tiles dataset".to_owned(),
             ));
         }
-        let base = self.described(&source).await?;
-        let key: Arc<str> = Arc::from(format!("{}+{}", content_key(&row), content_key(&source)));
+        let base = self.described(source).await?;
+        let key: Arc<str> = Arc::from(format!("{}+{}", content_key(row), content_key(source)));
         if let Some(Ok(tileable)) = self.described.get(&key) {
-            return Ok((row, tileable));
+            return Ok(tileable);
         }
         let schemes = definition::resolve_all(&definition.tiling_schemes, &base.description)
             .map_err(|_| {
@@ -310,6 +382,10 @@ impl TileService {
                         .to_owned(),
                 )
             })?;
+        let pyramid = schemes
+            .iter()
+            .any(|scheme| !scheme.stored_levels.is_empty())
+            .then(|| PyramidRef::new(row.tenant_id, row.id, &key));
         let tileable = Arc::new(Tileable {
             tiles_key: key.clone(),
             source: base.source.clone(),
@@ -317,11 +393,12 @@ impl TileService {
             schemes,
             mercator_extent: base.mercator_extent,
             reprojection: base.reprojection.clone(),
+            pyramid,
         });
         let described = Ok(tileable.clone());
         self.described
             .insert(key, described.clone(), described_weight(&described));
-        Ok((row, tileable))
+        Ok(tileable)
     }
 
     /// The described dataset `row` (not a tiles dataset), from the cache or read now.
@@ -359,7 +436,7 @@ impl TileService {
     }
 
     /// The stored definition of a tiles dataset.
-    async fn definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
+    pub(super) async fn definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
         let load = async { self.read_definition(row).await.map(Some) };
         self.definitions
             .get_or_load(content_key(row), load)
@@ -370,24 +447,43 @@ impl TileService {
     async fn read_definition(&self, row: &DatasetRow) -> Result<Definition, TileError> {
         let path = BlobPath::parse_key(&row.data_path)
             .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
-        let read = self
-            .blobs
-            .get(&path, None)
-            .await
-            .map_err(anyhow::Error::from)?;
-        let mut bytes = Vec::new();
-        let mut body = read.body;
-        while let Some(chunk) = futures::StreamExt::next(&mut body).await {
-            bytes.extend_from_slice(&chunk.map_err(anyhow::Error::from)?);
-            if bytes.len() > DEFINITION_BYTES_MAX {
-                return Err(TileError::Unreadable(
-                    "the tiles definition is too large".into(),
-                ));
-            }
-        }
+        let bytes = self.read_blob(&path, DEFINITION_BYTES_MAX as u64).await?;
         serde_json::from_slice(&bytes).map_err(|error| {
             TileError::Unreadable(format!("the tiles definition cannot be read: {error}"))
         })
+    }
+
+    /// The bytes of a small blob of Basin's own (a definition, a manifest, a stored tile);
+    /// [`TileError::Unreadable`] past `bytes_max`, [`TileError::Internal`] with the
+    /// [`crate::blob::BlobError`] when the store fails or has no such blob.
+    pub(super) async fn read_blob(
+        &self,
+        path: &BlobPath,
+        bytes_max: u64,
+    ) -> Result<Bytes, TileError> {
+        let read = self
+            .blobs
+            .get(path, None)
+            .await
+            .map_err(anyhow::Error::from)?;
+        if read.meta.size > bytes_max {
+            return Err(TileError::Unreadable(format!(
+                "{} is larger than {bytes_max} bytes",
+                path.key()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(read.meta.size).unwrap_or(0));
+        let mut body = read.body;
+        while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+            bytes.extend_from_slice(&chunk.map_err(anyhow::Error::from)?);
+            if bytes.len() as u64 > bytes_max {
+                return Err(TileError::Unreadable(format!(
+                    "{} is larger than {bytes_max} bytes",
+                    path.key()
+                )));
+            }
+        }
+        Ok(Bytes::from(bytes))
     }
 
     /// Creates a tiles dataset drawing `source` with the requested schemes, in the source's
@@ -405,9 +501,11 @@ impl TileService {
                 "define schemes on the dataset with the data, not on a tiles dataset".to_owned(),
             ));
         }
-        definition::resolve_all(&request.tiling_schemes, &base.description)
+        let schemes = definition::resolve_all(&request.tiling_schemes, &base.description)
             .map_err(TileError::Schemes)?;
-        self.datasets
+        let stores_tiles = self.check_stored_tiles(&base, schemes)?;
+        let tenant = self
+            .datasets
             .creatable(caller, source_row.project_id)
             .await?;
         let definition = Definition {
@@ -447,18 +545,72 @@ impl TileService {
             spatial_information: None,
         });
         match self
-            .datasets
-            .create(caller, source_row.project_id, input)
+            .create_tiles_dataset(caller, tenant, source_row.project_id, input, stores_tiles)
             .await
         {
-            Ok(row) => Ok(row),
+            Ok(row) => {
+                if stores_tiles {
+                    self.pyramid_queued.notify_one();
+                }
+                Ok(row)
+            }
             Err(error) => {
                 if let Err(cleanup) = self.blobs.delete(&path).await {
                     tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the definition of a failed tiles dataset");
                 }
-                Err(error.into())
+                Err(error)
             }
         }
+    }
+
+    /// Whether `schemes` (drawn from `base`) store levels; refused when they would store more
+    /// than `tiles.stored_tiles_max` tiles.
+    fn check_stored_tiles(&self, base: &Tileable, schemes: Vec<Scheme>) -> Result<bool, TileError> {
+        if schemes.iter().all(|scheme| scheme.stored_levels.is_empty()) {
+            return Ok(false);
+        }
+        let planned = Tileable {
+            tiles_key: base.tiles_key.clone(),
+            source: base.source.clone(),
+            description: base.description.clone(),
+            schemes,
+            mercator_extent: base.mercator_extent,
+            reprojection: None,
+            pyramid: None,
+        };
+        let count = pyramid::stored_tile_count(&planned);
+        if count > self.settings.stored_tiles_max {
+            return Err(TileError::TooManyStoredTiles {
+                count,
+                max: self.settings.stored_tiles_max,
+            });
+        }
+        Ok(true)
+    }
+
+    /// Creates the tiles dataset's record and, when it stores levels, queues its pyramid, in
+    /// one transaction: a tiles dataset never lacks the promise of its stored tiles.
+    async fn create_tiles_dataset(
+        &self,
+        caller: &Caller,
+        tenant: crate::ids::TenantId,
+        project: crate::ids::ProjectId,
+        input: NewDataset,
+        stores_tiles: bool,
+    ) -> Result<DatasetRow, TileError> {
+        let internal = |error: crate::db::StoreError| TileError::Internal(error.into());
+        let mut tx = self.db.begin().await.map_err(internal)?;
+        let row = self
+            .datasets
+            .create_in(&mut tx, caller, tenant, project, input)
+            .await?;
+        if stores_tiles {
+            store::insert_pyramid_in(&mut tx, row.id, self.clock.now())
+                .await
+                .map_err(internal)?;
+        }
+        tx.commit().await.map_err(internal)?;
+        Ok(row)
     }
 
     async fn describe(&self, row: &DatasetRow) -> Described {
@@ -479,6 +631,7 @@ impl TileService {
             schemes,
             mercator_extent,
             reprojection,
+            pyramid: None,
         }))
     }
 
@@ -586,7 +739,7 @@ impl TileService {
         Ok((row, tile))
     }
 
-    /// A tile of a scheme, from the cache or rendered now.
+    /// A tile of a scheme: from the memory cache, else from the stored pyramid, else drawn now.
     pub(crate) async fn tile(
         &self,
         tileable: &Arc<Tileable>,
@@ -609,15 +762,12 @@ impl TileService {
             )));
         };
         let band = self.band_of(tileable, scheme, address)?;
-        let data_extent = match scheme.scheme_type {
-            SchemeType::Xyz => tileable.mercator_extent,
-            SchemeType::Wmts => Some(tileable.description.native_extent),
-        };
-        if !data_extent.is_some_and(|extent| extent.intersects(&bounds)) {
+        if !tileable
+            .data_extent(scheme)
+            .is_some_and(|extent| extent.intersects(&bounds))
+        {
             return self.empty_tile(scheme).await;
         }
-        let row = &tileable.source;
-        let content = content_key(row);
         let key = TileKey {
             content: tileable.tiles_key.clone(),
             scheme: scheme.id.clone(),
@@ -629,17 +779,17 @@ impl TileService {
         if let Some(tile) = self.tiles.get(&key) {
             return Ok(tile);
         }
-        let raster = self
-            .band(
-                row,
-                tileable,
-                band,
-                (scheme.aggregation, scheme.shading),
-                content,
-            )
-            .await?;
-        let Some(bytes) = render_tile(raster, tileable, scheme, matrix, address).await? else {
-            return self.empty_tile(scheme).await;
+        let position = (address.row, address.col);
+        let bytes = match self
+            .stored_tile(tileable, scheme, matrix.level, position, band)
+            .await
+        {
+            Some(StoredTile::Bytes(bytes)) => bytes,
+            Some(StoredTile::Empty) => return self.empty_tile(scheme).await,
+            None => match self.draw(tileable, scheme, matrix, band, position).await? {
+                Some(bytes) => bytes,
+                None => return self.empty_tile(scheme).await,
+            },
         };
         let tile = RenderedTile {
             etag: etag_of(&bytes),
@@ -648,6 +798,29 @@ impl TileService {
         };
         self.tiles.insert(key, tile.clone(), tile.bytes.len());
         Ok(tile)
+    }
+
+    /// Draws tile (row, col) of `matrix` from `band` of the data: the one rendering path of
+    /// tiles asked for and tiles stored. `None` when no pixel has data.
+    pub(super) async fn draw(
+        &self,
+        tileable: &Arc<Tileable>,
+        scheme: &Scheme,
+        matrix: &basin_tiles::tms::TileMatrix,
+        band: BandKey,
+        position: (u32, u32),
+    ) -> Result<Option<Bytes>, TileError> {
+        let row = &tileable.source;
+        let raster = self
+            .band(
+                row,
+                tileable,
+                band,
+                (scheme.aggregation, scheme.shading),
+                content_key(row),
+            )
+            .await?;
+        render_tile(raster, tileable, scheme, matrix, position).await
     }
 
     /// The one empty tile of a scheme.
@@ -793,7 +966,7 @@ async fn render_tile(
     tileable: &Tileable,
     scheme: &Scheme,
     matrix: &basin_tiles::tms::TileMatrix,
-    address: &TileAddress,
+    (tile_row, tile_col): (u32, u32),
 ) -> Result<Option<Bytes>, TileError> {
     let reprojection = match scheme.scheme_type {
         SchemeType::Wmts => Reprojection::Identity,
@@ -802,7 +975,6 @@ async fn render_tile(
         })?,
     };
     let (matrix, ramp, output) = (matrix.clone(), scheme.ramp.clone(), scheme.output);
-    let (tile_row, tile_col) = (address.row, address.col);
     let rendered = tokio::task::spawn_blocking(move || {
         let values = render::sample_tile(
             band.field.as_ref(),
@@ -858,6 +1030,9 @@ fn source_error(error: &SourceError) -> TileError {
 
 /// (Caller, dataset) access decisions one process keeps.
 const ACCESS_ENTRIES_MAX: usize = 100_000;
+
+/// Bytes of stored pyramids' manifests one process keeps (about 64 bytes a stored tile).
+const MANIFEST_CACHE_BYTES: usize = 64 << 20;
 
 /// Tiles definitions one process keeps.
 const DEFINITION_ENTRIES_MAX: usize = 10_000;

@@ -50,6 +50,7 @@ mod projects;
 mod recycle_bin;
 mod retention_crash;
 mod tiles;
+mod tiles_pyramids;
 mod transfers;
 mod tree_concurrency;
 mod workers;

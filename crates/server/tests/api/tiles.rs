@@ -45,7 +45,7 @@ fn expected_colour(value: f32, min: f64, max: f64) -> [u8; 4] {
 
 /// A test grid: `columns` x `rows` cells of `cell` metres from (x0, y0) at the top left,
 /// value of cell (c, r) = c + 1000 r (cell (0, 0) no data when `hole`).
-struct Grid {
+pub(crate) struct Grid {
     columns: usize,
     rows: usize,
     x0: f64,
@@ -121,7 +121,7 @@ fn written(dataset: &Dataset, writer: &str, file_name: &str) -> Vec<u8> {
 }
 
 /// 300 x 200 cells of 25 m in UTM 32N, near 10.46 E 52.30 N.
-fn utm_grid() -> Grid {
+pub(crate) fn utm_grid() -> Grid {
     Grid {
         columns: 300,
         rows: 200,
@@ -132,7 +132,7 @@ fn utm_grid() -> Grid {
     }
 }
 
-async fn uploaded(app: &TestApp, grid: &Grid, name: &str) -> (String, String) {
+pub(crate) async fn uploaded(app: &TestApp, grid: &Grid, name: &str) -> (String, String) {
     let project = app.create_project(As::Key, "maps", json!({})).await;
     let project = id_str(&project).to_owned();
     let response = app.upload_file(&project, name, grid.geotiff()).await;
@@ -152,17 +152,22 @@ async fn uploaded_sample(app: &TestApp, project: &str, name: &str, sample: &str)
 }
 
 /// The API key of the Owner of another tenant.
-async fn outsider_key(app: &TestApp) -> String {
+pub(crate) async fn outsider_key(app: &TestApp) -> String {
     let other_tenant = app.create_tenant("elsewhere").await;
     app.create_api_key(other_tenant, "Owner").await.1
 }
 
 /// A request with another tenant's API key.
-fn as_outsider(app: &TestApp, method: Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+pub(crate) fn as_outsider(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    key: &str,
+) -> reqwest::RequestBuilder {
     app.anonymous(method, path).header("svc-open-api-key", key)
 }
 
-async fn get(app: &TestApp, path: &str) -> reqwest::Response {
+pub(crate) async fn get(app: &TestApp, path: &str) -> reqwest::Response {
     app.with_key(Method::GET, path).send().await.unwrap()
 }
 
@@ -798,7 +803,7 @@ api_test_with!(
     }
 );
 
-async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response {
+pub(crate) async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response {
     app.with_key(Method::POST, &format!("/api/tiles/dataset/{dataset}/tiles"))
         .json(&body)
         .send()
@@ -807,13 +812,13 @@ async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response 
 }
 
 /// Defines `body` over `dataset` and expects 400 `validation` naming `field`.
-async fn refused(app: &TestApp, dataset: &str, body: Value, field: &str) {
+pub(crate) async fn refused(app: &TestApp, dataset: &str, body: Value, field: &str) {
     let response = define(app, dataset, body).await;
     let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     assert!(problem["errors"].get(field).is_some(), "{field}: {problem}");
 }
 
-async fn datasets_in(app: &TestApp, project: &str) -> usize {
+pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> usize {
     let response = get(
         app,
         &format!("/api/metadata/project/{project}/dataset/list"),
