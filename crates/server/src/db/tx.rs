@@ -43,6 +43,16 @@ impl Tx {
         Ok(())
     }
 
+    /// Commits when the transaction `changed` something, rolls back otherwise (see
+    /// [`Self::rollback`]).
+    pub(crate) async fn finish(self, changed: bool) -> StoreResult<()> {
+        if changed {
+            self.commit().await
+        } else {
+            self.rollback().await
+        }
+    }
+
     /// Ends a transaction that changed nothing. Unlike a commit, it tells no cache that the
     /// store may have changed (`db::changes`), so pollers that usually find nothing to do end
     /// their rounds with it.

@@ -69,11 +69,7 @@ pub(crate) async fn claim_pyramid(
     })?;
     // An idle round changed nothing: a rollback leaves the access caches alone
     // (`db::changes`), which a commit every poll interval would empty.
-    if claimed.is_some() {
-        tx.commit().await?;
-    } else {
-        tx.rollback().await?;
-    }
+    tx.finish(claimed.is_some()).await?;
     Ok(claimed)
 }
 
@@ -95,11 +91,7 @@ pub(crate) async fn give_up_exhausted(
         .fetch_all(conn)
         .await
     })?;
-    if given_up.is_empty() {
-        tx.rollback().await?;
-    } else {
-        tx.commit().await?;
-    }
+    tx.finish(!given_up.is_empty()).await?;
     Ok(given_up)
 }
 
