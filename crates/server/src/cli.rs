@@ -50,8 +50,9 @@ enum Command {
         #[arg(long)]
         listen: Option<SocketAddr>,
     },
-    /// Run queued transfers without an HTTP listener, against the same database and blob
-    /// store as the servers (`transfers.workers` at once), until stopped.
+    /// Run queued transfers (`transfers.workers` at once) and render queued tile pyramids
+    /// without an HTTP listener, against the same database and blob store as the servers,
+    /// until stopped.
     Worker {
         /// Run only this transfer, then exit (the entry point of one Kubernetes Job); exits
         /// with an error when the transfer is not queued.
@@ -307,14 +308,16 @@ async fn worker(
         return Ok(());
     }
     let workers = tokio::spawn(pool.run(services.config.transfers.workers, stop.clone()));
+    let renderer = services.spawn_pyramid_renderer(&stop);
     tracing::info!(
         workers = services.config.transfers.workers,
-        "worker started; running queued transfers"
+        "worker started; running queued transfers and rendering queued tile pyramids"
     );
     shutdown_signal().await;
     tracing::info!("worker stopping");
     stop.cancel();
     let _ = workers.await;
+    let _ = renderer.await;
     Ok(())
 }
 

@@ -375,6 +375,15 @@ pub struct TilesConfig {
     /// stored levels that meet the data's extent, times its steps and layers. A definition
     /// over it is refused (422 `too-many-stored-tiles`); 0 refuses every stored level.
     pub stored_tiles_max: u64,
+    /// Whether `basin serve` processes render stored pyramids (`basin worker` processes always
+    /// do): off keeps the drawing off the processes that answer requests.
+    pub serve_renders_pyramids: bool,
+    /// Seconds a pyramid's renderer holds it without renewing (renewed every sixth of it);
+    /// a crashed renderer's pyramid waits this long, and so does one after a fault.
+    pub pyramid_lease_seconds: u64,
+    /// How often an idle renderer looks for pyramids queued by another process, in
+    /// milliseconds (one queued by the same process wakes it at once).
+    pub pyramid_poll_ms: u64,
 }
 
 impl Default for TilesConfig {
@@ -384,6 +393,9 @@ impl Default for TilesConfig {
             band_cache_mb: 1024,
             max_age_seconds: 60,
             stored_tiles_max: 100_000,
+            serve_renders_pyramids: true,
+            pyramid_lease_seconds: 60,
+            pyramid_poll_ms: 5000,
         }
     }
 }

@@ -400,13 +400,10 @@ impl Services {
                 self.state.features.clone(),
                 stop.clone(),
             )),
-            tokio::spawn(
-                self.state
-                    .tiles
-                    .clone()
-                    .run_pyramids(worker_id(), stop.clone()),
-            ),
         ];
+        if self.config.tiles.serve_renders_pyramids {
+            tasks.push(self.spawn_pyramid_renderer(stop));
+        }
         let refresh = self.config.auth.access_refresh_ms;
         if refresh > 0 {
             tasks.push(tokio::spawn(self.changes.clone().run(
@@ -416,6 +413,21 @@ impl Services {
             )));
         }
         tasks
+    }
+}
+
+impl Services {
+    /// The renderer of stored tile pyramids, until `stop` (docs/tiles.md, "Stored pyramids").
+    pub(crate) fn spawn_pyramid_renderer(
+        &self,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(
+            self.state
+                .tiles
+                .clone()
+                .run_pyramids(worker_id(), stop.clone()),
+        )
     }
 }
 

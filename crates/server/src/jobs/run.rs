@@ -841,6 +841,8 @@ impl Runner {
                     .to_owned(),
             ));
         }
+        // Stored tiles drawn from the old content are rendered again from the new.
+        crate::tiles::store::requeue_drawn_from_in(&mut tx, old.id, self.clock.now()).await?;
         tx.commit().await?;
         Ok(Some(replaced))
     }

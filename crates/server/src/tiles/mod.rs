@@ -16,6 +16,6 @@ pub(crate) mod routes;
 mod scheme;
 pub(crate) mod service;
 mod source;
-mod store;
+pub(crate) mod store;
 
 pub(crate) use routes::router;

@@ -49,15 +49,6 @@ const MANIFEST_NAME: &str = "manifest.json";
 /// Claims of one pyramid before it is given up (its tiles then stay drawn on demand).
 const ATTEMPTS_MAX: i32 = 3;
 
-/// How long a claim lasts without renewal: a crashed renderer's pyramid waits this long.
-const LEASE: Duration = Duration::from_secs(60);
-
-/// How often a renderer renews its lease (and learns that its dataset was purged).
-const RENEW_EVERY: Duration = Duration::from_secs(10);
-
-/// How often an idle renderer looks for queued pyramids another process queued.
-const POLL_INTERVAL: Duration = Duration::from_secs(5);
-
 /// Tiles drawn at once: two, as the machines this runs on share their cores with requests.
 const TILES_IN_FLIGHT: usize = 2;
 
@@ -98,6 +89,13 @@ impl PyramidRef {
             .map_err(|error| anyhow::anyhow!("cannot name a stored tile: {error}").into())
     }
 
+    /// The folder of this version's blobs, for [`crate::blob::BlobStore::delete_prefix`].
+    fn version_prefix(&self) -> Result<BlobPath, TileError> {
+        let name = format!("{}/{}/{}", self.tenant, self.dataset, self.version);
+        BlobPath::parse(PYRAMIDS_CONTAINER, &name)
+            .map_err(|error| anyhow::anyhow!("cannot name a pyramid's folder: {error}").into())
+    }
+
     fn manifest_path(&self) -> Result<BlobPath, TileError> {
         self.blob(MANIFEST_NAME)
     }
@@ -120,6 +118,9 @@ pub(crate) fn dataset_prefix(tenant: TenantId, dataset: DatasetId) -> Option<Blo
 
 /// A stored tile: scheme index, step, layer, level, row, column.
 type TileId = (usize, usize, usize, u8, u32, u32);
+
+/// A stored tile as its manifest lists it: its id and its bytes.
+type StoredEntry = (usize, usize, usize, u8, u32, u32, u64);
 
 /// One stored level of a scheme.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,7 +150,7 @@ struct ManifestFile {
     schemes: Vec<StoredLevels>,
     /// Every stored tile: scheme index, step, layer, level, row, column and bytes. A tile of
     /// a stored level that is not listed is the empty tile.
-    tiles: Vec<(usize, usize, usize, u8, u32, u32, u64)>,
+    tiles: Vec<StoredEntry>,
     /// Bytes of all stored tiles.
     total_bytes: u64,
 }
@@ -277,12 +278,14 @@ fn tiles_to_render(tileable: &Tileable) -> Vec<TileId> {
 /// How a render ended.
 enum Rendered {
     /// The manifest is written.
-    Done(Arc<Manifest>, TenantId),
-    /// The process is stopping, or another worker holds the pyramid now.
+    Done(Arc<Manifest>, PyramidRef),
+    /// The process is stopping.
     Stopped,
-    /// The dataset (or its queue row) is gone: nothing to keep. The tenant, when known, names
-    /// the blobs to remove.
-    Gone(Option<TenantId>),
+    /// The hold was lost: new content queued the pyramid again, another worker took it over
+    /// after the lease ran out, or the dataset was purged.
+    Superseded(PyramidRef),
+    /// The tiles dataset is gone (purged): nothing to keep.
+    Gone,
 }
 
 impl TileService {
@@ -388,8 +391,9 @@ impl TileService {
         }
     }
 
-    /// Renders queued pyramids until `stop`: every `basin serve` process runs this; claims
-    /// keep two processes off one pyramid.
+    /// Renders queued pyramids until `stop`: every `basin worker`, and every `basin serve`
+    /// unless `tiles.serve_renders_pyramids` is off, runs this; claims keep two processes off
+    /// one pyramid.
     pub(crate) async fn run_pyramids(self, worker: String, stop: CancellationToken) {
         loop {
             // Not raced against `stop`: the render watches it between tiles and hands its
@@ -401,7 +405,7 @@ impl TileService {
             }
             tokio::select! {
                 () = stop.cancelled() => return,
-                () = tokio::time::sleep(POLL_INTERVAL) => {}
+                () = tokio::time::sleep(self.settings.pyramid_poll) => {}
                 () = self.pyramid_queued.notified() => {}
             }
         }
@@ -414,46 +418,75 @@ impl TileService {
             tracing::warn!(%dataset, "gave up storing a tile pyramid; its tiles are drawn on demand");
             self.remove_pyramids_of(dataset).await;
         }
-        let lease_until = now + lease_delta();
+        let lease_until = now + self.lease_delta();
         let Some(claimed) =
             store::claim_pyramid(&self.db, worker, now, lease_until, ATTEMPTS_MAX).await?
         else {
             return Ok(false);
         };
         let dataset = claimed.dataset_id;
+        let hold = store::Hold {
+            dataset,
+            worker,
+            generation: claimed.generation,
+        };
         tracing::info!(%dataset, attempt = claimed.attempts, "rendering a tile pyramid");
-        match self.render_pyramid(dataset, worker, stop).await {
-            Ok(Rendered::Done(manifest, tenant)) => {
+        match self.render_pyramid(&claimed, hold, stop).await {
+            Ok(Rendered::Done(manifest, pyramid)) => {
                 tracing::info!(%dataset, bytes = manifest.total_bytes, tiles = manifest.tiles.len(), "tile pyramid stored");
-                if !store::finish_pyramid(&self.db, dataset, worker).await? {
-                    // Purged while the manifest was written: take everything back.
-                    self.remove_prefix(tenant, dataset).await;
+                if store::finish_stored(&self.db, hold, &pyramid.version).await? {
+                    // The content drawn before, whose tiles nobody reads any more.
+                    if let Some(old) = claimed.stored_version.as_deref()
+                        && old != pyramid.version
+                    {
+                        self.remove_version(&pyramid, old).await;
+                    }
+                } else {
+                    self.after_lost(hold, &pyramid).await?;
                 }
             }
-            Ok(Rendered::Stopped) => {
-                if stop.is_cancelled() {
-                    store::release_pyramid(&self.db, dataset, worker).await?;
-                }
-            }
-            Ok(Rendered::Gone(tenant)) => {
-                store::finish_pyramid(&self.db, dataset, worker).await?;
-                match tenant {
-                    Some(tenant) => self.remove_prefix(tenant, dataset).await,
-                    None => self.remove_pyramids_of(dataset).await,
-                }
-            }
+            Ok(Rendered::Stopped) => store::release_pyramid(&self.db, dataset, worker).await?,
+            Ok(Rendered::Superseded(pyramid)) => self.after_lost(hold, &pyramid).await?,
+            // Its purge queued the prefix of its blobs for removal.
+            Ok(Rendered::Gone) => {}
             Err(TileError::Internal(error)) => {
-                // A fault (the store, the database): the lease runs out and the pyramid is
-                // tried again, up to ATTEMPTS_MAX claims.
-                tracing::warn!(%dataset, %error, "rendering a tile pyramid failed; it will be retried");
+                // A fault (the store, the database): tried again after a lease's time, up to
+                // ATTEMPTS_MAX claims.
+                let retry_at = self.clock.now() + self.lease_delta();
+                let recorded = store::record_fault(
+                    &self.db,
+                    hold,
+                    &format!("{error:#}"),
+                    retry_at,
+                    ATTEMPTS_MAX,
+                )
+                .await?;
+                if recorded == store::Faulted::GivenUp {
+                    tracing::warn!(%dataset, error = %format!("{error:#}"), "rendering a tile pyramid failed again; gave it up, its tiles are drawn on demand");
+                    self.remove_pyramids_of(dataset).await;
+                } else {
+                    tracing::warn!(%dataset, error = %format!("{error:#}"), "rendering a tile pyramid failed; it will be retried");
+                }
             }
             Err(error) => {
                 tracing::warn!(%dataset, %error, "a tile pyramid cannot be rendered; its tiles are drawn on demand");
-                store::finish_pyramid(&self.db, dataset, worker).await?;
-                self.remove_pyramids_of(dataset).await;
+                if store::finish_given_up(&self.db, hold, &error.to_string()).await? {
+                    self.remove_pyramids_of(dataset).await;
+                }
             }
         }
         Ok(true)
+    }
+
+    /// `hold` was lost after rendering `pyramid` (wholly or partly): when the dataset is gone
+    /// its blobs go; when new content superseded it, the lease is handed back so the new
+    /// content's rendering starts at once (which removes the partial version when it starts).
+    async fn after_lost(&self, hold: store::Hold<'_>, pyramid: &PyramidRef) -> anyhow::Result<()> {
+        match self.datasets.find_any(hold.dataset).await? {
+            None => self.remove_prefix(pyramid.tenant, hold.dataset).await,
+            Some(_) => store::release_pyramid(&self.db, hold.dataset, hold.worker).await?,
+        }
+        Ok(())
     }
 
     /// Removes every stored tile of `dataset` (any version).
@@ -473,22 +506,45 @@ impl TileService {
         }
     }
 
+    /// Removes the blobs of `pyramid`'s dataset under content version `version`.
+    async fn remove_version(&self, pyramid: &PyramidRef, version: &str) {
+        let other = PyramidRef {
+            version: version.to_owned(),
+            ..pyramid.clone()
+        };
+        let Ok(manifest) = other.manifest_path() else {
+            return;
+        };
+        // The manifest goes first: from then on nothing reads the version's tiles.
+        if let Err(error) = self.blobs.delete(&manifest).await
+            && !matches!(error, BlobError::NotFound(_))
+        {
+            tracing::warn!(%error, blob = %manifest.key(), "cannot remove an old tile manifest");
+        }
+        if let Ok(prefix) = other.version_prefix()
+            && let Err(error) = self.blobs.delete_prefix(&prefix).await
+        {
+            tracing::warn!(%error, blob = %prefix.key(), "cannot remove old stored tiles");
+        }
+    }
+
     async fn render_pyramid(
         &self,
-        dataset: DatasetId,
-        worker: &str,
+        claimed: &store::ClaimedPyramid,
+        hold: store::Hold<'_>,
         stop: &CancellationToken,
     ) -> Result<Rendered, TileError> {
+        let dataset = hold.dataset;
         let Some(row) = self.datasets.find_any(dataset).await? else {
-            return Ok(Rendered::Gone(None));
+            return Ok(Rendered::Gone);
         };
         let definition = self.definition(&row).await?;
         let Some(source) = self.datasets.find_any(definition.source_dataset_id).await? else {
-            return Ok(Rendered::Gone(Some(row.tenant_id)));
+            return Err(TileError::SourceGone);
         };
         let tileable = self.tiles_tileable(&row, &definition, &source).await?;
         let Some(pyramid) = tileable.pyramid.clone() else {
-            return Ok(Rendered::Gone(Some(row.tenant_id)));
+            return Err(TileError::NotTileable("no level is stored".to_owned()));
         };
         let count = stored_tile_count(&tileable);
         if count > self.settings.stored_tiles_max {
@@ -497,27 +553,63 @@ impl TileService {
                 max: self.settings.stored_tiles_max,
             });
         }
-        let tiles = tiles_to_render(&tileable);
+        if !store::start_version(&self.db, hold, &pyramid.version, source.id)
+            .await
+            .map_err(anyhow::Error::from)?
+        {
+            return Ok(Rendered::Superseded(pyramid));
+        }
+        // An earlier claim's unfinished version of other content: nothing will finish it.
+        if let Some(unfinished) = claimed.rendering_version.as_deref()
+            && unfinished != pyramid.version
+            && claimed.stored_version.as_deref() != Some(unfinished)
+        {
+            self.remove_version(&pyramid, unfinished).await;
+        }
+        let (stored, total_bytes) = match self.store_all(&tileable, &pyramid, hold, stop).await? {
+            Ok(stored) => stored,
+            Err(ended) => return Ok(ended),
+        };
+        if !self.renew(hold).await? {
+            return Ok(Rendered::Superseded(pyramid));
+        }
+        let manifest = self
+            .write_manifest(&tileable, &pyramid, stored, total_bytes)
+            .await?;
+        Ok(Rendered::Done(manifest, pyramid))
+    }
+
+    /// Draws and stores every tile of `pyramid`, renewing `hold` as it goes: the stored tiles
+    /// with their sizes and the total, or how the rendering ended early.
+    async fn store_all(
+        &self,
+        tileable: &Arc<Tileable>,
+        pyramid: &PyramidRef,
+        hold: store::Hold<'_>,
+        stop: &CancellationToken,
+    ) -> Result<Result<(Vec<StoredEntry>, u64), Rendered>, TileError> {
+        let tiles = tiles_to_render(tileable);
         let mut stored = Vec::new();
         let mut total_bytes = 0_u64;
         let mut renewed = Instant::now();
+        let renew_every = self.settings.pyramid_lease / 6;
         for chunk in tiles.chunks(32) {
             if stop.is_cancelled() {
-                return Ok(Rendered::Stopped);
+                return Ok(Err(Rendered::Stopped));
             }
-            if renewed.elapsed() >= RENEW_EVERY {
-                if !self.renew(dataset, worker).await? {
-                    return Ok(self.lost(dataset, row.tenant_id).await);
+            if renewed.elapsed() >= renew_every {
+                if !self.renew(hold).await? {
+                    return Ok(Err(Rendered::Superseded(pyramid.clone())));
                 }
                 renewed = Instant::now();
             }
             let drawing = futures::stream::iter(chunk.iter().copied())
-                .map(|tile| self.store_tile(&tileable, &pyramid, tile))
+                .map(|tile| self.store_tile(tileable, pyramid, tile))
                 .buffer_unordered(TILES_IN_FLIGHT)
                 .collect::<Vec<Result<Option<(TileId, u64)>, TileError>>>();
             let drawn = tokio::select! {
                 drawn = drawing => drawn,
-                () = stop.cancelled() => return Ok(Rendered::Stopped),
+                () = stop.cancelled() => return Ok(Err(Rendered::Stopped)),
             };
             for result in drawn {
                 if let Some((tile, bytes)) = result? {
@@ -528,13 +620,7 @@ impl TileService {
             }
         }
         stored.sort_unstable();
-        if !self.renew(dataset, worker).await? {
-            return Ok(self.lost(dataset, row.tenant_id).await);
-        }
-        let manifest = self
-            .write_manifest(&tileable, &pyramid, stored, total_bytes)
-            .await?;
-        Ok(Rendered::Done(manifest, row.tenant_id))
+        Ok(Ok((stored, total_bytes)))
     }
 
     /// Writes the manifest of a complete pyramid (the last blob written) and keeps it.
@@ -542,7 +628,7 @@ impl TileService {
         &self,
         tileable: &Tileable,
         pyramid: &PyramidRef,
-        tiles: Vec<(usize, usize, usize, u8, u32, u32, u64)>,
+        tiles: Vec<StoredEntry>,
         total_bytes: u64,
     ) -> Result<Arc<Manifest>, TileError> {
         let file = ManifestFile {
@@ -632,23 +718,14 @@ impl TileService {
         Ok(())
     }
 
-    async fn renew(&self, dataset: DatasetId, worker: &str) -> Result<bool, TileError> {
-        let lease_until = self.clock.now() + lease_delta();
-        Ok(store::renew_pyramid(&self.db, dataset, worker, lease_until)
+    async fn renew(&self, hold: store::Hold<'_>) -> Result<bool, TileError> {
+        let lease_until = self.clock.now() + self.lease_delta();
+        Ok(store::renew_pyramid(&self.db, hold, lease_until)
             .await
             .map_err(anyhow::Error::from)?)
     }
 
-    /// The lease is lost: either another worker took the pyramid over (it renders it) or the
-    /// dataset was purged (its row went with it).
-    async fn lost(&self, dataset: DatasetId, tenant: TenantId) -> Rendered {
-        match self.datasets.find_any(dataset).await {
-            Ok(None) => Rendered::Gone(Some(tenant)),
-            _ => Rendered::Stopped,
-        }
+    fn lease_delta(&self) -> chrono::TimeDelta {
+        chrono::TimeDelta::from_std(self.settings.pyramid_lease).unwrap_or(chrono::TimeDelta::MAX)
     }
-}
-
-fn lease_delta() -> chrono::TimeDelta {
-    chrono::TimeDelta::from_std(LEASE).unwrap_or(chrono::TimeDelta::MAX)
 }

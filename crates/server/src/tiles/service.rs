@@ -96,6 +96,10 @@ pub(crate) struct TileSettings {
     pub(crate) max_age_seconds: u32,
     /// Most tiles one tiles dataset may store.
     pub(crate) stored_tiles_max: u64,
+    /// How long a pyramid's claim lasts without renewal, and how long a faulted one waits.
+    pub(crate) pyramid_lease: std::time::Duration,
+    /// How often an idle renderer looks for pyramids queued by other processes.
+    pub(crate) pyramid_poll: std::time::Duration,
 }
 
 impl From<&crate::config::TilesConfig> for TileSettings {
@@ -108,6 +112,8 @@ impl From<&crate::config::TilesConfig> for TileSettings {
             band_cache_bytes: bytes(config.band_cache_mb),
             max_age_seconds: config.max_age_seconds,
             stored_tiles_max: config.stored_tiles_max,
+            pyramid_lease: std::time::Duration::from_secs(config.pyramid_lease_seconds.max(1)),
+            pyramid_poll: std::time::Duration::from_millis(config.pyramid_poll_ms.max(10)),
         }
     }
 }
@@ -513,11 +519,54 @@ impl TileService {
             source_dataset_id: source,
             tiling_schemes: request.tiling_schemes,
         };
-        let bytes = serde_json::to_vec_pretty(&definition).map_err(anyhow::Error::from)?;
         let id = DatasetId::new_random();
+        let (path, written) = self
+            .write_definition(source_row.tenant_id, id, &definition)
+            .await?;
+        let mut input = NewDataset::stored(id, name, &path, &written);
+        input.description = request.description.unwrap_or_default();
+        input.details = Some(ContentDetails {
+            dataset_format: TILES_FORMAT.to_owned(),
+            dataset_type: "tiles".to_owned(),
+            temporal_information: None,
+            spatial_information: None,
+        });
+        match self
+            .create_tiles_dataset(
+                caller,
+                tenant,
+                (source_row.project_id, source),
+                input,
+                stores_tiles,
+            )
+            .await
+        {
+            Ok(row) => {
+                if stores_tiles {
+                    self.pyramid_queued.notify_one();
+                }
+                Ok(row)
+            }
+            Err(error) => {
+                if let Err(cleanup) = self.blobs.delete(&path).await {
+                    tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the definition of a failed tiles dataset");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Writes the definition of new tiles dataset `id` to its blob.
+    async fn write_definition(
+        &self,
+        tenant: crate::ids::TenantId,
+        id: DatasetId,
+        definition: &Definition,
+    ) -> Result<(BlobPath, crate::blob::Written), TileError> {
+        let bytes = serde_json::to_vec_pretty(definition).map_err(anyhow::Error::from)?;
         let path = BlobPath::parse(
             crate::transfers::service::DATASETS_CONTAINER,
-            &format!("{}/{id}/definition.tiles", source_row.tenant_id),
+            &format!("{}/{id}/definition.tiles", tenant),
         )
         .map_err(|error| anyhow::anyhow!("cannot name the definition blob: {error}"))?;
         let options = crate::blob::WriteOptions {
@@ -536,31 +585,7 @@ impl TileService {
             .put(&path, body, options)
             .await
             .map_err(anyhow::Error::from)?;
-        let mut input = NewDataset::stored(id, name, &path, &written);
-        input.description = request.description.unwrap_or_default();
-        input.details = Some(ContentDetails {
-            dataset_format: TILES_FORMAT.to_owned(),
-            dataset_type: "tiles".to_owned(),
-            temporal_information: None,
-            spatial_information: None,
-        });
-        match self
-            .create_tiles_dataset(caller, tenant, source_row.project_id, input, stores_tiles)
-            .await
-        {
-            Ok(row) => {
-                if stores_tiles {
-                    self.pyramid_queued.notify_one();
-                }
-                Ok(row)
-            }
-            Err(error) => {
-                if let Err(cleanup) = self.blobs.delete(&path).await {
-                    tracing::warn!(error = %cleanup, blob = %path.key(), "could not remove the definition of a failed tiles dataset");
-                }
-                Err(error)
-            }
-        }
+        Ok((path, written))
     }
 
     /// Whether `schemes` (drawn from `base`) store levels; refused when they would store more
@@ -594,7 +619,7 @@ impl TileService {
         &self,
         caller: &Caller,
         tenant: crate::ids::TenantId,
-        project: crate::ids::ProjectId,
+        (project, source): (crate::ids::ProjectId, DatasetId),
         input: NewDataset,
         stores_tiles: bool,
     ) -> Result<DatasetRow, TileError> {
@@ -605,7 +630,7 @@ impl TileService {
             .create_in(&mut tx, caller, tenant, project, input)
             .await?;
         if stores_tiles {
-            store::insert_pyramid_in(&mut tx, row.id, self.clock.now())
+            store::insert_pyramid_in(&mut tx, row.id, source, self.clock.now())
                 .await
                 .map_err(internal)?;
         }

@@ -46,12 +46,12 @@ fn expected_colour(value: f32, min: f64, max: f64) -> [u8; 4] {
 /// A test grid: `columns` x `rows` cells of `cell` metres from (x0, y0) at the top left,
 /// value of cell (c, r) = c + 1000 r (cell (0, 0) no data when `hole`).
 pub(crate) struct Grid {
-    columns: usize,
-    rows: usize,
-    x0: f64,
-    y0: f64,
-    cell: f64,
-    epsg: u32,
+    pub(crate) columns: usize,
+    pub(crate) rows: usize,
+    pub(crate) x0: f64,
+    pub(crate) y0: f64,
+    pub(crate) cell: f64,
+    pub(crate) epsg: u32,
 }
 
 impl Grid {
@@ -82,7 +82,7 @@ impl Grid {
         (1.0, (self.columns - 1 + 1000 * (self.rows - 1)) as f64)
     }
 
-    fn geotiff(&self) -> Vec<u8> {
+    pub(crate) fn geotiff(&self) -> Vec<u8> {
         let mut item = Item::new("depth", DataType::F32);
         item.nodata = Some(-9999.0);
         let values: Vec<f32> = (0..self.rows)

@@ -17,7 +17,7 @@ use crate::tiles::{
 };
 
 /// The stored pyramids' folder of tiles dataset `tiles` in the app's local blob store.
-fn pyramid_folder(app: &TestApp, tiles: &str) -> PathBuf {
+pub(crate) fn pyramid_folder(app: &TestApp, tiles: &str) -> PathBuf {
     app.config
         .data_dir
         .join("blobs")
@@ -27,7 +27,7 @@ fn pyramid_folder(app: &TestApp, tiles: &str) -> PathBuf {
 }
 
 /// Every file below `folder` with its size (none when it does not exist).
-fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
+pub(crate) fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
     let mut files = Vec::new();
     let mut folders = vec![folder.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -48,14 +48,14 @@ fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
     files
 }
 
-async fn metadata(app: &TestApp, dataset: &str) -> Value {
+pub(crate) async fn metadata(app: &TestApp, dataset: &str) -> Value {
     let response = get(app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
     expect_status(response, StatusCode::OK).await
 }
 
 /// Polls the metadata of `tiles` until it reports stored tiles (the background rendering
 /// finished); at most 60 s.
-async fn stored_metadata(app: &TestApp, tiles: &str) -> Value {
+pub(crate) async fn stored_metadata(app: &TestApp, tiles: &str) -> Value {
     let started = std::time::Instant::now();
     loop {
         let metadata = metadata(app, tiles).await;
@@ -70,7 +70,7 @@ async fn stored_metadata(app: &TestApp, tiles: &str) -> Value {
     }
 }
 
-async fn tile_bytes(
+pub(crate) async fn tile_bytes(
     app: &TestApp,
     dataset: &str,
     scheme: &str,
@@ -91,7 +91,7 @@ async fn tile_bytes(
     response.bytes().await.unwrap().to_vec()
 }
 
-async fn created(app: &TestApp, dataset: &str, body: Value) -> String {
+pub(crate) async fn created(app: &TestApp, dataset: &str, body: Value) -> String {
     let response = define(app, dataset, body).await;
     id_str(&expect_status(response, StatusCode::CREATED).await).to_owned()
 }
@@ -409,8 +409,8 @@ api_test!(
         let expired = app.clock.now() - chrono::TimeDelta::minutes(1);
         let id: Uuid = tiles.parse().unwrap();
         basin::on_db!(&app.db, |pool| sqlx::query(
-            "INSERT INTO tile_pyramids (dataset_id, queued_at, attempts, lease_owner, \
-             lease_expires_at) VALUES ($1, $2, 1, 'a renderer that died', $2)"
+            "UPDATE tile_pyramids SET state = 'queued', queued_at = $2, attempts = 1, \
+             lease_owner = 'a renderer that died', lease_expires_at = $2 WHERE dataset_id = $1"
         )
         .bind(id)
         .bind(expired)
@@ -422,7 +422,7 @@ api_test!(
         loop {
             let files = files_under(&folder);
             let queued: i64 = basin::on_db!(&app.db, |pool| sqlx::query_scalar(
-                "SELECT COUNT(*) FROM tile_pyramids"
+                "SELECT COUNT(*) FROM tile_pyramids WHERE state <> 'stored'"
             )
             .fetch_one(pool)
             .await)
@@ -441,5 +441,320 @@ api_test!(
             );
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
+    }
+);
+
+/// What `tileStorageSizeKB` should say of a pyramid folder's `files`: its tiles' bytes, not
+/// the manifest's, in kilobytes rounded up.
+pub(crate) fn stored_kilobytes(files: &[(PathBuf, u64)]) -> u64 {
+    files
+        .iter()
+        .filter(|(path, _)| !path.ends_with("manifest.json"))
+        .map(|(_, size)| size)
+        .sum::<u64>()
+        .div_ceil(1024)
+}
+
+/// Replaces the content of `dataset` by an update transfer with the UTM grid 2.5 km narrower.
+async fn replace_with_narrower_grid(app: &TestApp, dataset: &str) {
+    let narrower = crate::tiles::Grid {
+        columns: 200,
+        ..utm_grid()
+    };
+    let url = crate::transfers::upload(app, "narrower.tif", &narrower.geotiff()).await;
+    let summary = crate::transfers::start(
+        app,
+        &format!("/api/metadata/dataset/{dataset}/update"),
+        json!({"uploadUrl": url, "originalFileName": "narrower.tif", "readerName": "GeoTiffReader"}),
+    )
+    .await;
+    let transfer = crate::transfers::wait_for(app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(transfer["status"], "Completed", "{transfer}");
+}
+
+/// Polls the row of `tiles` until a pyramid of content other than `old_version` is stored.
+async fn stored_again(app: &TestApp, tiles: &str, old_version: &str) -> PyramidRow {
+    let stored = pyramid_row_until(app, tiles, "storing the new content", |row| {
+        row.state == "stored"
+            && row
+                .stored_version
+                .as_ref()
+                .is_some_and(|version| version != old_version)
+    })
+    .await;
+    assert_eq!(stored.attempts, 0, "{stored:?}");
+    stored
+}
+
+/// The queue row of tiles dataset `tiles`, as the renderer left it.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub(crate) struct PyramidRow {
+    pub(crate) state: String,
+    pub(crate) attempts: i64,
+    pub(crate) leased: bool,
+    pub(crate) last_error: Option<String>,
+    pub(crate) rendering_version: Option<String>,
+    pub(crate) stored_version: Option<String>,
+}
+
+pub(crate) async fn pyramid_row(app: &TestApp, tiles: &str) -> PyramidRow {
+    let id: Uuid = tiles.parse().unwrap();
+    basin::on_db!(&app.db, |pool| sqlx::query_as::<_, PyramidRow>(
+        "SELECT state, CAST(attempts AS BIGINT) AS attempts, lease_owner IS NOT NULL AS leased, \
+         last_error, rendering_version, stored_version FROM tile_pyramids WHERE dataset_id = $1"
+    )
+    .bind(id)
+    .fetch_one(pool)
+    .await)
+    .unwrap()
+}
+
+/// Polls the queue row of `tiles` until `done` holds; at most 60 s.
+pub(crate) async fn pyramid_row_until(
+    app: &TestApp,
+    tiles: &str,
+    what: &str,
+    done: impl Fn(&PyramidRow) -> bool,
+) -> PyramidRow {
+    let started = std::time::Instant::now();
+    loop {
+        let row = pyramid_row(app, tiles).await;
+        if done(&row) {
+            return row;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{what} did not happen: {row:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Makes every write below the tenant's pyramids fail, as a store that refuses writes does:
+/// a file stands where the tenant's folder would be.
+fn block_tenant_pyramids(app: &TestApp) -> PathBuf {
+    let blocker = pyramid_folder(app, "x").parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
+    std::fs::write(&blocker, b"in the way").unwrap();
+    blocker
+}
+
+/// The native scheme's levels 0 to 2 stored: 1, 2 and 8 tiles of the UTM grid.
+fn native_levels() -> Value {
+    json!([{"schemeId": "w", "schemeType": "WMTS", "storedZoomLevels": [0, 1, 2]}])
+}
+
+/// Renderers look for work every 50 ms, so the tests need not wait for them.
+fn quick_renderers(config: &mut basin::Config) {
+    config.tiles.pyramid_poll_ms = 50;
+}
+
+api_test_with!(
+    a_pyramid_that_faults_midway_is_retried_after_a_lease_and_given_up_after_three_attempts,
+    quick_renderers,
+    |app| {
+        let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
+        let drawn = created(
+            &app,
+            &dataset,
+            json!({"name": "drawn", "tilingSchemes": [{"schemeId": "w", "schemeType": "WMTS"}]}),
+        )
+        .await;
+        let blocker = block_tenant_pyramids(&app);
+        let tiles = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": native_levels()}),
+        )
+        .await;
+        // Attempt 1 fails at its first tile; the fault is recorded and the lease handed back
+        // with a retry time a lease away.
+        let first = pyramid_row_until(&app, &tiles, "the first fault", |row| {
+            row.attempts == 1 && !row.leased && row.last_error.is_some()
+        })
+        .await;
+        assert_eq!(first.state, "queued", "{first:?}");
+        assert!(first.stored_version.is_none());
+        let version = first
+            .rendering_version
+            .clone()
+            .expect("the version is recorded");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(
+            pyramid_row(&app, &tiles).await,
+            first,
+            "no retry before the lease's time"
+        );
+
+        // Attempt 2 stores levels 0 and 1, then level 2 cannot be written.
+        std::fs::remove_file(&blocker).unwrap();
+        let level_two = pyramid_folder(&app, &tiles).join(&version).join("0/0/0/2");
+        std::fs::create_dir_all(level_two.parent().unwrap()).unwrap();
+        std::fs::write(&level_two, b"in the way").unwrap();
+        app.clock.advance(chrono::TimeDelta::seconds(61));
+        let second = pyramid_row_until(&app, &tiles, "the second fault", |row| {
+            row.attempts == 2 && !row.leased
+        })
+        .await;
+        assert_eq!(second.state, "queued", "{second:?}");
+        let written = files_under(&pyramid_folder(&app, &tiles).join(&version));
+        assert!(
+            written
+                .iter()
+                .any(|(path, _)| path.to_string_lossy().contains("/0/0/0/1/")),
+            "level 1 was stored before the fault: {written:?}"
+        );
+        assert!(
+            !written
+                .iter()
+                .any(|(path, _)| path.ends_with("manifest.json")),
+            "{written:?}"
+        );
+        // Meanwhile tiles are drawn, right, and nothing counts as stored.
+        assert_eq!(metadata(&app, &tiles).await["tileStorageSizeKB"], 0);
+        for (z, row, col) in [(0, 0, 0), (1, 0, 0), (2, 0, 0)] {
+            assert_eq!(
+                tile_bytes(&app, &tiles, "w", z, row, col).await,
+                tile_bytes(&app, &drawn, "w", z, row, col).await
+            );
+        }
+
+        // Attempt 3 fails the same way: the pyramid is given up and what it wrote removed.
+        app.clock.advance(chrono::TimeDelta::seconds(61));
+        let given_up =
+            pyramid_row_until(&app, &tiles, "giving up", |row| row.state == "given_up").await;
+        assert_eq!(given_up.attempts, 3, "{given_up:?}");
+        assert!(!given_up.leased && given_up.stored_version.is_none());
+        assert!(given_up.last_error.is_some());
+        let folder = pyramid_folder(&app, &tiles);
+        let started = std::time::Instant::now();
+        while folder.exists() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "a given-up pyramid's blobs stayed: {:?}",
+                files_under(&folder)
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // Never tried again, and its tiles stay drawn on demand.
+        app.clock.advance(chrono::TimeDelta::hours(1));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(pyramid_row(&app, &tiles).await, given_up);
+        assert_eq!(metadata(&app, &tiles).await["tileStorageSizeKB"], 0);
+        assert_eq!(
+            tile_bytes(&app, &tiles, "w", 2, 0, 0).await,
+            tile_bytes(&app, &drawn, "w", 2, 0, 0).await
+        );
+    }
+);
+
+api_test_with!(
+    a_pyramid_is_stored_after_a_fault_and_rendered_again_when_its_source_is_replaced,
+    quick_renderers,
+    |app| {
+        let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
+        let blocker = block_tenant_pyramids(&app);
+        let tiles = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": native_levels()}),
+        )
+        .await;
+        pyramid_row_until(&app, &tiles, "the first fault", |row| {
+            row.attempts == 1 && !row.leased
+        })
+        .await;
+        std::fs::remove_file(&blocker).unwrap();
+        app.clock.advance(chrono::TimeDelta::seconds(61));
+        let before = stored_metadata(&app, &tiles).await;
+        let stored = pyramid_row(&app, &tiles).await;
+        assert_eq!(stored.state, "stored", "{stored:?}");
+        assert_eq!((stored.attempts, stored.last_error.as_deref()), (0, None));
+        let old_version = stored.stored_version.clone().unwrap();
+        let old_tile = tile_bytes(&app, &tiles, "w", 0, 0, 0).await;
+
+        // New content for the source, 2.5 km narrower: the pyramid is queued again and
+        // rendered from it, and the old content's tiles are removed.
+        replace_with_narrower_grid(&app, &dataset).await;
+        stored_again(&app, &tiles, &old_version).await;
+        let after = stored_metadata(&app, &tiles).await;
+        assert_ne!(before["nativeExtent"], after["nativeExtent"]);
+        let folder = pyramid_folder(&app, &tiles);
+        let started = std::time::Instant::now();
+        while folder.join(&old_version).exists() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "the old content's tiles stayed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let files = files_under(&folder);
+        let total: u64 = files
+            .iter()
+            .filter(|(path, _)| !path.ends_with("manifest.json"))
+            .map(|(_, size)| size)
+            .sum();
+        assert_eq!(
+            after["tileStorageSizeKB"],
+            total.div_ceil(1024),
+            "{files:?}"
+        );
+        // The stored tiles are the new content's, byte for byte what drawing gives.
+        let drawn = created(
+            &app,
+            &dataset,
+            json!({"name": "drawn", "tilingSchemes": [{"schemeId": "w", "schemeType": "WMTS"}]}),
+        )
+        .await;
+        let new_tile = tile_bytes(&app, &tiles, "w", 0, 0, 0).await;
+        assert!(new_tile != old_tile, "the tile shows the new content");
+        assert!(
+            new_tile == tile_bytes(&app, &drawn, "w", 0, 0, 0).await,
+            "the stored tile is the drawn one"
+        );
+    }
+);
+
+api_test_with!(
+    new_content_stops_a_rendering_of_the_old_and_leaves_only_the_new_pyramid,
+    |config: &mut basin::Config| {
+        quick_renderers(config);
+        // Renewed every sixth of a second: the renderer learns of new content at once.
+        config.tiles.pyramid_lease_seconds = 1;
+    },
+    |app| {
+        let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
+        let tiles = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
+                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
+        )
+        .await;
+        let folder = pyramid_folder(&app, &tiles);
+        let started = std::time::Instant::now();
+        while files_under(&folder).len() < 5 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let first = pyramid_row(&app, &tiles).await;
+        let first_version = first.rendering_version.clone().unwrap();
+
+        replace_with_narrower_grid(&app, &dataset).await;
+        assert!(
+            !folder.join(&first_version).join("manifest.json").exists(),
+            "the old content's rendering was still running when the new content came"
+        );
+
+        let stored = stored_again(&app, &tiles, &first_version).await;
+        // One version folder, the new one, with its manifest; the tiles' sizes add up.
+        let versions: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(versions, vec![stored.stored_version.clone().unwrap()]);
+        let metadata = stored_metadata(&app, &tiles).await;
+        let files = files_under(&folder);
+        assert_eq!(metadata["tileStorageSizeKB"], stored_kilobytes(&files));
     }
 );

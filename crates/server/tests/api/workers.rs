@@ -3,7 +3,8 @@
 //! worker stopped gracefully (the transfer is queued again at once, its attempt not counted),
 //! and two workers sharing a queue of 200 transfers (each runs exactly once). The server only
 //! queues (`transfers.executor = "external"`); the workers are the built binary, started with
-//! the server's data dir and database.
+//! the server's data dir and database. Workers also render stored tile pyramids, which a
+//! server may leave to them (`tiles.serve_renders_pyramids = false`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,6 +27,11 @@ fn worker_command(app: &TestApp, lease_seconds: u64) -> Command {
         .env("BASIN_TRANSFERS__LEASE_SECONDS", lease_seconds.to_string())
         .env("BASIN_TRANSFERS__HEARTBEAT_SECONDS", "1")
         .env("BASIN_TRANSFERS__POLL_INTERVAL_MS", "100")
+        .env(
+            "BASIN_TILES__PYRAMID_LEASE_SECONDS",
+            lease_seconds.to_string(),
+        )
+        .env("BASIN_TILES__PYRAMID_POLL_MS", "100")
         .env("BASIN_LOG__LEVEL", "warn");
     if let Some(url) = &app.config.database_url {
         command.arg("--database-url").arg(url);
@@ -389,5 +395,72 @@ api_test_with!(
         // The record stays ended: a later heartbeat or worker does not take it up again.
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert_eq!(record(&app, &id).await["status"], "Error");
+    }
+);
+
+api_test_with!(
+    workers_render_the_pyramids_servers_leave_them_and_finish_one_whose_renderer_was_killed,
+    |config: &mut basin::Config| {
+        external(config);
+        config.tiles.serve_renders_pyramids = false;
+    },
+    |app| {
+        use crate::tiles_pyramids::{files_under, pyramid_folder, pyramid_row, pyramid_row_until};
+        let (_, dataset) =
+            crate::tiles::uploaded(&app, &crate::tiles::utm_grid(), "depth.tif").await;
+        // Levels 13 to 16 of the web map: a few hundred tiles, seconds of drawing.
+        let tiles = crate::tiles_pyramids::created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
+                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let waiting = pyramid_row(&app, &tiles).await;
+        assert_eq!(
+            (waiting.state.as_str(), waiting.attempts, waiting.leased),
+            ("queued", 0, false),
+            "the server renders nothing"
+        );
+
+        // A worker with a lease of 2 s starts rendering and is killed midway.
+        let folder = pyramid_folder(&app, &tiles);
+        let mut first = Worker::start(&app, 1, 2);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while files_under(&folder).len() < 5 {
+            assert!(Instant::now() < deadline, "the worker rendered nothing");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        first.kill();
+        let files = files_under(&folder);
+        assert!(
+            !files
+                .iter()
+                .any(|(path, _)| path.ends_with("manifest.json")),
+            "killed before the end: {} files",
+            files.len()
+        );
+        let orphaned = pyramid_row(&app, &tiles).await;
+        assert_eq!(
+            (orphaned.state.as_str(), orphaned.attempts, orphaned.leased),
+            ("queued", 1, true),
+            "{orphaned:?}"
+        );
+
+        // Another worker takes it over once the lease ran out and finishes it.
+        let _second = Worker::start(&app, 1, 2);
+        let stored = pyramid_row_until(&app, &tiles, "the pyramid being stored", |row| {
+            row.state == "stored"
+        })
+        .await;
+        assert_eq!((stored.attempts, stored.leased), (0, false), "{stored:?}");
+        let metadata = crate::tiles_pyramids::stored_metadata(&app, &tiles).await;
+        let files = files_under(&folder);
+        assert_eq!(
+            metadata["tileStorageSizeKB"],
+            crate::tiles_pyramids::stored_kilobytes(&files)
+        );
+        assert!(files.len() > 100, "{} files", files.len());
     }
 );
