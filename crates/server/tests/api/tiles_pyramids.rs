@@ -758,3 +758,64 @@ api_test_with!(
         assert_eq!(metadata["tileStorageSizeKB"], stored_kilobytes(&files));
     }
 );
+
+api_test_with!(
+    a_tiles_dataset_purged_while_its_pyramid_renders_leaves_no_blob_and_no_row,
+    |config: &mut basin::Config| {
+        quick_renderers(config);
+        config.tiles.pyramid_lease_seconds = 1;
+    },
+    |app| {
+        let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
+        let tiles = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
+                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
+        )
+        .await;
+        let folder = pyramid_folder(&app, &tiles);
+        let started = std::time::Instant::now();
+        while files_under(&folder).len() < 5 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        for path in [
+            format!("/api/metadata/dataset/{tiles}"),
+            format!("/api/recycle-bin/dataset/{tiles}"),
+        ] {
+            let response = app.with_key(Method::DELETE, &path).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
+        }
+        assert!(
+            !files_under(&folder)
+                .iter()
+                .any(|(path, _)| path.ends_with("manifest.json")),
+            "purged while rendering"
+        );
+        // The purge queued the folder for removal and the renderer stops at its next renewal
+        // and removes what it wrote after that: nothing stays, however the two interleave.
+        let started = std::time::Instant::now();
+        loop {
+            purge_expired(&app).await;
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            if !folder.exists() {
+                break;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "blobs outlived their purged dataset: {} files",
+                files_under(&folder).len()
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert!(!folder.exists(), "written after the purge");
+        let rows: i64 = basin::on_db!(&app.db, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM tile_pyramids"
+        )
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+        assert_eq!(rows, 0);
+    }
+);
