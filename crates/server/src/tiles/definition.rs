@@ -246,10 +246,20 @@ pub(crate) fn resolve(
 }
 
 /// The levels to store, sorted and without repeats: each must be a level of the scheme.
+/// Most entries a `storedZoomLevels` list may have: every level of a scheme is below 256, so
+/// a longer list only repeats them (and would bloat the stored definition).
+const STORED_LEVELS_LISTED_MAX: usize = 256;
+
 fn stored_levels(requested: Option<&[u8]>, set: &TileMatrixSet) -> Result<Vec<u8>, Refusal> {
     let Some(requested) = requested else {
         return Ok(Vec::new());
     };
+    if requested.len() > STORED_LEVELS_LISTED_MAX {
+        return Err((
+            "storedZoomLevels",
+            format!("list at most {STORED_LEVELS_LISTED_MAX} levels"),
+        ));
+    }
     let deepest = set.matrices.len().saturating_sub(1);
     if let Some(outside) = requested
         .iter()

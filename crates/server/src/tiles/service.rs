@@ -564,6 +564,17 @@ impl TileService {
         definition: &Definition,
     ) -> Result<(BlobPath, crate::blob::Written), TileError> {
         let bytes = serde_json::to_vec_pretty(definition).map_err(anyhow::Error::from)?;
+        if bytes.len() > DEFINITION_BYTES_MAX {
+            let mut errors = crate::error::FieldErrors::new();
+            errors.insert(
+                "tilingSchemes".to_owned(),
+                vec![format!(
+                    "the schemes take {} bytes; at most {DEFINITION_BYTES_MAX} may be stored",
+                    bytes.len()
+                )],
+            );
+            return Err(TileError::Schemes(errors));
+        }
         let path = BlobPath::parse(
             crate::transfers::service::DATASETS_CONTAINER,
             &format!("{}/{id}/definition.tiles", tenant),

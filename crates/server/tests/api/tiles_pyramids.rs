@@ -272,6 +272,18 @@ api_test_with!(
             {"schemeType": "WMTS"},
             {"schemeType": "XYZ", "zoomLevels": [5], "storedZoomLevels": [6]}]});
         refused(&app, &dataset, xyz, "tilingSchemes[1].storedZoomLevels").await;
+        // Repeats are allowed, but not without end.
+        refused(
+            &app,
+            &dataset,
+            wmts(json!(vec![0; 257])),
+            "tilingSchemes[0].storedZoomLevels",
+        )
+        .await;
+        for levels in [json!([300]), json!([-1]), json!(["0"]), json!({"0": 0})] {
+            let response = define(&app, &dataset, wmts(levels)).await;
+            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        }
         // Levels 0 and 1 of the native scheme hold 1 and 2 x 1 tiles: 3, the limit; level 2
         // adds more.
         let response = define(&app, &dataset, wmts(json!([0, 1, 2]))).await;
