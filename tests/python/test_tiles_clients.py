@@ -21,6 +21,7 @@ gives back its value. One cell of each GeoTIFF is no data (transparent).
 import io
 import json
 import os
+import pathlib
 import subprocess
 
 import pytest
@@ -355,3 +356,35 @@ def test_owslib_chooses_dfs2_steps_from_the_time_dimension(basin, datasets):
         np.testing.assert_array_equal(png_values(by_kvp),
                                       tile_expectation(steps[step], metadata, level, 0, 0),
                                       err_msg=time)
+
+
+CUBE = pathlib.Path(__file__).resolve().parents[1] / "corpus" / "dfs-samples" / "cube.dfs3"
+
+
+def test_owslib_and_gdal_choose_dfs3_layers_from_the_vertical_layer_dimension(basin, tmp_path):
+    """A DFS3's vertical layers are the WMTS dimension `VerticalLayer` (values 0 and 1 for the
+    sample cube), which the templates name and GetTile takes by its identifier."""
+    project = basin.call("POST", "/api/metadata/project", {"name": "wmts layers"})["id"]
+    dataset = upload(basin, project, CUBE)
+    service = owslib_service(basin, dataset)
+    layer = service["item-0"]
+    assert layer.dimensions["VerticalLayer"]["values"] == ["0", "1"]
+    assert layer.dimensions["VerticalLayer"]["default"] == "0"
+    time = layer.dimensions["Time"]["default"]
+    tiles = []
+    for vertical in ("0", "1"):
+        url = service.buildTileResource(layer="item-0", tilematrixset="wmts-0", tilematrix="0",
+                                        row=0, column=0, Time=time, VerticalLayer=vertical)
+        by_rest = requests.get(url, headers={"svc-open-api-key": basin.api_key}, timeout=60)
+        assert by_rest.status_code == 200, (url, by_rest.text)
+        by_kvp = service.gettile(layer="item-0", tilematrixset="wmts-0", tilematrix="0", row=0,
+                                 column=0, VerticalLayer=vertical).read()
+        direct = requests.get(
+            f"{basin.address}/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0?layer={vertical}",
+            headers={"svc-open-api-key": basin.api_key}, timeout=60)
+        assert by_rest.content == by_kvp == direct.content, vertical
+        tiles.append(by_kvp)
+    assert tiles[0] != tiles[1]
+    # GDAL fills the dimension with its default: layer 0.
+    info = json.loads(gdal(basin, tmp_path, "gdalinfo", "-json", f"WMTS:{restful_url(basin, dataset)}"))
+    assert info["size"][0] > 0

@@ -99,6 +99,7 @@ fn layer(identifier: &str, wgs84_bounds: Bounds, set: &str, data: Bounds) -> Lay
             bounds: Some(data),
         }],
         time: None,
+        dimensions: Vec::new(),
     }
 }
 

@@ -69,6 +69,8 @@ pub struct Layer {
     pub matrix_sets: Vec<LayerMatrixSet>,
     /// The time dimension, when the layer has several times.
     pub time: Option<TimeDimension>,
+    /// Other dimensions (vertical layers, say), written after the time.
+    pub dimensions: Vec<ValueDimension>,
 }
 
 /// A RESTful tile URL template.
@@ -77,8 +79,8 @@ pub struct ResourceUrl {
     /// The media type of the tiles.
     pub format: String,
     /// The URL with `{TileMatrix}`, `{TileRow}` and `{TileCol}`, and `{TileMatrixSet}` when
-    /// the layer has several matrix sets; `{Style}` and `{Time}` (with a time dimension) may
-    /// appear too. No other braces may (OWSLib fills templates with Python's `str.format`).
+    /// the layer has several matrix sets; `{Style}`, `{Time}` (with a time dimension) and the
+    /// identifier of any of the layer's [`Layer::dimensions`] may appear too. No other braces may (OWSLib fills templates with Python's `str.format`).
     pub template: String,
 }
 
@@ -101,6 +103,19 @@ pub struct TimeDimension {
     pub values: Vec<String>,
     /// The time a client gets when it names none (GDAL always uses it).
     pub default: String,
+}
+
+/// A dimension of a layer other than time (OGC 07-057r7, 7.2.4.6.5): the values a
+/// `{identifier}` template placeholder and the KVP parameter of that name take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueDimension {
+    /// Identifier: the template placeholder's name. Not `Time`, not a placeholder of the tile
+    /// address, no braces.
+    pub identifier: String,
+    /// The value a client gets when it names none (GDAL always uses it).
+    pub default: String,
+    /// The values, at least one.
+    pub values: Vec<String>,
 }
 
 /// Why a document was not written: inputs that would send clients to the wrong tiles or
@@ -151,6 +166,13 @@ pub enum WmtsError {
         /// The layer.
         layer: String,
     },
+    /// A dimension without values, or whose identifier a template could not name.
+    BadDimension {
+        /// The layer.
+        layer: String,
+        /// The dimension's identifier.
+        dimension: String,
+    },
 }
 
 impl fmt::Display for WmtsError {
@@ -171,6 +193,11 @@ impl fmt::Display for WmtsError {
             Self::Template { layer, problem } => {
                 write!(f, "the tile template of layer {layer:?}: {problem}")
             }
+            Self::BadDimension { layer, dimension } => write!(
+                f,
+                "dimension {dimension:?} of layer {layer:?} has no values or an identifier a \
+                 template cannot name"
+            ),
             Self::EmptyTimeDimension { layer } => {
                 write!(f, "the time dimension of layer {layer:?} has no values")
             }
@@ -370,6 +397,25 @@ fn check_layer(layer: &Layer, sets: &[TileMatrixSet]) -> Result<(), WmtsError> {
             layer: layer.identifier.clone(),
         });
     }
+    if let Some(bad) = layer.dimensions.iter().find(|dimension| {
+        let name = dimension.identifier.as_str();
+        dimension.values.is_empty()
+            || name.is_empty()
+            || name.contains(['{', '}'])
+            || name == TIME_DIMENSION
+            || TEMPLATE_PLACEHOLDERS.contains(&name)
+            || layer
+                .dimensions
+                .iter()
+                .filter(|other| other.identifier == name)
+                .count()
+                > 1
+    }) {
+        return Err(WmtsError::BadDimension {
+            layer: layer.identifier.clone(),
+            dimension: bad.identifier.clone(),
+        });
+    }
     layer.resource_urls.iter().try_for_each(|url| {
         check_template(&url.template, layer).map_err(|problem| WmtsError::Template {
             layer: layer.identifier.clone(),
@@ -398,7 +444,11 @@ fn check_template(template: &str, layer: &Layer) -> Result<(), String> {
             return Err("it has a brace that is not part of a placeholder".to_owned());
         };
         let known = TEMPLATE_PLACEHOLDERS.contains(&name)
-            || (name == TIME_DIMENSION && layer.time.is_some());
+            || (name == TIME_DIMENSION && layer.time.is_some())
+            || layer
+                .dimensions
+                .iter()
+                .any(|dimension| dimension.identifier == name);
         if !known {
             return Err(format!("placeholder {{{name}}} is not one a client fills"));
         }
@@ -487,6 +537,15 @@ fn write_layer(xml: &mut Xml, layer: &Layer, sets: &[TileMatrixSet]) {
     }
     if let Some(time) = &layer.time {
         write_time(xml, time);
+    }
+    for dimension in &layer.dimensions {
+        xml.open("Dimension", &[]);
+        xml.text_element("ows:Identifier", &[], &dimension.identifier);
+        xml.text_element("Default", &[], &dimension.default);
+        for value in &dimension.values {
+            xml.text_element("Value", &[], value);
+        }
+        xml.close("Dimension");
     }
     for (link, set) in linked() {
         write_matrix_set_link(xml, link, set);

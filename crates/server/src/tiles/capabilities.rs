@@ -11,7 +11,9 @@
 //! would send it to the Web Mercator tiles when it reads the native ones.
 
 use basin_tiles::tms::{Bounds, TileMatrixSet};
-use basin_tiles::wmts::{self, Capabilities, Layer, LayerMatrixSet, ResourceUrl, TimeDimension};
+use basin_tiles::wmts::{
+    self, Capabilities, Layer, LayerMatrixSet, ResourceUrl, TimeDimension, ValueDimension,
+};
 use chrono::SecondsFormat;
 use serde::Serialize;
 
@@ -20,6 +22,7 @@ use crate::error::ApiError;
 use crate::http::time::WireTime;
 use crate::tiles::scheme::{Scheme, SchemeType};
 use crate::tiles::service::{TileAddress, Tileable};
+use crate::tiles::source::Description;
 
 /// The WMTS layer identifier of item `index`.
 pub(crate) fn layer_id(index: usize) -> String {
@@ -137,7 +140,10 @@ impl KvpRequest {
                 matrix,
                 row,
                 col,
-                layer: self.get("dim_layer").map(str::to_owned),
+                layer: self
+                    .get(&VERTICAL_LAYER_DIMENSION.to_ascii_lowercase())
+                    .or_else(|| self.get("dim_layer"))
+                    .map(str::to_owned),
                 time_step,
             },
         })
@@ -183,6 +189,8 @@ struct LayerDto {
     tile_matrix_set_links: Vec<String>,
     resource_urls: Vec<ResourceUrlDto>,
     time_stamps: Vec<WireTime>,
+    /// The vertical layers (`[0]` for 2D data); the `{VerticalLayer}` of the templates.
+    layer_ids: Vec<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -213,19 +221,40 @@ struct MatrixDto {
     matrix_height: u32,
 }
 
-/// The tile URL template of `scheme`, with the time dimension when the data has times.
-pub(crate) fn resource_template(scheme: &Scheme, tiles_base: &str, has_times: bool) -> String {
-    let time = if has_times { "?timeStep={Time}" } else { "" };
+/// The identifier of the WMTS dimension of a layered (3D) dataset's vertical layers, and so
+/// the name of its template placeholder and KVP parameter. Not `Layer`: GetTile's `LAYER`
+/// names the WMTS layer (the item).
+pub(crate) const VERTICAL_LAYER_DIMENSION: &str = "VerticalLayer";
+
+/// The query of a tile URL template: the step by the `Time` dimension when the data has
+/// times, the layer by the vertical layer dimension when it has several.
+fn query_template(description: &Description) -> String {
+    let mut parts = Vec::new();
+    if !description.times.is_empty() {
+        parts.push("timeStep={Time}".to_owned());
+    }
+    if description.layers > 1 {
+        parts.push(format!("layer={{{VERTICAL_LAYER_DIMENSION}}}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// The tile URL template of `scheme`, with the dimensions of `description`.
+fn resource_template(scheme: &Scheme, tiles_base: &str, description: &Description) -> String {
     format!(
-        "{tiles_base}/scheme/{}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{time}",
-        scheme.id
+        "{tiles_base}/scheme/{}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{}",
+        scheme.id,
+        query_template(description)
     )
 }
 
 /// The JSON capabilities of a dataset.
 pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> CapabilitiesDto {
     let description = &tileable.description;
-    let has_times = !description.times.is_empty();
     let layers = description
         .items
         .iter()
@@ -252,7 +281,7 @@ pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> C
                     .map(|scheme| ResourceUrlDto {
                         tile_matrix_set: scheme.id.clone(),
                         format: scheme.output.media_type(),
-                        template: resource_template(scheme, tiles_base, has_times),
+                        template: resource_template(scheme, tiles_base, description),
                     })
                     .collect(),
                 time_stamps: description
@@ -260,6 +289,7 @@ pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> C
                     .iter()
                     .map(|time| WireTime(time.and_utc()))
                     .collect(),
+                layer_ids: (0..description.layers.max(1)).collect(),
             }
         })
         .collect();
@@ -297,9 +327,11 @@ pub(crate) fn json(row: &DatasetRow, tileable: &Tileable, tiles_base: &str) -> C
 
 /// The one RESTful tile template of every layer of the XML capabilities: the scheme tile
 /// endpoint with the matrix set (= scheme id) as a placeholder.
-fn xml_resource_template(tiles_base: &str, has_times: bool) -> String {
-    let time = if has_times { "?timeStep={Time}" } else { "" };
-    format!("{tiles_base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{time}")
+fn xml_resource_template(tiles_base: &str, description: &Description) -> String {
+    format!(
+        "{tiles_base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}{}",
+        query_template(description)
+    )
 }
 
 /// The RESTful address of the XML capabilities (spec 4.5's `wmts100` name).
@@ -334,7 +366,7 @@ pub(crate) fn xml(
         .iter()
         .map(|time| time.and_utc().to_rfc3339_opts(SecondsFormat::AutoSi, true))
         .collect();
-    let template = xml_resource_template(tiles_base, !times.is_empty());
+    let template = xml_resource_template(tiles_base, description);
     let layers = (0..description.items.len())
         .map(|index| xml_layer(tileable, index, &template, &times))
         .filter(|layer| !layer.matrix_sets.is_empty())
@@ -406,5 +438,16 @@ fn xml_layer(tileable: &Tileable, index: usize, template: &str, times: &[String]
             values: times.to_vec(),
             default: first.clone(),
         }),
+        dimensions: if description.layers > 1 {
+            vec![ValueDimension {
+                identifier: VERTICAL_LAYER_DIMENSION.to_owned(),
+                default: "0".to_owned(),
+                values: (0..description.layers)
+                    .map(|layer| layer.to_string())
+                    .collect(),
+            }]
+        } else {
+            Vec::new()
+        },
     }
 }

@@ -1430,6 +1430,60 @@ api_test!(
 );
 
 api_test!(
+    a_dfs3_s_vertical_layers_are_a_wmts_dimension_that_templates_and_get_tile_name,
+    |app| {
+        let dataset = uploaded_sample(&app, "cube", "cube.dfs3", "cube.dfs3").await;
+        let (_, xml) = capabilities(&app, &dataset, Some("application/xml")).await;
+        let compact: String = xml.split_whitespace().collect();
+        assert!(
+            compact.contains(
+                "<Dimension><ows:Identifier>VerticalLayer</ows:Identifier><Default>0</Default>\
+                 <Value>0</Value><Value>1</Value></Dimension>"
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains("layer={VerticalLayer}"), "{xml}");
+        let (_, text) = capabilities(&app, &dataset, None).await;
+        let json: Value = serde_json::from_str(&text).unwrap();
+        let layer = &json["layers"][0];
+        assert_eq!(layer["layerIds"], json!([0, 1]), "{json}");
+        assert!(
+            layer["resourceUrls"][0]["template"]
+                .as_str()
+                .unwrap()
+                .ends_with("?timeStep={Time}&layer={VerticalLayer}"),
+            "{json}"
+        );
+        let kvp = |dimension: &str| {
+            format!(
+                "/api/tiles/dataset/{dataset}/wmts?SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0\
+                 &LAYER=item-0&STYLE=default&FORMAT=image/png&TILEMATRIXSET=wmts-0&TILEMATRIX=0\
+                 &TILEROW=0&TILECOL=0{dimension}"
+            )
+        };
+        let scheme_tile = |layer: usize| {
+            format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0?layer={layer}")
+        };
+        let bytes = |response: reqwest::Response| async move {
+            assert_eq!(response.status(), StatusCode::OK);
+            response.bytes().await.unwrap()
+        };
+        let second = bytes(get(&app, &scheme_tile(1)).await).await;
+        assert!(second != bytes(get(&app, &scheme_tile(0)).await).await);
+        for dimension in ["&VerticalLayer=1", "&VERTICALLAYER=1", "&DIM_LAYER=1"] {
+            let tile = bytes(get(&app, &kvp(dimension)).await).await;
+            assert!(tile == second, "{dimension}");
+        }
+        let response = get(&app, &kvp("&VerticalLayer=2")).await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        // 2D data has no such dimension.
+        let (_, utm) = uploaded(&app, &utm_grid(), "depth.tif").await;
+        let (_, xml) = capabilities(&app, &utm, Some("application/xml")).await;
+        assert!(!xml.contains("VerticalLayer"), "{xml}");
+    }
+);
+
+api_test!(
     a_tiles_dataset_reusing_a_default_scheme_id_draws_its_own_tiles,
     |app| {
         let grid = utm_grid();

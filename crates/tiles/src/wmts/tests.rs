@@ -154,6 +154,7 @@ fn layer(identifier: &str, links: Vec<LayerMatrixSet>) -> Layer {
         }],
         matrix_sets: links,
         time: None,
+        dimensions: Vec::new(),
     }
 }
 
@@ -606,6 +607,68 @@ fn time_is_a_dimension_with_its_default_and_values() {
     // A layer without time has no dimension.
     let other = layer_element(&document, "both");
     assert_eq!(other.children_named("Dimension").count(), 0);
+}
+
+#[test]
+fn other_dimensions_follow_time_and_name_their_placeholders() {
+    let mut capabilities = sample();
+    let layer = &mut capabilities.layers[1];
+    layer.time = Some(TimeDimension {
+        values: vec!["2021-03-01T12:00:00Z".to_owned()],
+        default: "2021-03-01T12:00:00Z".to_owned(),
+    });
+    layer.dimensions = vec![ValueDimension {
+        identifier: "VerticalLayer".to_owned(),
+        default: "0".to_owned(),
+        values: vec!["0".to_owned(), "1".to_owned(), "2".to_owned()],
+    }];
+    layer.resource_urls[0].template =
+        "https://example.org/t/{TileMatrix}/{TileRow}/{TileCol}?time={Time}&layer={VerticalLayer}"
+            .to_owned();
+    let document = parse(&capabilities_xml(&capabilities).unwrap());
+    let dimensions: Vec<&Element> = layer_element(&document, "geographic")
+        .children_named("Dimension")
+        .collect();
+    assert_eq!(dimensions.len(), 2);
+    assert_eq!(dimensions[0].text_of("ows:Identifier"), "Time");
+    let vertical = dimensions[1];
+    assert_eq!(vertical.text_of("ows:Identifier"), "VerticalLayer");
+    assert_eq!(vertical.text_of("Default"), "0");
+    let values: Vec<&str> = vertical
+        .children_named("Value")
+        .map(|value| value.text.as_str())
+        .collect();
+    assert_eq!(values, ["0", "1", "2"]);
+
+    // Without values, named like a placeholder of the address or twice: refused.
+    let dimension = |identifier: &str, values: &[&str]| ValueDimension {
+        identifier: identifier.to_owned(),
+        default: "0".to_owned(),
+        values: values.iter().map(|value| (*value).to_owned()).collect(),
+    };
+    for dimensions in [
+        vec![dimension("VerticalLayer", &[])],
+        vec![dimension("TileRow", &["0"])],
+        vec![dimension("Time", &["0"])],
+        vec![dimension("", &["0"])],
+        vec![dimension("a}b", &["0"])],
+        vec![dimension("Band", &["0"]), dimension("Band", &["1"])],
+    ] {
+        let mut refused = sample();
+        refused.layers[1].dimensions = dimensions;
+        assert!(matches!(
+            capabilities_xml(&refused),
+            Err(WmtsError::BadDimension { .. })
+        ));
+    }
+    // A placeholder of a dimension the layer does not have is refused as before.
+    let mut unknown = sample();
+    unknown.layers[1].resource_urls[0].template =
+        "https://example.org/t/{TileMatrix}/{TileRow}/{TileCol}?layer={VerticalLayer}".to_owned();
+    assert!(matches!(
+        capabilities_xml(&unknown),
+        Err(WmtsError::Template { .. })
+    ));
 }
 
 #[test]
