@@ -202,6 +202,10 @@ pub(super) async fn set_content(
     .await
     .map(|done| done.rows_affected())
     })?;
+    if changed > 0 {
+        // Stored tiles drawn from the old content are rendered again from the new.
+        crate::tiles::store::requeue_drawn_from_content_in(&mut tx, data_path, at).await?;
+    }
     tx.commit().await?;
     Ok(changed)
 }

@@ -42,6 +42,12 @@ pub(crate) async fn insert_pyramid_in(
     Ok(())
 }
 
+/// Queues pyramids again under a new generation, attempts from zero, at `$2`; a lease held
+/// stays until its holder learns of the new generation, a fault's waiting time ends.
+const REQUEUE: &str = "UPDATE tile_pyramids SET state = 'queued', generation = generation + 1, \
+    attempts = 0, queued_at = $2, last_error = NULL, \
+    lease_expires_at = CASE WHEN lease_owner IS NULL THEN NULL ELSE lease_expires_at END";
+
 /// Queues again, under a new generation, the pyramids drawn from `dataset` (and its own, if
 /// it is a tiles dataset), inside the transaction that replaces its content: they were drawn
 /// from content that is no longer there. A renderer holding one keeps its lease until it next
@@ -52,13 +58,31 @@ pub(crate) async fn requeue_drawn_from_in(
     now: DateTime<Utc>,
 ) -> StoreResult<u64> {
     let queued = on_tx!(tx, |conn| {
-        sqlx::query(
-            "UPDATE tile_pyramids SET state = 'queued', generation = generation + 1, \
-               attempts = 0, queued_at = $2, last_error = NULL, \
-               lease_expires_at = CASE WHEN lease_owner IS NULL THEN NULL ELSE lease_expires_at END \
-             WHERE source_dataset_id = $1 OR dataset_id = $1",
-        )
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{REQUEUE} WHERE source_dataset_id = $1 OR dataset_id = $1"
+        )))
         .bind(dataset)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(queued)
+}
+
+/// Like [`requeue_drawn_from_in`] for every live dataset whose content is the blob at
+/// `data_path`, inside the transaction that records new content written there in place.
+pub(crate) async fn requeue_drawn_from_content_in(
+    tx: &mut Tx,
+    data_path: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<u64> {
+    let queued = on_tx!(tx, |conn| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{REQUEUE} WHERE source_dataset_id IN \
+               (SELECT id FROM datasets WHERE data_path = $1 AND deleted_at IS NULL)"
+        )))
+        .bind(data_path)
         .bind(now)
         .execute(conn)
         .await

@@ -831,3 +831,60 @@ api_test_with!(
         assert_eq!(rows, 0);
     }
 );
+
+api_test_with!(
+    content_written_in_place_through_a_hierarchy_upload_url_renders_the_pyramid_again,
+    quick_renderers,
+    |app| {
+        let project = app.create_project(As::Key, "maps", json!({})).await;
+        let project = id_str(&project).to_owned();
+        let body = json!({"actions": [
+            {"type": "PathActionCreate", "path": "depth.tif", "isFolder": false}],
+            "defaultAccessLevel": "Shared", "sasTokenExpiration": "1:00:00"});
+        let response = app
+            .with_key(Method::POST, &format!("/api/hierarchy/project/{project}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let answer = expect_status(response, StatusCode::OK).await;
+        let file = &answer["results"][0];
+        let url = file["sasToken"].as_str().unwrap().to_owned();
+        let dataset = file["datasetId"].as_str().unwrap().to_owned();
+        let write = |bytes: Vec<u8>| {
+            let request = app
+                .client
+                .put(&url)
+                .header("x-ms-blob-type", "BlockBlob")
+                .body(bytes);
+            async move {
+                assert_eq!(request.send().await.unwrap().status(), StatusCode::CREATED);
+            }
+        };
+        write(utm_grid().geotiff()).await;
+        let tiles = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": native_levels()}),
+        )
+        .await;
+        stored_metadata(&app, &tiles).await;
+        let first = pyramid_row(&app, &tiles).await;
+        let old_tile = tile_bytes(&app, &tiles, "w", 0, 0, 0).await;
+
+        write(
+            crate::tiles::Grid {
+                columns: 200,
+                ..utm_grid()
+            }
+            .geotiff(),
+        )
+        .await;
+        stored_again(&app, &tiles, first.stored_version.as_deref().unwrap()).await;
+        let new_tile = tile_bytes(&app, &tiles, "w", 0, 0, 0).await;
+        assert!(
+            new_tile != old_tile,
+            "the stored tiles show the new content"
+        );
+    }
+);
