@@ -380,9 +380,10 @@ impl Services {
 }
 
 impl Services {
-    /// The periodic jobs every process runs until `stop`: the recycle bin's retention, the
-    /// credits' expiry and timeout settling, the retention of feature messages, and the
-    /// rendering of stored tile pyramids.
+    /// The periodic jobs every serving process runs until `stop`: the recycle bin's
+    /// retention, the credits' expiry and timeout settling, the retention of feature messages,
+    /// and (unless `tiles.serve_renders_pyramids` is off) the rendering of stored tile
+    /// pyramids.
     fn spawn_housekeeping(
         &self,
         stop: &tokio_util::sync::CancellationToken,

@@ -12,6 +12,10 @@
 //!   queue row (`tile_pyramids`, leased like transfers) makes a restarted process, or another
 //!   replica once the lease ran out, render the pyramid again from the start. Tiles are small
 //!   and deterministic, so redoing is simpler and as safe as resuming.
+//! - The pyramid's row stays after rendering (`stored`), naming the source, so that new
+//!   content for the source queues it again (`tiles::store`); the new version's manifest makes
+//!   the old version's blobs unused, and they are removed once it is written. A version whose
+//!   rendering was superseded is removed when the next rendering starts.
 //! - Every blob of a tiles dataset is below one prefix, so its purge queues that prefix in
 //!   `blob_garbage` (in the purge's own transaction) and removes whatever is there, finished
 //!   or not. A renderer that finds its queue row gone (the dataset was purged under it) removes
