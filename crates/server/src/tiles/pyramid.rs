@@ -706,6 +706,7 @@ impl TileService {
         Ok(Some((tile, size)))
     }
 
+    /// Writes a stored tile or manifest, replacing what an earlier attempt wrote.
     async fn write_blob(&self, path: &BlobPath, bytes: Bytes) -> Result<(), TileError> {
         let options = WriteOptions {
             size_max: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
@@ -713,12 +714,7 @@ impl TileService {
             expected_md5: None,
             properties: crate::blob::BlobProperties::default(),
         };
-        let body: crate::blob::ByteStream =
-            Box::pin(futures::stream::once(async move { Ok(bytes) }));
-        self.blobs
-            .put(path, body, options)
-            .await
-            .map_err(anyhow::Error::from)?;
+        self.put_bytes(path, bytes, options).await?;
         Ok(())
     }
 

@@ -589,14 +589,24 @@ impl TileService {
                 ..crate::blob::BlobProperties::default()
             },
         };
-        let body: crate::blob::ByteStream =
-            Box::pin(futures::stream::once(async move { Ok(Bytes::from(bytes)) }));
-        let written = self
-            .blobs
-            .put(&path, body, options)
-            .await
-            .map_err(anyhow::Error::from)?;
+        let written = self.put_bytes(&path, Bytes::from(bytes), options).await?;
         Ok((path, written))
+    }
+
+    /// Writes `bytes`, held in memory, as the blob at `path`.
+    pub(super) async fn put_bytes(
+        &self,
+        path: &BlobPath,
+        bytes: Bytes,
+        options: crate::blob::WriteOptions,
+    ) -> Result<crate::blob::Written, TileError> {
+        let body: crate::blob::ByteStream =
+            Box::pin(futures::stream::once(async move { Ok(bytes) }));
+        Ok(self
+            .blobs
+            .put(path, body, options)
+            .await
+            .map_err(anyhow::Error::from)?)
     }
 
     /// Whether `schemes` (drawn from `base`) store levels; refused when they would store more

@@ -556,6 +556,32 @@ fn native_levels() -> Value {
     json!([{"schemeId": "w", "schemeType": "WMTS", "storedZoomLevels": [0, 1, 2]}])
 }
 
+/// A tiles dataset storing levels 13 to 16 of the web map: a few hundred tiles of the UTM grid,
+/// seconds of drawing, so a test can act while it renders.
+pub(crate) fn web_levels_13_to_16() -> Value {
+    json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
+           "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]})
+}
+
+/// Waits until `folder` holds at least `count` files (a rendering is under way); at most 60 s.
+pub(crate) async fn until_files(folder: &Path, count: usize) {
+    let started = std::time::Instant::now();
+    while files_under(folder).len() < count {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "nothing was rendered"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Quick renderers whose leases are renewed every sixth of a second, so a renderer learns of
+/// new content or a purge at once.
+fn quick_leases(config: &mut basin::Config) {
+    quick_renderers(config);
+    config.tiles.pyramid_lease_seconds = 1;
+}
+
 /// Renderers look for work every 50 ms, so the tests need not wait for them.
 fn quick_renderers(config: &mut basin::Config) {
     config.tiles.pyramid_poll_ms = 50;
@@ -729,26 +755,12 @@ api_test_with!(
 
 api_test_with!(
     new_content_stops_a_rendering_of_the_old_and_leaves_only_the_new_pyramid,
-    |config: &mut basin::Config| {
-        quick_renderers(config);
-        // Renewed every sixth of a second: the renderer learns of new content at once.
-        config.tiles.pyramid_lease_seconds = 1;
-    },
+    quick_leases,
     |app| {
         let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
-        let tiles = created(
-            &app,
-            &dataset,
-            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
-                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
-        )
-        .await;
+        let tiles = created(&app, &dataset, web_levels_13_to_16()).await;
         let folder = pyramid_folder(&app, &tiles);
-        let started = std::time::Instant::now();
-        while files_under(&folder).len() < 5 {
-            assert!(started.elapsed() < std::time::Duration::from_secs(60));
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        until_files(&folder, 5).await;
         let first = pyramid_row(&app, &tiles).await;
         let first_version = first.rendering_version.clone().unwrap();
 
@@ -773,25 +785,12 @@ api_test_with!(
 
 api_test_with!(
     a_tiles_dataset_purged_while_its_pyramid_renders_leaves_no_blob_and_no_row,
-    |config: &mut basin::Config| {
-        quick_renderers(config);
-        config.tiles.pyramid_lease_seconds = 1;
-    },
+    quick_leases,
     |app| {
         let (_, dataset) = uploaded(&app, &utm_grid(), "depth.tif").await;
-        let tiles = created(
-            &app,
-            &dataset,
-            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
-                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
-        )
-        .await;
+        let tiles = created(&app, &dataset, web_levels_13_to_16()).await;
         let folder = pyramid_folder(&app, &tiles);
-        let started = std::time::Instant::now();
-        while files_under(&folder).len() < 5 {
-            assert!(started.elapsed() < std::time::Duration::from_secs(60));
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        until_files(&folder, 5).await;
         for path in [
             format!("/api/metadata/dataset/{tiles}"),
             format!("/api/recycle-bin/dataset/{tiles}"),

@@ -408,12 +408,10 @@ api_test_with!(
         use crate::tiles_pyramids::{files_under, pyramid_folder, pyramid_row, pyramid_row_until};
         let (_, dataset) =
             crate::tiles::uploaded(&app, &crate::tiles::utm_grid(), "depth.tif").await;
-        // Levels 13 to 16 of the web map: a few hundred tiles, seconds of drawing.
         let tiles = crate::tiles_pyramids::created(
             &app,
             &dataset,
-            json!({"name": "stored", "tilingSchemes": [{"schemeId": "x", "schemeType": "XYZ",
-                   "zoomLevels": [16], "storedZoomLevels": [13, 14, 15, 16]}]}),
+            crate::tiles_pyramids::web_levels_13_to_16(),
         )
         .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -427,11 +425,7 @@ api_test_with!(
         // A worker with a lease of 2 s starts rendering and is killed midway.
         let folder = pyramid_folder(&app, &tiles);
         let mut first = Worker::start(&app, 1, 2);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while files_under(&folder).len() < 5 {
-            assert!(Instant::now() < deadline, "the worker rendered nothing");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        crate::tiles_pyramids::until_files(&folder, 5).await;
         first.kill();
         let files = files_under(&folder);
         assert!(
