@@ -16,6 +16,7 @@ mod blob;
 mod cli;
 mod clock;
 mod config;
+mod console;
 mod conversion;
 mod convert_command;
 mod credits;
@@ -48,9 +49,9 @@ pub use blob::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
-    AuthConfig, BlobConfig, Config, CreditsConfig, DatabaseConfig, EventsConfig, FeaturesConfig,
-    KubernetesConfig, LimitsConfig, LogConfig, LogFormat, NatsConfig, NodeSize, OidcConfig,
-    TransferExecutor, TransfersConfig, WebhookConfig,
+    AuthConfig, BlobConfig, Config, ConsoleConfig, CreditsConfig, DatabaseConfig, EventsConfig,
+    FeaturesConfig, KubernetesConfig, LimitsConfig, LogConfig, LogFormat, NatsConfig, NodeSize,
+    OidcConfig, TransferExecutor, TransfersConfig, WebhookConfig,
 };
 pub use db::{Db, SqliteReader};
 pub use events::record_sample_events;

@@ -472,7 +472,17 @@ impl App {
         )
         .await
         .context("cannot bootstrap the store")?;
-        let router = router(services.state.clone(), &services.config.limits);
+        let console = crate::console::Console::new(
+            &services.config.console,
+            services
+                .config
+                .public_url
+                .as_deref()
+                .and_then(PublicBase::parse)
+                .as_ref(),
+        )
+        .context("cannot load the console")?;
+        let router = router(services.state.clone(), &services.config.limits, console);
         let listener = TcpListener::bind(services.config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", services.config.listen))?;
@@ -593,7 +603,11 @@ impl App {
 /// The complete router: every area, the OpenAPI document and UI, the blob endpoint, and the
 /// middleware stack. The request timeout applies to everything but uploads (the blob endpoint
 /// and the direct file upload), which may take minutes and bound stalled bodies themselves.
-pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
+pub(crate) fn router(
+    state: AppState,
+    limits: &LimitsConfig,
+    console: Option<Arc<crate::console::Console>>,
+) -> Router {
     let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(crate::identity::router())
         .merge(crate::projects::router())
@@ -630,16 +644,19 @@ pub(crate) fn router(state: AppState, limits: &LimitsConfig) -> Router {
         .layer(DefaultBodyLimit::max(
             usize::try_from(limits.json_body_bytes_max).unwrap_or(usize::MAX),
         ));
-    api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            Duration::from_millis(limits.request_timeout_ms),
-        ))
-        .merge(uploads)
-        .merge(crate::blob::router())
-        .fallback(problem::route_not_found)
-        .with_state(state)
-        .layer(middleware)
+    let mut app = api.merge(SwaggerUi::new("/docs").url("/openapi.json", openapi));
+    if let Some(console) = console {
+        app = app.merge(crate::console::router(console));
+    }
+    app.layer(TimeoutLayer::with_status_code(
+        StatusCode::REQUEST_TIMEOUT,
+        Duration::from_millis(limits.request_timeout_ms),
+    ))
+    .merge(uploads)
+    .merge(crate::blob::router())
+    .fallback(problem::route_not_found)
+    .with_state(state)
+    .layer(middleware)
 }
 
 fn request_span(request: &Request) -> tracing::Span {

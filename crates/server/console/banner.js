@@ -1,0 +1,2 @@
+// Placeholder while the banner is written.
+export function startBanner() { return () => {}; }

@@ -1,0 +1,2 @@
+// Placeholder while the page is written: registers no routes.
+export function register() {}
