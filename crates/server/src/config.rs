@@ -1216,6 +1216,38 @@ mod tests {
     }
 
     #[test]
+    fn a_basemap_must_be_an_http_template_with_z_x_and_y() {
+        for bad in [
+            "https://tile.example.org/{z}/{x}.png",
+            "javascript:alert(1)//{z}{x}{y}",
+            "ftp://tile.example.org/{z}/{x}/{y}.png",
+            "/{z}/{x}/{y}.png",
+        ] {
+            let error = Config::load(
+                None,
+                env(&[("BASIN_CONSOLE__BASEMAP_URL", bad)]),
+                &ConfigOverrides::default(),
+            )
+            .unwrap_err();
+            assert!(
+                error.to_string().contains("console.basemap_url"),
+                "{bad}: {error}"
+            );
+        }
+        let config = Config::load(
+            None,
+            env(&[(
+                "BASIN_CONSOLE__BASEMAP_URL",
+                "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+            )]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        assert!(config.console.enabled);
+        assert_eq!(config.console.feature_id, "Console");
+    }
+
+    #[test]
     fn a_default_page_size_over_the_maximum_is_rejected() {
         let error = Config::load(
             None,

@@ -80,7 +80,7 @@ impl AssetSet {
             builder.resolve(name)?;
         }
         let page_text = text(PAGE, page_source)?;
-        let page_text = builder.rewrite(PAGE, page_text)?;
+        let page_text = builder.rewrite(page_text)?;
         let page_text = page_text.replacen(SETTINGS_MARKER, &settings_meta(settings), 1);
         Ok(Self {
             page: asset(PAGE, page_text.into_bytes()),
@@ -129,7 +129,7 @@ impl<'s> Builder<'s> {
         let content = if is_text(name) {
             self.visiting.push(name);
             let source_text = text(name, source)?;
-            let rewritten = self.rewrite(name, source_text);
+            let rewritten = self.rewrite(source_text);
             self.visiting.pop();
             rewritten?.into_bytes()
         } else {
@@ -142,7 +142,7 @@ impl<'s> Builder<'s> {
     }
 
     /// `text` with every reference to another file replaced by its served name.
-    fn rewrite(&mut self, _name: &str, text: &str) -> Result<String, AssetError> {
+    fn rewrite(&mut self, text: &str) -> Result<String, AssetError> {
         let mut rewritten = String::with_capacity(text.len() + 64);
         let mut copied_up_to = 0;
         for (start, end) in references(text) {

@@ -15,6 +15,7 @@ mod access_cache;
 mod admin;
 mod auth;
 mod blobs;
+mod console;
 mod conventions;
 mod convert_cli;
 mod credits;
