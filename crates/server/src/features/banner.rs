@@ -121,7 +121,7 @@ impl BannerCache {
                 a.id,
             ))
         });
-        let etag = etag_of(feature, &messages);
+        let etag = etag_of(feature, &messages, next_change);
         let cache_control = self.cache_control(now, next_change);
         Ok(Banner {
             messages,
@@ -179,11 +179,20 @@ impl BannerCache {
     }
 }
 
-/// A strong validator over what the answer shows: the feature, and each message's id and
-/// version (every change of a message raises its version).
-fn etag_of(feature: &FeatureId, messages: &[MessageRow]) -> String {
+/// A strong validator over what the answer shows: the feature, each message's id and version
+/// (every change of a message raises its version), and `nextChangeAt` (a message published to
+/// start later changes no shown message, but pollers must learn when to look again).
+fn etag_of(
+    feature: &FeatureId,
+    messages: &[MessageRow],
+    next_change: Option<DateTime<Utc>>,
+) -> String {
     let mut hash = Md5::new();
     hash.update(feature.as_str().as_bytes());
+    hash.update(b"\0");
+    if let Some(next) = next_change {
+        hash.update(next.timestamp_micros().to_le_bytes());
+    }
     for message in messages {
         hash.update(b"\0");
         hash.update(message.id.to_le_bytes());

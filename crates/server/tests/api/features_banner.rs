@@ -112,9 +112,14 @@ api_test!(
 api_test!(
     the_banner_changes_the_second_a_message_starts_and_ends,
     |app| {
+        let (_, nothing_tag, _) = shown(&app, "Platform").await;
         publish(&app, Some("Platform"), "Warning", "maintenance", (10, 20)).await;
         let (before, empty_tag, _) = shown(&app, "Platform").await;
         assert!(before.is_empty());
+        assert_ne!(
+            empty_tag, nothing_tag,
+            "a pending message changes nextChangeAt, so the tag too"
+        );
         app.clock.advance(TimeDelta::seconds(9));
         let (still, tag, _) = shown(&app, "Platform").await;
         assert!(still.is_empty());
@@ -139,7 +144,7 @@ api_test!(
         app.clock.advance(TimeDelta::seconds(1));
         let (ended, ended_tag, _) = shown(&app, "Platform").await;
         assert!(ended.is_empty(), "at expiringDate the message is gone");
-        assert_eq!(ended_tag, empty_tag);
+        assert_eq!(ended_tag, nothing_tag, "nothing shown and nothing to come");
     }
 );
 
