@@ -145,6 +145,7 @@ impl KvpRequest {
                     .or_else(|| self.get("dim_layer"))
                     .map(str::to_owned),
                 time_step,
+                output: crate::tiles::routes::output_type(self.get("outputtype"))?,
             },
         })
     }

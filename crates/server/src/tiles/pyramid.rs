@@ -696,7 +696,7 @@ impl TileService {
             layer,
         };
         let Some(bytes) = self
-            .draw(tileable, scheme, matrix, band, (row, col))
+            .draw(tileable, scheme, matrix, band, (row, col), scheme.output)
             .await?
         else {
             return Ok(None);

@@ -6,6 +6,7 @@ use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
+use basin_tiles::encode::OutputType;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -247,6 +248,10 @@ struct TileQuery {
     layer: Option<String>,
     /// One of `timeStamps` (or a step index); the first step when absent.
     time_step: Option<String>,
+    /// Basin's addition: the encoding of this answer (`PNG`, `WEBP`, `RawData`,
+    /// `BinnedData256`, in any case) instead of the scheme's `outputType`; `RawData` gives
+    /// the exact values (32-bit little-endian floats, NaN for no data).
+    output_type: Option<String>,
 }
 
 impl TileQuery {
@@ -258,6 +263,7 @@ impl TileQuery {
             col: tile_index("tileCol", col)?,
             layer: self.layer,
             time_step: self.time_step,
+            output: output_type(self.output_type.as_deref())?,
         })
     }
 }
@@ -468,6 +474,20 @@ async fn serve_tile(
     check_headers(headers, &row)?;
     let tile = state.tiles.tile(&tileable, scheme, address).await?;
     Ok(tile_response(headers, &tile, state.tiles.max_age_seconds()))
+}
+
+/// The `outputType` query of a tile: an encoding named in any case; absent or empty is the
+/// scheme's own.
+pub(crate) fn output_type(text: Option<&str>) -> Result<Option<OutputType>, ApiError> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(name) => OutputType::parse(name).map(Some).ok_or_else(|| {
+            ApiError::field(
+                "outputType",
+                format!("outputType must be PNG, WEBP, RawData or BinnedData256, not {name:?}"),
+            )
+        }),
+    }
 }
 
 /// A tile row or column: a non-negative integer.

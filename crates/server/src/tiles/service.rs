@@ -185,6 +185,9 @@ pub(crate) struct TileAddress {
     pub(crate) layer: Option<String>,
     /// `timeStep` query: a time of the dataset (or a step index).
     pub(crate) time_step: Option<String>,
+    /// `outputType` query (Basin's addition): the encoding of this answer instead of the
+    /// scheme's, e.g. `RawData` for the exact values under a map's cursor.
+    pub(crate) output: Option<OutputType>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -195,6 +198,7 @@ struct TileKey {
     row: u32,
     col: u32,
     band: BandKey,
+    output: OutputType,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -740,6 +744,8 @@ impl TileService {
                 step: 0,
                 layer: 0,
             },
+            // Not an encoding of a raster: vector tiles have their own scheme name.
+            output: OutputType::default(),
         };
         if let Some(tile) = self.tiles.get(&key) {
             return Ok((row, tile));
@@ -808,11 +814,14 @@ impl TileService {
             )));
         };
         let band = self.band_of(tileable, scheme, address)?;
+        // The scheme's encoding unless the request asks for another; stored tiles are in the
+        // scheme's, so another encoding is always drawn (and cached under its own key).
+        let output = address.output.unwrap_or(scheme.output);
         if !tileable
             .data_extent(scheme)
             .is_some_and(|extent| extent.intersects(&bounds))
         {
-            return self.empty_tile(scheme).await;
+            return self.empty_tile_as(scheme, output).await;
         }
         let key = TileKey {
             content: tileable.tiles_key.clone(),
@@ -821,33 +830,40 @@ impl TileService {
             row: address.row,
             col: address.col,
             band,
+            output,
         };
         if let Some(tile) = self.tiles.get(&key) {
             return Ok(tile);
         }
         let position = (address.row, address.col);
-        let bytes = match self
-            .stored_tile(tileable, scheme, matrix.level, position, band)
-            .await
-        {
+        let stored = if output == scheme.output {
+            self.stored_tile(tileable, scheme, matrix.level, position, band)
+                .await
+        } else {
+            None
+        };
+        let bytes = match stored {
             Some(StoredTile::Bytes(bytes)) => bytes,
-            Some(StoredTile::Empty) => return self.empty_tile(scheme).await,
-            None => match self.draw(tileable, scheme, matrix, band, position).await? {
+            Some(StoredTile::Empty) => return self.empty_tile_as(scheme, output).await,
+            None => match self
+                .draw(tileable, scheme, matrix, band, position, output)
+                .await?
+            {
                 Some(bytes) => bytes,
-                None => return self.empty_tile(scheme).await,
+                None => return self.empty_tile_as(scheme, output).await,
             },
         };
         let tile = RenderedTile {
             etag: etag_of(&bytes),
-            media_type: scheme.output.media_type(),
+            media_type: output.media_type(),
             bytes,
         };
         self.tiles.insert(key, tile.clone(), tile.bytes.len());
         Ok(tile)
     }
 
-    /// Draws tile (row, col) of `matrix` from `band` of the data: the one rendering path of
-    /// tiles asked for and tiles stored. `None` when no pixel has data.
+    /// Draws tile (row, col) of `matrix` from `band` of the data, encoded as `output`: the one
+    /// rendering path of tiles asked for and tiles stored. `None` when no pixel has data.
     pub(super) async fn draw(
         &self,
         tileable: &Arc<Tileable>,
@@ -855,6 +871,7 @@ impl TileService {
         matrix: &basin_tiles::tms::TileMatrix,
         band: BandKey,
         position: (u32, u32),
+        output: OutputType,
     ) -> Result<Option<Bytes>, TileError> {
         let row = &tileable.source;
         let raster = self
@@ -866,13 +883,21 @@ impl TileService {
                 content_key(row),
             )
             .await?;
-        render_tile(raster, tileable, scheme, matrix, position).await
+        render_tile(raster, tileable, scheme, matrix, position, output).await
     }
 
     /// The one empty tile of a scheme.
     pub(crate) async fn empty_tile(&self, scheme: &Scheme) -> Result<RenderedTile, TileError> {
+        self.empty_tile_as(scheme, scheme.output).await
+    }
+
+    /// The empty tile of a scheme's size in encoding `output`.
+    async fn empty_tile_as(
+        &self,
+        scheme: &Scheme,
+        output: OutputType,
+    ) -> Result<RenderedTile, TileError> {
         let size = scheme.tile_size();
-        let output = scheme.output;
         let bytes = match self.empty.get(&(size, output)) {
             Some(bytes) => bytes,
             None => {
@@ -1013,6 +1038,7 @@ async fn render_tile(
     scheme: &Scheme,
     matrix: &basin_tiles::tms::TileMatrix,
     (tile_row, tile_col): (u32, u32),
+    output: OutputType,
 ) -> Result<Option<Bytes>, TileError> {
     let reprojection = match scheme.scheme_type {
         SchemeType::Wmts => Reprojection::Identity,
@@ -1020,7 +1046,7 @@ async fn render_tile(
             TileError::NotTileable("the data cannot be placed in Web Mercator".into())
         })?,
     };
-    let (matrix, ramp, output) = (matrix.clone(), scheme.ramp.clone(), scheme.output);
+    let (matrix, ramp) = (matrix.clone(), scheme.ramp.clone());
     let rendered = tokio::task::spawn_blocking(move || {
         let values = render::sample_tile(
             band.field.as_ref(),

@@ -459,6 +459,147 @@ api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
     assert_eq!(sets[0]["tileMatrices"][2]["matrixWidth"], 4);
 });
 
+/// The little-endian `f32` values of a `RawData` tile.
+fn raw_values(bytes: &[u8]) -> Vec<f32> {
+    assert_eq!(bytes.len() % 4, 0);
+    bytes
+        .chunks_exact(4)
+        .map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]))
+        .collect()
+}
+
+api_test!(
+    output_type_in_the_query_encodes_one_answer_another_way,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let (min, max) = grid.range();
+        let path = format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1");
+        let png = get(&app, &path).await;
+        assert_eq!(png.headers()["content-type"], "image/png");
+        let png_tag = png.headers()["etag"].to_str().unwrap().to_owned();
+        let png = png.bytes().await.unwrap();
+
+        // RawData: the exact value of the cell under each pixel centre, NaN where there is none.
+        let raw = get(&app, &format!("{path}?outputType=RawData")).await;
+        assert_eq!(raw.status(), StatusCode::OK);
+        assert_eq!(raw.headers()["content-type"], "application/octet-stream");
+        let raw_tag = raw.headers()["etag"].to_str().unwrap().to_owned();
+        assert_ne!(raw_tag, png_tag);
+        let raw = raw.bytes().await.unwrap();
+        let values = raw_values(&raw);
+        assert_eq!(values.len(), 256 * 256);
+        for row in 0..256_usize {
+            for column in 0..256_usize {
+                let x = 600_000.0 + (256.0 + column as f64 + 0.5) * 25.0;
+                let y = 5_800_000.0 - (row as f64 + 0.5) * 25.0;
+                let expected = grid.sample(x, y);
+                let value = values[row * 256 + column];
+                assert!(
+                    value == expected || (value.is_nan() && expected.is_nan()),
+                    "pixel ({column}, {row}): {value} and not {expected}"
+                );
+            }
+        }
+        // The cell without data is NaN in tile (0, 0).
+        let first = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/0?outputtype=rawdata"),
+        )
+        .await;
+        let first = raw_values(&first.bytes().await.unwrap());
+        assert!(first[0].is_nan());
+        assert_eq!(first[1], 1.0);
+
+        // Each encoding is cached on its own: the scheme's PNG is still the PNG, in any order.
+        let again = get(&app, &path).await;
+        assert_eq!(again.headers()["etag"].to_str().unwrap(), png_tag);
+        assert_eq!(again.bytes().await.unwrap(), png);
+        let named = get(&app, &format!("{path}?outputType=png")).await;
+        assert_eq!(named.bytes().await.unwrap(), png);
+        let raw_again = get(&app, &format!("{path}?outputType=RAWDATA")).await;
+        assert_eq!(raw_again.bytes().await.unwrap(), raw);
+        let unchanged = app
+            .with_key(Method::GET, &format!("{path}?outputType=RawData"))
+            .header("if-none-match", &raw_tag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
+        let blank = get(&app, &format!("{path}?outputType=")).await;
+        assert_eq!(blank.bytes().await.unwrap(), png);
+
+        // The other encodings.
+        let webp = get(&app, &format!("{path}?outputType=WEBP")).await;
+        assert_eq!(webp.headers()["content-type"], "image/webp");
+        assert_eq!(&webp.bytes().await.unwrap()[8..12], b"WEBP");
+        let binned = get(&app, &format!("{path}?outputType=BinnedData256")).await;
+        assert_eq!(binned.headers()["content-type"], "image/png");
+        let binned = binned.bytes().await.unwrap();
+        assert!(binned.starts_with(b"\x89PNG"));
+        assert_ne!(binned, png);
+        let (_, _, pixels) = decode_png(&png);
+        let x = 600_000.0 + (256.0 + 10.5) * 25.0;
+        let y = 5_800_000.0 - 20.5 * 25.0;
+        assert_eq!(
+            pixels[(20 * 256 + 10) * 4..(20 * 256 + 10) * 4 + 4],
+            expected_colour(grid.sample(x, y), min, max)
+        );
+
+        // Tiles beside the data: the empty tile of the asked encoding, all NaN for RawData.
+        let empty = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0?outputType=RawData"),
+        )
+        .await;
+        assert_eq!(empty.headers()["content-type"], "application/octet-stream");
+        let empty = raw_values(&empty.bytes().await.unwrap());
+        assert_eq!(empty.len(), 256 * 256);
+        assert!(empty.iter().all(|value| value.is_nan()));
+        let empty_png = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0"),
+        )
+        .await;
+        assert_eq!(empty_png.headers()["content-type"], "image/png");
+
+        // The same tiles on the wmts100 path and through GetTile (`OUTPUTTYPE`, any case).
+        let wmts100 = get(
+            &app,
+            &format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1?outputType=RawData"),
+        )
+        .await;
+        assert_eq!(wmts100.bytes().await.unwrap(), raw);
+        let kvp = get(
+            &app,
+            &format!(
+                "/api/tiles/dataset/{dataset}/wmts?REQUEST=GetTile&LAYER=item-0\
+             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OutputType=rawData"
+            ),
+        )
+        .await;
+        assert_eq!(kvp.headers()["content-type"], "application/octet-stream");
+        assert_eq!(kvp.bytes().await.unwrap(), raw);
+
+        // Anything else is 400 naming the parameter, on every path.
+        for bad in [
+            format!("{path}?outputType=JPEG"),
+            format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1?outputType=raw"),
+            format!(
+                "/api/tiles/dataset/{dataset}/wmts?REQUEST=GetTile&LAYER=item-0\
+             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OUTPUTTYPE=tiff"
+            ),
+        ] {
+            let problem =
+                expect_problem(get(&app, &bad).await, StatusCode::BAD_REQUEST, "validation").await;
+            assert!(
+                problem["errors"].get("outputType").is_some(),
+                "{bad}: {problem}"
+            );
+        }
+    }
+);
+
 api_test!(wmts_key_value_mistakes_are_400, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;

@@ -251,6 +251,52 @@ api_test!(
     }
 );
 
+api_test!(
+    another_output_type_of_a_stored_level_is_drawn_not_read_from_the_store,
+    |app| {
+        let grid = utm_grid();
+        let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
+        let stored = created(
+            &app,
+            &dataset,
+            json!({"name": "stored", "tilingSchemes": [
+                {"schemeId": "w", "schemeType": "WMTS", "storedZoomLevels": [1]}]}),
+        )
+        .await;
+        stored_metadata(&app, &stored).await;
+        let folder = pyramid_folder(&app, &stored);
+        let (tile, _) = files_under(&folder)
+            .into_iter()
+            .find(|(path, _)| path.ends_with("1/0/1"))
+            .expect("tile 1/0/1 is stored");
+        std::fs::write(&tile, b"stored bytes").unwrap();
+        // The scheme's own encoding comes from the store ...
+        assert_eq!(
+            tile_bytes(&app, &stored, "w", 1, 0, 1).await,
+            b"stored bytes"
+        );
+        // ... another is drawn, with the values of the data.
+        let response = get(
+            &app,
+            &format!("/api/tiles/dataset/{stored}/scheme/w/1/0/1?outputType=RawData"),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/octet-stream"
+        );
+        let bytes = response.bytes().await.unwrap();
+        assert_eq!(bytes.len(), 256 * 256 * 4);
+        let value =
+            |index: usize| f32::from_le_bytes(bytes[index * 4..index * 4 + 4].try_into().unwrap());
+        // Pixel (0, 0) of tile (0, 1) at level 1 is cell (256, 0).
+        assert_eq!(value(0), 256.0);
+        assert_eq!(value(256 + 3), 1259.0);
+        assert!(value(255).is_nan(), "column 511 is past the grid");
+    }
+);
+
 api_test_with!(
     stored_levels_past_the_scheme_or_the_limit_are_refused_and_change_nothing,
     |config: &mut basin::Config| config.tiles.stored_tiles_max = 3,
