@@ -123,12 +123,15 @@ export function dialog({ title, body, actions = [{ label: 'Close', value: null }
       h('h2', { id: titleId }, title), h('div', { class: 'dialog-body' }, body), error,
       h('div', { class: 'dialog-actions' }, buttons));
     const el = h('dialog', { class: 'dialog', 'aria-labelledby': titleId }, form);
+    // Focus goes back where it was when the dialog closes, if that control is still there.
+    const opener = document.activeElement;
     let done = false;
     function finish(value) {
       if (done) return;
       done = true;
       el.close();
       el.remove();
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
       resolve(value);
     }
     form.addEventListener('submit', async (event) => {

@@ -1,7 +1,7 @@
 // Hash routes (`#/projects/<id>`): the server serves one page at `/`, deep links and the back
 // button work, and no route ever puts a credential in a URL. Pages register themselves in
-// app.js; a page's render(main, params, query) may return a cleanup function, called when the
-// person leaves (to stop polling and abort requests).
+// app.js; a page's render(container, params, query) may return a cleanup function, called when
+// the person leaves (to stop polling and abort requests).
 
 const routes = [];
 let cleanup = null;
@@ -63,8 +63,12 @@ export async function render() {
     const match = entry.regex.exec(path);
     if (!match) continue;
     const params = Object.fromEntries(entry.names.map((name, i) => [name, decodeURIComponent(match[i + 1])]));
-    main.replaceChildren();
-    const result = await entry.render(main, params, query);
+    // Each render gets a fresh container: a page still waiting on the API when the person has
+    // moved on then fills a detached element instead of overwriting the next page.
+    const host = document.createElement('div');
+    host.className = 'page';
+    main.replaceChildren(host);
+    const result = await entry.render(host, params, query);
     if (mine !== renderCount) {
       if (typeof result === 'function') result();
       return;

@@ -158,9 +158,12 @@ struct DatasetListQuery {
     /// Page size (default: the largest page, so that clients that do not page get everything
     /// up to it).
     limit: Option<u32>,
+    /// Case-insensitive prefix of the name, as `namePrefix` of the project lists.
+    name_prefix: Option<String>,
 }
 
-/// Datasets placed directly in the project, by name (`{"data": [...], "cursor": ...}`).
+/// Datasets placed directly in the project, by name (`{"data": [...], "cursor": ...}`),
+/// optionally only those whose name starts with `namePrefix`.
 #[utoipa::path(get, path = "/api/metadata/project/{id}/dataset/list", tag = "datasets",
     params(("id" = uuid::Uuid, Path), DatasetListQuery),
     responses((status = 200, body = CursorPage<DatasetDto>), (status = 403), (status = 404)))]
@@ -183,6 +186,10 @@ async fn list_datasets(
         .list(
             &Caller::from(&principal),
             project,
+            query
+                .name_prefix
+                .as_deref()
+                .filter(|prefix| !prefix.is_empty()),
             after,
             request.fetch_count(),
         )

@@ -344,6 +344,7 @@ impl DatasetService {
         &self,
         caller: &Caller,
         project: ProjectId,
+        name_prefix: Option<&str>,
         after: Option<(crate::db::SortValue, Uuid)>,
         fetch: i64,
     ) -> DatasetResult<Vec<DatasetRow>> {
@@ -353,7 +354,7 @@ impl DatasetService {
                 ProjectError::Forbidden("you may not list content in this project".into()).into(),
             );
         }
-        Ok(store::list(&self.db, project, after, fetch).await?)
+        Ok(store::list(&self.db, project, name_prefix, after, fetch).await?)
     }
 
     async fn write(

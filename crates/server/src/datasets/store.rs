@@ -120,10 +120,12 @@ pub(super) async fn find_by_data_path(db: &Db, data_path: &str) -> StoreResult<V
     sql.fetch_all(db).await
 }
 
-/// Live datasets placed directly in `project`, by name, one keyset page.
+/// Live datasets placed directly in `project`, by name, one keyset page; with `name_prefix`,
+/// only names that start with it, ignoring case (as the project lists).
 pub(crate) async fn list(
     db: &Db,
     project: ProjectId,
+    name_prefix: Option<&str>,
     after: Option<(SortValue, uuid::Uuid)>,
     fetch: i64,
 ) -> StoreResult<Vec<DatasetRow>> {
@@ -132,6 +134,15 @@ pub(crate) async fn list(
     ));
     let param = sql.arg(Arg::Uuid(project.as_uuid()));
     sql.push(&param);
+    if let Some(prefix) = name_prefix {
+        let length = sql.arg(Arg::I64(
+            i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX),
+        ));
+        let value = sql.arg(Arg::Text(prefix.to_lowercase()));
+        sql.push(&format!(
+            " AND lower(substr(name, 1, CAST({length} AS INTEGER))) = {value}"
+        ));
+    }
     let page = KeysetPage {
         column: "name",
         id_column: "id",

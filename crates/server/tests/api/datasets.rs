@@ -305,6 +305,27 @@ api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
     .await;
     assert_eq!(next["data"][0]["name"], "c.txt");
     assert!(next["cursor"].is_null());
+    // namePrefix filters by the start of the name, ignoring case, and pages as well.
+    for (prefix, expected) in [("B", vec!["b.dfs0"]), ("c.T", vec!["c.txt"]), ("x", vec![])] {
+        let filtered = expect_status(
+            app.with_key(
+                Method::GET,
+                &format!("/api/metadata/project/{root}/dataset/list?namePrefix={prefix}"),
+            )
+            .send()
+            .await
+            .unwrap(),
+            StatusCode::OK,
+        )
+        .await;
+        let names: Vec<&str> = filtered["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, expected, "namePrefix={prefix}");
+    }
 });
 
 api_test!(
