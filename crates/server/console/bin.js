@@ -4,9 +4,9 @@
 // restore is impossible the API's problem is shown with what to do instead.
 
 import { ApiError, api } from './api.js';
-import { button, confirmDialog, describeError, errorBox, formatBytes, h, loading, pageHeader, replace, toast } from './dom.js';
+import { button, confirmDialog, describeError, formatBytes, h, loading, pageHeader, replace, toast } from './dom.js';
 import { setQuery } from './router.js';
-import { headerCell, intParam, keepFocus, limited, offsetPager, oneOf, shortTime, sortControls } from './listing.js';
+import { headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, shortTime, sortControls } from './listing.js';
 import { pickProject } from './picker.js';
 
 export function register(route) {
@@ -101,27 +101,12 @@ async function binPage(main, _params, query) {
     message.focus();
   }
 
-  async function load() {
-    results.setAttribute('aria-busy', 'true');
+  function load() {
     const path = state.scope === 'all' ? '/api/recycle-bin/all-deleted-items' : '/api/recycle-bin/my-deleted-items';
-    let page;
-    try {
-      page = await api('GET', path, {
-        signal, query: { offset: state.offset, limit: state.limit, sortBy: state.sort, sortOrder: state.order },
-      });
-    } catch (failure) {
-      if (failure.name === 'AbortError') return;
-      replace(results, errorBox(failure, load));
-      results.setAttribute('aria-busy', 'false');
-      return;
-    }
-    if (page.totalCount > 0 && !page.data.length && state.offset > 0) {
-      set({ offset: Math.floor((page.totalCount - 1) / state.limit) * state.limit });
-      load();
-      return;
-    }
-    render(page);
-    results.setAttribute('aria-busy', 'false');
+    return loadOffsetPage({
+      results, path, state, set, signal, load, show: render,
+      query: { sortBy: state.sort, sortOrder: state.order },
+    });
   }
 
   function render(page) {

@@ -2,7 +2,8 @@
 // for offset lists, sort and filter controls, and a small concurrency limiter for the per-row
 // look-ups a page makes. Nothing here loads a whole list: every list is one page per request.
 
-import { debounce, field, formatTime, h, parseTime, uid } from './dom.js';
+import { api } from './api.js';
+import { debounce, errorBox, field, formatTime, h, parseTime, replace, uid } from './dom.js';
 
 export const PAGE_SIZES = [25, 50, 100, 200];
 
@@ -143,4 +144,32 @@ export function shortTime(wire) {
   const two = (n) => String(n).padStart(2, '0');
   const text = `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
   return h('time', { datetime: date.toISOString(), title: `${formatTime(date, { seconds: true })} (${date.toISOString()} UTC)` }, text);
+}
+
+/**
+ * Loads one page of an offset list into `results`: marks it busy, shows an error box with a
+ * retry on failure (an aborted request does nothing), and moves to the last page when the
+ * offset is past the end (items deleted meanwhile, a stale link). `load` is the caller's own
+ * loader (for the retry and the move), `show(page)` draws a page.
+ */
+export async function loadOffsetPage({ results, path, query, state, set, signal, load, show }) {
+  results.setAttribute('aria-busy', 'true');
+  let page;
+  try {
+    page = await api('GET', path, {
+      signal, query: { offset: state.offset, limit: state.limit, ...query },
+    });
+  } catch (failure) {
+    if (failure.name === 'AbortError') return;
+    replace(results, errorBox(failure, load));
+    results.setAttribute('aria-busy', 'false');
+    return;
+  }
+  if (page.totalCount > 0 && !page.data.length && state.offset > 0) {
+    set({ offset: Math.floor((page.totalCount - 1) / state.limit) * state.limit });
+    load();
+    return;
+  }
+  show(page);
+  results.setAttribute('aria-busy', 'false');
 }

@@ -684,6 +684,11 @@ export function createMap(container, { basemapUrl = null, basemapAttribution = '
       }
     }
     showStatus();
+    // Whether every tile in view is in: `data-tiles` for tests and screenshots, `aria-busy`
+    // for assistive technology.
+    const settled = rasterResult.complete && vectorResult.complete;
+    root.dataset.tiles = settled ? 'complete' : 'loading';
+    root.setAttribute('aria-busy', settled ? 'false' : 'true');
     if (raster || vector) {
       const detail = {
         count: rasterResult.drawn + vectorResult.drawn,

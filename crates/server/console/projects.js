@@ -13,7 +13,8 @@ import {
 } from './dom.js';
 import { current, navigate, renderToken, setQuery, stale } from './router.js';
 import {
-  accessBadge, filterField, headerCell, intParam, keepFocus, limited, offsetPager, oneOf, shortTime, sortControls,
+  accessBadge, filterField, headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, shortTime,
+  sortControls,
 } from './listing.js';
 import { pickProject } from './picker.js';
 import { uploadPanel } from './upload.js';
@@ -259,30 +260,13 @@ function projectList({ parent, rootId, state: initial, onState, signal, onDelete
   });
   wrap.append(heading, h('div', { class: 'toolbar list-toolbar' }, filter.element, sorts), results);
 
-  async function load() {
-    results.setAttribute('aria-busy', 'true');
+  function load() {
     if (!results.firstChild) results.append(loading());
     const path = parent ? `/api/metadata/project/${parent.id}/subproject/offset-list` : '/api/metadata/project/offset-list';
-    let page;
-    try {
-      page = await api('GET', path, {
-        signal,
-        query: { offset: state.offset, limit: state.limit, sortBy: state.sort, sortOrder: state.order, namePrefix: state.q },
-      });
-    } catch (failure) {
-      if (failure.name === 'AbortError') return;
-      replace(results, errorBox(failure, load));
-      results.setAttribute('aria-busy', 'false');
-      return;
-    }
-    // An offset past the end (items deleted meanwhile, a stale link) goes to the last page.
-    if (page.totalCount > 0 && !page.data.length && state.offset > 0) {
-      set({ offset: Math.floor((page.totalCount - 1) / state.limit) * state.limit });
-      load();
-      return;
-    }
-    renderRows(page);
-    results.setAttribute('aria-busy', 'false');
+    return loadOffsetPage({
+      results, path, state, set, signal, load, show: renderRows,
+      query: { sortBy: state.sort, sortOrder: state.order, namePrefix: state.q },
+    });
   }
 
   function renderRows(page) {

@@ -55,6 +55,11 @@ function mapPixels(page, kind = 'raster') {
   }, kind);
 }
 
+/** Waits until the map has every tile in view (map.js sets data-tiles on its root). */
+async function mapSettled(page) {
+  await page.locator('.dataset-map .map[data-tiles="complete"]').waitFor({ timeout: 20000 });
+}
+
 async function facts(page) {
   return page.locator('.dataset-facts').innerText();
 }
@@ -93,6 +98,7 @@ export async function run(t, { assert, eventually }) {
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });
   await t.axe(page, 'dataset raster');
+  await mapSettled(page);
   await t.screenshot(page, 'dataset-raster');
 
   // A DFSU mesh: items with units from the file, 9 time steps; the slider draws another step.
@@ -138,6 +144,7 @@ export async function run(t, { assert, eventually }) {
   await page.getByRole('button', { name: 'Pause' }).click();
   await eventually(async () => (await mapPixels(page)).painted > 500, { message: 'tiles after pausing', timeout: 20000 });
   await t.axe(page, 'dataset mesh');
+  await mapSettled(page);
   await t.screenshot(page, 'dataset-mesh');
 
   // A dfs0: plotted from its bytes; the delete value is a gap; read-outs by pointer and keys.

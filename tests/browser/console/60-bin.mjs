@@ -145,7 +145,7 @@ export async function run(t, { assert, eventually }) {
   await page.getByRole('status').filter({ hasText: `${notes.name} was deleted for good` }).first().waitFor();
   assert(await status(t, `/api/recycle-bin/dataset/${notes.id}`) === 404, 'gone from the bin');
   assert(await status(t, `/api/metadata/dataset/${notes.id}`) === 404, 'and not live');
-  assert(await row(notes.name).count() === 0, 'no longer listed');
+  await eventually(async () => await row(notes.name).count() === 0, { message: 'the item no longer listed' });
 
   // The same page at 360 px: no sideways scrolling.
   const narrow = await t.newPage({ viewport: { width: 360, height: 740 } });
