@@ -24,6 +24,7 @@ const BACK_OFFICE_NAV = [
 ];
 
 let principal = null;
+let tenantName = null;
 let stopBanner = null;
 
 function signInPage(main, _params, query) {
@@ -81,9 +82,15 @@ async function accountPage(main) {
       h('dt', {}, 'Kind'), h('dd', {}, who.principalType || ''),
       h('dt', {}, 'Role'), h('dd', {}, who.role || ''),
       h('dt', {}, 'Platform roles'), h('dd', {}, (who.platformRoles || []).join(', ') || 'none'),
-      h('dt', {}, 'Tenant'), h('dd', { class: 'mono' }, who.tenantId || '—')),
+      h('dt', {}, 'Tenant'), h('dd', {}, tenantOf(tenants, who.tenantId))),
     h('h2', {}, 'Tenants'),
     h('ul', {}, (tenants.data || []).map((t) => h('li', {}, `${t.name} (${t.role})`))));
+}
+
+function tenantOf(tenants, id) {
+  if (!id) return '—';
+  const tenant = (tenants.data || []).find((t) => t.id === id);
+  return tenant ? [tenant.name, ' ', h('span', { class: 'mono' }, `(${id})`)] : h('span', { class: 'mono' }, id);
 }
 
 function renderNav() {
@@ -97,8 +104,10 @@ function renderNav() {
   const items = [...NAV, ...(isBackOffice(principal) ? BACK_OFFICE_NAV : [])];
   replace(nav, h('ul', {}, items.map((item) => h('li', {},
     h('a', { href: `#${item.path}`, dataset: { path: item.path } }, item.label)))));
+  const name = principal.name || principal.email || 'Signed in';
   replace(who,
-    h('a', { href: '#/account', class: 'who-name', title: 'Account' }, principal.name || principal.email || 'Signed in'),
+    h('a', { href: '#/account', class: 'who-name', title: tenantName ? `${name}, tenant ${tenantName}: account` : `${name}: account` },
+      name, tenantName ? h('span', { class: 'who-tenant hide-narrow' }, ` · ${tenantName}`) : null),
     button('Sign out', signOut, { kind: 'quiet' }));
   markCurrent();
 }
@@ -123,7 +132,14 @@ function signOut() {
 
 async function start() {
   principal = await me();
+  tenantName = null;
   renderNav();
+  // The tenant's name beside the caller's (the principal carries only its id).
+  api('GET', '/api/iam/tenant/my').then((tenants) => {
+    const tenant = (tenants?.data || []).find((t) => t.id === principal?.tenantId);
+    tenantName = tenant?.name || null;
+    renderNav();
+  }).catch(() => {});
   if (stopBanner) stopBanner();
   stopBanner = startBanner(document.getElementById('banner'));
 }

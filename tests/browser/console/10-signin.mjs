@@ -1,6 +1,7 @@
 // Sign in with the API key and with a bearer token; a wrong key is refused in the form; the
-// key is kept in session storage only (not in the URL, not in a cookie); signing out forgets
-// it; the page works at 360 px wide.
+// key is kept in session storage only (not in the URL, not in a cookie); the top bar and the
+// account page say who and which tenant; signing out forgets the key; the page works at 360 px
+// wide.
 
 export async function run(t, { assert }) {
   const page = await t.newPage();
@@ -20,8 +21,15 @@ export async function run(t, { assert }) {
   const cookies = await page.context().cookies();
   assert(cookies.length === 0, `no cookies: ${JSON.stringify(cookies)}`);
 
+  // Who and which tenant, in the top bar and on the account page.
+  const me = await t.api('GET', '/api/iam/principal/me');
+  const tenant = (await t.api('GET', '/api/iam/tenant/my')).data.find((one) => one.id === me.tenantId);
+  await page.locator('#who', { hasText: tenant.name }).waitFor();
+  assert((await page.locator('#who').innerText()).includes(me.name), 'the caller\'s name in the top bar');
   await page.goto(`${t.base}/#/account`);
   await page.getByRole('heading', { name: 'Account' }).waitFor();
+  const facts = await page.locator('.facts').innerText();
+  assert(facts.includes(tenant.name) && facts.includes(me.id), `account facts: ${facts}`);
   await t.axe(page, 'account');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
