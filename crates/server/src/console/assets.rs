@@ -294,9 +294,17 @@ mod tests {
         )
     }
 
-    fn served(set: &AssetSet, stem: &str) -> String {
+    /// The served name of `file` (`app.js` -> `app.<hash>.js`), or empty.
+    fn served(set: &AssetSet, file: &str) -> String {
+        let (stem, extension) = file.rsplit_once('.').unwrap_or((file, ""));
         set.served_names()
-            .find(|name| name.starts_with(&format!("{stem}.")))
+            .find(|name| {
+                name.strip_prefix(stem)
+                    .and_then(|rest| rest.strip_suffix(extension))
+                    .is_some_and(|hash| {
+                        hash.len() == 14 && hash.starts_with('.') && hash.ends_with('.')
+                    })
+            })
             .map(str::to_owned)
             .unwrap_or_default()
     }
@@ -317,8 +325,8 @@ mod tests {
             ("logo.svg", "<svg/>"),
         ];
         let set = build(&files).unwrap();
-        let app = served(&set, "app");
-        let api = served(&set, "api");
+        let app = served(&set, "app.js");
+        let api = served(&set, "api.js");
         assert!(app.len() == "app..js".len() + 12, "{app}");
         let page = std::str::from_utf8(&set.page().bytes).unwrap();
         assert!(page.contains(&format!("src=\"console/{app}\"")), "{page}");
@@ -327,15 +335,15 @@ mod tests {
             .to_owned();
         assert!(app_text.contains(&format!("from './{api}'")), "{app_text}");
         let css = served(&set, "app.css");
-        assert!(css.is_empty(), "app.css is hashed as app.<hash>.css");
+        assert!(css.len() == "app..css".len() + 12, "{css}");
 
         // A change to api.js renames api.js and app.js, which imports it, but not logo.svg.
         let mut changed = files;
         changed[2] = ("api.js", "export const a = 2;");
         let again = build(&changed).unwrap();
-        assert_ne!(served(&again, "api"), api);
-        assert_ne!(served(&again, "app"), app);
-        assert_eq!(served(&again, "logo"), served(&set, "logo"));
+        assert_ne!(served(&again, "api.js"), api);
+        assert_ne!(served(&again, "app.js"), app);
+        assert_eq!(served(&again, "logo.svg"), served(&set, "logo.svg"));
     }
 
     #[test]
@@ -349,10 +357,10 @@ mod tests {
             ("api.js", ""),
         ];
         let set = build(&files).unwrap();
-        let app = std::str::from_utf8(&set.get(&served(&set, "app")).unwrap().bytes)
+        let app = std::str::from_utf8(&set.get(&served(&set, "app.js")).unwrap().bytes)
             .unwrap()
             .to_owned();
-        let api = served(&set, "api");
+        let api = served(&set, "api.js");
         assert_eq!(
             app,
             format!("import './{api}'; // ./api.js\nfetch('./other.js'); '../api.js'; './api.jsx'")
@@ -405,6 +413,7 @@ mod tests {
             &BTreeMap::new(),
         )
         .unwrap();
-        assert!(!served(&set, "app").is_empty());
+        assert!(!served(&set, "app.js").is_empty());
+        assert!(!served(&set, "app.css").is_empty());
     }
 }
