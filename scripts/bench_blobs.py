@@ -8,14 +8,15 @@ the blob back); Azurite's through its well-known development account.
 """
 
 import argparse
+import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
-import json
 
 from azure.storage.blob import BlobClient, BlobServiceClient
 
@@ -211,7 +212,7 @@ def main():
                     times[kind].setdefault(phase, []).append(value)
             finally:
                 server.stop()
-                subprocess.run(["rm", "-rf", folder], check=False)
+                shutil.rmtree(folder, ignore_errors=True)
             print(f"round {round_index + 1}: {kind} done", file=sys.stderr)
     print(
         f"\n{args.large_mib} MiB blob and {args.small_count} x {args.small_mib} MiB blobs, "
