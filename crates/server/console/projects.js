@@ -129,29 +129,23 @@ async function createProjectDialog(parent) {
 }
 
 /**
- * Renames a project. `record` is a full record (PUT replaces description, metadata and
- * settings); resolves 'renamed', 'conflict' (stale rowVersion: the caller reloads) or null.
+ * A rename dialog: resolves 'renamed' once `save(newName)` succeeded, 'conflict' when the API
+ * refused a stale rowVersion (nothing saved: the caller reloads), or null (cancelled, or the
+ * name unchanged).
  */
-async function renameProjectDialog(record) {
-  const name = nameInput(record.name);
+async function renameDialog(currentName, save) {
+  const name = nameInput(currentName);
   let outcome = null;
   await dialog({
-    title: `Rename ${record.name}`,
+    title: `Rename ${currentName}`,
     body: [field('New name', name, { required: true })],
     actions: [{ label: 'Cancel', value: null }, { label: 'Rename', value: 'rename', kind: 'primary' }],
     onSubmit: async () => {
       const value = name.value.trim();
       if (!value) throw new Error('Enter a name.');
-      if (value === record.name) return true;
+      if (value === currentName) return true;
       try {
-        await api('PUT', '/api/metadata/project', {
-          body: {
-            id: record.id, name: value, description: record.description || '',
-            metadata: record.metadata || {}, settings: record.settings || {}, rowVersion: record.rowVersion,
-          },
-        });
-        outcome = 'renamed';
-        toast(`Renamed to ${value}.`, 'success');
+        await save(value);
       } catch (failure) {
         if (failure instanceof ApiError && problemType(failure) === 'row-version-conflict') {
           outcome = 'conflict';
@@ -159,10 +153,23 @@ async function renameProjectDialog(record) {
         }
         throw failure;
       }
+      outcome = 'renamed';
+      toast(`Renamed to ${value}.`, 'success');
       return true;
     },
   });
   return outcome;
+}
+
+/** Renames a project. `record` is a full record (PUT replaces description, metadata and
+ *  settings); resolves as renameDialog. */
+function renameProjectDialog(record) {
+  return renameDialog(record.name, (value) => api('PUT', '/api/metadata/project', {
+    body: {
+      id: record.id, name: value, description: record.description || '',
+      metadata: record.metadata || {}, settings: record.settings || {}, rowVersion: record.rowVersion,
+    },
+  }));
 }
 
 const CONFLICT_MESSAGE = 'Someone changed this project since the page was loaded, so nothing was saved. '
@@ -632,32 +639,13 @@ function datasetList({ project, caps, cursor: initialCursor, prefix: initialPref
   }
 
   async function renameDataset(row) {
-    const name = nameInput(row.name);
-    let done = false;
-    await dialog({
-      title: `Rename ${row.name}`,
-      body: [field('New name', name, { required: true })],
-      actions: [{ label: 'Cancel', value: null }, { label: 'Rename', value: 'rename', kind: 'primary' }],
-      onSubmit: async () => {
-        const value = name.value.trim();
-        if (!value) throw new Error('Enter a name.');
-        if (value === row.name) return true;
-        try {
-          await api('PUT', `/api/metadata/project/${project.id}/dataset`, { body: { id: row.id, name: value, rowVersion: row.rowVersion } });
-        } catch (failure) {
-          if (failure instanceof ApiError && problemType(failure) === 'row-version-conflict') {
-            toast('Someone changed this dataset since the list was loaded, so nothing was saved. The list now shows the latest version.', 'error');
-            done = true;
-            return true;
-          }
-          throw failure;
-        }
-        toast(`Renamed to ${value}.`, 'success');
-        done = true;
-        return true;
-      },
-    });
-    if (done) load();
+    const outcome = await renameDialog(row.name, (value) => api('PUT', `/api/metadata/project/${project.id}/dataset`, {
+      body: { id: row.id, name: value, rowVersion: row.rowVersion },
+    }));
+    if (outcome === 'conflict') {
+      toast('Someone changed this dataset since the list was loaded, so nothing was saved. The list now shows the latest version.', 'error');
+    }
+    if (outcome) load();
   }
 
   async function moveDataset(row) {

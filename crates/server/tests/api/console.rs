@@ -37,6 +37,17 @@ fn is_hashed(name: &str) -> bool {
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
 }
 
+/// The body of `GET path`, as text.
+async fn page_text(app: &TestApp, path: &str) -> String {
+    app.anonymous(Method::GET, path)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 fn header(response: &reqwest::Response, name: &str) -> String {
     response
         .headers()
@@ -90,14 +101,7 @@ api_test!(
 api_test!(
     every_file_the_page_reaches_is_hashed_and_cached_for_a_year,
     |app| {
-        let page = app
-            .anonymous(Method::GET, "/")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = page_text(&app, "/").await;
         let mut queue: VecDeque<String> = references(&page).into_iter().collect();
         let mut seen = BTreeSet::new();
         while let Some(name) = queue.pop_front() {
@@ -200,14 +204,7 @@ api_test!(a_known_entity_tag_answers_304_and_head_has_no_body, |app| {
 });
 
 api_test!(files_are_gzipped_for_clients_that_accept_it, |app| {
-    let page = app
-        .anonymous(Method::GET, "/")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = page_text(&app, "/").await;
     let app_js = references(&page)
         .into_iter()
         .find(|name| name.starts_with("app.") && name.ends_with(".js"))
@@ -306,57 +303,22 @@ mod development_folder {
         })
         .await
         .unwrap();
-        let first = app
-            .anonymous(Method::GET, "/")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let first = page_text(&app, "/").await;
         write("util.js", "export const version = 2;");
-        let second = app
-            .anonymous(Method::GET, "/")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let second = page_text(&app, "/").await;
         assert_ne!(
             first, second,
             "a change to an imported module renames app.js"
         );
         let app_js = references(&second).into_iter().next().unwrap();
-        let module = app
-            .anonymous(Method::GET, &format!("/console/{app_js}"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let module = page_text(&app, &format!("/console/{app_js}")).await;
         let util = references(&module).into_iter().next().unwrap();
-        let util = app
-            .anonymous(Method::GET, &format!("/console/{util}"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let util = page_text(&app, &format!("/console/{util}")).await;
         assert_eq!(util, "export const version = 2;");
 
         // A broken folder (an import cycle) keeps the files served before.
         write("util.js", "import './app.js';");
-        let third = app
-            .anonymous(Method::GET, "/")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let third = page_text(&app, "/").await;
         assert_eq!(third, second);
     }
 }
