@@ -213,6 +213,9 @@ pub struct BlobConfig {
     pub upload_url_ttl_seconds: i64,
     /// Lifetime of read URLs, in seconds.
     pub read_url_ttl_seconds: i64,
+    /// Folder backend: how long after a block commit its blocks are copied into one file, in
+    /// seconds (the commit itself copies nothing; see docs/blobs.md).
+    pub compaction_delay_seconds: u64,
 }
 
 impl Default for BlobConfig {
@@ -222,6 +225,7 @@ impl Default for BlobConfig {
             options: BTreeMap::new(),
             upload_url_ttl_seconds: limits::UPLOAD_URL_TTL_SECONDS,
             read_url_ttl_seconds: limits::READ_URL_TTL_SECONDS,
+            compaction_delay_seconds: limits::BLOB_COMPACTION_DELAY_SECONDS,
         }
     }
 }
@@ -1021,6 +1025,12 @@ impl Config {
             return Err(ConfigError::Inconsistent(
                 "limits.upload_bytes_max must be at least 1".into(),
             ));
+        }
+        if self.blob.compaction_delay_seconds > limits::BLOB_COMPACTION_DELAY_SECONDS_MAX {
+            return Err(ConfigError::Inconsistent(format!(
+                "blob.compaction_delay_seconds must be at most {} (a day)",
+                limits::BLOB_COMPACTION_DELAY_SECONDS_MAX
+            )));
         }
         Ok(())
     }

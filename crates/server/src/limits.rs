@@ -100,8 +100,16 @@ pub(crate) const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
 /// Age at which staged blocks never committed, and writes a crashed process left, are removed:
 /// a week, as Azure Blob Storage keeps uncommitted blocks.
 pub(crate) const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
+/// How long after a block commit the folder backend copies the blocks into one file: long
+/// enough that an upload's first reads (a client checking what it sent, a conversion starting)
+/// do not compete with the copy.
+pub(crate) const BLOB_COMPACTION_DELAY_SECONDS: u64 = 10;
+/// Longest compaction delay a deployment may set: a day.
+pub(crate) const BLOB_COMPACTION_DELAY_SECONDS_MAX: u64 = 24 * 3600;
 /// How often the blob store is swept for such leftovers.
 pub(crate) const BLOB_SWEEP_INTERVAL_SECONDS: u64 = 3600;
+/// Largest range whose MD5 a read may ask for (`x-ms-range-get-content-md5`), as in Azure.
+pub(crate) const RANGE_MD5_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
 pub(crate) const BLOB_NAME_BYTES_MAX: usize = 1024;
 /// Segments of a blob name (Azure's limit is 254).

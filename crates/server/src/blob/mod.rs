@@ -103,16 +103,17 @@ pub(crate) async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobSt
 }
 
 async fn open_backend(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
+    let compaction_delay = std::time::Duration::from_secs(config.blob.compaction_delay_seconds);
     let Some(raw) = config.blob.url.as_deref() else {
         let root = config.data_dir.join(LOCAL_BLOBS_DIR);
-        return open_local(root).await;
+        return open_local(root, compaction_delay).await;
     };
     let url = url::Url::parse(raw).with_context(|| format!("blob.url {raw:?} is not a URL"))?;
     if url.scheme() == "file" {
         let root = url
             .to_file_path()
             .map_err(|()| anyhow::anyhow!("blob.url {raw:?} is not a local path"))?;
-        return open_local(root).await;
+        return open_local(root, compaction_delay).await;
     }
     let options: BTreeMap<String, String> = config
         .blob
@@ -125,8 +126,11 @@ async fn open_backend(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
     Ok(Arc::new(store))
 }
 
-async fn open_local(root: std::path::PathBuf) -> anyhow::Result<Arc<dyn BlobStore>> {
-    let store = LocalBlobStore::open(&root)
+async fn open_local(
+    root: std::path::PathBuf,
+    compaction_delay: std::time::Duration,
+) -> anyhow::Result<Arc<dyn BlobStore>> {
+    let store = LocalBlobStore::open_with(&root, compaction_delay)
         .await
         .with_context(|| format!("cannot create the blob folder {}", root.display()))?;
     Ok(Arc::new(store))

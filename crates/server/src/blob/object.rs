@@ -10,6 +10,12 @@
 //! process never aborted is the store's to expire: on S3 and GCS a lifecycle rule
 //! `AbortIncompleteMultipartUpload` does it; Azure drops uncommitted blocks after a week.
 //!
+//! Every blob's MD5 is kept for `Content-MD5`. A blob of at most one part is sent in one
+//! request, with its MD5 as object metadata (`basin-content-md5`). A larger one is a multipart
+//! upload, whose metadata is fixed before its bytes are seen, so its MD5 goes to a record
+//! object `.md5/<sha256 of location>` naming the ETag the upload completed with: a reader
+//! takes it only for that version, never for bytes written since.
+//!
 //! Create-only writes (`If-None-Match: *`) check for the blob before writing and again before
 //! completing: object stores offer no atomic create-if-absent for multipart uploads, so two
 //! racing create-only uploads of one path can both succeed. Upload paths are fresh uuids, so
@@ -19,11 +25,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::{Path as ObjectPath, PathPart};
 use object_store::{
     Attribute, AttributeValue, Attributes, GetOptions, GetRange, ObjectMeta, ObjectStore,
-    ObjectStoreExt, PutMultipartOptions, WriteMultipart,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, WriteMultipart,
 };
 
 use crate::blob::blocks::BlockId;
@@ -36,6 +45,11 @@ use crate::blob::store::{
 
 /// Prefix of staged blocks inside the store's prefix.
 const BLOCKS_PREFIX: &str = ".blocks";
+/// Prefix of the MD5 records of blobs written in several parts, inside the store's prefix.
+const MD5_PREFIX: &str = ".md5";
+/// The object metadata holding the MD5 of a blob written in one request: not a C# identifier,
+/// so no client's `x-ms-meta-` name can be it.
+const MD5_ATTRIBUTE: &str = "basin-content-md5";
 /// Size of each multipart part: above S3's 5 MiB minimum, small enough to keep memory flat.
 const PART_BYTES: usize = 8 * 1024 * 1024;
 /// Parts uploaded at once per write; memory per upload is at most this many parts.
@@ -102,7 +116,7 @@ impl ObjectBlobStore {
             .get_opts(location, options)
             .await
             .map_err(|error| not_found_or_storage(error, path))?;
-        let meta = meta_of(&result.meta, properties_of(&result.attributes));
+        let meta = meta_of(&result.meta, &result.attributes);
         Ok((result.meta, meta))
     }
 
@@ -121,7 +135,7 @@ impl ObjectBlobStore {
         body: ByteStream,
         options: WriteOptions,
         before_complete: Option<&BlobPath>,
-    ) -> Result<(u64, [u8; 16]), BlobError> {
+    ) -> Result<(u64, [u8; 16], Option<String>), BlobError> {
         let upload = self
             .store
             .put_multipart_opts(
@@ -144,9 +158,9 @@ impl ObjectBlobStore {
         }
         .await;
         match result {
-            Ok(finished) => {
-                writer.finish().await.map_err(BlobError::storage)?;
-                Ok(finished)
+            Ok((size, md5)) => {
+                let done = writer.finish().await.map_err(BlobError::storage)?;
+                Ok((size, md5, done.e_tag))
             }
             Err(error) => {
                 let _ = writer.abort().await;
@@ -170,6 +184,121 @@ impl ObjectBlobStore {
             .map_err(BlobError::storage)?;
         Ok(())
     }
+}
+
+impl ObjectBlobStore {
+    fn md5_location(&self, location: &ObjectPath) -> ObjectPath {
+        let key = hashed_name(location.as_ref());
+        self.under_prefix([MD5_PREFIX, key.as_str()].into_iter())
+    }
+
+    /// Writes a blob of at most one part in one request, its MD5 among its metadata.
+    async fn put_whole(
+        &self,
+        location: &ObjectPath,
+        chunks: Vec<Bytes>,
+        options: &WriteOptions,
+        before_put: Option<&BlobPath>,
+    ) -> Result<[u8; 16], BlobError> {
+        let mut tally = Tally::new(options.size_max);
+        for chunk in &chunks {
+            tally.add(chunk)?;
+        }
+        let (_, md5) = tally.finish(options.expected_md5)?;
+        if let Some(path) = before_put {
+            self.fail_if_exists(path).await?;
+        }
+        let mut attributes = attributes_of(&options.properties);
+        attributes.insert(
+            Attribute::Metadata(MD5_ATTRIBUTE.into()),
+            AttributeValue::from(STANDARD.encode(md5)),
+        );
+        let put = PutOptions {
+            attributes,
+            ..PutOptions::default()
+        };
+        self.store
+            .put_opts(location, chunks.into_iter().collect::<PutPayload>(), put)
+            .await
+            .map_err(BlobError::storage)?;
+        Ok(md5)
+    }
+
+    /// Writes a blob from `body`: in one request if it fits in a part, else in parts with an
+    /// MD5 record beside it.
+    async fn write_blob(
+        &self,
+        location: &ObjectPath,
+        body: ByteStream,
+        options: WriteOptions,
+        before_complete: Option<&BlobPath>,
+    ) -> Result<[u8; 16], BlobError> {
+        let (first, rest) = first_part(body).await?;
+        let Some(rest) = rest else {
+            return self
+                .put_whole(location, first, &options, before_complete)
+                .await;
+        };
+        let body = futures::stream::iter(first.into_iter().map(Ok))
+            .chain(rest)
+            .boxed();
+        let (_, md5, e_tag) = self.write(location, body, options, before_complete).await?;
+        self.record_md5(location, e_tag, md5).await;
+        Ok(md5)
+    }
+
+    /// Keeps the MD5 of the version `e_tag` of the blob at `location`. Failing leaves the blob
+    /// without `Content-MD5`, never with a wrong one, so it does not fail the write.
+    async fn record_md5(&self, location: &ObjectPath, e_tag: Option<String>, md5: [u8; 16]) {
+        let Some(e_tag) = e_tag else {
+            return;
+        };
+        let record = Md5Record {
+            etag: quoted(&e_tag),
+            md5,
+        };
+        let Ok(json) = serde_json::to_vec(&record) else {
+            return;
+        };
+        if let Err(error) = self
+            .store
+            .put(&self.md5_location(location), PutPayload::from(json))
+            .await
+        {
+            tracing::warn!(%location, %error, "cannot record a blob's MD5");
+        }
+    }
+
+    async fn forget_md5(&self, location: &ObjectPath) {
+        match self.store.delete(&self.md5_location(location)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(error) => tracing::warn!(%location, %error, "cannot remove a blob's MD5 record"),
+        }
+    }
+}
+
+/// The MD5 of one version of a blob written in parts.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Md5Record {
+    /// The version's ETag, quoted as [`BlobMeta::etag`].
+    etag: String,
+    md5: [u8; 16],
+}
+
+/// Reads `body` until it passes one part: the chunks read, and the rest of the body when there
+/// is more.
+async fn first_part(mut body: ByteStream) -> Result<(Vec<Bytes>, Option<ByteStream>), BlobError> {
+    let mut chunks = Vec::new();
+    let mut size = 0usize;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(BlobError::Body)?;
+        size = size.saturating_add(chunk.len());
+        chunks.push(chunk);
+        if size > PART_BYTES {
+            return Ok((chunks, Some(body)));
+        }
+    }
+    Ok((chunks, None))
 }
 
 /// Feeds a stream into a multipart writer through a tally.
@@ -204,7 +333,7 @@ impl BlobStore for ObjectBlobStore {
         }
         let location = self.location(path);
         let check = options.create_only.then_some(path);
-        let (_, md5) = self.write(&location, body, options, check).await?;
+        let md5 = self.write_blob(&location, body, options, check).await?;
         let (_, meta) = self.meta(&location, path).await?;
         Ok(Written { meta, md5 })
     }
@@ -249,7 +378,29 @@ impl BlobStore for ObjectBlobStore {
         self.store
             .delete(&location)
             .await
-            .map_err(|error| not_found_or_storage(error, path))
+            .map_err(|error| not_found_or_storage(error, path))?;
+        self.forget_md5(&location).await;
+        Ok(())
+    }
+
+    async fn content_md5(&self, path: &BlobPath, meta: &BlobMeta) -> Option<[u8; 16]> {
+        if meta.md5.is_some() {
+            return meta.md5;
+        }
+        // Blobs of one part carry their MD5; only larger ones may have a record.
+        if meta.size <= u64::try_from(PART_BYTES).unwrap_or(u64::MAX) {
+            return None;
+        }
+        let record = self
+            .store
+            .get(&self.md5_location(&self.location(path)))
+            .await
+            .ok()?
+            .bytes()
+            .await
+            .ok()?;
+        let record: Md5Record = serde_json::from_slice(&record).ok()?;
+        (record.etag == meta.etag).then_some(record.md5)
     }
 
     async fn stage_block(
@@ -264,8 +415,12 @@ impl BlobStore for ObjectBlobStore {
             properties: BlobProperties::default(),
             ..options
         };
-        let (size, md5) = self.write(&location, body, options, None).await?;
-        Ok(StagedBlock { size, md5 })
+        let checked = options.expected_md5.is_some();
+        let (size, md5, _) = self.write(&location, body, options, None).await?;
+        Ok(StagedBlock {
+            size,
+            md5: checked.then_some(md5),
+        })
     }
 
     async fn delete_prefix(&self, prefix: &BlobPath) -> Result<u64, BlobError> {
@@ -275,16 +430,31 @@ impl BlobStore for ObjectBlobStore {
         let mut count = 0_u64;
         match self.store.head(&folder).await {
             Ok(_) => match self.store.delete(&folder).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => count = 1,
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                    self.forget_md5(&folder).await;
+                    count = 1;
+                }
                 Err(error) => return Err(BlobError::storage(error)),
             },
             Err(object_store::Error::NotFound { .. }) => {}
             Err(error) => return Err(BlobError::storage(error)),
         }
+        // Blobs larger than a part have an MD5 record to remove with them.
+        let part = u64::try_from(PART_BYTES).unwrap_or(u64::MAX);
+        let large = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let noted = large.clone();
         let below = self
             .store
             .list(Some(&folder))
-            .map_ok(|meta| meta.location)
+            .map_ok(move |meta| {
+                if meta.size > part {
+                    noted
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(meta.location.clone());
+                }
+                meta.location
+            })
             .boxed();
         let removed = self
             .store
@@ -292,6 +462,14 @@ impl BlobStore for ObjectBlobStore {
             .try_collect::<Vec<_>>()
             .await
             .map_err(BlobError::storage)?;
+        let large = std::mem::take(
+            &mut *large
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for location in &large {
+            self.forget_md5(location).await;
+        }
         Ok(count.saturating_add(u64::try_from(removed.len()).unwrap_or(u64::MAX)))
     }
 
@@ -359,8 +537,8 @@ impl BlobStore for ObjectBlobStore {
             expected_md5: None,
             ..options
         };
-        let (_, md5) = self
-            .write(&location, body, options, check)
+        let md5 = self
+            .write_blob(&location, body, options, check)
             .await
             .map_err(|error| match error {
                 // A block read failing here is storage, not the client's body.
@@ -373,21 +551,39 @@ impl BlobStore for ObjectBlobStore {
     }
 }
 
-fn meta_of(meta: &ObjectMeta, properties: BlobProperties) -> BlobMeta {
+fn meta_of(meta: &ObjectMeta, attributes: &Attributes) -> BlobMeta {
     let etag = match &meta.e_tag {
-        Some(tag) if tag.starts_with('"') || tag.starts_with("W/") => tag.clone(),
-        Some(tag) => format!("\"{tag}\""),
+        Some(tag) => quoted(tag),
         None => format!(
             "\"{}-{}\"",
             meta.last_modified.timestamp_micros(),
             meta.size
         ),
     };
+    let md5 = attributes
+        .iter()
+        .find_map(|(attribute, value)| match attribute {
+            Attribute::Metadata(name) if name.eq_ignore_ascii_case(MD5_ATTRIBUTE) => STANDARD
+                .decode(value.as_ref())
+                .ok()
+                .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok()),
+            _ => None,
+        });
     BlobMeta {
         size: meta.size,
         etag,
         last_modified: meta.last_modified,
-        properties,
+        properties: properties_of(attributes),
+        md5,
+    }
+}
+
+/// An object store's ETag in the quoted form HTTP wants.
+fn quoted(tag: &str) -> String {
+    if tag.starts_with('"') || tag.starts_with("W/") {
+        tag.to_owned()
+    } else {
+        format!("\"{tag}\"")
     }
 }
 
@@ -426,7 +622,7 @@ fn properties_of(attributes: &Attributes) -> BlobProperties {
             Attribute::ContentLanguage => properties.content_language = Some(value),
             Attribute::ContentDisposition => properties.content_disposition = Some(value),
             Attribute::CacheControl => properties.cache_control = Some(value),
-            Attribute::Metadata(name) => {
+            Attribute::Metadata(name) if !name.eq_ignore_ascii_case(MD5_ATTRIBUTE) => {
                 properties.metadata.insert(name.to_ascii_lowercase(), value);
             }
             _ => {}
@@ -536,5 +732,93 @@ mod tests {
             .unwrap();
         assert_eq!(written.meta.size, data.len() as u64);
         assert_eq!(read(&store, &path, None).await, data);
+    }
+
+    fn stream_of(data: &[u8]) -> ByteStream {
+        let chunks: Vec<std::io::Result<Bytes>> = data
+            .chunks(64 * 1024)
+            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+            .collect();
+        futures::stream::iter(chunks).boxed()
+    }
+
+    #[tokio::test]
+    async fn the_md5_of_a_blob_in_parts_is_recorded_for_that_version_only() {
+        use md5::Digest;
+        let memory = Arc::new(InMemory::new());
+        let store = ObjectBlobStore::new(memory.clone(), ObjectPath::from("p"));
+        let path = BlobPath::parse("pyramids", "t/v1/big").unwrap();
+        let data: Vec<u8> = (0..PART_BYTES + 5).map(|i| (i % 253) as u8).collect();
+        let written = store
+            .put(&path, stream_of(&data), options(u64::MAX))
+            .await
+            .unwrap();
+        let md5: [u8; 16] = md5::Md5::digest(&data).into();
+        assert_eq!(written.md5, md5);
+        let head = store.head(&path).await.unwrap();
+        assert_eq!(head.md5, None, "not in the object's metadata");
+        assert_eq!(store.content_md5(&path, &head).await, Some(md5));
+        assert!(head.properties.metadata.is_empty());
+        // Bytes written behind Basin's back make another version: its record is not taken.
+        memory
+            .put(
+                &store.location(&path),
+                PutPayload::from(vec![1u8; PART_BYTES + 9]),
+            )
+            .await
+            .unwrap();
+        let other = store.head(&path).await.unwrap();
+        assert_eq!(store.content_md5(&path, &other).await, None);
+        // Deleting the blob, or a prefix above it, removes its record.
+        let records = |memory: Arc<InMemory>| async move {
+            memory
+                .list(Some(&ObjectPath::from("p/.md5")))
+                .try_collect::<Vec<_>>()
+                .await
+                .unwrap()
+                .len()
+        };
+        assert_eq!(records(memory.clone()).await, 1);
+        store.delete(&path).await.unwrap();
+        assert_eq!(records(memory.clone()).await, 0);
+        store
+            .put(&path, stream_of(&data), options(u64::MAX))
+            .await
+            .unwrap();
+        let small = BlobPath::parse("pyramids", "t/v1/small").unwrap();
+        store
+            .put(&small, stream_of(b"tile"), options(10))
+            .await
+            .unwrap();
+        assert_eq!(records(memory.clone()).await, 1);
+        let prefix = BlobPath::parse("pyramids", "t/v1").unwrap();
+        assert_eq!(store.delete_prefix(&prefix).await.unwrap(), 2);
+        assert_eq!(records(memory.clone()).await, 0);
+    }
+
+    #[tokio::test]
+    async fn a_blob_of_one_part_is_one_request_with_its_md5_as_metadata() {
+        use md5::Digest;
+        let memory = Arc::new(InMemory::new());
+        let store = ObjectBlobStore::new(memory.clone(), ObjectPath::from("p"));
+        let path = BlobPath::parse("uploads", "t/small").unwrap();
+        let data = vec![5u8; PART_BYTES];
+        let with_labels = WriteOptions {
+            properties: labelled(),
+            ..options(u64::MAX)
+        };
+        store
+            .put(&path, stream_of(&data), with_labels)
+            .await
+            .unwrap();
+        let head = store.head(&path).await.unwrap();
+        assert_eq!(head.md5, Some(md5::Md5::digest(&data).into()));
+        assert_eq!(
+            head.properties,
+            labelled(),
+            "the MD5 is not a client's metadata"
+        );
+        let listed = memory.list(None).try_collect::<Vec<_>>().await.unwrap();
+        assert_eq!(listed.len(), 1, "no record beside it");
     }
 }

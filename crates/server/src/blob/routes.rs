@@ -5,7 +5,8 @@
 //!   when it exists).
 //! - `PUT ?comp=block&blockid=<base64>`: stage a block; `PUT ?comp=blocklist`: commit blocks.
 //! - `GET` (200, or 206 with `x-ms-range`/`Range`; 416 when the range selects nothing) and
-//!   `HEAD`.
+//!   `HEAD`, with the whole blob's `Content-MD5` (`x-ms-blob-content-md5` on a range, whose
+//!   own MD5 `x-ms-range-get-content-md5: true` asks for).
 //!
 //! The signature in the query is the credential, so these routes take no API key. They stream
 //! bodies with their own limits (`limits.upload_bytes_max`, 4000 MiB per block) instead of the
@@ -25,6 +26,7 @@ use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use futures::StreamExt;
+use md5::Digest;
 
 use crate::blob::ACCOUNT;
 use crate::blob::azure::{
@@ -38,7 +40,7 @@ use crate::blob::signing::Permissions;
 use crate::blob::store::{BlobMeta, BlobProperties, ByteStream, WriteOptions, Written};
 use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
-use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX};
+use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX, RANGE_MD5_BYTES_MAX};
 
 /// What the blob endpoint need: a substate of the app's state (axum `FromRef`).
 #[derive(Debug, Clone)]
@@ -205,7 +207,9 @@ async fn put_block(
         .await?;
     let mut response = StatusCode::CREATED.into_response();
     let headers = response.headers_mut();
-    insert_md5(headers, staged.md5);
+    if let Some(md5) = staged.md5 {
+        insert_md5(headers, md5);
+    }
     insert_not_encrypted(headers);
     Ok(response)
 }
@@ -300,8 +304,10 @@ async fn get_blob(
         return Err(AzureError::InvalidQueryParameter("comp"));
     }
     let range = requested_range(request.headers())?;
+    let range_md5 = range_md5_requested(request.headers(), range.is_some())?;
     let read = state.blobs.get(&target.path, range).await?;
     check_if_match(request.headers(), &read.meta)?;
+    let blob_md5 = state.blobs.content_md5(&target.path, &read.meta).await;
     let (status, length) = match &read.range {
         Some(range) => (
             StatusCode::PARTIAL_CONTENT,
@@ -309,11 +315,33 @@ async fn get_blob(
         ),
         None => (StatusCode::OK, read.meta.size),
     };
-    let mut response = Response::new(Body::from_stream(read.body));
+    // The MD5 of a range is computed before the first byte is sent, so the range (at most
+    // 4 MiB) is read whole first.
+    let (body, body_md5) = if range_md5 {
+        if length > RANGE_MD5_BYTES_MAX {
+            return Err(AzureError::InvalidHeader("x-ms-range-get-content-md5"));
+        }
+        let bytes = read_bounded(read.body, usize::try_from(RANGE_MD5_BYTES_MAX).unwrap_or(0))
+            .await
+            .map_err(|_| AzureError::Internal(anyhow::anyhow!("the blob could not be read")))?;
+        let md5: [u8; 16] = md5::Md5::digest(&bytes).into();
+        (Body::from(bytes), Some(md5))
+    } else if read.range.is_none() {
+        (Body::from_stream(read.body), blob_md5)
+    } else {
+        (Body::from_stream(read.body), None)
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();
     insert_read_headers(headers, &read.meta, length, &target.path);
+    if let Some(md5) = body_md5 {
+        insert_md5(headers, md5);
+    }
     if let Some(range) = &read.range {
+        if let Some(md5) = blob_md5 {
+            insert_md5_as(headers, "x-ms-blob-content-md5", md5);
+        }
         let last = range.end.saturating_sub(1);
         let value = format!("bytes {}-{last}/{}", range.start, read.meta.size);
         if let Ok(value) = HeaderValue::from_str(&value) {
@@ -321,6 +349,18 @@ async fn get_blob(
         }
     }
     Ok(response)
+}
+
+/// Whether the client asks for the MD5 of the range it reads (`x-ms-range-get-content-md5:
+/// true`), which Azure gives for ranges of at most 4 MiB and only with a range.
+fn range_md5_requested(headers: &HeaderMap, ranged: bool) -> Result<bool, AzureError> {
+    const NAME: &str = "x-ms-range-get-content-md5";
+    match header_str(headers, NAME)?.map(str::trim) {
+        None => Ok(false),
+        Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+        Some(value) if value.eq_ignore_ascii_case("true") && ranged => Ok(true),
+        Some(_) => Err(AzureError::InvalidHeader(NAME)),
+    }
 }
 
 async fn head_blob(
@@ -333,6 +373,9 @@ async fn head_blob(
     check_if_match(request.headers(), &meta)?;
     let mut response = StatusCode::OK.into_response();
     insert_read_headers(response.headers_mut(), &meta, meta.size, &target.path);
+    if let Some(md5) = state.blobs.content_md5(&target.path, &meta).await {
+        insert_md5(response.headers_mut(), md5);
+    }
     Ok(response)
 }
 
@@ -438,8 +481,12 @@ fn insert_read_headers(headers: &mut HeaderMap, meta: &BlobMeta, length: u64, pa
 }
 
 fn insert_md5(headers: &mut HeaderMap, md5: [u8; 16]) {
+    insert_md5_as(headers, "content-md5", md5);
+}
+
+fn insert_md5_as(headers: &mut HeaderMap, name: &'static str, md5: [u8; 16]) {
     if let Ok(value) = HeaderValue::from_str(&STANDARD.encode(md5)) {
-        headers.insert("content-md5", value);
+        headers.insert(name, value);
     }
 }
 

@@ -34,6 +34,9 @@ pub(crate) struct BlobMeta {
     pub(crate) last_modified: DateTime<Utc>,
     /// What the client stored with the blob.
     pub(crate) properties: BlobProperties,
+    /// MD5 of the whole blob, returned to readers as `Content-MD5`, when the backend has it at
+    /// hand (see [`BlobStore::content_md5`] for the backends that keep it aside).
+    pub(crate) md5: Option<[u8; 16]>,
 }
 
 /// What a client stores with a blob and gets back with every read: Azure's blob HTTP headers
@@ -58,6 +61,7 @@ pub(crate) struct BlobProperties {
 
 impl BlobProperties {
     /// Whether nothing is set.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
@@ -91,8 +95,10 @@ pub(crate) struct Written {
 pub(crate) struct StagedBlock {
     /// Size in bytes.
     pub(crate) size: u64,
-    /// MD5 of the block.
-    pub(crate) md5: [u8; 16],
+    /// MD5 of the block, computed only when the client sent one to check (Azure answers
+    /// `Content-MD5` to a Put Block only then): hashing every block would cost a second MD5
+    /// pass over the upload, beside the whole blob's.
+    pub(crate) md5: Option<[u8; 16]>,
 }
 
 /// An open read.
@@ -214,6 +220,15 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
     /// What is stored at `path`.
     async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError>;
 
+    /// The MD5 of the whole blob `meta` describes, for `Content-MD5` on reads: `meta.md5`
+    /// where the backend keeps it with the blob. Backends that keep it aside look it up and
+    /// answer `None` unless it belongs to that very version, so a reader never gets the MD5 of
+    /// other bytes.
+    async fn content_md5(&self, path: &BlobPath, meta: &BlobMeta) -> Option<[u8; 16]> {
+        let _ = path;
+        meta.md5
+    }
+
     /// Removes a blob; removing a missing blob is [`BlobError::NotFound`].
     async fn delete(&self, path: &BlobPath) -> Result<(), BlobError>;
 
@@ -228,8 +243,8 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
     ) -> Result<StagedBlock, BlobError>;
 
     /// Writes the blob as the concatenation of staged blocks, in order, then forgets every
-    /// block staged for `path`. Each block appears at most once (the block list parser refuses
-    /// repeats).
+    /// block staged for `path`. The endpoint's parser names each block at most once, but a
+    /// backend accepts repeats. The result's MD5 is the whole blob's.
     async fn commit_blocks(
         &self,
         path: &BlobPath,
@@ -263,7 +278,7 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
 pub(crate) struct Tally {
     size: u64,
     size_max: u64,
-    md5: Md5,
+    md5: Option<Md5>,
 }
 
 impl Tally {
@@ -271,7 +286,15 @@ impl Tally {
         Self {
             size: 0,
             size_max,
-            md5: Md5::new(),
+            md5: Some(Md5::new()),
+        }
+    }
+
+    /// A tally that hashes only when `expected_md5` is set, to check it.
+    pub(crate) fn checking(size_max: u64, expected_md5: Option<[u8; 16]>) -> Self {
+        Self {
+            md5: expected_md5.map(|_| Md5::new()),
+            ..Self::new(size_max)
         }
     }
 
@@ -284,7 +307,9 @@ impl Tally {
                 limit_bytes: self.size_max,
             });
         }
-        self.md5.update(chunk);
+        if let Some(md5) = &mut self.md5 {
+            md5.update(chunk);
+        }
         Ok(())
     }
 
@@ -293,9 +318,19 @@ impl Tally {
         self,
         expected_md5: Option<[u8; 16]>,
     ) -> Result<(u64, [u8; 16]), BlobError> {
-        let md5: [u8; 16] = self.md5.finalize().into();
-        match expected_md5 {
-            Some(expected) if expected != md5 => Err(BlobError::Md5Mismatch),
+        let (size, md5) = self.finish_checked(expected_md5)?;
+        Ok((size, md5.unwrap_or_default()))
+    }
+
+    /// The size, and the MD5 when this tally hashed, checked against the one announced.
+    pub(crate) fn finish_checked(
+        self,
+        expected_md5: Option<[u8; 16]>,
+    ) -> Result<(u64, Option<[u8; 16]>), BlobError> {
+        let md5: Option<[u8; 16]> = self.md5.map(|md5| md5.finalize().into());
+        match (expected_md5, md5) {
+            (Some(expected), Some(md5)) if expected != md5 => Err(BlobError::Md5Mismatch),
+            (Some(_), None) => Err(BlobError::Md5Mismatch),
             _ => Ok((self.size, md5)),
         }
     }
@@ -414,7 +449,9 @@ pub(crate) mod tests_support {
         assert_eq!(written.meta.size, 1000);
         let expected_md5: [u8; 16] = Md5::digest(&data).into();
         assert_eq!(written.md5, expected_md5);
-        assert_eq!(store.head(&path).await.unwrap().size, 1000);
+        let head = store.head(&path).await.unwrap();
+        assert_eq!(head.size, 1000);
+        assert_eq!(store.content_md5(&path, &head).await, Some(expected_md5));
         assert_eq!(read(store, &path, None).await, data);
         let ranged = store
             .get(&path, Some(RangeSpec::FromTo(10, 19)))
@@ -479,10 +516,13 @@ pub(crate) mod tests_support {
             store.head(&fresh).await,
             Err(BlobError::NotFound(_))
         ));
-        // An overwrite replaces the bytes and the etag.
+        // An overwrite replaces the bytes, the etag and the MD5.
         let replaced = store.put(&path, body(b"new"), options(10)).await.unwrap();
         assert_ne!(replaced.meta.etag, written.meta.etag);
         assert_eq!(read(store, &path, None).await, b"new");
+        let head = store.head(&path).await.unwrap();
+        let new_md5: [u8; 16] = Md5::digest(b"new").into();
+        assert_eq!(store.content_md5(&path, &head).await, Some(new_md5));
         assert!(matches!(
             store.get(&path, Some(RangeSpec::Suffix(0))).await,
             Err(BlobError::RangeNotSatisfiable { size: 3 })
@@ -505,6 +545,60 @@ pub(crate) mod tests_support {
             store.get(&path, None).await,
             Err(BlobError::NotFound(_))
         ));
+    }
+
+    /// Blocks committed in the order they were staged, in another order, and after one of
+    /// them was staged again: the bytes and the whole blob's MD5 are right each time, and every
+    /// range reads the right bytes across block boundaries.
+    async fn check_commit_orders(store: &dyn BlobStore) {
+        let path = BlobPath::parse("uploads", "tenant/orders").unwrap();
+        let ids: Vec<BlockId> = ["AAAA", "AAAB", "AAAC", "AAAD"]
+            .iter()
+            .map(|id| BlockId::parse(id).unwrap())
+            .collect();
+        let parts: [&[u8]; 4] = [b"alpha-", b"beta-", b"", b"gamma"];
+        let lists: [&[usize]; 3] = [&[0, 1, 2, 3], &[3, 1, 0, 2], &[1, 3]];
+        for (round, list) in lists.iter().enumerate() {
+            for (id, part) in ids.iter().zip(parts) {
+                store
+                    .stage_block(&path, id, body(part), options(10))
+                    .await
+                    .unwrap();
+            }
+            if round == 2 {
+                // Staged again: the later bytes count.
+                store
+                    .stage_block(&path, &ids[1], body(b"BETA-"), options(10))
+                    .await
+                    .unwrap();
+            }
+            let chosen: Vec<BlockId> = list.iter().map(|&n| ids[n].clone()).collect();
+            let written = store
+                .commit_blocks(&path, &chosen, options(100))
+                .await
+                .unwrap();
+            let mut expected: Vec<u8> = list.iter().flat_map(|&n| parts[n].to_vec()).collect();
+            if round == 2 {
+                expected = b"BETA-gamma".to_vec();
+            }
+            let md5: [u8; 16] = Md5::digest(&expected).into();
+            assert_eq!(written.md5, md5, "round {round}");
+            assert_eq!(written.meta.size, expected.len() as u64);
+            let head = store.head(&path).await.unwrap();
+            assert_eq!(store.content_md5(&path, &head).await, Some(md5));
+            assert_eq!(read(store, &path, None).await, expected, "round {round}");
+            for first in 0..expected.len() {
+                for last in first..expected.len() {
+                    let range = RangeSpec::FromTo(first as u64, last as u64);
+                    assert_eq!(
+                        read(store, &path, Some(range)).await,
+                        expected[first..=last],
+                        "round {round}, bytes {first}-{last}"
+                    );
+                }
+            }
+        }
+        store.delete(&path).await.unwrap();
     }
 
     /// A prefix delete removes the blobs below it (with their properties) and nothing beside
@@ -716,6 +810,10 @@ pub(crate) mod tests_support {
             .unwrap();
         assert_eq!(written.meta.size, 17);
         assert_eq!(read(store, &path, None).await, b"threeONE-two-ONE-");
+        let whole: [u8; 16] = Md5::digest(b"threeONE-two-ONE-").into();
+        assert_eq!(written.md5, whole);
+        let head = store.head(&path).await.unwrap();
+        assert_eq!(store.content_md5(&path, &head).await, Some(whole));
         // Committing forgets the staged blocks.
         let error = store
             .commit_blocks(&path, &ids, options(100))
@@ -735,6 +833,7 @@ pub(crate) mod tests_support {
             .await
             .unwrap_err();
         assert!(matches!(error, BlobError::AlreadyExists(_)));
+        check_commit_orders(store).await;
         let empty = BlobPath::parse("uploads", "tenant/empty").unwrap();
         let written = store.commit_blocks(&empty, &[], create_only).await.unwrap();
         assert_eq!(written.meta.size, 0);
