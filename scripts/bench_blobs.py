@@ -213,10 +213,7 @@ class BasinS3(Basin):
         blob_env = {
             "BASIN_BLOB__URL": f"s3://{S3_BUCKET}/{S3_PREFIX}",
             "BASIN_BLOB__OPTIONS__AWS_ENDPOINT": self.moto.endpoint,
-            # Quoted: Basin parses unquoted `true` in a BASIN_ variable as a boolean, which
-            # blob.options (strings) refuses ("invalid type: found bool true, expected a
-            # string"); the quotes make it the string object_store expects.
-            "BASIN_BLOB__OPTIONS__AWS_ALLOW_HTTP": '"true"',
+            "BASIN_BLOB__OPTIONS__AWS_ALLOW_HTTP": "true",
             "BASIN_BLOB__OPTIONS__AWS_REGION": S3_REGION,
             "BASIN_BLOB__OPTIONS__AWS_ACCESS_KEY_ID": "bench",
             "BASIN_BLOB__OPTIONS__AWS_SECRET_ACCESS_KEY": "bench-secret",

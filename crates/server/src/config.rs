@@ -207,7 +207,10 @@ pub struct BlobConfig {
     pub url: Option<String>,
     /// Settings of the object store (`aws_access_key_id`, `aws_region`,
     /// `azure_storage_account_name`, `google_service_account`, ...). Values are secret.
-    #[serde(serialize_with = "mask_secret_map")]
+    #[serde(
+        serialize_with = "mask_secret_map",
+        deserialize_with = "option_values_as_text"
+    )]
     pub options: BTreeMap<String, SecretString>,
     /// Lifetime of upload URLs, in seconds.
     pub upload_url_ttl_seconds: i64,
@@ -1075,7 +1078,12 @@ fn env_dict(env: impl IntoIterator<Item = (String, String)>) -> Dict {
     }
     let mut dict = Dict::new();
     for (key, raw) in sorted {
-        let parsed: Value = raw.parse().unwrap_or_else(|_| Value::from(raw.clone()));
+        // Object store settings are text, whatever they look like (a key `0123` is not 123).
+        let parsed: Value = if key.starts_with("blob__options__") {
+            Value::from(raw)
+        } else {
+            raw.parse().unwrap_or_else(|_| Value::from(raw.clone()))
+        };
         let path: Vec<&str> = key.split("__").collect();
         insert_nested(&mut dict, &path, parsed);
     }
@@ -1112,6 +1120,38 @@ fn mask_secret_map<S: Serializer>(
 ) -> Result<S::Ok, S::Error> {
     let masked: BTreeMap<&str, &str> = map.keys().map(|key| (key.as_str(), "***")).collect();
     masked.serialize(s)
+}
+
+/// Object store settings are text to `object_store`, but `true`, `8080` or `1.5` written
+/// without quotes (in TOML, or as `BASIN_BLOB__OPTIONS__AWS_ALLOW_HTTP=true`, which the
+/// environment parser reads as a boolean) are what operators write: they are taken as their
+/// text.
+fn option_values_as_text<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, SecretString>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Value {
+        Text(String),
+        Flag(bool),
+        Whole(i64),
+        Large(u64),
+        Number(f64),
+    }
+    let values = BTreeMap::<String, Value>::deserialize(deserializer)?;
+    Ok(values
+        .into_iter()
+        .map(|(key, value)| {
+            let text = match value {
+                Value::Text(text) => text,
+                Value::Flag(flag) => flag.to_string(),
+                Value::Whole(number) => number.to_string(),
+                Value::Large(number) => number.to_string(),
+                Value::Number(number) => number.to_string(),
+            };
+            (key, SecretString::from(text))
+        })
+        .collect())
 }
 
 fn mask_database_url<S: Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
@@ -1372,6 +1412,41 @@ mod tests {
         assert!(printed.contains("aws_secret_access_key"), "{printed}");
         let option = config.blob.options.get("aws_secret_access_key").unwrap();
         assert_eq!(option.expose_secret(), "s3-secret");
+    }
+
+    #[test]
+    fn blob_store_options_that_look_like_booleans_or_numbers_are_taken_as_text() {
+        let config = Config::load(
+            None,
+            env(&[
+                ("BASIN_BLOB__OPTIONS__AWS_ALLOW_HTTP", "true"),
+                ("BASIN_BLOB__OPTIONS__AWS_ACCESS_KEY_ID", "12345"),
+                ("BASIN_BLOB__OPTIONS__AWS_SECRET_ACCESS_KEY", "-7"),
+                ("BASIN_BLOB__OPTIONS__RATIO", "1.5"),
+                ("BASIN_BLOB__OPTIONS__AWS_SESSION_TOKEN", "0123"),
+            ]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+        let option = |key: &str| config.blob.options[key].expose_secret().to_owned();
+        assert_eq!(option("aws_allow_http"), "true");
+        assert_eq!(option("aws_access_key_id"), "12345");
+        assert_eq!(option("aws_secret_access_key"), "-7");
+        assert_eq!(option("ratio"), "1.5");
+        assert_eq!(option("aws_session_token"), "0123");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("basin.toml");
+        std::fs::write(
+            &file,
+            "[blob.options]\naws_allow_http = true\nport = 9000\n",
+        )
+        .unwrap();
+        let config = Config::load(Some(&file), env(&[]), &ConfigOverrides::default()).unwrap();
+        assert_eq!(
+            config.blob.options["aws_allow_http"].expose_secret(),
+            "true"
+        );
+        assert_eq!(config.blob.options["port"].expose_secret(), "9000");
     }
 
     #[test]

@@ -20,9 +20,9 @@
 //! belong to the bytes it reads. A block commit copies nothing: it publishes the blocks as
 //! extents and compacts them later, in the background.
 //!
-//! One process owns a folder: publishing, compaction and pruning of a path are serialized by
-//! locks in memory (replicas share an object store, not a folder). The folder needs symbolic
-//! links, as every Unix file system has.
+//! Publishing, compaction and pruning of a path are serialized by a lock in memory and a file
+//! lock (`flock`, striped by path), so replicas may share one folder on a file system with
+//! locks (local, or NFSv4). The folder needs symbolic links, as every Unix file system has.
 
 mod chain;
 mod extents;
@@ -57,6 +57,8 @@ use records::{RECORDS_DIR, Record, Records, identity};
 const TMP_DIR: &str = ".tmp";
 /// Folder of staged blocks.
 const BLOCKS_DIR: &str = ".blocks";
+/// Folder of the lock files serializing the publishing of paths across processes.
+const LOCKS_DIR: &str = ".locks";
 /// Buffer between the network and the disk, and chunk size of reads.
 const IO_BUFFER_BYTES: usize = 256 * 1024;
 /// How long after a commit its extents are compacted, by default.
@@ -86,6 +88,13 @@ struct Shared {
     chains: Chains,
     compactions: mpsc::UnboundedSender<Compaction>,
     compaction_delay: Duration,
+}
+
+/// Held while a path is published, compacted or removed; released when dropped (closing the
+/// lock file releases its `flock`).
+struct PathLock<'a> {
+    _local: tokio::sync::MutexGuard<'a, ()>,
+    _shared: std::fs::File,
 }
 
 /// A version to compact, once due.
@@ -160,7 +169,7 @@ impl LocalBlobStore {
         compaction_delay: Duration,
     ) -> io::Result<Self> {
         let root = root.into();
-        for folder in [TMP_DIR, BLOCKS_DIR, EXTENTS_DIR, RECORDS_DIR] {
+        for folder in [TMP_DIR, BLOCKS_DIR, EXTENTS_DIR, RECORDS_DIR, LOCKS_DIR] {
             fs::create_dir_all(root.join(folder)).await?;
         }
         let (compactions, queue) = mpsc::unbounded_channel();
@@ -262,18 +271,39 @@ impl LocalBlobStore {
             .join(uuid::Uuid::new_v4().to_string())
     }
 
-    /// The lock serializing what publishes or removes `path`.
-    fn lock_for(&self, path: &BlobPath) -> &tokio::sync::Mutex<()> {
+    /// Takes the lock serializing what publishes, compacts or removes `path`: a lock in
+    /// memory for this process's tasks, then a file lock (`flock`) for other processes on a
+    /// shared folder. Both are striped by a hash of the path.
+    async fn lock_path(&self, path: &BlobPath) -> Result<PathLock<'_>, BlobError> {
         let hash = hashed_name(&path.key());
         let index = hash
             .get(..4)
             .and_then(|prefix| usize::from_str_radix(prefix, 16).ok())
-            .unwrap_or(0);
-        let stripes = &self.shared.locks;
-        stripes
-            .get(index % stripes.len().max(1))
-            .or_else(|| stripes.first())
-            .unwrap_or_else(|| unreachable!("a store has lock stripes"))
+            .unwrap_or(0)
+            % LOCK_STRIPES;
+        let stripe = self
+            .shared
+            .locks
+            .get(index)
+            .ok_or_else(|| BlobError::storage(io::Error::other("no lock stripe")))?;
+        let local = stripe.lock().await;
+        let file = self.root.join(LOCKS_DIR).join(format!("{index:02x}"));
+        let shared = tokio::task::spawn_blocking(move || {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(file)?;
+            file.lock()?;
+            Ok::<_, io::Error>(file)
+        })
+        .await
+        .map_err(|error| BlobError::storage(io::Error::other(error)))?
+        .map_err(BlobError::storage)?;
+        Ok(PathLock {
+            _local: local,
+            _shared: shared,
+        })
     }
 
     /// The version the blob at `path` is, when it is kept as extents.
@@ -395,7 +425,7 @@ impl LocalBlobStore {
         record: &Record,
     ) -> Result<(), BlobError> {
         let identity = identity(metadata);
-        let guard = self.lock_for(path).lock().await;
+        let guard = self.lock_path(path).await?;
         let replaced = self.version_at(path).await;
         self.records
             .store(path, &identity, record, self.temp_path())
@@ -589,7 +619,7 @@ impl LocalBlobStore {
     ) -> Result<(), BlobError> {
         let target = self.blob_file(path);
         let text = extents::link_text(version);
-        let guard = self.lock_for(path).lock().await;
+        let guard = self.lock_path(path).await?;
         let replaced = self.version_at(path).await;
         self.make_parent(path, &target).await?;
         if create_only {
@@ -646,7 +676,7 @@ impl LocalBlobStore {
             md5: Some(manifest.md5),
             etag: Some(manifest.etag.clone()),
         };
-        let guard = self.lock_for(&path).lock().await;
+        let guard = self.lock_path(&path).await?;
         if self.version_at(&path).await != Some(version) {
             return Ok(());
         }
@@ -801,7 +831,7 @@ impl BlobStore for LocalBlobStore {
 
     async fn delete(&self, path: &BlobPath) -> Result<(), BlobError> {
         let target = self.blob_file(path);
-        let guard = self.lock_for(path).lock().await;
+        let guard = self.lock_path(path).await?;
         let metadata = fs::symlink_metadata(&target)
             .await
             .map_err(|error| not_found_or_storage(error, path))?;
