@@ -47,7 +47,7 @@ AZURITE_KEY = (
 S3_BUCKET = "bench"
 S3_PREFIX = "blobs"
 S3_REGION = "us-east-1"
-PHASES = ("large upload", "large download", "small upload", "small download")
+PHASES = ("large upload", "large commit", "large download", "small upload", "small download")
 # --servers names, in the order of the table's columns.
 SERVERS = {"basin": "Basin", "basin-s3": "Basin S3", "azurite": "Azurite"}
 # A server taking longer than this to answer after its start is taken as broken.
@@ -281,10 +281,23 @@ def run_server(server, files, work, round_index):
     large, smalls = files
     clients = {}
 
+    commit = {}
+
+    def commit_started(request):
+        if "comp=blocklist" in request.http_request.url:
+            commit["started"] = time.perf_counter()
+
+    def commit_answered(response):
+        if "comp=blocklist" in response.http_request.url:
+            commit["seconds"] = time.perf_counter() - commit["started"]
+
     def upload_large():
         client = server.blob(f"large-{round_index}.bin")
         with open(large, "rb") as data:
-            client.upload_blob(data, overwrite=True, max_concurrency=CONCURRENCY)
+            client.upload_blob(
+                data, overwrite=True, max_concurrency=CONCURRENCY,
+                raw_request_hook=commit_started, raw_response_hook=commit_answered,
+            )
         clients["large"] = client
 
     def download_large():
@@ -305,6 +318,8 @@ def run_server(server, files, work, round_index):
                 client.download_blob(max_concurrency=CONCURRENCY).readinto(out)
 
     results["large upload"] = timed(server, upload_large)
+    # The block list request alone (Put Block List: the commit), within the upload.
+    results["large commit"] = (commit.get("seconds", 0.0), results["large upload"][1])
     results["large download"] = timed(server, download_large)
     if os.path.getsize(os.path.join(work, "large.out")) != os.path.getsize(large):
         raise RuntimeError(f"{server.name}: the large blob came back with another size")

@@ -55,7 +55,7 @@ class ApiError(Exception):
 class Basin:
     """A running `basin serve` and what the tests need from it."""
 
-    def __init__(self, folder, settings=None):
+    def __init__(self, folder, settings=None, restart_of=None):
         # Only the settings below: BASIN_* variables of the calling shell (CI sets
         # BASIN_REQUIRE_POSTGRES for the Rust tests) would be read as configuration keys.
         env = {key: value for key, value in os.environ.items() if not key.startswith("BASIN_")}
@@ -75,6 +75,10 @@ class Basin:
         for stream, lines in ((self.process.stdout, self.stdout), (self.process.stderr, self.stderr)):
             threading.Thread(target=_pump, args=(stream, lines, self.output), daemon=True).start()
         self.address = self._wait_for(self.stderr, r"listening on (http://\S+)")
+        if restart_of is not None:
+            # Only a first start prints credentials; a restart keeps the earlier ones.
+            self.api_key, self.back_office_token = restart_of.api_key, restart_of.back_office_token
+            return
         self.api_key = self._wait_for(self.stdout, r"API key:\s+(\S+)")
         self.back_office_token = self._wait_for(self.stdout, r"BackOffice token:\s+(\S+)")
 
@@ -122,6 +126,13 @@ class Basin:
         if file_name:
             path += "?" + urllib.parse.urlencode({"fileName": file_name})
         return self.call("GET", path)["data"]
+
+    def restarted(self, folder, settings=None):
+        """Kills this server at once (SIGKILL: no shutdown, no flush) and starts another on the
+        same data folder (on a new port)."""
+        self.process.kill()
+        self.process.wait(timeout=30)
+        return Basin(folder, settings, restart_of=self)
 
     def stop(self):
         self.process.terminate()

@@ -73,6 +73,27 @@ def test_a_file_over_64_mib_goes_as_staged_blocks_and_downloads_by_range(basin):
     assert hashlib.sha256(whole).digest() == hashlib.sha256(payload).digest()
 
 
+@pytest.mark.parametrize(
+    "size, single_put, concurrency",
+    [(5 * MIB + 1, 64 * MIB, 1), (9 * MIB + 7, MIB, 1), (9 * MIB + 7, MIB, 4)],
+    ids=["one put", "blocks in order", "blocks in parallel"],
+)
+def test_the_sdk_checks_every_download_against_the_md5_basin_keeps(basin, size, single_put, concurrency):
+    """Blobs keep the MD5 of their bytes however they were sent; the SDK's own check
+    (`validate_content=True`: 4 MiB chunks, each with its MD5) passes, and the stored MD5 is the
+    one the blob's properties show (what AzCopy's --check-md5 compares)."""
+    url = basin.upload_url("checked.bin")
+    payload = data(size, seed=size % 7)
+    client = BlobClient.from_blob_url(url, max_single_put_size=single_put, max_block_size=MIB)
+    client.upload_blob(payload, max_concurrency=concurrency, validate_content=True)
+    md5 = hashlib.md5(payload).digest()
+    assert client.get_blob_properties().content_settings.content_md5 == md5
+    downloaded = client.download_blob(validate_content=True, max_concurrency=2).readall()
+    assert downloaded == payload
+    tail = client.download_blob(offset=size - 100, validate_content=True).readall()
+    assert tail == payload[-100:]
+
+
 @pytest.mark.parametrize("size", [1000, 3 * MIB], ids=["one put", "staged blocks"])
 def test_content_settings_and_metadata_come_back_with_the_blob(basin, size):
     client = BlobClient.from_blob_url(basin.upload_url("grid.tif"), max_single_put_size=2 * MIB,

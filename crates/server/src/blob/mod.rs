@@ -93,6 +93,20 @@ where
     .boxed()
 }
 
+/// Whether `target`, just hard-linked to a [`BlobStore::local_file`], is a regular file. A
+/// blob replaced by a block commit between the two calls is a symbolic link to its extents,
+/// which a hard link copies as a link: such a `target` is removed, and the caller reads the
+/// blob through [`BlobStore::get`] instead.
+pub(crate) async fn linked_a_file(target: &std::path::Path) -> bool {
+    match tokio::fs::symlink_metadata(target).await {
+        Ok(metadata) if metadata.is_file() => true,
+        _ => {
+            let _ = tokio::fs::remove_file(target).await;
+            false
+        }
+    }
+}
+
 /// Opens the store `blob.url` names: `file:///path` or none (a folder, by default
 /// `data_dir/blobs`), or `s3://`, `az://`/`azure://`, `gs://`, `memory://` through
 /// `object_store`, configured with `blob.options`. Starts sweeping it for stale leftovers.

@@ -573,27 +573,25 @@ impl Runner {
     /// Links a local blob into place, or streams a remote one to `target`.
     async fn stage_blob(&self, path: &BlobPath, target: &Path) -> Result<(), Failed> {
         if let Some(file) = self.blobs.local_file(path) {
-            if tokio::fs::metadata(&file).await.is_err() {
-                return Err(Failed("the file to read is no longer there".to_owned()));
-            }
             // A hard link keeps the version of the blob as it is now even if it is replaced
-            // during the run; a symbolic link serves when the work dir is on another disk.
-            // The blob may be removed (its content replaced) at any moment: a link that fails
-            // for that reason, or a symbolic link left dangling, is "no longer there", which
-            // callers that can read the new content instead retry.
-            let gone = || Failed("the file to read is no longer there".to_owned());
-            match tokio::fs::hard_link(&file, target).await {
-                Ok(()) => return Ok(()),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
-                Err(_) => {}
+            // during the run; a symbolic link serves when the work dir is on another disk. A
+            // blob removed meanwhile fails both and is found missing below; one that became a
+            // block commit's extents meanwhile is a symbolic link, which a hard link copies as
+            // such: it is read below too.
+            if tokio::fs::hard_link(&file, target).await.is_ok()
+                && crate::blob::linked_a_file(target).await
+            {
+                return Ok(());
             }
             #[cfg(unix)]
             if tokio::fs::symlink(&file, target).await.is_ok() {
-                if tokio::fs::metadata(target).await.is_err() {
-                    let _ = tokio::fs::remove_file(target).await;
-                    return Err(gone());
+                if tokio::fs::metadata(target)
+                    .await
+                    .is_ok_and(|metadata| metadata.is_file())
+                {
+                    return Ok(());
                 }
-                return Ok(());
+                let _ = tokio::fs::remove_file(target).await;
             }
         }
         let read = match self.blobs.get(path, None).await {

@@ -1164,6 +1164,7 @@ fn reprojection_from_mercator(description: &Description) -> Option<Reprojection>
 async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow::Result<()> {
     if let Some(file) = blobs.local_file(path)
         && tokio::fs::hard_link(&file, target).await.is_ok()
+        && crate::blob::linked_a_file(target).await
     {
         return Ok(());
     }
