@@ -501,13 +501,16 @@ impl BlobStore for ObjectBlobStore {
         options: WriteOptions,
     ) -> Result<Written, BlobError> {
         let mut total = 0u64;
+        let mut sources = Vec::with_capacity(blocks.len());
         for block in blocks {
+            let location = self.block_location(path, block);
             let meta = self
                 .store
-                .head(&self.block_location(path, block))
+                .head(&location)
                 .await
                 .map_err(|_| BlobError::BlockNotFound(block.as_str().to_owned()))?;
             total = total.saturating_add(meta.size);
+            sources.push((location, meta.size));
         }
         if total > options.size_max {
             return Err(BlobError::TooLarge {
@@ -517,17 +520,26 @@ impl BlobStore for ObjectBlobStore {
         if options.create_only {
             self.fail_if_exists(path).await?;
         }
-        let sources: Vec<ObjectPath> = blocks
-            .iter()
-            .map(|block| self.block_location(path, block))
-            .collect();
+        // Blocks of up to a part are fetched whole, several at once, so the store's latency
+        // per request overlaps the upload of earlier parts; larger blocks stream.
         let store = self.store.clone();
+        let part = u64::try_from(PART_BYTES).unwrap_or(u64::MAX);
         let body = futures::stream::iter(sources)
-            .then(move |source| {
+            .map(move |(source, size)| {
                 let store = store.clone();
-                async move { store.get(&source).await }
+                async move {
+                    let read = store.get(&source).await?;
+                    if size <= part {
+                        let bytes = read.bytes().await?;
+                        Ok::<_, object_store::Error>(
+                            futures::stream::once(std::future::ready(Ok(bytes))).boxed(),
+                        )
+                    } else {
+                        Ok(read.into_stream())
+                    }
+                }
             })
-            .map_ok(|result| result.into_stream())
+            .buffered(PARTS_IN_FLIGHT_MAX)
             .try_flatten()
             .map_err(std::io::Error::other)
             .boxed();
