@@ -905,6 +905,11 @@ impl BlobStore for LocalBlobStore {
         body: ByteStream,
         options: WriteOptions,
     ) -> Result<StagedBlock, BlobError> {
+        let place = self
+            .shared
+            .chains
+            .begin(&hashed_name(&path.key()), block)
+            .await;
         let (temp, _, size, md5) = self.write_temp(body, &options, false).await?;
         fs::create_dir_all(self.blocks_dir(path))
             .await
@@ -914,10 +919,9 @@ impl BlobStore for LocalBlobStore {
             .await
             .map_err(BlobError::storage)?;
         temp.disarm();
-        self.shared
-            .chains
-            .extend(&hashed_name(&path.key()), block, &file)
-            .await;
+        if let Some(place) = place {
+            place.stored(&file).await;
+        }
         Ok(StagedBlock { size, md5 })
     }
 
@@ -970,12 +974,18 @@ impl BlobStore for LocalBlobStore {
             });
         }
         let upload = hashed_name(&path.key());
-        let md5 = match self
+        let chained = self
             .shared
             .chains
             .take_if_exactly(&upload, &committed)
-            .await
-        {
+            .await;
+        tracing::debug!(
+            blocks = blocks.len(),
+            size,
+            md5_from_chain = chained.is_some(),
+            "committing blocks"
+        );
+        let md5 = match chained {
             Some(md5) => md5,
             None => tokio::task::spawn_blocking(move || extents::hash_files(&files))
                 .await
