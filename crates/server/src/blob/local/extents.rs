@@ -119,8 +119,22 @@ pub(super) async fn load_manifest(dir: &Path) -> std::io::Result<Manifest> {
         .map_err(|error| std::io::Error::new(ErrorKind::InvalidData, error))
 }
 
-/// The bytes of `range` of the version in `dir`, read one segment after the other.
-pub(super) fn read(dir: &Path, extents: &[Extent], range: Range<u64>) -> ByteStream {
+/// Opens the blob's compacted file at an offset, for a read whose version folder was removed
+/// after compaction: the same bytes are there. Fails if the blob is no longer that version.
+pub(super) type Compacted = std::sync::Arc<
+    dyn Fn(u64) -> futures::future::BoxFuture<'static, std::io::Result<tokio::fs::File>>
+        + Send
+        + Sync,
+>;
+
+/// The bytes of `range` of the version in `dir`, read one segment after the other; from
+/// `compacted` once the segments are gone.
+pub(super) fn read(
+    dir: &Path,
+    extents: &[Extent],
+    range: Range<u64>,
+    compacted: Compacted,
+) -> ByteStream {
     let mut pieces = Vec::new();
     let mut start = 0u64;
     for extent in extents {
@@ -129,18 +143,32 @@ pub(super) fn read(dir: &Path, extents: &[Extent], range: Range<u64>) -> ByteStr
             let from = range.start.max(start).saturating_sub(start);
             let to = range.end.min(end).saturating_sub(start);
             let file = dir.join(extent.segment.to_string());
-            pieces.push((file, from, to.saturating_sub(from)));
+            pieces.push((
+                file,
+                from,
+                to.saturating_sub(from),
+                start.saturating_add(from),
+            ));
         }
         start = end;
     }
     futures::stream::iter(pieces)
-        .then(|(file, from, length)| async move {
-            let mut file = tokio::fs::File::open(file).await?;
-            file.seek(std::io::SeekFrom::Start(from)).await?;
-            Ok::<_, std::io::Error>(ReaderStream::with_capacity(
-                file.take(length),
-                READ_CHUNK_BYTES,
-            ))
+        .then(move |(segment, from, length, offset)| {
+            let compacted = compacted.clone();
+            async move {
+                let file = match tokio::fs::File::open(segment).await {
+                    Ok(mut file) => {
+                        file.seek(std::io::SeekFrom::Start(from)).await?;
+                        file
+                    }
+                    Err(error) if error.kind() == ErrorKind::NotFound => compacted(offset).await?,
+                    Err(error) => return Err(error),
+                };
+                Ok::<_, std::io::Error>(ReaderStream::with_capacity(
+                    file.take(length),
+                    READ_CHUNK_BYTES,
+                ))
+            }
         })
         .map(|opened| match opened {
             Ok(stream) => stream.boxed(),

@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::fs::{self, File};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
@@ -376,6 +376,30 @@ impl LocalBlobStore {
         Err(BlobError::NotFound(path.key()))
     }
 
+    /// Where a read of the extents of version `etag` goes once compaction removed them: the
+    /// blob's file, if it is that version.
+    fn compacted_reader(&self, path: &BlobPath, etag: String) -> extents::Compacted {
+        let store = self.clone();
+        let path = path.clone();
+        Arc::new(move |offset| {
+            let (store, path, etag) = (store.clone(), path.clone(), etag.clone());
+            async move {
+                let mut file = File::open(store.blob_file(&path)).await?;
+                let metadata = file.metadata().await?;
+                let record = store.records.load(&path, &identity(&metadata)).await;
+                if !metadata.is_file() || record.etag.as_deref() != Some(etag.as_str()) {
+                    return Err(io::Error::new(
+                        ErrorKind::NotFound,
+                        "the blob was replaced during the read",
+                    ));
+                }
+                file.seek(SeekFrom::Start(offset)).await?;
+                Ok(file)
+            }
+            .boxed()
+        })
+    }
+
     /// What readers are told about a plain-file blob.
     async fn file_meta(&self, path: &BlobPath, metadata: &std::fs::Metadata) -> BlobMeta {
         let identity = identity(metadata);
@@ -690,7 +714,10 @@ impl LocalBlobStore {
         temp.disarm();
         self.prune_records(&path, Some(&identity)).await;
         drop(guard);
-        self.retire(Some(version)).await;
+        // Reads that began on the extents go on in the compacted file.
+        if let Err(error) = fs::remove_dir_all(&dir).await {
+            tracing::warn!(%version, %error, "cannot remove a compacted blob version");
+        }
         Ok(())
     }
 }
@@ -785,7 +812,10 @@ impl BlobStore for LocalBlobStore {
     async fn get(&self, path: &BlobPath, range: Option<RangeSpec>) -> Result<BlobRead, BlobError> {
         let (meta, stored) = match self.open_stored(path).await? {
             Stored::File { file, metadata } => (self.file_meta(path, &metadata).await, Ok(file)),
-            Stored::Extents { dir, manifest } => (manifest.meta(), Err((dir, manifest.extents))),
+            Stored::Extents { dir, manifest } => {
+                let compacted = self.compacted_reader(path, manifest.etag.clone());
+                (manifest.meta(), Err((dir, manifest.extents, compacted)))
+            }
         };
         let selected = match range {
             None => None,
@@ -803,7 +833,7 @@ impl BlobStore for LocalBlobStore {
                 let length = bytes.end.saturating_sub(bytes.start);
                 ReaderStream::with_capacity(file.take(length), IO_BUFFER_BYTES).boxed()
             }
-            Err((dir, extents)) => extents::read(&dir, &extents, bytes),
+            Err((dir, extents, compacted)) => extents::read(&dir, &extents, bytes, compacted),
         };
         Ok(BlobRead {
             meta,
@@ -1204,14 +1234,10 @@ mod tests {
         );
         assert_eq!(after.md5, Some(written.md5));
         assert_eq!(after.properties, labelled());
-        // Compacting again, or a version no longer current, changes nothing.
+        // The version folder went with the compaction; compacting again changes nothing.
         store.compact(version).await.unwrap();
         assert_eq!(store.head(&path).await.unwrap(), before);
-        assert_eq!(
-            store.sweep(Duration::ZERO).await.unwrap(),
-            1,
-            "the version folder"
-        );
+        assert_eq!(store.sweep(Duration::ZERO).await.unwrap(), 0);
         assert_eq!(read(&store, &path, None).await, parts.concat());
         let records = std::fs::read_dir(dir.path().join(RECORDS_DIR))
             .unwrap()
@@ -1251,23 +1277,51 @@ mod tests {
             .await
             .unwrap();
         let version = store.version_at(&path).await.unwrap();
+        let read_all = |mut reading: ByteStream, mut got: Vec<u8>| async move {
+            while let Some(chunk) = reading.next().await {
+                got.extend_from_slice(&chunk.unwrap());
+            }
+            got
+        };
+        // Compacted while a read goes on: the read ends in the compacted file.
         let mut reading = store.get(&path, None).await.unwrap().body;
-        let mut got = reading.next().await.unwrap().unwrap().to_vec();
-        // Compacted, then replaced by a put and deleted, while the read goes on.
+        let first = reading.next().await.unwrap().unwrap().to_vec();
         store.compact(version).await.unwrap();
+        assert!(!extents::version_dir(dir.path(), version).exists());
+        assert_eq!(read_all(reading, first).await, parts.concat());
+        // Replaced by another commit, then deleted, while a read goes on: the replaced
+        // version's folder outlives the read.
+        let ids = stage(&store, &path, &slices).await;
+        store
+            .commit_blocks(&path, &ids, options(1 << 30))
+            .await
+            .unwrap();
+        let mut reading = store.get(&path, None).await.unwrap().body;
+        let first = reading.next().await.unwrap().unwrap().to_vec();
         store.put(&path, body(b"other"), options(10)).await.unwrap();
         store.delete(&path).await.unwrap();
-        assert_eq!(
-            store
-                .sweep(Duration::from_secs(7 * 24 * 3600))
-                .await
-                .unwrap(),
-            0
-        );
+        let week = Duration::from_secs(7 * 24 * 3600);
+        assert_eq!(store.sweep(week).await.unwrap(), 0);
+        assert_eq!(read_all(reading, first).await, parts.concat());
+        // A read of a version compacted and then replaced fails rather than mix versions.
+        let ids = stage(&store, &path, &slices).await;
+        store
+            .commit_blocks(&path, &ids, options(1 << 30))
+            .await
+            .unwrap();
+        let version = store.version_at(&path).await.unwrap();
+        let mut reading = store.get(&path, None).await.unwrap().body;
+        let _ = reading.next().await.unwrap().unwrap();
+        store.compact(version).await.unwrap();
+        store.put(&path, body(b"other"), options(10)).await.unwrap();
+        let mut failed = false;
         while let Some(chunk) = reading.next().await {
-            got.extend_from_slice(&chunk.unwrap());
+            if chunk.is_err() {
+                failed = true;
+                break;
+            }
         }
-        assert_eq!(got, parts.concat());
+        assert!(failed, "no bytes of another version are served");
     }
 
     #[tokio::test]
