@@ -128,10 +128,11 @@ class Basin:
 
     name = "Basin"
 
-    def __init__(self, binary, folder, log, blob_env=None):
+    def __init__(self, binary, folder, log, blob_env=None, settings=None):
         env = {k: v for k, v in os.environ.items() if not k.startswith("BASIN_")}
         env.update({"BASIN_LOG__FORMAT": "text", "NO_COLOR": "1", "BASIN_LOG__LEVEL": "warn"})
         env.update(blob_env or {})
+        env.update(settings or {})
         os.makedirs(folder, exist_ok=True)
         self.port = free_port()
         with open(log, "w") as log_file:
@@ -208,7 +209,7 @@ class BasinS3(Basin):
 
     name = "Basin S3"
 
-    def __init__(self, binary, folder, log):
+    def __init__(self, binary, folder, log, settings=None):
         self.moto = Moto(os.path.join(folder, "moto"), moto_log(log))
         blob_env = {
             "BASIN_BLOB__URL": f"s3://{S3_BUCKET}/{S3_PREFIX}",
@@ -219,7 +220,7 @@ class BasinS3(Basin):
             "BASIN_BLOB__OPTIONS__AWS_SECRET_ACCESS_KEY": "bench-secret",
         }
         try:
-            super().__init__(binary, os.path.join(folder, "basin"), log, blob_env)
+            super().__init__(binary, os.path.join(folder, "basin"), log, blob_env, settings)
         except BaseException:
             self.moto.stop()
             raise
@@ -330,9 +331,9 @@ def run_server(server, files, work, round_index):
 
 def start(kind, args, folder, log):
     if kind == "basin":
-        return Basin(args.basin, folder, log)
+        return Basin(args.basin, folder, log, settings=args.basin_settings)
     if kind == "basin-s3":
-        return BasinS3(args.basin, folder, log)
+        return BasinS3(args.basin, folder, log, settings=args.basin_settings)
     return Azurite(args.azurite, folder, log)
 
 
@@ -406,6 +407,10 @@ def main():
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default: 3)")
     parser.add_argument(
+        "--basin-setting", action="append", default=[], metavar="KEY=VALUE",
+        help="a BASIN_* variable for Basin's servers, e.g. BASIN_BLOB__COMPACTION_DELAY_SECONDS=60",
+    )
+    parser.add_argument(
         "--large-mib", type=int, default=1024, help="size of the large blob (default: 1024)"
     )
     parser.add_argument(
@@ -415,6 +420,10 @@ def main():
         "--small-mib", type=int, default=10, help="size of each small blob (default: 10)"
     )
     args = parser.parse_args()
+    args.basin_settings = dict(setting.split("=", 1) for setting in args.basin_setting)
+    # Servers run inside their data folders: binaries are found from anywhere.
+    if args.basin:
+        args.basin = os.path.abspath(args.basin)
     kinds = args.servers
     if not args.basin and {"basin", "basin-s3"} & set(kinds):
         parser.error("--basin is needed for the basin and basin-s3 servers")

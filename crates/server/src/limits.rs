@@ -100,10 +100,10 @@ pub(crate) const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
 /// Age at which staged blocks never committed, and writes a crashed process left, are removed:
 /// a week, as Azure Blob Storage keeps uncommitted blocks.
 pub(crate) const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
-/// How long after a block commit the folder backend copies the blocks into one file: long
-/// enough that an upload's first reads (a client checking what it sent, a conversion starting)
-/// do not compete with the copy.
-pub(crate) const BLOB_COMPACTION_DELAY_SECONDS: u64 = 10;
+/// How long after a block commit the folder backend copies the blocks into one file, unless a
+/// reader needs the file sooner: long enough that the uploads and downloads that follow a
+/// large upload do not compete with the copy for the disk (measured in docs/benchmarks.md).
+pub(crate) const BLOB_COMPACTION_DELAY_SECONDS: u64 = 60;
 /// Longest compaction delay a deployment may set: a day.
 pub(crate) const BLOB_COMPACTION_DELAY_SECONDS_MAX: u64 = 24 * 3600;
 /// How often the blob store is swept for such leftovers.

@@ -61,7 +61,6 @@ pub(crate) struct BlobProperties {
 
 impl BlobProperties {
     /// Whether nothing is set.
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
@@ -259,6 +258,13 @@ pub(crate) trait BlobStore: Send + Sync + Debug {
     fn local_file(&self, path: &BlobPath) -> Option<std::path::PathBuf> {
         let _ = path;
         None
+    }
+
+    /// Like [`BlobStore::local_file`] for a caller about to read the whole blob: a backend that
+    /// keeps a fresh commit as several files (the folder's extents) makes it one file first,
+    /// which costs the same as reading it once and spares every later reader the copy.
+    async fn local_file_now(&self, path: &BlobPath) -> Option<std::path::PathBuf> {
+        self.local_file(path)
     }
 
     /// Removes every blob named `prefix` or below `prefix/` (a folder of blobs, such as a

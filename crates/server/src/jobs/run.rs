@@ -572,7 +572,7 @@ impl Runner {
 
     /// Links a local blob into place, or streams a remote one to `target`.
     async fn stage_blob(&self, path: &BlobPath, target: &Path) -> Result<(), Failed> {
-        if let Some(file) = self.blobs.local_file(path) {
+        if let Some(file) = self.blobs.local_file_now(path).await {
             // A hard link keeps the version of the blob as it is now even if it is replaced
             // during the run; a symbolic link serves when the work dir is on another disk. A
             // blob removed meanwhile fails both and is found missing below; one that became a

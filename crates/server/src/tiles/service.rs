@@ -1162,7 +1162,7 @@ fn reprojection_from_mercator(description: &Description) -> Option<Reprojection>
 
 /// Puts the blob at `path` at `target`: a hard link for local blobs, else a download.
 async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow::Result<()> {
-    if let Some(file) = blobs.local_file(path)
+    if let Some(file) = blobs.local_file_now(path).await
         && tokio::fs::hard_link(&file, target).await.is_ok()
         && crate::blob::linked_a_file(target).await
     {

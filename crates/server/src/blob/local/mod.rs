@@ -852,6 +852,16 @@ impl BlobStore for LocalBlobStore {
             .map(|_| file)
     }
 
+    /// Compacts a blob still kept as extents before answering its file.
+    async fn local_file_now(&self, path: &BlobPath) -> Option<PathBuf> {
+        if let Some(version) = self.version_at(path).await
+            && let Err(error) = self.compact(version).await
+        {
+            tracing::warn!(%path, %error, "cannot compact a blob for a reader");
+        }
+        self.local_file(path)
+    }
+
     async fn head(&self, path: &BlobPath) -> Result<BlobMeta, BlobError> {
         match self.open_stored(path).await? {
             Stored::File { metadata, .. } => Ok(self.file_meta(path, &metadata).await),
@@ -1243,6 +1253,21 @@ mod tests {
             .unwrap()
             .count();
         assert_eq!(records, 1, "one record folder, for the one blob");
+    }
+
+    #[tokio::test]
+    async fn a_reader_needing_one_file_has_the_extents_compacted_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_without_compaction(dir.path()).await;
+        let path = BlobPath::parse("uploads", "t/to-convert.tif").unwrap();
+        let ids = stage(&store, &path, &[b"head", b"tail"]).await;
+        let written = store.commit_blocks(&path, &ids, options(10)).await.unwrap();
+        assert!(store.local_file(&path).is_none());
+        let file = store.local_file_now(&path).await.expect("one file");
+        assert_eq!(std::fs::read(file).unwrap(), b"headtail");
+        assert_eq!(store.head(&path).await.unwrap(), written.meta);
+        let missing = BlobPath::parse("uploads", "t/missing").unwrap();
+        assert!(store.local_file_now(&missing).await.is_none());
     }
 
     #[tokio::test]
