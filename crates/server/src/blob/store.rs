@@ -342,6 +342,48 @@ impl Tally {
     }
 }
 
+/// Hashes bytes with MD5 on a blocking thread while the caller writes them, so a write costs
+/// the slower of the two instead of their sum (MD5 runs at about 600 MB/s on one core, a
+/// fifth of the time of a 10 MiB PUT here). The channel is bounded: a hasher that falls
+/// behind slows the writer rather than buffering the body.
+pub(crate) struct Hashing {
+    sender: Option<tokio::sync::mpsc::Sender<Bytes>>,
+    task: tokio::task::JoinHandle<[u8; 16]>,
+}
+
+impl Hashing {
+    /// Chunks in flight between the writer and the hashing thread.
+    const CHUNKS_IN_FLIGHT: usize = 16;
+
+    pub(crate) fn start() -> Self {
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Bytes>(Self::CHUNKS_IN_FLIGHT);
+        let task = tokio::task::spawn_blocking(move || {
+            let mut md5 = Md5::new();
+            while let Some(chunk) = receiver.blocking_recv() {
+                md5.update(&chunk);
+            }
+            md5.finalize().into()
+        });
+        Self {
+            sender: Some(sender),
+            task,
+        }
+    }
+
+    /// Hands one chunk to the hashing thread (a reference count, not a copy).
+    pub(crate) async fn feed(&self, chunk: Bytes) -> Result<(), BlobError> {
+        let stopped = || BlobError::storage(anyhow::anyhow!("the MD5 thread stopped"));
+        let sender = self.sender.as_ref().ok_or_else(stopped)?;
+        sender.send(chunk).await.map_err(|_| stopped())
+    }
+
+    /// The MD5 of every chunk fed, once the thread has hashed them all.
+    pub(crate) async fn finish(mut self) -> Result<[u8; 16], BlobError> {
+        drop(self.sender.take());
+        (&mut self.task).await.map_err(BlobError::storage)
+    }
+}
+
 /// Size and MD5 of the local file at `path`, read in 1 MiB blocks, checked as a write of it
 /// would be (past `size_max`, or not `expected_md5`, is an error). Blocking: call it from a
 /// blocking thread.
@@ -380,6 +422,25 @@ pub(crate) fn hashed_name(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn hashing_on_a_thread_gives_the_md5_of_every_chunk_in_order() {
+        let hashing = Hashing::start();
+        let mut whole = Vec::new();
+        for index in 0..100_u8 {
+            let chunk = vec![index; usize::from(index) * 997];
+            whole.extend_from_slice(&chunk);
+            hashing.feed(Bytes::from(chunk)).await.unwrap();
+        }
+        let expected: [u8; 16] = Md5::digest(&whole).into();
+        assert_eq!(hashing.finish().await.unwrap(), expected);
+        let empty: [u8; 16] = Md5::digest(b"").into();
+        assert_eq!(Hashing::start().finish().await.unwrap(), empty);
+        // Dropped part way (a failed write): the thread ends on its own.
+        let abandoned = Hashing::start();
+        abandoned.feed(Bytes::from_static(b"abc")).await.unwrap();
+        drop(abandoned);
+    }
 
     #[test]
     fn the_tally_counts_hashes_and_stops_past_the_limit() {

@@ -46,8 +46,8 @@ use crate::blob::blocks::BlockId;
 use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
-    BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, StagedBlock, Tally, WriteOptions,
-    Written, hashed_name, tally_file,
+    BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, Hashing, StagedBlock, Tally,
+    WriteOptions, Written, hashed_name, tally_file,
 };
 use chain::{Chains, inode_of};
 use extents::{EXTENTS_DIR, Extent, MANIFEST, Manifest};
@@ -423,17 +423,25 @@ impl LocalBlobStore {
         hash: bool,
     ) -> Result<(TempFile, std::fs::Metadata, u64, Option<[u8; 16]>), BlobError> {
         let (temp, mut writer) = self.temp_file().await?;
-        let mut tally = if hash {
-            Tally::new(options.size_max)
-        } else {
-            Tally::checking(options.size_max, options.expected_md5)
-        };
+        // Counted here, hashed on another thread while the bytes go to disk.
+        let mut tally = Tally::checking(options.size_max, None);
+        let hashing = (hash || options.expected_md5.is_some()).then(Hashing::start);
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(BlobError::Body)?;
             tally.add(&chunk)?;
+            if let Some(hashing) = &hashing {
+                hashing.feed(chunk.clone()).await?;
+            }
             writer.write_all(&chunk).await.map_err(BlobError::storage)?;
         }
-        let (size, md5) = tally.finish_checked(options.expected_md5)?;
+        let (size, _) = tally.finish_checked(None)?;
+        let md5 = match hashing {
+            Some(hashing) => Some(hashing.finish().await?),
+            None => None,
+        };
+        if options.expected_md5.is_some() && md5 != options.expected_md5 {
+            return Err(BlobError::Md5Mismatch);
+        }
         let metadata = finish_file(writer).await?;
         Ok((temp, metadata, size, md5))
     }
