@@ -40,7 +40,7 @@ use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
     BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, StagedBlock, Tally,
-    WriteOptions, Written, hashed_name,
+    WriteOptions, Written, hashed_name, within_limit,
 };
 
 /// Prefix of staged blocks inside the store's prefix.
@@ -512,11 +512,7 @@ impl BlobStore for ObjectBlobStore {
             total = total.saturating_add(meta.size);
             sources.push((location, meta.size));
         }
-        if total > options.size_max {
-            return Err(BlobError::TooLarge {
-                limit_bytes: options.size_max,
-            });
-        }
+        within_limit(total, options.size_max)?;
         if options.create_only {
             self.fail_if_exists(path).await?;
         }

@@ -308,11 +308,7 @@ impl Tally {
     pub(crate) fn add(&mut self, chunk: &[u8]) -> Result<(), BlobError> {
         let length = u64::try_from(chunk.len()).unwrap_or(u64::MAX);
         self.size = self.size.saturating_add(length);
-        if self.size > self.size_max {
-            return Err(BlobError::TooLarge {
-                limit_bytes: self.size_max,
-            });
-        }
+        within_limit(self.size, self.size_max)?;
         if let Some(md5) = &mut self.md5 {
             md5.update(chunk);
         }
@@ -340,6 +336,17 @@ impl Tally {
             _ => Ok((self.size, md5)),
         }
     }
+}
+
+/// Fails with [`BlobError::TooLarge`] when `size` passes `size_max`: the one size rule of every
+/// write, whole or by blocks.
+pub(crate) fn within_limit(size: u64, size_max: u64) -> Result<(), BlobError> {
+    if size > size_max {
+        return Err(BlobError::TooLarge {
+            limit_bytes: size_max,
+        });
+    }
+    Ok(())
 }
 
 /// Hashes bytes with MD5 on a blocking thread while the caller writes them, so a write costs

@@ -47,7 +47,7 @@ use crate::blob::path::BlobPath;
 use crate::blob::range::RangeSpec;
 use crate::blob::store::{
     BlobError, BlobMeta, BlobRead, BlobStore, ByteStream, Hashing, StagedBlock, Tally,
-    WriteOptions, Written, hashed_name, tally_file,
+    WriteOptions, Written, hashed_name, tally_file, within_limit,
 };
 use chain::{Chains, inode_of};
 use extents::{EXTENTS_DIR, Extent, MANIFEST, Manifest};
@@ -104,44 +104,48 @@ struct Compaction {
     due: tokio::time::Instant,
 }
 
-/// A file under `.tmp` that is removed when dropped unless it was published. Removing on drop
-/// also covers a handler future dropped midway (client gone, shutdown).
-struct TempFile {
+/// A temporary file under `.tmp`, or a version folder being built, removed when dropped
+/// unless it was published. Removing on drop also covers a handler future dropped midway
+/// (client gone, shutdown).
+struct Unpublished {
     path: PathBuf,
+    folder: bool,
     armed: bool,
 }
 
-impl TempFile {
+impl Unpublished {
+    fn file(path: PathBuf) -> Self {
+        Self {
+            path,
+            folder: false,
+            armed: true,
+        }
+    }
+
+    fn folder(path: PathBuf) -> Self {
+        Self {
+            path,
+            folder: true,
+            armed: true,
+        }
+    }
+
+    /// Keeps the file or folder: it was published, or it is not ours to remove.
     fn disarm(mut self) {
         self.armed = false;
     }
 }
 
-impl Drop for TempFile {
+impl Drop for Unpublished {
     fn drop(&mut self) {
-        if self.armed {
-            let _ = std::fs::remove_file(&self.path);
+        if !self.armed {
+            return;
         }
-    }
-}
-
-/// A version folder being built, removed when dropped unless it was published.
-struct UnpublishedVersion {
-    dir: PathBuf,
-    armed: bool,
-}
-
-impl UnpublishedVersion {
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for UnpublishedVersion {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
+        let _ = if self.folder {
+            std::fs::remove_dir_all(&self.path)
+        } else {
+            std::fs::remove_file(&self.path)
+        };
     }
 }
 
@@ -407,10 +411,10 @@ impl LocalBlobStore {
         meta_of(metadata, &identity, record)
     }
 
-    async fn temp_file(&self) -> Result<(TempFile, BufWriter<File>), BlobError> {
+    async fn temp_file(&self) -> Result<(Unpublished, BufWriter<File>), BlobError> {
         let path = self.temp_path();
         let file = File::create_new(&path).await.map_err(BlobError::storage)?;
-        let temp = TempFile { path, armed: true };
+        let temp = Unpublished::file(path);
         Ok((temp, BufWriter::with_capacity(IO_BUFFER_BYTES, file)))
     }
 
@@ -421,7 +425,7 @@ impl LocalBlobStore {
         mut body: ByteStream,
         options: &WriteOptions,
         hash: bool,
-    ) -> Result<(TempFile, std::fs::Metadata, u64, Option<[u8; 16]>), BlobError> {
+    ) -> Result<(Unpublished, std::fs::Metadata, u64, Option<[u8; 16]>), BlobError> {
         let (temp, mut writer) = self.temp_file().await?;
         // Counted here, hashed on another thread while the bytes go to disk.
         let mut tally = Tally::checking(options.size_max, None);
@@ -450,7 +454,7 @@ impl LocalBlobStore {
     /// with its record.
     async fn publish_file(
         &self,
-        temp: TempFile,
+        temp: Unpublished,
         metadata: &std::fs::Metadata,
         path: &BlobPath,
         create_only: bool,
@@ -483,7 +487,7 @@ impl LocalBlobStore {
     /// Moves a finished temporary file to `path`.
     async fn publish(
         &self,
-        temp: TempFile,
+        temp: Unpublished,
         path: &BlobPath,
         create_only: bool,
     ) -> Result<(), BlobError> {
@@ -533,10 +537,7 @@ impl LocalBlobStore {
             .await
             .map_err(BlobError::storage)?
             .is_file();
-        let temp = TempFile {
-            path: self.temp_path(),
-            armed: true,
-        };
+        let temp = Unpublished::file(self.temp_path());
         if !regular || fs::hard_link(file, &temp.path).await.is_err() {
             temp.disarm();
             return Ok(None);
@@ -561,11 +562,7 @@ impl LocalBlobStore {
         };
         let (md5, metadata) = tokio::join!(hashing, syncing);
         let (md5, metadata) = (md5?, metadata?);
-        if metadata.len() > options.size_max {
-            return Err(BlobError::TooLarge {
-                limit_bytes: options.size_max,
-            });
-        }
+        within_limit(metadata.len(), options.size_max)?;
         let record = Record {
             properties: options.properties.clone(),
             md5,
@@ -692,10 +689,7 @@ impl LocalBlobStore {
         if self.version_at(&path).await != Some(version) {
             return Ok(());
         }
-        let temp = TempFile {
-            path: self.temp_path(),
-            armed: true,
-        };
+        let temp = Unpublished::file(self.temp_path());
         let (source, copy, target) = (dir.clone(), manifest.clone(), temp.path.clone());
         let metadata =
             tokio::task::spawn_blocking(move || extents::compact_into(&source, &copy, &target))
@@ -996,31 +990,20 @@ impl BlobStore for LocalBlobStore {
                 .map_err(|_| BlobError::BlockNotFound(block.as_str().to_owned()))?;
             total = total.saturating_add(metadata.len());
         }
-        if total > options.size_max {
-            return Err(BlobError::TooLarge {
-                limit_bytes: options.size_max,
-            });
-        }
+        within_limit(total, options.size_max)?;
         if options.create_only {
             self.fail_if_exists(path).await?;
         }
         let version = uuid::Uuid::new_v4();
         let dir = extents::version_dir(&self.root, version);
         fs::create_dir_all(&dir).await.map_err(BlobError::storage)?;
-        let unpublished = UnpublishedVersion {
-            dir: dir.clone(),
-            armed: true,
-        };
+        let unpublished = Unpublished::folder(dir.clone());
         let (extents, files, committed) = self.link_blocks(path, blocks, &dir).await?;
         let size = extents
             .iter()
             .fold(0u64, |size, extent| size.saturating_add(extent.length));
         // A block staged again since the check may have grown.
-        if size > options.size_max {
-            return Err(BlobError::TooLarge {
-                limit_bytes: options.size_max,
-            });
-        }
+        within_limit(size, options.size_max)?;
         let upload = hashed_name(&path.key());
         let chained = self
             .shared
