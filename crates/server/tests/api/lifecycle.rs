@@ -226,6 +226,46 @@ fn migrate_creates_the_sqlite_store() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
 }
 
+/// The PostgreSQL tests run on copies of a migrated template (helpers.rs); this one checks
+/// what the copies skip: `basin migrate` applies every migration to an empty database, and
+/// the store it leaves bootstraps.
+#[tokio::test]
+async fn migrate_applies_every_migration_to_an_empty_postgres_database() {
+    let Some(database) = create_empty_pg_database().await else {
+        return;
+    };
+    let url = database.url.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        basin()
+            .args(["--database-url", &url, "migrate"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"))
+        .unwrap()
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "sql"))
+        })
+        .count();
+    assert_eq!(usize::try_from(applied).unwrap(), files);
+    bootstrap_twice(Some(database.url.clone())).await;
+}
+
 /// The Kubernetes executor needs the cargo feature; with it, it needs a Kubernetes API to
 /// talk to. Either way a server that could never run a transfer does not start.
 #[test]
