@@ -570,17 +570,38 @@ impl TileService {
         {
             self.remove_version(&pyramid, unfinished).await;
         }
-        let (stored, total_bytes) = match self.store_all(&tileable, &pyramid, hold, stop).await? {
-            Ok(stored) => stored,
-            Err(ended) => return Ok(ended),
+        let (stored, total_bytes) = match self.store_all(&tileable, &pyramid, hold, stop).await {
+            Ok(Ok(stored)) => stored,
+            Ok(Err(ended)) => return Ok(ended),
+            Err(error) => return self.failed_or_lost(hold, pyramid, error).await,
         };
         if !self.renew(hold).await? {
             return Ok(Rendered::Superseded(pyramid));
         }
-        let manifest = self
+        match self
             .write_manifest(&tileable, &pyramid, stored, total_bytes)
-            .await?;
-        Ok(Rendered::Done(manifest, pyramid))
+            .await
+        {
+            Ok(manifest) => Ok(Rendered::Done(manifest, pyramid)),
+            Err(error) => self.failed_or_lost(hold, pyramid, error).await,
+        }
+    }
+
+    /// A write of `pyramid` failed. When the hold is lost too, the loss is what happened (a
+    /// purge removing the pyramid's folder while a tile was being moved into it fails that
+    /// write), and it is handled as one: the caller removes what this renderer wrote after the
+    /// purge. Taken as a fault, the loss would go unseen (a fault on a row that is gone
+    /// records nothing) and the tiles written after the purge would stay for good.
+    async fn failed_or_lost(
+        &self,
+        hold: store::Hold<'_>,
+        pyramid: PyramidRef,
+        error: TileError,
+    ) -> Result<Rendered, TileError> {
+        match self.renew(hold).await {
+            Ok(false) => Ok(Rendered::Superseded(pyramid)),
+            _ => Err(error),
+        }
     }
 
     /// Draws and stores every tile of `pyramid`, renewing `hold` as it goes: the stored tiles
