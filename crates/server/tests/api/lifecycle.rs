@@ -235,8 +235,12 @@ async fn migrate_applies_every_migration_to_an_empty_postgres_database() {
         return;
     };
     let url = database.url.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
         basin()
+            .arg("--data-dir")
+            .arg(&data_dir)
             .args(["--database-url", &url, "migrate"])
             .output()
             .unwrap()
