@@ -165,11 +165,14 @@ pub async fn create_pg_database() -> Option<PgDatabase> {
     let copied = match template {
         Some(template) => {
             let sql = format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\"");
-            sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&pool).await
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&pool)
+                .await
+                .is_ok()
         }
-        None => Err(sqlx::Error::PoolClosed),
+        None => false,
     };
-    if copied.is_err() {
+    if !copied {
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
             .execute(&pool)
             .await
