@@ -39,7 +39,7 @@ pub(crate) enum AzureError {
     PermissionMismatch,
     /// The URL writes to the content of a dataset in the recycle bin.
     #[error(
-        "the dataset this URL writes to is in the recycle bin or was deleted for good; its content cannot change"
+        "the dataset this URL reaches is in the recycle bin or was deleted for good; its content cannot be read or changed"
     )]
     InRecycleBin,
     /// The container or blob name is invalid.

@@ -140,7 +140,7 @@ async fn put_blob(
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     let granted = target.authorize(&state, &request, WRITE)?;
-    check_writable(&state, &target).await?;
+    check_content_live(&state, &target).await?;
     match target.comp.as_deref() {
         None => put_whole_blob(&state, target, granted, request).await,
         Some("block") => put_block(&state, target, granted, request).await,
@@ -250,14 +250,12 @@ async fn put_block_list(
     Ok(response)
 }
 
-/// A signed URL stays valid after its dataset is deleted, but the recycle bin must keep
-/// content as it was deleted: writes (whole blobs, blocks and block lists) are refused.
-async fn check_writable(state: &BlobState, target: &Target) -> Result<(), AzureError> {
-    match state
-        .datasets
-        .check_content_writable(&target.path.key())
-        .await
-    {
+/// A signed URL stays valid after its dataset is deleted, but content in the recycle bin is
+/// neither served nor changed: the bin keeps it as it was deleted, and a delete must take
+/// away every URL handed out before it. Reads and writes (whole blobs, blocks and block lists)
+/// are refused alike, until a restore.
+async fn check_content_live(state: &BlobState, target: &Target) -> Result<(), AzureError> {
+    match state.datasets.check_content_live(&target.path.key()).await {
         Ok(()) => Ok(()),
         Err(crate::datasets::service::DatasetError::InRecycleBin) => Err(AzureError::InRecycleBin),
         Err(error) => Err(AzureError::Internal(error.into())),
@@ -300,6 +298,7 @@ async fn get_blob(
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     target.authorize(&state, &request, Permissions::READ)?;
+    check_content_live(&state, &target).await?;
     if target.comp.is_some() {
         return Err(AzureError::InvalidQueryParameter("comp"));
     }
@@ -369,6 +368,7 @@ async fn head_blob(
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     target.authorize(&state, &request, Permissions::READ)?;
+    check_content_live(&state, &target).await?;
     let meta = state.blobs.head(&target.path).await?;
     check_if_match(request.headers(), &meta)?;
     let mut response = StatusCode::OK.into_response();

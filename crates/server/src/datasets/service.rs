@@ -466,12 +466,13 @@ impl DatasetService {
 }
 
 impl DatasetService {
-    /// Refuses writes to content of the recycle bin: when a dataset stored at `data_path` is
-    /// deleted, or lies in a deleted project, its blob must stay as it was deleted, whatever
-    /// upload URL was handed out before. A path of the datasets container that no dataset
-    /// names belonged to a dataset removed for good: writing there would leave a blob nothing
-    /// reaches. Other paths no dataset names (uploads) are writable.
-    pub(crate) async fn check_content_writable(&self, data_path: &str) -> DatasetResult<()> {
+    /// Refuses reads and writes of content of the recycle bin: when a dataset stored at
+    /// `data_path` is deleted, or lies in a deleted project, its blob is neither served nor
+    /// changed, whatever URL was handed out before (a restore makes those URLs work again).
+    /// A path of the datasets container that no dataset names belonged to a dataset removed
+    /// for good: writing there would leave a blob nothing reaches. Other paths no dataset
+    /// names (uploads) are open to their URLs.
+    pub(crate) async fn check_content_live(&self, data_path: &str) -> DatasetResult<()> {
         let rows = store::find_by_data_path(&self.db, data_path).await?;
         if rows.is_empty() && is_dataset_content(data_path) {
             return Err(DatasetError::InRecycleBin);

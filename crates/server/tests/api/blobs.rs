@@ -1004,7 +1004,23 @@ api_test!(
         ] {
             expect_azure_error(response, StatusCode::FORBIDDEN, "AuthorizationFailure").await;
         }
+        // Reads are refused too while it is in the bin; a restore shows the content unchanged.
         let read = resigned(&app, &a, "r");
+        expect_azure_error(
+            app.client.get(&read).send().await.unwrap(),
+            StatusCode::FORBIDDEN,
+            "AuthorizationFailure",
+        )
+        .await;
+        let restored = app
+            .send_as(
+                As::Key,
+                Method::PUT,
+                &format!("/api/recycle-bin/dataset/{dataset}/restore"),
+                None,
+            )
+            .await;
+        expect_status(restored, StatusCode::NO_CONTENT).await;
         let content = app
             .client
             .get(&read)
@@ -1015,6 +1031,15 @@ api_test!(
             .await
             .unwrap();
         assert_eq!(content.to_vec(), data(10), "content in the bin changed");
+        let deleted = app
+            .send_as(
+                As::Key,
+                Method::DELETE,
+                &format!("/api/metadata/dataset/{dataset}"),
+                None,
+            )
+            .await;
+        expect_status(deleted, StatusCode::NO_CONTENT).await;
         // A live dataset of the same project is still writable.
         assert_eq!(
             put_blob(&app, &b, data(10)).await.status(),
@@ -1047,23 +1072,79 @@ api_test!(
             .await;
         expect_status(purged, StatusCode::NO_CONTENT).await;
         let gone = app.client.get(&read).send().await.unwrap();
-        assert_eq!(
-            gone.status(),
-            StatusCode::NOT_FOUND,
-            "the purged content is gone"
-        );
+        expect_azure_error(gone, StatusCode::FORBIDDEN, "AuthorizationFailure").await;
         expect_azure_error(
             put_blob(&app, &a, data(30)).await,
             StatusCode::FORBIDDEN,
             "AuthorizationFailure",
         )
         .await;
-        let still_gone = app.client.get(&read).send().await.unwrap();
-        assert_eq!(
-            still_gone.status(),
-            StatusCode::NOT_FOUND,
-            "nothing was written"
-        );
+    }
+);
+
+// Issue 33, item 1: a read URL handed out before a delete kept answering 200, HEAD 200 and
+// ranges 206 until it expired. Content in the recycle bin is not served, whether the dataset or
+// a project above it was deleted, and a restore makes the same URL work again.
+api_test!(
+    read_urls_of_content_in_the_recycle_bin_are_refused_until_a_restore,
+    |app| {
+        let project = app.create_project(As::Key, "P", json!({})).await;
+        let folder = app
+            .create_subproject(As::Key, &project, "F", json!({}))
+            .await;
+        let uploaded = app.upload_file(id_str(&folder), "d.bin", data(100)).await;
+        let dataset = expect_status(uploaded, StatusCode::CREATED).await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let url = read_url(&app, &dataset).await;
+        let served = |expected: StatusCode| {
+            let (app, url) = (&app, url.clone());
+            async move {
+                assert_eq!(get_blob(app, &url, None).await.status(), expected, "GET");
+                assert_eq!(head_status(app, &url).await, expected, "HEAD");
+                let ranged = get_blob(app, &url, Some(("Range", "bytes=0-9")))
+                    .await
+                    .status();
+                let expected_range = if expected == StatusCode::OK {
+                    StatusCode::PARTIAL_CONTENT
+                } else {
+                    expected
+                };
+                assert_eq!(ranged, expected_range, "range");
+            }
+        };
+        served(StatusCode::OK).await;
+        let cases = [
+            (
+                format!("/api/metadata/dataset/{dataset}"),
+                format!("/api/recycle-bin/dataset/{dataset}/restore"),
+            ),
+            (
+                format!("/api/metadata/project/{}", id_str(&folder)),
+                format!("/api/recycle-bin/project/{}/restore", id_str(&folder)),
+            ),
+            (
+                format!("/api/metadata/project/{}", id_str(&project)),
+                format!("/api/recycle-bin/project/{}/restore", id_str(&project)),
+            ),
+        ];
+        for (delete, restore) in cases {
+            let deleted = app.send_as(As::Key, Method::DELETE, &delete, None).await;
+            expect_status(deleted, StatusCode::NO_CONTENT).await;
+            expect_azure_error(
+                get_blob(&app, &url, None).await,
+                StatusCode::FORBIDDEN,
+                "AuthorizationFailure",
+            )
+            .await;
+            served(StatusCode::FORBIDDEN).await;
+            let restored = app.send_as(As::Key, Method::PUT, &restore, None).await;
+            expect_status(restored, StatusCode::NO_CONTENT).await;
+            served(StatusCode::OK).await;
+        }
+        let body = get_blob(&app, &url, None).await.bytes().await.unwrap();
+        assert_eq!(body.to_vec(), data(100));
     }
 );
 
