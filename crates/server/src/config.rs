@@ -219,6 +219,9 @@ pub struct BlobConfig {
     /// Folder backend: how long after a block commit its blocks are copied into one file, in
     /// seconds (the commit itself copies nothing; see docs/blobs.md).
     pub compaction_delay_seconds: u64,
+    /// How long an upload no transfer used is kept after its last write, in seconds; then it
+    /// is removed (an upload a completed import took over goes at once).
+    pub upload_retention_seconds: u64,
 }
 
 impl Default for BlobConfig {
@@ -229,6 +232,7 @@ impl Default for BlobConfig {
             upload_url_ttl_seconds: limits::UPLOAD_URL_TTL_SECONDS,
             read_url_ttl_seconds: limits::READ_URL_TTL_SECONDS,
             compaction_delay_seconds: limits::BLOB_COMPACTION_DELAY_SECONDS,
+            upload_retention_seconds: limits::UPLOAD_RETENTION_SECONDS,
         }
     }
 }
@@ -1033,6 +1037,14 @@ impl Config {
             return Err(ConfigError::Inconsistent(format!(
                 "blob.compaction_delay_seconds must be at most {} (a day)",
                 limits::BLOB_COMPACTION_DELAY_SECONDS_MAX
+            )));
+        }
+        let retention = limits::UPLOAD_RETENTION_SECONDS_MIN..=limits::UPLOAD_RETENTION_SECONDS_MAX;
+        if !retention.contains(&self.blob.upload_retention_seconds) {
+            return Err(ConfigError::Inconsistent(format!(
+                "blob.upload_retention_seconds must be between {} and {} seconds (a year)",
+                retention.start(),
+                retention.end()
             )));
         }
         Ok(())

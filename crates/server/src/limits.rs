@@ -108,6 +108,16 @@ pub(crate) const BLOB_COMPACTION_DELAY_SECONDS: u64 = 60;
 pub(crate) const BLOB_COMPACTION_DELAY_SECONDS_MAX: u64 = 24 * 3600;
 /// How often the blob store is swept for such leftovers.
 pub(crate) const BLOB_SWEEP_INTERVAL_SECONDS: u64 = 3600;
+/// How long an upload that no transfer used is kept after its last write: a day, long enough
+/// to start an import the next morning from an upload made the evening before.
+pub(crate) const UPLOAD_RETENTION_SECONDS: u64 = 24 * 3600;
+/// Shortest upload retention a deployment may set (tests use a few seconds).
+pub(crate) const UPLOAD_RETENTION_SECONDS_MIN: u64 = 1;
+/// Longest upload retention a deployment may set: a year.
+pub(crate) const UPLOAD_RETENTION_SECONDS_MAX: u64 = 365 * 24 * 3600;
+/// Longest wait between two runs of the upload retention: an unused upload is gone within its
+/// retention plus this (or plus half the retention, when that is shorter).
+pub(crate) const UPLOAD_SWEEP_INTERVAL_SECONDS_MAX: u64 = 3600;
 /// Largest range whose MD5 a read may ask for (`x-ms-range-get-content-md5`), as in Azure.
 pub(crate) const RANGE_MD5_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).

@@ -224,6 +224,7 @@ impl Services {
             config: Arc::new(config.transfers.clone()),
             fetcher: fetcher.clone(),
             queued: queued.clone(),
+            upload_retention: Duration::from_secs(config.blob.upload_retention_seconds),
         });
         let blob_limits = BlobLimits {
             upload_bytes_max: config.limits.upload_bytes_max,
@@ -314,6 +315,7 @@ impl Services {
             result_bytes_max: self.config.limits.upload_bytes_max,
             worker_id: worker_id(),
             fetcher: self.fetcher.clone(),
+            uploads: self.state.transfers.upload_keeper().clone(),
         };
         WorkerPool::new(
             runner,
@@ -381,7 +383,8 @@ impl Services {
 
 impl Services {
     /// The periodic jobs every serving process runs until `stop`: the recycle bin's
-    /// retention, the credits' expiry and timeout settling, the retention of feature messages,
+    /// retention, the credits' expiry and timeout settling, the retention of feature messages
+    /// and of unused uploads,
     /// and (unless `tiles.serve_renders_pyramids` is off) the rendering of stored tile
     /// pyramids.
     fn spawn_housekeeping(
@@ -399,6 +402,10 @@ impl Services {
             )),
             tokio::spawn(crate::features::run_retention_periodically(
                 self.state.features.clone(),
+                stop.clone(),
+            )),
+            tokio::spawn(crate::transfers::uploads::run_retention_periodically(
+                self.state.transfers.upload_keeper().clone(),
                 stop.clone(),
             )),
         ];
@@ -787,6 +794,7 @@ impl FromRef<AppState> for crate::blob::routes::BlobState {
             clock: app.clock.clone(),
             blob_limits: app.blob_limits,
             datasets: app.datasets.clone(),
+            uploads: app.transfers.upload_keeper().clone(),
         }
     }
 }

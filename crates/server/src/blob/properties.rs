@@ -106,29 +106,35 @@ pub(crate) fn insert_into(headers: &mut HeaderMap, properties: &BlobProperties) 
     }
 }
 
-/// Media types a browser runs as a document or script. Blobs are served from the API's origin,
-/// so one of these shown inline could run script there (stored XSS next to `/docs`).
-const ACTIVE_TYPES: &[&str] = &[
-    "text/html",
-    "application/xhtml+xml",
-    "image/svg+xml",
-    "text/xml",
-    "application/xml",
-    "text/xsl",
-    "application/xslt+xml",
-    "text/javascript",
-    "application/javascript",
-    "application/x-javascript",
-    "text/ecmascript",
-    "application/ecmascript",
-    "application/vnd.wap.xhtml+xml",
-    "multipart/x-mixed-replace",
-    "application/pdf",
+/// Media types a browser shows inline without running anything: images (but not SVG), plain
+/// text and data. Blobs are served from the API's origin, so a type that a browser could run as
+/// a document or script (HTML, SVG, any XML such as Atom, RSS or MathML, JavaScript, PDF ...)
+/// shown inline could run script there (stored XSS next to `/docs`). An allow-list, because
+/// browsers keep learning new active types; everything else is downloaded.
+const PASSIVE_TYPES: &[&str] = &[
+    "application/geo+json",
+    "application/json",
+    "application/octet-stream",
+    "application/zip",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/wav",
+    "image/avif",
+    "image/bmp",
+    "image/gif",
+    "image/jpeg",
+    "image/png",
+    "image/tiff",
+    "image/webp",
+    "text/csv",
+    "text/plain",
+    "video/mp4",
+    "video/webm",
 ];
 
 /// Hardens the headers of a blob read: the browser must not sniff another type, must run no
-/// script and load nothing (`sandbox`), and must download active types instead of showing
-/// them, whatever disposition the uploader stored (its file name is kept).
+/// script and load nothing (`sandbox`), and must download anything but a known passive type
+/// instead of showing it, whatever disposition the uploader stored (its file name is kept).
 pub(crate) fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &str) {
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -138,13 +144,12 @@ pub(crate) fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &st
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static("default-src 'none'; sandbox"),
     );
-    let essence = headers
+    let passive = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .map(|value| value.trim().to_ascii_lowercase())
-        .unwrap_or_default();
-    if !ACTIVE_TYPES.contains(&essence.as_str()) {
+        .and_then(single_media_type_essence)
+        .is_some_and(|essence| PASSIVE_TYPES.contains(&essence.as_str()));
+    if passive {
         return;
     }
     let stored = headers
@@ -175,6 +180,65 @@ pub(crate) fn insert_safety_headers(headers: &mut HeaderMap, path_file_name: &st
             HeaderValue::from_static("attachment"),
         );
     }
+}
+
+/// The essence (`type/subtype`, lower case) of `value` when it is exactly one media type:
+/// `type "/" subtype *( ";" parameter )` with token names and token or quoted-string values.
+/// `None` for anything else, such as a list (`text/plain, text/html`), which a browser reads
+/// by its last member.
+fn single_media_type_essence(value: &str) -> Option<String> {
+    let (essence, mut rest) = match value.find(';') {
+        Some(at) => (&value[..at], &value[at..]),
+        None => (value, ""),
+    };
+    let (kind, subtype) = essence.trim().split_once('/')?;
+    if !is_token(kind) || !is_token(subtype) {
+        return None;
+    }
+    while let Some(after) = rest.strip_prefix(';') {
+        let parameter = after.trim_start_matches([' ', '\t']);
+        let (name, value) = parameter.split_once('=')?;
+        if !is_token(name) {
+            return None;
+        }
+        rest = if let Some(quoted) = value.strip_prefix('"') {
+            let end = quoted_string_end(quoted)?;
+            &quoted[end..]
+        } else {
+            let end = value.find(';').unwrap_or(value.len());
+            let token = value[..end].trim_end_matches([' ', '\t']);
+            if !is_token(token) {
+                return None;
+            }
+            &value[end..]
+        };
+        rest = rest.trim_start_matches([' ', '\t']);
+    }
+    rest.is_empty()
+        .then(|| format!("{kind}/{subtype}").to_ascii_lowercase())
+}
+
+/// The byte offset just past the closing quote of a quoted-string whose opening quote was
+/// already taken off `text`.
+fn quoted_string_end(text: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some(at + 1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An HTTP token (RFC 9110 `tchar`s, at least one).
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// `name` as the content of a quoted-string: ASCII without quotes, backslashes or controls.
@@ -285,6 +349,77 @@ mod tests {
             );
         }
         assert_eq!(quoted_ascii("a\"b\\c\u{e9}.html"), "a_b_c_.html");
+    }
+
+    // Issue 33, item 3: a list is read by its last member; XML dialects run script. Only one
+    // passive type, with well-formed parameters, is shown inline.
+    #[test]
+    fn only_a_single_passive_media_type_is_shown_inline() {
+        for (content_type, disposition, expected) in [
+            (
+                "text/plain, text/html",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "text/plain,text/html",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "application/atom+xml",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "application/rss+xml",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "application/mathml+xml",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            ("text/plain; charset=\"utf-8, x\"", None, None),
+            ("text/plain; charset=utf-8", None, None),
+            ("TEXT/Plain ; charset=utf-8", None, None),
+            (
+                "text/plain; charset=utf-8, text/html",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "text/plain;",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            (
+                "image/png; a=\"unterminated",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+            ("", None, Some("attachment; filename=\"page.html\"")),
+            (
+                "application/x-unknown",
+                None,
+                Some("attachment; filename=\"page.html\""),
+            ),
+        ] {
+            let mut read = HeaderMap::new();
+            let properties = BlobProperties {
+                content_type: Some(content_type.to_owned()),
+                content_disposition: disposition.map(str::to_owned),
+                ..BlobProperties::default()
+            };
+            insert_into(&mut read, &properties);
+            insert_safety_headers(&mut read, "page.html");
+            assert_eq!(
+                read.get("content-disposition").map(|v| v.to_str().unwrap()),
+                expected,
+                "{content_type:?}"
+            );
+        }
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub(crate) struct BlobState {
     pub(crate) blob_limits: crate::blob::BlobLimits,
     /// The datasets whose content is written.
     pub(crate) datasets: crate::datasets::service::DatasetService,
+    /// Uploads, recorded as they are written.
+    pub(crate) uploads: crate::transfers::uploads::UploadKeeper,
 }
 
 /// The blob routes (not in the OpenAPI document: the protocol is Azure's, documented in
@@ -262,8 +264,9 @@ async fn check_content_live(state: &BlobState, target: &Target) -> Result<(), Az
     }
 }
 
-/// Tells the datasets stored at this blob their new size and checksum. Failing here fails the
-/// write request, so the client retries and the record never disagrees with the bytes.
+/// Tells the datasets stored at this blob (or the upload records, for an upload) their new size
+/// and checksum. Failing here fails the write request, so the client retries and the record
+/// never disagrees with the bytes.
 ///
 /// A dataset removed for good while the write ran leaves nothing to reach the blob: it is
 /// deleted again and the write refused, so that nothing is leaked.
@@ -272,6 +275,11 @@ async fn record_content(
     target: &Target,
     written: &Written,
 ) -> Result<(), AzureError> {
+    state
+        .uploads
+        .written(&target.path, written.meta.size)
+        .await
+        .map_err(|error| AzureError::Internal(error.into()))?;
     let key = target.path.key();
     let internal =
         |error: crate::datasets::service::DatasetError| AzureError::Internal(error.into());

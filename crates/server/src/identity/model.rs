@@ -86,6 +86,17 @@ pub(crate) struct Tenant {
     pub(crate) updated_at: DateTime<Utc>,
 }
 
+/// The bytes a tenant stores, by where they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub(crate) struct TenantStorage {
+    /// Content of live datasets.
+    pub(crate) datasets_bytes: i64,
+    /// Uploads not yet imported (or not yet past their retention).
+    pub(crate) uploads_bytes: i64,
+    /// Content of datasets in the recycle bin.
+    pub(crate) recycle_bin_bytes: i64,
+}
+
 /// A user as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub(crate) struct User {
@@ -215,6 +226,40 @@ impl From<Tenant> for TenantDto {
             name: tenant.name,
             created_at: tenant.created_at.into(),
             updated_at: tenant.updated_at.into(),
+        }
+    }
+}
+
+/// One tenant in the administration API, with the bytes it stores.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TenantDetailsDto {
+    /// The tenant.
+    #[serde(flatten)]
+    pub(crate) tenant: TenantDto,
+    /// The bytes it stores, by where they are.
+    pub(crate) storage: TenantStorageDto,
+}
+
+/// The bytes a tenant stores, by where they are (blob sizes as recorded; derived tile
+/// pyramids and export results not counted).
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TenantStorageDto {
+    /// Content of live datasets.
+    pub(crate) datasets_bytes: i64,
+    /// Uploads not yet imported, or unused and not yet past `blob.upload_retention_seconds`.
+    pub(crate) uploads_bytes: i64,
+    /// Content of datasets in the recycle bin (deleted, or below a deleted project).
+    pub(crate) recycle_bin_bytes: i64,
+}
+
+impl From<TenantStorage> for TenantStorageDto {
+    fn from(storage: TenantStorage) -> Self {
+        Self {
+            datasets_bytes: storage.datasets_bytes,
+            uploads_bytes: storage.uploads_bytes,
+            recycle_bin_bytes: storage.recycle_bin_bytes,
         }
     }
 }

@@ -267,18 +267,20 @@ async fn list_tenants(
     )))
 }
 
-/// One tenant.
+/// One tenant, with the bytes it stores in datasets, uploads and the recycle bin.
 #[utoipa::path(get, path = "/api/admin/tenants/{tenantId}", tag = "admin",
     params(("tenantId" = uuid::Uuid, Path)),
-    responses((status = 200, body = TenantDto), (status = 403), (status = 404)))]
+    responses((status = 200, body = TenantDetailsDto), (status = 403), (status = 404)))]
 async fn get_tenant(
     State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
-) -> ApiResult<Json<TenantDto>> {
-    Ok(Json(
-        state.identity.get_tenant(&principal, tenant).await?.into(),
-    ))
+) -> ApiResult<Json<TenantDetailsDto>> {
+    let (tenant, storage) = state.identity.tenant_details(&principal, tenant).await?;
+    Ok(Json(TenantDetailsDto {
+        tenant: tenant.into(),
+        storage: storage.into(),
+    }))
 }
 
 // ---- members ----

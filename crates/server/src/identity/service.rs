@@ -245,6 +245,17 @@ impl IdentityService {
             .ok_or(IdentityError::NotFound("tenant"))
     }
 
+    /// A tenant with the bytes it stores, for its managers.
+    pub(crate) async fn tenant_details(
+        &self,
+        principal: &Principal,
+        id: TenantId,
+    ) -> IdentityResult<(Tenant, crate::identity::model::TenantStorage)> {
+        let tenant = self.get_tenant(principal, id).await?;
+        let storage = store::tenant_storage(&self.db, id).await?;
+        Ok((tenant, storage))
+    }
+
     /// Whether the tenant exists, for areas that keep records per tenant (credits) and must
     /// tell an unknown tenant from one without records.
     pub(crate) async fn tenant_exists(&self, id: TenantId) -> crate::db::StoreResult<bool> {

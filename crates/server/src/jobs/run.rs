@@ -54,6 +54,8 @@ pub(crate) struct Runner {
     pub(crate) worker_id: String,
     /// Fetches imports from outside addresses.
     pub(crate) fetcher: crate::fetch::Fetcher,
+    /// Removes an upload once an import took its bytes over.
+    pub(crate) uploads: crate::transfers::uploads::UploadKeeper,
 }
 
 /// Why a run did not produce a result. The message is shown to the user as `errorMessage`.
@@ -203,12 +205,15 @@ impl Runner {
             (None, Some(Ok(produced))) => {
                 let produced_in = began.elapsed();
                 match self.publish(&row, produced).await {
-                    Ok(()) => tracing::info!(
-                        transfer = %id,
-                        produced_ms = produced_in.as_millis(),
-                        published_ms = (began.elapsed() - produced_in).as_millis(),
-                        "transfer run ended"
-                    ),
+                    Ok(()) => {
+                        tracing::info!(
+                            transfer = %id,
+                            produced_ms = produced_in.as_millis(),
+                            published_ms = (began.elapsed() - produced_in).as_millis(),
+                            "transfer run ended"
+                        );
+                        self.upload_taken_over(&row).await;
+                    }
                     Err(Failed(message)) => {
                         tracing::warn!(transfer = %id, error = %message, "transfer could not publish its result");
                         self.end_with_error(id, &message).await;
@@ -285,10 +290,20 @@ impl Runner {
         }
     }
 
+    /// A transfer that completed from an upload stored what it made of it: the upload's bytes
+    /// are no longer needed (unless another transfer still reads them).
+    async fn upload_taken_over(&self, row: &TransferRow) {
+        if let Ok(plan) = row.plan()
+            && let Source::Upload { blob_key, .. } = &plan.source
+        {
+            self.uploads.taken_over(blob_key).await;
+        }
+    }
+
     async fn end_with_error(&self, id: TransferId, message: &str) {
         let outcome = Outcome {
             status: TransferStatus::Error,
-            error_message: Some(message.to_owned()),
+            error_message: Some(without_server_paths(message, &self.work_dir)),
             import_results: JsonText::empty_array(),
             download_blob: None,
             format: None,
@@ -864,6 +879,34 @@ fn details_of(produced: &Produced) -> ContentDetails {
     crate::transfers::details::details(&produced.format, produced.summary.as_ref())
 }
 
+/// `message` as the user may read it: every path inside the work folder (`<work
+/// dir>/<transfer>/in/gre.zip`, a writer's staging folder below `out/`) is cut to its last
+/// segment, the file as the user named it. The worker's folders are the server's business;
+/// the full message stays in the log.
+fn without_server_paths(message: &str, work_dir: &Path) -> String {
+    let prefix = work_dir.display().to_string();
+    let prefix = prefix.trim_end_matches('/');
+    if prefix.is_empty() {
+        return message.to_owned();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(prefix) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + prefix.len()..];
+        // Skip the folders below the prefix: `segment/` runs up to the file name.
+        while let Some(slash) = rest.find('/') {
+            let segment = &rest[..slash];
+            if segment.contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ':')) {
+                break;
+            }
+            rest = &rest[slash + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn file_name_of(path: &Path) -> String {
     path.file_name().map_or_else(
         || "data".to_owned(),
@@ -921,5 +964,39 @@ fn completed(
         import_results,
         download_blob,
         format: Some(produced.format.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_server_paths;
+    use std::path::Path;
+
+    #[test]
+    fn messages_name_files_as_the_user_sent_them_never_a_server_path() {
+        let work = Path::new("/srv/basin/work");
+        for (message, expected) in [
+            (
+                "reading /srv/basin/work/0190/in/gre.zip: corrupt deflate stream",
+                "reading gre.zip: corrupt deflate stream",
+            ),
+            (
+                "writing /srv/basin/work/0190/out/.tmpA1/river lines.shp: disk full; \
+                 then /srv/basin/work/0190/in/a.asc",
+                "writing river lines.shp: disk full; then a.asc",
+            ),
+            ("no path here", "no path here"),
+            (
+                "reading /srv/basin/work/0190/in/x.tif: see http://example.org/a/b",
+                "reading x.tif: see http://example.org/a/b",
+            ),
+        ] {
+            assert_eq!(without_server_paths(message, work), expected);
+        }
+        let relative = Path::new("basin-data/work/");
+        assert_eq!(
+            without_server_paths("reading basin-data/work/7/in/a b.dfsu: bad", relative),
+            "reading a b.dfsu: bad"
+        );
     }
 }

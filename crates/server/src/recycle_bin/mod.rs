@@ -9,7 +9,7 @@ pub(crate) mod model;
 mod purge;
 pub(crate) mod routes;
 pub(crate) mod service;
-mod store;
+pub(crate) mod store;
 
 pub(crate) use purge::run_retention_periodically;
 pub(crate) use routes::router;

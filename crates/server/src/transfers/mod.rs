@@ -13,5 +13,6 @@ pub(crate) mod service;
 pub(crate) mod staged;
 pub(crate) mod start;
 pub(crate) mod store;
+pub(crate) mod uploads;
 
 pub(crate) use routes::{router, upload_router};

@@ -101,6 +101,8 @@ pub(crate) struct TransferService {
     pub(super) fetcher: crate::fetch::Fetcher,
     /// Woken when a transfer is queued, so that idle in-process workers start at once.
     pub(super) queued: Arc<tokio::sync::Notify>,
+    /// Records uploads and removes them when imported or unused.
+    pub(super) upload_keeper: crate::transfers::uploads::UploadKeeper,
 }
 
 /// What a [`TransferService`] is built from.
@@ -124,6 +126,8 @@ pub(crate) struct TransferDeps {
     pub(crate) fetcher: crate::fetch::Fetcher,
     /// Woken when a transfer is queued.
     pub(crate) queued: Arc<tokio::sync::Notify>,
+    /// How long unused uploads are kept.
+    pub(crate) upload_retention: std::time::Duration,
 }
 
 impl TransferService {
@@ -139,8 +143,16 @@ impl TransferService {
             config,
             fetcher,
             queued,
+            upload_retention,
         } = deps;
+        let upload_keeper = crate::transfers::uploads::UploadKeeper::new(
+            db.clone(),
+            blobs.clone(),
+            clock.clone(),
+            upload_retention,
+        );
         Self {
+            upload_keeper,
             db,
             blobs,
             urls,
@@ -151,6 +163,11 @@ impl TransferService {
             fetcher,
             queued,
         }
+    }
+
+    /// Records uploads and removes them when imported or unused.
+    pub(crate) fn upload_keeper(&self) -> &crate::transfers::uploads::UploadKeeper {
+        &self.upload_keeper
     }
 
     fn uploads(&self) -> Uploads {

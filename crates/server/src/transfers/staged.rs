@@ -83,24 +83,28 @@ impl TransferService {
             &format!("{tenant}/{id}/{}", file.file_name.as_str()),
         )
         .map_err(|error| StagedFailure::File(error.to_string()))?;
-        let read = match self.blobs.get(&source, None).await {
-            Ok(read) => read,
-            Err(BlobError::NotFound(_)) => {
-                return Err(StagedFailure::from(TransferError::UploadNotFound));
-            }
-            Err(error) => return Err(StagedFailure::Fault(TransferError::Blob(error))),
-        };
         let options = WriteOptions {
             size_max,
             create_only: true,
             expected_md5: None,
             properties: meta.properties.clone(),
         };
-        let written = self
-            .blobs
-            .put(&target, read.body, options)
-            .await
-            .map_err(|error| StagedFailure::Fault(TransferError::Blob(error)))?;
+        // A backend that keeps blobs as files links the upload's file into place: its bytes
+        // are stored once, and the upload's name goes below. Others copy through a stream.
+        let written = match self.blobs.local_file_now(&source).await {
+            Some(file) => self.blobs.put_file(&target, &file, options).await,
+            None => match self.blobs.get(&source, None).await {
+                Ok(read) => self.blobs.put(&target, read.body, options).await,
+                Err(error) => Err(error),
+            },
+        };
+        let written = match written {
+            Ok(written) => written,
+            Err(BlobError::NotFound(_)) => {
+                return Err(StagedFailure::from(TransferError::UploadNotFound));
+            }
+            Err(error) => return Err(StagedFailure::Fault(TransferError::Blob(error))),
+        };
         let input = NewDataset::stored(id, name, &target, &written);
         if let Err(error) = self.datasets.create(caller, folder, input).await {
             // The record is the only way to reach the copy: without it the copy must go.
@@ -109,6 +113,8 @@ impl TransferService {
             }
             return Err(StagedFailure::from(TransferError::from(error)));
         }
+        // The dataset has the bytes now; the upload is no longer needed.
+        self.upload_keeper.taken_over(&source.key()).await;
         Ok(id)
     }
 }

@@ -4,6 +4,7 @@
 //! worker runs it.
 
 use crate::auth::{Caller, Principal};
+use crate::blob::BlobPath;
 use crate::datasets::model::DatasetRow;
 use crate::ids::{DatasetId, ProjectId, TenantId, TransferId};
 use crate::transfers::model::{
@@ -382,14 +383,38 @@ impl TransferService {
             finished_at: None,
             updated_at: now,
         };
-        store::insert(
-            &self.db,
+        let upload = match &queued.plan.source {
+            Source::Upload { blob_key, .. } => {
+                let path =
+                    BlobPath::parse_key(blob_key).map_err(|_| TransferError::UploadNotFound)?;
+                let size = match self.blobs.head(&path).await {
+                    Ok(meta) => meta.size,
+                    Err(crate::blob::BlobError::NotFound(_)) => {
+                        return Err(TransferError::UploadNotFound);
+                    }
+                    Err(error) => return Err(TransferError::Blob(error)),
+                };
+                Some((blob_key.clone(), size))
+            }
+            Source::Url { .. } | Source::Dataset { .. } => None,
+        };
+        let mut tx = self.db.begin().await?;
+        // The upload must still be there when the transfer is queued, and stays while it is.
+        if let Some((key, size)) = &upload
+            && !store::hold_upload_in(&mut tx, key, tenant, *size, now).await?
+        {
+            return Err(TransferError::UploadNotFound);
+        }
+        store::insert_in(
+            &mut tx,
             &NewTransfer {
                 row: row.clone(),
                 source_secret: queued.secret,
+                upload_key: upload.map(|(key, _)| key),
             },
         )
         .await?;
+        tx.commit().await?;
         self.queued.notify_waiters();
         tracing::info!(transfer = %row.id, kind = %row.kind, "transfer queued");
         Ok(row)

@@ -26,17 +26,28 @@ pub(crate) struct NewTransfer {
     pub(crate) row: TransferRow,
     /// The address to fetch from when it carries credentials.
     pub(crate) source_secret: Option<String>,
+    /// The blob key of the upload it reads, if it reads one.
+    pub(crate) upload_key: Option<String>,
 }
 
-/// Queues a transfer.
+/// Queues a transfer (the Kubernetes executor's tests queue transfers without a request).
+#[cfg(all(test, feature = "kubernetes"))]
 pub(crate) async fn insert(db: &Db, transfer: &NewTransfer) -> StoreResult<()> {
+    let mut tx = db.begin().await?;
+    insert_in(&mut tx, transfer).await?;
+    tx.commit().await
+}
+
+/// Queues a transfer inside `tx`.
+pub(crate) async fn insert_in(tx: &mut Tx, transfer: &NewTransfer) -> StoreResult<()> {
     let row = &transfer.row;
-    on_db!(db, |pool| {
+    on_tx!(tx, |conn| {
         sqlx::query(
             "INSERT INTO transfers (id, tenant_id, kind, status, format, project_id, dataset_id, request, \
              source_secret, progress, error_message, import_results, download_blob, attempts, \
-             cancel_requested, created_at, created_by, created_by_type, started_at, finished_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, NULL, $10, NULL, 0, FALSE, $11, $12, $13, NULL, NULL, $11)",
+             cancel_requested, created_at, created_by, created_by_type, started_at, finished_at, updated_at, \
+             upload_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, NULL, $10, NULL, 0, FALSE, $11, $12, $13, NULL, NULL, $11, $14)",
         )
         .bind(row.id)
         .bind(row.tenant_id)
@@ -51,7 +62,8 @@ pub(crate) async fn insert(db: &Db, transfer: &NewTransfer) -> StoreResult<()> {
         .bind(row.created_at)
         .bind(row.created_by)
         .bind(&row.created_by_type)
-        .execute(pool)
+        .bind(&transfer.upload_key)
+        .execute(conn)
         .await
         .map(|_| ())
     })?;
@@ -663,4 +675,156 @@ pub(crate) async fn update_unstarted(
         .map(|done| done.rows_affected())
     })?;
     Ok(updated == 1)
+}
+
+// ---- uploads ----
+//
+// The rows of committed uploads (migration 0015). Whoever removes an upload or starts a
+// transfer from one first locks its row (PostgreSQL `FOR UPDATE`; SQLite transactions are
+// exclusive already), and reads what the other did in statements after the lock: a transfer
+// queued meanwhile keeps the upload, an upload removed meanwhile refuses the transfer.
+
+/// Records a committed write at the upload `key` of `tenant`: its size, and now as the time of
+/// its last write (which the retention counts from). A key queued for removal and written
+/// again is a fresh upload: it leaves the queue.
+pub(crate) async fn record_upload(
+    db: &Db,
+    key: &str,
+    tenant: TenantId,
+    size: u64,
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let mut tx = db.begin().await?;
+    on_tx!(&mut tx, |conn| {
+        sqlx::query(
+            "INSERT INTO uploads (blob_key, tenant_id, size, committed_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (blob_key) DO UPDATE SET size = excluded.size, committed_at = excluded.committed_at",
+        )
+        .bind(key)
+        .bind(tenant)
+        .bind(size)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query("DELETE FROM blob_garbage WHERE blob_key = $1")
+            .bind(key)
+            .execute(&mut *conn)
+            .await
+            .map(|_| ())
+    })?;
+    tx.commit().await
+}
+
+/// Locks the row of the upload `key`; false when there is none.
+async fn lock_upload_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
+    let found: Option<String> = match tx {
+        Tx::Sqlite(transaction) => {
+            sqlx::query_scalar("SELECT blob_key FROM uploads WHERE blob_key = $1")
+                .bind(key)
+                .fetch_optional(&mut **transaction)
+                .await?
+        }
+        Tx::Postgres(transaction) => {
+            sqlx::query_scalar("SELECT blob_key FROM uploads WHERE blob_key = $1 FOR UPDATE")
+                .bind(key)
+                .fetch_optional(&mut **transaction)
+                .await?
+        }
+    };
+    Ok(found.is_some())
+}
+
+/// Makes sure the upload `key` has a row, locked, for a transfer about to be queued from it
+/// inside `tx`. An upload written before Basin kept rows gets one now (`size`, `committed_at`
+/// from its blob). False when the upload was removed (its blob is queued for deletion): the
+/// transfer must not be queued.
+pub(crate) async fn hold_upload_in(
+    tx: &mut Tx,
+    key: &str,
+    tenant: TenantId,
+    size: u64,
+    committed_at: DateTime<Utc>,
+) -> StoreResult<bool> {
+    if lock_upload_in(tx, key).await? {
+        return Ok(true);
+    }
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let added = on_tx!(&mut *tx, |conn| {
+        sqlx::query(
+            "INSERT INTO uploads (blob_key, tenant_id, size, committed_at) SELECT $1, $2, $3, $4 \
+             WHERE NOT EXISTS (SELECT 1 FROM blob_garbage WHERE blob_key = $1) \
+             ON CONFLICT (blob_key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(tenant)
+        .bind(size)
+        .bind(committed_at)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    if added > 0 {
+        return Ok(true);
+    }
+    // Another transaction added the row first (PostgreSQL): lock it as it is now.
+    lock_upload_in(tx, key).await
+}
+
+/// Removes the upload `key` inside `tx` unless a queued or running transfer reads it or
+/// (with `written_before`) it was written again since: its row goes, its blob is queued for
+/// deletion. True when it was removed.
+pub(crate) async fn remove_upload_in(
+    tx: &mut Tx,
+    key: &str,
+    written_before: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    if !lock_upload_in(tx, key).await? {
+        return Ok(false);
+    }
+    let removed = on_tx!(&mut *tx, |conn| {
+        sqlx::query(
+            "DELETE FROM uploads WHERE blob_key = $1 AND ($2 IS NULL OR committed_at < $2) \
+             AND NOT EXISTS (SELECT 1 FROM transfers WHERE upload_key = $1 \
+                             AND status IN ('None', 'Pending', 'InProgress'))",
+        )
+        .bind(key)
+        .bind(written_before)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    if removed == 0 {
+        return Ok(false);
+    }
+    on_tx!(&mut *tx, |conn| {
+        sqlx::query(
+            "INSERT INTO blob_garbage (blob_key, queued_at) VALUES ($1, $2) \
+             ON CONFLICT (blob_key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|_| ())
+    })?;
+    Ok(true)
+}
+
+/// Up to `limit` uploads last written before `before`, oldest first.
+pub(crate) async fn uploads_written_before(
+    db: &Db,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> StoreResult<Vec<String>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "SELECT blob_key FROM uploads WHERE committed_at < $1 ORDER BY committed_at, blob_key LIMIT $2",
+        )
+        .bind(before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
 }

@@ -941,6 +941,48 @@ api_test!(blobs_are_served_so_that_browsers_run_nothing, |app| {
     }
 });
 
+// Issue 33, item 3: a stored list of types (`text/plain, text/html`, which a browser reads by
+// its last member) and XML dialects that run script were served inline. Only one known passive
+// type is served inline; everything else is an attachment.
+api_test!(only_a_single_passive_media_type_is_served_inline, |app| {
+    for (content_type, inline) in [
+        ("text/plain, text/html", false),
+        ("application/atom+xml", false),
+        ("application/rss+xml", false),
+        ("application/mathml+xml", false),
+        ("application/x-never-heard-of", false),
+        ("text/plain; charset=utf-8", true),
+        ("image/png", true),
+    ] {
+        let url = upload_url(&app, Some("feed.xml")).await;
+        let response = app
+            .client
+            .put(&url)
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("x-ms-blob-content-type", content_type)
+            .header("x-ms-blob-content-disposition", "inline")
+            .body("<feed/>")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let read = resigned(&app, &url, "r");
+        for response in [
+            app.client.get(&read).send().await.unwrap(),
+            app.client.head(&read).send().await.unwrap(),
+        ] {
+            let disposition = response.headers()["content-disposition"].to_str().unwrap();
+            let expected = if inline {
+                "inline"
+            } else {
+                "attachment; filename=\"feed.xml\""
+            };
+            assert_eq!(disposition, expected, "{content_type}");
+            assert_eq!(response.headers()["content-type"], content_type);
+        }
+    }
+});
+
 // Issue 9, fault 6: a signed upload URL kept writing after its dataset or project was deleted,
 // changing content in the recycle bin.
 api_test!(

@@ -54,4 +54,5 @@ mod tiles;
 mod tiles_pyramids;
 mod transfers;
 mod tree_concurrency;
+mod uploads;
 mod workers;

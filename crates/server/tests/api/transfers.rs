@@ -421,6 +421,61 @@ api_test!(
     }
 );
 
+// Issue 33, item 6: a failed transfer's message showed the worker's absolute path
+// (`reading /srv/.../work/<id>/in/gre.zip: corrupt deflate stream`). It names the file as the
+// user sent it.
+api_test!(
+    a_failed_transfer_names_the_file_never_a_server_path,
+    |app| {
+        use std::io::Write;
+        let project = project(&app, "Corrupt").await;
+        let mut zipped = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        // The side file comes first: its deflate stream starts after the 30-byte local header
+        // and the name; spoiling it makes reading the entry fail part way.
+        zipped.start_file("gre.prj", options).unwrap();
+        let mut state = 2_463_534_242_u32;
+        let text: Vec<u8> = (0..3000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                b'A' + (state % 26) as u8
+            })
+            .collect();
+        zipped.write_all(&text).unwrap();
+        zipped.start_file("gre.shp", options).unwrap();
+        zipped.write_all(&[0_u8; 100]).unwrap();
+        let mut bytes = zipped.finish().unwrap().into_inner();
+        let start = 30 + "gre.prj".len() + 100;
+        for byte in &mut bytes[start..start + 200] {
+            *byte = 0xaa;
+        }
+        let record = import(
+            &app,
+            &project,
+            "gre.zip",
+            &bytes,
+            "ShpReader",
+            "GeoJsonWriter",
+        )
+        .await;
+        assert_eq!(record["status"], "Error", "{record}");
+        let message = record["errorMessage"].as_str().unwrap();
+        let data_dir = app.config.data_dir.display().to_string();
+        assert!(!message.contains(&data_dir), "{message}");
+        assert!(
+            !message.contains("/in/") && !message.contains("work/"),
+            "{message}"
+        );
+        assert!(
+            message.contains("gre.zip") || message.contains("gre.shp"),
+            "{message}"
+        );
+    }
+);
+
 // Each request that must be refused before a transfer exists, with the field it names.
 api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
     let project = project(&app, "Checks").await;

@@ -412,6 +412,7 @@ mod tests {
         let transfer = NewTransfer {
             row,
             source_secret: None,
+            upload_key: None,
         };
         store::insert(db, &transfer).await.unwrap();
         id

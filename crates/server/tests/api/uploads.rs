@@ -1,0 +1,287 @@
+//! The life of uploads (issue 33, "storage that only grows"): an import that completed takes
+//! its upload's bytes over and the upload goes; an upload no transfer used goes after
+//! `blob.upload_retention_seconds`; one a queued transfer reads stays; and the admin API says
+//! how many bytes a tenant keeps in datasets, uploads and the recycle bin.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use basin::Clock;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::transfers::{project, start, upload, wait_for};
+
+/// The upload URL `url` (without its query) signed again for reading.
+fn read_url_of(app: &TestApp, url: &str) -> String {
+    basin::resign_blob_url(
+        &app.secret,
+        url,
+        "r",
+        app.clock.now() + chrono::TimeDelta::hours(1),
+    )
+    .unwrap()
+}
+
+async fn upload_status(app: &TestApp, url: &str) -> StatusCode {
+    app.client
+        .head(read_url_of(app, url))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Waits up to `within` for the upload at `url` to be gone.
+async fn wait_gone(app: &TestApp, url: &str, within: Duration) -> bool {
+    let began = std::time::Instant::now();
+    while began.elapsed() < within {
+        if upload_status(app, url).await == StatusCode::NOT_FOUND {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn storage(app: &TestApp) -> Value {
+    let tenant = expect_status(
+        app.back_office(
+            Method::GET,
+            &format!("/api/admin/tenants/{}", app.tenant_id()),
+        )
+        .send()
+        .await
+        .unwrap(),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(tenant["id"], app.tenant_id().to_string());
+    tenant["storage"].clone()
+}
+
+/// Bytes of the files under `folder`, each file counted once however many names it has.
+fn bytes_under(folder: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(metadata) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if metadata.is_dir() {
+                pending.push(entry.path());
+            } else if metadata.is_file() && seen.insert((metadata.dev(), metadata.ino())) {
+                total += metadata.len();
+            }
+        }
+    }
+    total
+}
+
+fn body(bytes: usize) -> Vec<u8> {
+    (0..bytes).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+async fn upload_convert(app: &TestApp, project: &str, url: &str, name: &str) -> Value {
+    start(
+        app,
+        "/api/conversion/upload-convert",
+        json!({
+            "uploadUrl": url, "originalFileName": name, "projectId": project,
+            "readerName": "FileReader", "writerName": "FileWriter",
+            "outputDatasetData": {"name": name}
+        }),
+    )
+    .await
+}
+
+// A plain import of a 50 MB file leaves at most 1.1 x 50 MB under the data folder: the
+// dataset took the upload's bytes over, and the upload is gone. Starting again from the same
+// upload URL is then refused.
+api_test!(an_imported_upload_is_stored_once, |app| {
+    const SIZE: usize = 50 * 1000 * 1000;
+    let project = project(&app, "Once").await;
+    let url = upload(&app, "big.bin", &body(SIZE)).await;
+    assert_eq!(storage(&app).await["uploadsBytes"], SIZE);
+    let summary = upload_convert(&app, &project, &url, "big.bin").await;
+    let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+    assert_eq!(record["status"], "Completed", "{record}");
+    assert!(
+        wait_gone(&app, &url, Duration::from_secs(10)).await,
+        "the imported upload is removed"
+    );
+    let stored = bytes_under(&app.config.data_dir);
+    assert!(
+        stored <= SIZE as u64 * 11 / 10,
+        "{stored} bytes under the data folder after importing {SIZE}"
+    );
+    let storage = storage(&app).await;
+    assert_eq!(storage["uploadsBytes"], 0, "{storage}");
+    assert_eq!(storage["datasetsBytes"], SIZE, "{storage}");
+    assert_eq!(storage["recycleBinBytes"], 0, "{storage}");
+    let again = app
+        .with_key(Method::POST, "/api/conversion/upload-convert")
+        .json(&json!({
+            "uploadUrl": url, "originalFileName": "big.bin", "projectId": project,
+            "readerName": "FileReader", "writerName": "FileWriter",
+            "outputDatasetData": {"name": "again.bin"}
+        }))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
+});
+
+// import-staged copies files into datasets synchronously; its uploads go too.
+api_test!(a_staged_import_takes_its_upload_over, |app| {
+    let project = project(&app, "Staged").await;
+    let url = upload(&app, "a.bin", &body(1000)).await;
+    let response = app
+        .with_key(
+            Method::POST,
+            &format!("/api/conversion/project/{project}/file/import-staged"),
+        )
+        .json(&json!({"files": [{"url": url, "fileName": "a.bin"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    assert_eq!(upload_status(&app, &url).await, StatusCode::NOT_FOUND);
+    let storage = storage(&app).await;
+    assert_eq!(storage["uploadsBytes"], 0, "{storage}");
+    assert_eq!(storage["datasetsBytes"], 1000, "{storage}");
+});
+
+fn short_retention_no_workers(config: &mut basin::Config) {
+    config.blob.upload_retention_seconds = 2;
+    config.transfers.executor = basin::TransferExecutor::External;
+}
+
+// An upload no transfer used goes after the retention (within 1.5 times it); one that a queued
+// transfer reads stays however old it is.
+api_test_with!(
+    unused_uploads_go_after_the_retention_and_uploads_in_use_stay,
+    short_retention_no_workers,
+    |app| {
+        let project = project(&app, "Retention").await;
+        let unused = upload(&app, "unused.bin", &body(300)).await;
+        let in_use = upload(&app, "in-use.bin", &body(500)).await;
+        let queued = upload_convert(&app, &project, &in_use, "in-use.bin").await;
+        assert_eq!(queued["status"], "Pending");
+        assert_eq!(storage(&app).await["uploadsBytes"], 800);
+        // Not yet: one second of the two.
+        app.clock.advance(chrono::TimeDelta::seconds(1));
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        assert_eq!(upload_status(&app, &unused).await, StatusCode::OK);
+        // Past the retention, on the server's clock: gone within half a retention more.
+        app.clock.advance(chrono::TimeDelta::milliseconds(1500));
+        assert!(
+            wait_gone(&app, &unused, Duration::from_millis(1000)).await,
+            "the unused upload is removed within 1.5 times the retention"
+        );
+        app.clock.advance(chrono::TimeDelta::seconds(3600));
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        assert_eq!(
+            upload_status(&app, &in_use).await,
+            StatusCode::OK,
+            "an upload a queued transfer reads stays"
+        );
+        assert_eq!(storage(&app).await["uploadsBytes"], 500);
+        // A transfer started from the removed upload is refused; nothing is queued.
+        let refused = app
+            .with_key(Method::POST, "/api/conversion/upload-convert")
+            .json(&json!({
+                "uploadUrl": unused, "originalFileName": "unused.bin", "projectId": project,
+                "readerName": "FileReader", "writerName": "FileWriter",
+                "outputDatasetData": {"name": "late.bin"}
+            }))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(refused, StatusCode::NOT_FOUND, "not-found").await;
+        // Once the transfer is cancelled, the old upload goes with the next round.
+        let id = queued["id"].as_str().unwrap();
+        crate::transfers::cancel(&app, id).await;
+        assert!(
+            wait_gone(&app, &in_use, Duration::from_millis(2000)).await,
+            "the upload is removed once no transfer reads it"
+        );
+        assert_eq!(storage(&app).await["uploadsBytes"], 0);
+    }
+);
+
+// The admin API tells where a tenant's bytes are: live datasets, uploads, the recycle bin
+// (datasets deleted themselves or below a deleted project).
+api_test!(a_tenant_reports_the_bytes_it_stores_by_place, |app| {
+    let project = app.create_project(As::Key, "Bytes", json!({})).await;
+    let folder = app
+        .create_subproject(As::Key, &project, "F", json!({}))
+        .await;
+    let upload_into = |project: String, name: &'static str, size: usize| {
+        let app = &app;
+        async move {
+            let uploaded = app.upload_file(&project, name, body(size)).await;
+            expect_status(uploaded, StatusCode::CREATED).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let kept = upload_into(id_str(&project).to_owned(), "kept.bin", 100).await;
+    let deleted = upload_into(id_str(&project).to_owned(), "deleted.bin", 20).await;
+    upload_into(id_str(&folder).to_owned(), "below.bin", 3).await;
+    upload(&app, "pending.bin", &body(4000)).await;
+    let empty = storage(&app).await;
+    assert_eq!(
+        empty,
+        json!({"datasetsBytes": 123, "uploadsBytes": 4000, "recycleBinBytes": 0})
+    );
+    let gone = app
+        .send_as(
+            As::Key,
+            Method::DELETE,
+            &format!("/api/metadata/dataset/{deleted}"),
+            None,
+        )
+        .await;
+    expect_status(gone, StatusCode::NO_CONTENT).await;
+    let gone = app
+        .send_as(
+            As::Key,
+            Method::DELETE,
+            &format!("/api/metadata/project/{}", id_str(&folder)),
+            None,
+        )
+        .await;
+    expect_status(gone, StatusCode::NO_CONTENT).await;
+    assert_eq!(
+        storage(&app).await,
+        json!({"datasetsBytes": 100, "uploadsBytes": 4000, "recycleBinBytes": 23})
+    );
+    let _ = kept;
+    // Another tenant's manager sees nothing of it.
+    let other = app.create_tenant("Other").await;
+    let (_, other_key) = app.create_api_key(other, "Owner").await;
+    let refused = app
+        .client
+        .get(app.url(&format!("/api/admin/tenants/{}", app.tenant_id())))
+        .header("svc-open-api-key", other_key)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            refused.status(),
+            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+        ),
+        "{}",
+        refused.status()
+    );
+});
