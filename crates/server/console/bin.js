@@ -4,7 +4,7 @@
 // restore is impossible the API's problem is shown with what to do instead.
 
 import { ApiError, api } from './api.js';
-import { breakable, button, confirmDialog, describeError, formatBytes, h, loading, pageHeader, replace, timeElement, toast } from './dom.js';
+import { button, confirmDialog, describeError, formatBytes, h, loading, pageHeader, replace, timeElement, toast } from './dom.js';
 import { setQuery } from './router.js';
 import { headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, sortControls } from './listing.js';
 import { pickProject } from './picker.js';
@@ -148,7 +148,7 @@ async function binPage(main, _params, query) {
       body.append(h('tr', { dataset: { id: item.id } },
         h('td', { class: 'name-cell' },
           h('span', { class: item.itemType === 'Dataset' ? 'file-icon' : 'folder-icon', 'aria-hidden': 'true' }),
-          h('span', { class: 'bin-name' }, breakable(item.name))),
+          h('span', { class: 'bin-name' }, item.name)),
         h('td', { dataset: { label: 'Kind' } }, kind, item.datasetFormat ? h('span', { class: 'mono' }, ` ${item.datasetFormat}`) : null),
         where,
         h('td', { class: 'num', dataset: { label: 'Size' } }, formatBytes(item.storageSize)),

@@ -224,14 +224,20 @@ function timeAxis(dataset, tiles, header) {
   return null;
 }
 
+/** A time of a data file (ms, its wall clock read as UTC) as a <time>, as plot.js shows it. */
+function fileTime(ms) {
+  const d = new Date(ms);
+  return timeElement(d, { utc: true, seconds: Boolean(d.getUTCSeconds() || d.getUTCMilliseconds()) });
+}
+
 function timeFacts(dl, axis) {
   if (!axis) return;
   const { times } = axis;
   const count = axis.count ?? (axis.partial ? null : times.length);
   if (!times.length && !count) return;
   if (axis.calendar && times.length) {
-    fact(dl, 'First time', h('span', { class: 'mono' }, formatFileTime(times[0])));
-    if (times.length > 1) fact(dl, 'Last time', h('span', { class: 'mono' }, formatFileTime(times[times.length - 1])));
+    fact(dl, 'First time', fileTime(times[0]));
+    if (times.length > 1) fact(dl, 'Last time', fileTime(times[times.length - 1]));
   }
   if (count !== null && count !== undefined) fact(dl, 'Time steps', number(count, 0));
   if (axis.partial && axis.resolution) {
@@ -520,8 +526,8 @@ async function moveDialog(dataset) {
 
 async function deleteDataset(dataset) {
   const sure = await confirmDialog({
-    title: 'Delete dataset',
-    message: `Move “${dataset.name}” to the recycle bin? It can be restored from there until it is purged.`,
+    title: `Delete ${dataset.name}?`,
+    message: `“${dataset.name}” goes to the recycle bin. You can restore it from there for 180 days.`,
     confirm: 'Move to recycle bin',
     danger: true,
   });

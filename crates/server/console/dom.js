@@ -127,7 +127,8 @@ export function timeElement(wire, options = {}) {
 /**
  * A name (a file name, say) for a narrow column: a line may break after `_`, `.`, `-` and `/`
  * (a <wbr>), never inside a word, so that a table gives the column the width of its longest
- * part rather than breaking `float64` in two.
+ * part rather than breaking `float64` in two. Chromium names such text with spaces at the
+ * breaks ("HD2D. dfsu"): give the element that holds it an aria-label with the whole name.
  */
 export function breakable(name) {
   const parts = String(name ?? '').split(/(?<=[-_./])/);

@@ -295,7 +295,7 @@ function projectList({ parent, rootId, state: initial, onState, signal, onDelete
       const actions = h('td', { class: 'row-actions' });
       body.append(h('tr', { dataset: { id: row.id } },
         h('td', { class: 'name-cell' },
-          h('a', { href: `#/projects/${row.id}` }, h('span', { class: 'folder-icon', 'aria-hidden': 'true' }), breakable(row.name)),
+          h('a', { href: `#/projects/${row.id}`, 'aria-label': row.name }, h('span', { class: 'folder-icon', 'aria-hidden': 'true' }), breakable(row.name)),
           row.description ? h('span', { class: 'row-description' }, row.description) : null),
         h('td', { dataset: { label: 'Access' } }, accessBadge(row.accessLevel), row.inheritsMembers ? h('span', { class: 'hint inherit-note' }, ' inherits members') : null),
         h('td', { class: 'hide-narrow', dataset: { label: 'Updated' } }, timeElement(row.updatedAt)),
@@ -611,7 +611,7 @@ function datasetList({ project, caps, cursor: initialCursor, prefix: initialPref
       buttons.push(button('Delete', () => deleteDataset(row), { class: ['button', 'button-small', 'button-danger-quiet'], 'aria-label': `Delete ${row.name}` }));
     }
     return h('tr', { dataset: { id: row.id } },
-      h('td', { class: 'name-cell' }, h('a', { href: `#/datasets/${row.id}` }, h('span', { class: 'file-icon', 'aria-hidden': 'true' }), breakable(row.name))),
+      h('td', { class: 'name-cell' }, h('a', { href: `#/datasets/${row.id}`, 'aria-label': row.name }, h('span', { class: 'file-icon', 'aria-hidden': 'true' }), breakable(row.name))),
       // The format's name says what the data is too ("DFS2 grid", "Zipped Shapefile"); the
       // dataset's page has the type and the extension.
       h('td', { dataset: { label: 'Format' }, title: row.datasetFormat ? `${typeLabel(row)}, ${row.datasetFormat}` : null }, formatName(row) || '—'),
