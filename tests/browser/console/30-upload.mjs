@@ -215,6 +215,7 @@ export async function run(t, { assert, eventually }) {
   await unfinished.getByText(bigName).waitFor();
   assert(/Choose or drop the same file again/.test(await unfinished.innerText()) && /2 of 3 parts/.test(await unfinished.innerText()),
     `the unfinished upload is listed: ${await unfinished.innerText()}`);
+  await t.axe(page, 'unfinished upload after a reload');
   await page.locator('input.upload-file-input').setInputFiles(big);
   await item(bigName).getByText(/resuming: 2 parts already sent/).waitFor();
   await unfinished.waitFor({ state: 'hidden' });
