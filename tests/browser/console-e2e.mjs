@@ -146,6 +146,37 @@ class Harness {
     return result;
   }
 
+  /**
+   * Fails unless the page shows dates in one format: every <time> shows its `datetime` the
+   * way the console's one helper (dom.js formatTime) does, in the browser's locale (a day
+   * alone for a `YYYY-MM-DD` value, seconds allowed), and no text shows the ISO-like
+   * `2026-11-27 08:21` the console once mixed in. Returns how many <time> it checked.
+   */
+  async sameDateFormat(page, label) {
+    const { problems, count } = await page.evaluate(() => {
+      const day = { year: 'numeric', month: 'short', day: 'numeric' };
+      const clock = { hour: '2-digit', minute: '2-digit' };
+      const found = [];
+      const times = [...document.querySelectorAll('time[datetime]')];
+      for (const el of times) {
+        const value = el.getAttribute('datetime');
+        const text = el.textContent.trim();
+        const dayOnly = /^\d{4}-\d\d-\d\d$/.test(value);
+        // A zone-less value (a data file's wall clock) is read, and shown, as local time.
+        const date = new Date(dayOnly ? `${value}T00:00:00Z` : value);
+        const wanted = dayOnly
+          ? [new Intl.DateTimeFormat(undefined, { ...day, timeZone: 'UTC' }).format(date)]
+          : [{}, { second: '2-digit' }].map((extra) => new Intl.DateTimeFormat(undefined, { ...day, ...clock, ...extra }).format(date));
+        if (!wanted.includes(text)) found.push(`<time datetime="${value}"> shows "${text}", not "${wanted[0]}"`);
+      }
+      const iso = /\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d\b/.exec(document.body.innerText);
+      if (iso) found.push(`the page shows "${iso[0]}"`);
+      return { problems: found, count: times.length };
+    });
+    assert(problems.length === 0, `dates (${label}):\n${problems.join('\n')}`);
+    return count;
+  }
+
   /** Saves a screenshot when run with --screenshots. */
   async screenshot(page, name) {
     if (!this.screenshotDir) return;

@@ -3,7 +3,7 @@
 // tenants, and a cursor pager.
 
 import { ApiError, allPages, isBackOffice } from './api.js';
-import { button, describeError, field, h, parseTime, uid } from './dom.js';
+import { button, describeError, field, formatTime, h, parseTime, uid } from './dom.js';
 
 /** Renders "BackOffice only" and returns false when the caller holds no platform role. */
 export function backOfficeOnly(main, principal) {
@@ -125,10 +125,10 @@ export function zoneName() {
   }
 }
 
-/** "2026-11-27 10:00 UTC". */
+/** A moment as its UTC wall clock in the console's date format: "Nov 27, 2026, 10:00 AM UTC". */
 export function utcText(date) {
   if (!date) return '';
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return `${formatTime(date, { utc: true })} UTC`;
 }
 
 /** Today's date in UTC as YYYY-MM-DD (credit expiry dates are UTC days). */

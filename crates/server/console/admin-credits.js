@@ -34,6 +34,11 @@ function referenceText(ref) {
   return [ref.billingReference, ref.billingReferenceTag, ref.billingReferenceType].filter(Boolean).join(' · ');
 }
 
+/** A lot's last day of use (a UTC day) in the console's date format. */
+function lastDay(value) {
+  return value ? timeElement(String(value).slice(0, 10), { dateOnly: true }) : '';
+}
+
 /** Runs `work` over `items`, `limit` at a time. */
 async function eachLimited(items, limit, work) {
   let next = 0;
@@ -304,7 +309,7 @@ export async function creditsPage(main, _params, query, { principal }) {
             h('td', {}, lot.billingReference?.billingReference || ''),
             h('td', {}, lot.billingReference?.billingReferenceTag || ''),
             h('td', {}, lot.billingReference?.billingReferenceType || ''),
-            h('td', { class: 'admin-nowrap' }, lot.expiresAt, lot.isExpired ? [' ', h('span', { class: 'badge badge-warning' }, 'expired')] : null),
+            h('td', { class: 'admin-nowrap' }, lastDay(lot.expiresAt), lot.isExpired ? [' ', h('span', { class: 'badge badge-warning' }, 'expired')] : null),
             amounts(lot.statuses).map((v) => h('td', { class: 'num' }, formatCredits(v))))))))
         : h('p', { class: 'empty' }, 'This pool holds no credits.'));
     } catch (failure) {
@@ -349,7 +354,7 @@ export async function creditsPage(main, _params, query, { principal }) {
             h('td', {}, timeElement(e.at, { seconds: true })),
             h('td', {}, h('span', { class: 'badge' }, e.kind)),
             h('td', {}, referenceText(e.billingReference)),
-            h('td', { class: 'admin-nowrap' }, e.expiresAt || ''),
+            h('td', { class: 'admin-nowrap' }, lastDay(e.expiresAt)),
             delta(e.available), delta(e.reserved), delta(e.spent), delta(e.expired),
             h('td', {}, journalDetail(e)),
             h('td', { class: 'hide-narrow' }, actor(e)))))))
@@ -394,7 +399,13 @@ export async function creditsPage(main, _params, query, { principal }) {
     loadBalances();
   }, 250));
 
-  async function afterChange() {
+  /** After credits were added or moved: the balances, and the ledger of `pool` (the pool the
+   *  credits went to, so that its new lot and journal entry show) or of the pool shown. */
+  async function afterChange(pool) {
+    if (pool !== undefined && pool !== state.pool) {
+      state.pool = pool;
+      setQuery({ pool, order: state.order });
+    }
     await Promise.all([loadBalances(), loadLedger()]);
   }
 
@@ -406,14 +417,16 @@ export async function creditsPage(main, _params, query, { principal }) {
           const added = await addDialog(tenants, state.pool);
           if (added) {
             toast(`${formatCredits(added.credits)} credits added to ${tenantName(tenants, added.tenantId)}.`, 'success');
-            afterChange();
+            afterChange(added.tenantId || UNASSIGNED);
           }
         }, { kind: 'primary' }),
         button('Move credits', async () => {
           const moved = await moveDialog(tenants, state.pool);
           if (moved) {
             toast(`${formatCredits(moved.credits)} credits moved from ${tenantName(tenants, moved.sourceTenantId)} to ${tenantName(tenants, moved.targetTenantId)}.`, 'success');
-            afterChange();
+            // The ledger shown stays when the move touched it; else the source's shows.
+            const touched = [moved.sourceTenantId || UNASSIGNED, moved.targetTenantId || UNASSIGNED];
+            afterChange(touched.includes(state.pool) ? state.pool : touched[0]);
           }
         }),
       ],

@@ -191,7 +191,7 @@ export async function featuresPage(main, _params, query, { principal }) {
       try {
         await api('PUT', `${featurePath(id)}/licenses/${encodeURIComponent(tenant.value)}`, { body: { enabled: enabled.checked } });
         toast(`${id} licensed to ${tenantName(tenants, tenant.value)}.`, 'success');
-        loadLicenses();
+        licensesChanged();
       } catch (failure) {
         grantFields.show(failure);
       }
@@ -214,7 +214,7 @@ export async function featuresPage(main, _params, query, { principal }) {
                 try {
                   await api('PUT', `${featurePath(id)}/licenses/${encodeURIComponent(license.tenantId)}`, { body: { enabled: !license.enabled } });
                   toast(`${id} switched ${license.enabled ? 'off' : 'on'} for ${name}.`, 'success');
-                  loadLicenses();
+                  licensesChanged();
                 } catch (failure) {
                   toast(describeError(failure), 'error');
                 }
@@ -225,7 +225,7 @@ export async function featuresPage(main, _params, query, { principal }) {
                 try {
                   await api('DELETE', `${featurePath(id)}/licenses/${encodeURIComponent(license.tenantId)}`);
                   toast('License revoked.', 'success');
-                  loadLicenses();
+                  licensesChanged();
                 } catch (failure) {
                   toast(describeError(failure), 'error');
                 }
@@ -234,6 +234,12 @@ export async function featuresPage(main, _params, query, { principal }) {
       : h('p', { class: 'empty' }, 'No tenant holds this feature.');
     replace(licenseArea, table,
       candidates.length ? grant : h('p', { class: 'hint' }, 'Every tenant holds this feature.'));
+  }
+
+  // A license changed: both lists that show licenses read them again (the feature's tenants,
+  // and the features of the tenant shown below), so neither is stale until a reload.
+  function licensesChanged() {
+    return Promise.all([loadLicenses(), loadTenantFeatures()]);
   }
 
   // ---- features of one tenant ----

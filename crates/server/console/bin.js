@@ -4,9 +4,9 @@
 // restore is impossible the API's problem is shown with what to do instead.
 
 import { ApiError, api } from './api.js';
-import { button, confirmDialog, describeError, formatBytes, h, loading, pageHeader, replace, toast } from './dom.js';
+import { button, confirmDialog, describeError, formatBytes, h, loading, pageHeader, replace, timeElement, toast } from './dom.js';
 import { setQuery } from './router.js';
-import { headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, shortTime, sortControls } from './listing.js';
+import { headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, sortControls } from './listing.js';
 import { pickProject } from './picker.js';
 
 export function register(route) {
@@ -152,8 +152,8 @@ async function binPage(main, _params, query) {
         h('td', { dataset: { label: 'Kind' } }, kind, item.datasetFormat ? h('span', { class: 'mono' }, ` ${item.datasetFormat}`) : null),
         where,
         h('td', { class: 'num', dataset: { label: 'Size' } }, formatBytes(item.storageSize)),
-        h('td', { dataset: { label: 'Deleted' } }, shortTime(item.deletedAt)),
-        h('td', { dataset: { label: 'Removed after' } }, shortTime(item.purgeAfter)),
+        h('td', { dataset: { label: 'Deleted' } }, timeElement(item.deletedAt)),
+        h('td', { dataset: { label: 'Removed after' } }, timeElement(item.purgeAfter)),
         h('td', { class: 'row-actions' }, h('div', { class: 'row-buttons' },
           button('Restore', () => restore(item), { class: ['button', 'button-small'], 'aria-label': `Restore ${item.name}` }),
           button('Restore to…', () => restoreElsewhere(item), { class: ['button', 'button-small'], 'aria-label': `Restore to… ${item.name}` }),

@@ -6,7 +6,7 @@
 // (POST .../download-convert), optionally reprojected, and follows the started transfer.
 
 import { api } from './api.js';
-import { describeError, dialog, field, h, uid } from './dom.js';
+import { describeError, dialog, field, h, replace, uid } from './dom.js';
 import { crsPicker } from './crs.js';
 import { describe, isActive, progressBar, resultLinks, statusBadge, watchTransfer } from './transfers.js';
 
@@ -216,16 +216,18 @@ export function followTransfer(summary, { title = 'Transfer started', onEnded } 
   stop = watchTransfer(summary.id, (record) => {
     const { what: line, chain } = describe(record);
     what.textContent = chain ? `${line} · ${chain}` : line;
-    status.replaceChildren(statusBadge(record.status, record.errorMessage),
+    // replace() skips what is absent; the DOM's own replaceChildren would show a null as
+    // the text "null" ("Completed null").
+    replace(status, statusBadge(record.status, record.errorMessage),
       record.errorMessage ? h('p', { class: 'transfer-error' }, record.errorMessage) : null);
-    progress.replaceChildren(isActive(record.status) ? progressBar(record, 'Transfer progress') : '');
-    results.replaceChildren(...resultLinks(record).map((link) => h('p', {}, link)));
+    replace(progress, isActive(record.status) ? progressBar(record, 'Transfer progress') : null);
+    replace(results, resultLinks(record).map((link) => h('p', {}, link)));
     if (!isActive(record.status) && !ended) {
       ended = true;
       if (onEnded) onEnded(record);
     }
   }, {
-    onError: (error) => status.replaceChildren(h('p', { class: 'transfer-error' }, describeError(error))),
+    onError: (error) => replace(status, h('p', { class: 'transfer-error' }, describeError(error))),
   });
   closed.then(() => stop && stop());
   return closed;

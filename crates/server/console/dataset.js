@@ -19,19 +19,11 @@ import { navigate } from './router.js';
 import { basemapAttribution, basemapUrl } from './settings.js';
 import { createMap } from './map.js';
 import { openConvertDialog } from './convert.js';
-import { formatDuration, formatFileTime, formatTick, formatValue, niceTicks, timeSeriesPlot } from './plot.js';
+import { formatDuration, formatFileTime, formatTick, formatValue, niceTicks, timeSeriesPlot, withUnit } from './plot.js';
 import { isDfsFormat, readDfs, Truncated } from './dfs.js';
+import { formatLabel, typeLabel } from './kinds.js';
+import { offerUndo } from './undo.js';
 
-const FORMATS = {
-  '.dfs0': 'DFS0 time series', '.dfs1': 'DFS1 line grid', '.dfs2': 'DFS2 grid', '.dfs3': 'DFS3 layered grid',
-  '.dfsu': 'DFSU flexible mesh', '.mesh': 'MIKE mesh', '.tif': 'GeoTIFF', '.tiff': 'GeoTIFF', '.asc': 'ASCII grid',
-  '.geojson': 'GeoJSON', '.json': 'JSON', '.shp': 'Shapefile', '.zip': 'ZIP archive', '.vtu': 'VTK unstructured grid',
-  '.csv': 'CSV', '.xyz': 'XYZ points', '.tiles': 'Tile scheme definition',
-};
-const TYPES = {
-  multidimensional: 'Grid or mesh', timeseries: 'Time series', gisvectordata: 'Features (vector)',
-  tiles: 'Map tiles', file: 'File',
-};
 // Whole dfs0 files up to this size are read for the plot; larger ones are offered as a download.
 const DFS0_PLOT_BYTES_MAX = 64 * 1024 * 1024;
 // The part of a DFS file read for its header (items come before the static items).
@@ -91,9 +83,9 @@ async function render(main, { id }) {
     breadcrumbs(path, dataset),
     pageHeader(dataset.name, {
       sub: h('p', { class: 'dataset-sub' },
-        h('span', { class: 'badge badge-info' }, formatName(dataset.datasetFormat)),
+        h('span', { class: 'badge badge-info' }, formatLabel(dataset)),
         ' ',
-        h('span', { class: 'badge' }, TYPES[dataset.datasetType] || dataset.datasetType || 'File'),
+        h('span', { class: 'badge' }, typeLabel(dataset)),
         ' ',
         h('span', {}, formatBytes(dataset.storageSize))),
       actions: actions(dataset, can),
@@ -123,11 +115,6 @@ function mayHaveTiles(dataset) {
 
 function firstXyz(tiles) {
   return (tiles?.tilingSchemes || []).find((s) => String(s.schemeType).toUpperCase() === 'XYZ') || null;
-}
-
-function formatName(format) {
-  const f = String(format || '').toLowerCase();
-  return FORMATS[f] ? `${FORMATS[f]} (${f})` : (f || 'no extension');
 }
 
 /** The signed read URL of a dataset's content. */
@@ -190,6 +177,29 @@ function degrees(value, positive, negative) {
   return `${Math.abs(value).toFixed(4)}° ${value >= 0 ? positive : negative}`;
 }
 
+/** The linear unit of a coordinate system's WKT: '°' for a geographic one, else the unit of
+ *  its projection ('m', 'ft', 'US ft'), or '' when the WKT does not say. */
+function wktUnit(wkt) {
+  const text = String(wkt || '').trim();
+  if (!text) return '';
+  if (/^(GEOGCS|GEOGCRS|GEODCRS)\b/i.test(text)) return '°';
+  const units = [...text.matchAll(/(?:LENGTH)?UNIT\["([^"]+)"/gi)].map((m) => m[1].toLowerCase());
+  const last = units[units.length - 1];
+  if (!last) return '';
+  if (/^met(er|re)s?$/.test(last)) return 'm';
+  if (/us survey foot/.test(last)) return 'US ft';
+  if (/^(foot|feet|international foot)/.test(last)) return 'ft';
+  if (/degree/.test(last)) return '°';
+  return last;
+}
+
+/** A cell size for people: six significant digits (25, 0.00833333, 3004.18) and its unit. */
+function cellSize(value, wkt) {
+  const text = String(Number(value.toPrecision(6)));
+  const unit = wktUnit(wkt);
+  return unit === '°' ? `${text}°` : unit ? `${text} ${unit}` : text;
+}
+
 /** The dataset's time steps as ms (UTC) with where they came from. */
 function timeAxis(dataset, tiles, header) {
   if (tiles?.timeStamps?.length) {
@@ -214,14 +224,20 @@ function timeAxis(dataset, tiles, header) {
   return null;
 }
 
+/** A time of a data file (ms, its wall clock read as UTC) as a <time>, as plot.js shows it. */
+function fileTime(ms) {
+  const d = new Date(ms);
+  return timeElement(d, { utc: true, seconds: Boolean(d.getUTCSeconds() || d.getUTCMilliseconds()) });
+}
+
 function timeFacts(dl, axis) {
   if (!axis) return;
   const { times } = axis;
   const count = axis.count ?? (axis.partial ? null : times.length);
   if (!times.length && !count) return;
   if (axis.calendar && times.length) {
-    fact(dl, 'First time', h('span', { class: 'mono' }, formatFileTime(times[0])));
-    if (times.length > 1) fact(dl, 'Last time', h('span', { class: 'mono' }, formatFileTime(times[times.length - 1])));
+    fact(dl, 'First time', fileTime(times[0]));
+    if (times.length > 1) fact(dl, 'Last time', fileTime(times[times.length - 1]));
   }
   if (count !== null && count !== undefined) fact(dl, 'Time steps', number(count, 0));
   if (axis.partial && axis.resolution) {
@@ -287,8 +303,8 @@ function itemsOf(tiles, header) {
 function detailFacts(dataset, { tiles, header, crs, dfsFailure }) {
   const out = [];
   const general = h('dl', { class: 'facts' });
-  fact(general, 'Format', formatName(dataset.datasetFormat));
-  fact(general, 'Type', TYPES[dataset.datasetType] || dataset.datasetType);
+  fact(general, 'Format', formatLabel(dataset));
+  fact(general, 'Type', typeLabel(dataset));
   fact(general, 'Size', h('span', { title: `${number(dataset.storageSize, 0)} bytes` }, formatBytes(dataset.storageSize)));
   fact(general, 'Created', timeElement(dataset.createdAt));
   fact(general, 'Updated', timeElement(dataset.updatedAt));
@@ -333,7 +349,9 @@ function detailFacts(dataset, { tiles, header, crs, dfsFailure }) {
   } else if (tiles && !wgs) {
     fact(space, 'WGS 84 extent', 'unknown: the coordinate system does not reach WGS 84');
   }
-  if (spatial.resolution) fact(space, 'Cell size', String(spatial.resolution));
+  if (Number.isFinite(spatial.resolution) && spatial.resolution > 0) {
+    fact(space, 'Cell size', h('span', { title: String(spatial.resolution) }, cellSize(spatial.resolution, crs?.wkt || spatial.primarySpatialReference)));
+  }
   const fm = header?.customBlocks?.MIKE_FM;
   if (fm) {
     fact(space, 'Mesh', `${number(fm[1], 0)} elements, ${number(fm[0], 0)} nodes${fm[3] ? `, ${fm[3]} layers (${fm[4]} sigma)` : ''}`);
@@ -508,16 +526,18 @@ async function moveDialog(dataset) {
 
 async function deleteDataset(dataset) {
   const sure = await confirmDialog({
-    title: 'Delete dataset',
-    message: `Move “${dataset.name}” to the recycle bin? It can be restored from there until it is purged.`,
+    title: `Delete ${dataset.name}?`,
+    message: `“${dataset.name}” goes to the recycle bin. You can restore it from there for 180 days.`,
     confirm: 'Move to recycle bin',
     danger: true,
   });
   if (!sure) return;
   try {
     await api('DELETE', `/api/metadata/dataset/${dataset.id}`);
-    toast(`“${dataset.name}” is in the recycle bin.`, 'success');
-    navigate(`/projects/${dataset.projectId}`);
+    // As after deleting a project from its own page: the page it leaves for says where the
+    // dataset went and offers Undo (restore in place).
+    offerUndo({ kind: 'dataset', id: dataset.id, name: dataset.name });
+    navigate(`/projects/${dataset.projectId}`, undefined, { replace: true });
   } catch (failure) {
     toast(describeError(failure), 'error');
   }
@@ -563,6 +583,15 @@ function gradient(colors) {
   return `linear-gradient(to right, ${colors.map((c, i) => `${c} ${((i / (colors.length - 1)) * 100).toFixed(2)}%`).join(', ')})`;
 }
 
+/** A tick of the colour legend: its mark at `pct` of the bar, its label moved left by `pct`
+ *  of its own width, so that it stays over the bar at both ends (left-aligned at 0 %,
+ *  right-aligned at 100 %, centred half-way). */
+function legendTick(pct, text, value) {
+  const at = Math.min(100, Math.max(0, pct));
+  return h('span', { class: 'legend-tick', style: { left: `${at}%` }, dataset: { value: String(value) } },
+    h('span', { class: 'legend-tick-label', style: { transform: `translateX(-${at}%)` } }, text));
+}
+
 function legendOf(scheme, unit, timed) {
   const min = scheme.minValue;
   const max = scheme.maxValue;
@@ -572,15 +601,12 @@ function legendOf(scheme, unit, timed) {
   if (Number.isFinite(spread) && spread > 0) {
     const nice = niceTicks(min, max, 6);
     const inside = nice.ticks.filter((v) => v >= min - spread * 1e-9 && v <= max + spread * 1e-9);
-    for (const v of inside) {
-      const pct = ((v - min) / spread) * 100;
-      ticks.append(h('span', { class: 'legend-tick', style: { left: `${pct}%` } }, formatTick(v, nice.step)));
-    }
+    for (const v of inside) ticks.append(legendTick(((v - min) / spread) * 100, formatTick(v, nice.step), v));
   } else if (Number.isFinite(min)) {
-    ticks.append(h('span', { class: 'legend-tick', style: { left: '50%' } }, formatValue(min)));
+    ticks.append(legendTick(50, formatValue(min), min));
   }
-  const name = unit ? `${scheme.itemName} (${unit})` : scheme.itemName;
-  return h('figure', { class: 'legend', 'aria-label': `Colour legend: ${name}, from ${formatValue(min)} to ${formatValue(max)}${unit ? ` ${unit}` : ''}` },
+  const name = withUnit(scheme.itemName, unit);
+  return h('figure', { class: 'legend', dataset: { min: String(min), max: String(max) }, 'aria-label': `Colour legend: ${name}, from ${formatValue(min)} to ${formatValue(max)}${unit ? ` ${unit}` : ''}` },
     h('figcaption', {}, h('strong', {}, name)),
     h('div', { class: 'legend-bar', style: { background: gradient(colors) } }),
     ticks,
@@ -624,7 +650,7 @@ function rasterPreview(section, dataset, tiles, header, cleanups) {
     xyz.map((s, i) => {
       const twice = xyz.filter((other) => other.itemName === s.itemName).length > 1;
       const unit = units.get(s.itemName);
-      return h('option', { value: String(i) }, `${s.itemName}${unit ? ` (${unit})` : ''}${twice ? ` · ${s.schemeId}` : ''}`);
+      return h('option', { value: String(i) }, `${withUnit(s.itemName, unit)}${twice ? ` · ${s.schemeId}` : ''}`);
     }));
   controls.append(field('Item', itemSelect));
   if (layers.length > 1) {
@@ -819,7 +845,7 @@ function timeseriesPreview(section, dataset, header, cleanups) {
     table.append(h('div', { class: 'table-wrap values-wrap', tabindex: '0', role: 'region', 'aria-label': 'Values' },
       h('table', {},
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Time'),
-          series.map((s) => h('th', { scope: 'col', class: 'num' }, s.unit ? `${s.name} (${s.unit})` : s.name)))),
+          series.map((s) => h('th', { scope: 'col', class: 'num' }, withUnit(s.name, s.unit))))),
         h('tbody', {}, rows))));
   });
   section.append(table);

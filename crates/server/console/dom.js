@@ -70,30 +70,69 @@ export function formatBytes(bytes) {
   return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${byteUnits[unit]}`;
 }
 
-/** The wire's zone-less UTC timestamps ("2019-01-24T08:17:02.4355712") as a Date. */
+/** The wire's zone-less UTC timestamps ("2019-01-24T08:17:02.4355712") as a Date; also takes a
+ *  Date, milliseconds since the epoch, or a day ("2027-12-31", midnight UTC). */
 export function parseTime(wire) {
-  if (!wire) return null;
+  if (wire === null || wire === undefined || wire === '') return null;
+  if (wire instanceof Date) return Number.isNaN(wire.getTime()) ? null : wire;
+  if (typeof wire === 'number') return Number.isFinite(wire) ? new Date(wire) : null;
   const text = String(wire);
-  const zoned = /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`;
+  const zoned = /^\d{4}-\d\d-\d\d$/.test(text) ? `${text}T00:00:00Z`
+    : /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`;
   const date = new Date(zoned.replace(/(\.\d{3})\d+/, '$1'));
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-/** A timestamp for people: local date and time, to the minute (seconds when asked). */
-export function formatTime(wire, { seconds = false } = {}) {
-  const date = wire instanceof Date ? wire : parseTime(wire);
-  if (!date) return '';
-  return date.toLocaleString(undefined, {
-    year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
-    ...(seconds ? { second: '2-digit' } : {}),
-  });
+// Every date and time the console shows goes through formatTime: one format, the person's
+// locale (`Nov 27, 2026, 08:21 AM` in American English, `27 Nov 2026, 08:21` in British).
+const DATE_PARTS = { year: 'numeric', month: 'short', day: 'numeric' };
+const TIME_PARTS = { hour: '2-digit', minute: '2-digit' };
+const formatters = new Map();
+function formatter(seconds, utc, dateOnly) {
+  const key = `${seconds}|${utc}|${dateOnly}`;
+  if (!formatters.has(key)) {
+    formatters.set(key, new Intl.DateTimeFormat(undefined, {
+      ...DATE_PARTS,
+      ...(dateOnly ? {} : TIME_PARTS),
+      ...(seconds && !dateOnly ? { second: '2-digit' } : {}),
+      ...(utc ? { timeZone: 'UTC' } : {}),
+    }));
+  }
+  return formatters.get(key);
 }
 
-/** A <time> element showing formatTime with the exact UTC value as its datetime. */
-export function timeElement(wire, options) {
+/**
+ * A moment for people, the one format of the console: date and time to the minute in the
+ * person's locale and time zone. `seconds` adds the seconds; `utc` shows the UTC wall clock
+ * (times inside data files, which carry no zone); `dateOnly` a UTC day alone.
+ * Takes what parseTime takes.
+ */
+export function formatTime(wire, { seconds = false, utc = false, dateOnly = false } = {}) {
+  const date = parseTime(wire);
+  if (!date) return '';
+  // A day is a UTC day (credit expiry): shown as that day wherever the person is.
+  return formatter(seconds, utc || dateOnly, dateOnly).format(date);
+}
+
+/** A <time> element showing formatTime, with the exact value as its `datetime` (a UTC
+ *  instant; for `utc` times the zone-less wall clock, for `dateOnly` the day). */
+export function timeElement(wire, options = {}) {
   const date = parseTime(wire);
   if (!date) return h('span', {}, '');
-  return h('time', { datetime: date.toISOString(), title: `${date.toISOString()} (UTC)` }, formatTime(date, options));
+  const iso = date.toISOString();
+  const datetime = options.dateOnly ? iso.slice(0, 10) : options.utc ? iso.slice(0, options.seconds ? 19 : 16) : iso;
+  return h('time', { datetime, title: options.utc || options.dateOnly ? null : `${iso} (UTC)` }, formatTime(date, options));
+}
+
+/**
+ * A name (a file name, say) for a narrow column: a line may break after `_`, `.`, `-` and `/`
+ * (a <wbr>), never inside a word, so that a table gives the column the width of its longest
+ * part rather than breaking `float64` in two. Chromium names such text with spaces at the
+ * breaks ("HD2D. dfsu"): give the element that holds it an aria-label with the whole name.
+ */
+export function breakable(name) {
+  const parts = String(name ?? '').split(/(?<=[-_./])/);
+  return parts.flatMap((part, i) => (i ? [h('wbr'), part] : [part]));
 }
 
 /** A short notice in the corner; kind: info | error | success. */

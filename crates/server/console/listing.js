@@ -3,7 +3,7 @@
 // look-ups a page makes. Nothing here loads a whole list: every list is one page per request.
 
 import { api } from './api.js';
-import { debounce, errorBox, field, formatTime, h, parseTime, replace, uid } from './dom.js';
+import { debounce, errorBox, field, h, replace, uid } from './dom.js';
 
 export const PAGE_SIZES = [25, 50, 100, 200];
 
@@ -134,16 +134,6 @@ export function keepFocus(container, render, fallback) {
     .find((el) => key(el) === label && !el.disabled);
   if (same) same.focus();
   else if (fallback) fallback.focus();
-}
-
-/** A compact local timestamp for table cells ("2026-11-27 08:21"), the full time as a tooltip
- *  and the exact UTC value as `datetime`. */
-export function shortTime(wire) {
-  const date = parseTime(wire);
-  if (!date) return h('span', {}, '');
-  const two = (n) => String(n).padStart(2, '0');
-  const text = `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
-  return h('time', { datetime: date.toISOString(), title: `${formatTime(date, { seconds: true })} (${date.toISOString()} UTC)` }, text);
 }
 
 /**

@@ -5,7 +5,7 @@
 // are thinned for drawing to the first, lowest, highest and last value of each pixel column,
 // which keeps every peak.
 
-import { h, uid } from './dom.js';
+import { formatTime, h, uid } from './dom.js';
 
 const COLORS = ['#0a5fa8', '#c8352b', '#1b6b35', '#7a3db8', '#a35200', '#00727d', '#4a5868', '#b0306b'];
 const SECOND = 1000;
@@ -22,16 +22,32 @@ const TIME_STEPS = [
   [365 * DAY, 'y', 1], [2 * 365 * DAY, 'y', 2], [5 * 365 * DAY, 'y', 5], [10 * 365 * DAY, 'y', 10],
   [25 * 365 * DAY, 'y', 25], [50 * 365 * DAY, 'y', 50], [100 * 365 * DAY, 'y', 100],
 ];
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+// Month names of the axis ticks in the person's language; data times are UTC wall clocks.
+const monthName = new Intl.DateTimeFormat(undefined, { month: 'short', timeZone: 'UTC' });
+const monthDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 const pad = (n) => String(n).padStart(2, '0');
 
-/** A time (ms, UTC) as the file writes it: `2024-01-15 06:30` (seconds when not zero). */
+/** A time of a data file (ms, its zone-less wall clock read as UTC) in the console's one date
+ *  format (dom.js formatTime), with seconds when they are not zero. */
 export function formatFileTime(ms) {
   const d = new Date(ms);
   if (Number.isNaN(d.getTime())) return '';
-  const seconds = d.getUTCSeconds() || d.getUTCMilliseconds() ? `:${pad(d.getUTCSeconds())}` : '';
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}${seconds}`;
+  return formatTime(d, { utc: true, seconds: Boolean(d.getUTCSeconds() || d.getUTCMilliseconds()) });
+}
+
+/**
+ * A name with its unit for legends and headers: "WaterLevel (m)". A name that already ends in
+ * its unit ("WL (m)", "WL [m]", as many files name their items) is left as it is, so that the
+ * unit is not said twice.
+ */
+export function withUnit(name, unit) {
+  const text = String(name ?? '');
+  const u = String(unit ?? '').trim();
+  if (!u) return text;
+  const escaped = u.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (new RegExp(`[(\\[]\\s*${escaped}\\s*[)\\]]\\s*$`, 'i').test(text)) return text;
+  return `${text} (${u})`;
 }
 
 /** A duration in seconds for people: `30 min`, `2 h 30 min`, `1 d`. */
@@ -127,20 +143,38 @@ export function timeTicks(t0, t1, maxTicks) {
     let sub = '';
     if (kind === 'y') label = String(d.getUTCFullYear());
     else if (kind === 'M') {
-      label = MONTHS[d.getUTCMonth()];
+      label = monthName.format(d);
       if (d.getUTCMonth() < count || !ticks.length) sub = String(d.getUTCFullYear());
     } else if (kind === 'd') {
-      label = `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+      label = monthDay.format(d);
       if (!ticks.length || d.getUTCMonth() === 0 && d.getUTCDate() <= count) sub = String(d.getUTCFullYear());
     } else {
       label = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}${kind === 's' ? `:${pad(d.getUTCSeconds())}` : ''}`;
-      if (day !== previousDay) sub = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+      if (day !== previousDay) sub = formatTime(d, { dateOnly: true });
     }
     ticks.push({ t, label, sub });
     previousDay = day;
     t = addStep(t, kind, count);
   }
   return ticks;
+}
+
+/** Moves the axis labels of `group` that would stick out of the plot's `width` (a time tick at
+ *  either end, centred on it) back inside, so that none is clipped. Rotated labels (the units)
+ *  stay. Needs the plot in the page (getBBox). */
+function keepInside(group, width) {
+  for (const text of group.querySelectorAll('text:not([transform])')) {
+    let box;
+    try {
+      box = text.getBBox();
+    } catch {
+      continue;
+    }
+    if (!box.width) continue;
+    const x = Number(text.getAttribute('x'));
+    const shift = box.x < 1 ? 1 - box.x : box.x + box.width > width - 1 ? width - 1 - (box.x + box.width) : 0;
+    if (shift) text.setAttribute('x', String(x + shift));
+  }
 }
 
 /** Index of the sample nearest to `t` in sorted `times`. */
@@ -233,7 +267,7 @@ export function timeSeriesPlot({ times, series, calendar = true, label = 'Time s
     legend.append(h('li', {},
       h('label', { class: 'plot-legend-item' }, box,
         h('span', { class: 'plot-swatch', 'aria-hidden': 'true', style: { background: colors[i] } }),
-        s.unit ? `${s.name} (${s.unit})` : s.name)));
+        withUnit(s.name, s.unit))));
   });
 
   let cursor = null;
@@ -348,6 +382,7 @@ export function timeSeriesPlot({ times, series, calendar = true, label = 'Time s
       }
     });
     svg.append(grid, h('svg:rect', { class: 'plot-frame', x: margin.left, y: margin.top, width: plotW, height: plotH }), xAxis);
+    keepInside(xAxis, width);
 
     const lines = h('svg:g', { class: 'plot-lines' });
     for (const { s, i } of shown) {

@@ -8,16 +8,18 @@
 
 import { ApiError, api, me } from './api.js';
 import {
-  button, confirmDialog, describeError, dialog, errorBox, field, formatBytes, h, loading,
+  breakable, button, confirmDialog, describeError, dialog, errorBox, field, formatBytes, h, loading,
   pageHeader, replace, timeElement, toast,
 } from './dom.js';
 import { current, navigate, renderToken, setQuery, stale } from './router.js';
 import {
-  accessBadge, filterField, headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf, shortTime,
+  accessBadge, filterField, headerCell, intParam, keepFocus, limited, loadOffsetPage, offsetPager, oneOf,
   sortControls,
 } from './listing.js';
 import { pickProject } from './picker.js';
 import { uploadPanel } from './upload.js';
+import { formatName, typeLabel } from './kinds.js';
+import { offerUndo, takeUndo, undoNotice } from './undo.js';
 
 export function register(route) {
   route('/projects', projectsPage);
@@ -39,15 +41,17 @@ const ACCESS_HINTS = {
 const ROLES = ['Reader', 'Contributor', 'Owner'];
 const DATASET_PAGE = 50;
 
-/** What to tell on the next render: {message} after a reload forced by a conflict, {undo}
- *  after the page's own project was deleted (the parent's page offers to restore it). */
+/** What to tell on the next render: {message} after a reload forced by a conflict. (After the
+ *  page's own project, or a dataset from its page, was deleted, the page it goes to offers
+ *  Undo: undo.js.) */
 let flash = null;
 
 function takeFlash(reload) {
+  const undo = takeUndo(reload);
+  if (undo) return undo;
   const taken = flash;
   flash = null;
   if (!taken) return null;
-  if (taken.undo) return undoNotice(taken.undo, reload);
   return h('p', { class: 'notice notice-warning', role: 'alert' }, taken.message);
 }
 
@@ -193,29 +197,6 @@ async function deleteProjectDialog(record) {
   }
 }
 
-/**
- * A notice after a delete: the item is in the recycle bin, with Undo (restore in place).
- * `item`: {kind: 'project' | 'dataset', id, name}; `onRestored()` refreshes the page.
- */
-function undoNotice(item, onRestored) {
-  const text = h('span', {}, `“${item.name}” is in the recycle bin. `);
-  const undo = button('Undo', async () => {
-    undo.disabled = true;
-    try {
-      await api('PUT', `/api/recycle-bin/${item.kind}/${item.id}/restore`);
-      replace(box, h('span', {}, `Restored “${item.name}”.`));
-      onRestored?.();
-    } catch (failure) {
-      undo.disabled = false;
-      replace(text, `“${item.name}” could not be restored: ${describeError(failure)} `);
-      box.setAttribute('role', 'alert');
-    }
-  }, { class: ['button', 'button-small'], 'aria-label': `Undo: restore ${item.name}` });
-  const box = h('div', { class: ['notice', 'notice-success', 'undo-notice'], role: 'status' },
-    text, undo, ' ', h('a', { href: '#/bin' }, 'Recycle bin'));
-  return box;
-}
-
 /** Moves a subproject within its tree (moves never cross top-level projects). */
 async function moveProjectDialog(record, rootId) {
   let moved = null;
@@ -314,11 +295,11 @@ function projectList({ parent, rootId, state: initial, onState, signal, onDelete
       const actions = h('td', { class: 'row-actions' });
       body.append(h('tr', { dataset: { id: row.id } },
         h('td', { class: 'name-cell' },
-          h('a', { href: `#/projects/${row.id}` }, h('span', { class: 'folder-icon', 'aria-hidden': 'true' }), row.name),
+          h('a', { href: `#/projects/${row.id}`, 'aria-label': row.name }, h('span', { class: 'folder-icon', 'aria-hidden': 'true' }), breakable(row.name)),
           row.description ? h('span', { class: 'row-description' }, row.description) : null),
         h('td', { dataset: { label: 'Access' } }, accessBadge(row.accessLevel), row.inheritsMembers ? h('span', { class: 'hint inherit-note' }, ' inherits members') : null),
-        h('td', { class: 'hide-narrow', dataset: { label: 'Updated' } }, shortTime(row.updatedAt)),
-        h('td', { class: 'hide-narrow', dataset: { label: 'Created' } }, shortTime(row.createdAt)),
+        h('td', { class: 'hide-narrow', dataset: { label: 'Updated' } }, timeElement(row.updatedAt)),
+        h('td', { class: 'hide-narrow', dataset: { label: 'Created' } }, timeElement(row.createdAt)),
         actions));
       tasks.push(() => rowActions(row, actions));
     }
@@ -467,7 +448,7 @@ async function projectPage(main, params, query) {
   if (caps.canDelete || (project.parentProjectId && parentCaps.canDeleteContent)) {
     actions.push(button('Delete', async () => {
       if (await deleteProjectDialog(project)) {
-        flash = { undo: { kind: 'project', id: project.id, name: project.name } };
+        offerUndo({ kind: 'project', id: project.id, name: project.name });
         navigate(project.parentProjectId ? `/projects/${project.parentProjectId}` : '/projects', undefined, { replace: true });
       }
     }, { kind: 'danger' }));
@@ -492,8 +473,9 @@ async function projectPage(main, params, query) {
     project, caps, cursor: state.dcursor, prefix: state.dq, onState, signal, onDeleted: (item) => showUndo(item),
   });
 
-  const notices = h('div', { class: 'page-notices' }, takeFlash(reload));
-  const showUndo = (item) => replace(notices, undoNotice(item, () => { subprojects.reload(); datasets.reload(); }));
+  const reloadLists = () => { subprojects.reload(); datasets.reload(); };
+  const notices = h('div', { class: 'page-notices' }, takeFlash(reloadLists));
+  const showUndo = (item) => replace(notices, undoNotice(item, reloadLists));
 
   const content = h('div', { class: 'project-main' });
   if (caps.canCreateContent) {
@@ -611,7 +593,6 @@ function datasetList({ project, caps, cursor: initialCursor, prefix: initialPref
         h('caption', { class: 'visually-hidden' }, 'Datasets, sorted by name'),
         h('thead', {}, h('tr', {},
           headerCell('Name', { sorted: true, order: 'Asc' }),
-          h('th', { scope: 'col' }, 'Type'),
           h('th', { scope: 'col' }, 'Format'),
           h('th', { scope: 'col', class: 'num' }, 'Size'),
           h('th', { scope: 'col' }, 'Updated'),
@@ -630,11 +611,12 @@ function datasetList({ project, caps, cursor: initialCursor, prefix: initialPref
       buttons.push(button('Delete', () => deleteDataset(row), { class: ['button', 'button-small', 'button-danger-quiet'], 'aria-label': `Delete ${row.name}` }));
     }
     return h('tr', { dataset: { id: row.id } },
-      h('td', { class: 'name-cell' }, h('a', { href: `#/datasets/${row.id}` }, h('span', { class: 'file-icon', 'aria-hidden': 'true' }), row.name)),
-      h('td', { dataset: { label: 'Type' } }, row.datasetType || '—'),
-      h('td', { dataset: { label: 'Format' } }, h('span', { class: 'mono' }, row.datasetFormat || '—')),
+      h('td', { class: 'name-cell' }, h('a', { href: `#/datasets/${row.id}`, 'aria-label': row.name }, h('span', { class: 'file-icon', 'aria-hidden': 'true' }), breakable(row.name))),
+      // The format's name says what the data is too ("DFS2 grid", "Zipped Shapefile"); the
+      // dataset's page has the type and the extension.
+      h('td', { dataset: { label: 'Format' }, title: row.datasetFormat ? `${typeLabel(row)}, ${row.datasetFormat}` : null }, formatName(row) || '—'),
       h('td', { class: 'num', dataset: { label: 'Size' } }, formatBytes(row.storageSize)),
-      h('td', { dataset: { label: 'Updated' } }, shortTime(row.updatedAt)),
+      h('td', { dataset: { label: 'Updated' } }, timeElement(row.updatedAt)),
       h('td', { class: 'row-actions' }, buttons.length ? h('div', { class: 'row-buttons' }, buttons) : null));
   }
 

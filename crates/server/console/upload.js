@@ -6,10 +6,14 @@
 //
 // Uploads survive trouble: a failed block is retried with backoff; when the network stays
 // down the file pauses and resumes from the blocks already staged, never sending a staged
-// block again. The upload URL and the staged block ids are kept in the tab's session storage
-// under the file's name, size and modification time, so dropping the same file after a
-// reload resumes too. Folders become subprojects (the bulk hierarchy API) with the same
-// structure. The queue of a project outlives its page: coming back shows it again.
+// block again (and resumes by itself when the browser reports the network back). Pause lets
+// the blocks on their way finish and starts no other, so nothing sent is thrown away and the
+// progress bar (staged bytes plus the bytes of the blocks on their way) never goes back. The
+// upload URL and the staged block ids are kept in the tab's session storage under the file's
+// name, size and modification time, so dropping the same file after a reload resumes too; the
+// panel lists such unfinished uploads after a reload. Folders become subprojects (the bulk
+// hierarchy API) with the same structure. The queue of a project outlives its page: coming
+// back shows it again.
 
 import { api } from './api.js';
 import { describeError, field, formatBytes, h, uid } from './dom.js';
@@ -30,6 +34,7 @@ const COPY = '';
 const STATE_TEXT = {
   waiting: 'Waiting',
   uploading: 'Uploading',
+  pausing: 'Pausing',
   paused: 'Paused',
   uploaded: 'Uploaded',
   cancelled: 'Cancelled',
@@ -39,7 +44,7 @@ const STATE_TEXT = {
   'import-failed': 'Import failed',
 };
 const STATE_KIND = {
-  waiting: 'info', uploading: 'info', paused: 'warning', uploaded: 'info', cancelled: 'warning',
+  waiting: 'info', uploading: 'info', pausing: 'warning', paused: 'warning', uploaded: 'info', cancelled: 'warning',
   failed: 'danger', importing: 'info', imported: 'success', 'import-failed': 'danger',
 };
 
@@ -65,9 +70,9 @@ function readRecord(file) {
   try {
     const record = JSON.parse(sessionStorage.getItem(recordKey(file)) || 'null');
     if (!record || typeof record.url !== 'string') return null;
-    const expiry = new URL(record.url).searchParams.get('se');
+    const expiry = expiryOf(record.url);
     // A URL with less than ten minutes left is not worth resuming with.
-    if (expiry && Date.parse(expiry) - Date.now() < 10 * 60 * 1000) {
+    if (expiry && expiry - Date.now() < 10 * 60 * 1000) {
       sessionStorage.removeItem(recordKey(file));
       return null;
     }
@@ -84,6 +89,12 @@ function writeRecord(item) {
       blockSize: item.blockSize,
       staged: [...item.staged].sort((a, b) => a - b),
       committed: item.committed,
+      // What the panel lists after a reload (unfinishedUploads).
+      projectId: item.session.projectId,
+      path: item.path,
+      name: item.file.name,
+      size: item.file.size,
+      parts: Math.max(1, Math.ceil(item.file.size / item.blockSize)),
     }));
   } catch {
     // Storage full or refused: the upload goes on without the resume record.
@@ -92,6 +103,48 @@ function writeRecord(item) {
 
 function forgetRecord(item) {
   try { sessionStorage.removeItem(recordKey(item.file)); } catch { /* nothing kept */ }
+}
+
+/** The upload URL's expiry (ms), or null. */
+function expiryOf(url) {
+  try {
+    const expiry = new URL(url).searchParams.get('se');
+    return expiry ? Date.parse(expiry) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Uploads into `projectId` that this tab started and did not finish (a resume record with
+ * time left on its URL), other than the files in `queued` (keys): [{key, path, size, sent,
+ * parts, committed}]. Choosing the same file again resumes each.
+ */
+function unfinishedUploads(projectId, queued) {
+  const out = [];
+  try {
+    for (let i = 0; i < sessionStorage.length; i += 1) {
+      const key = sessionStorage.key(i);
+      if (!key || !key.startsWith(STORE_PREFIX) || queued.has(key)) continue;
+      const record = JSON.parse(sessionStorage.getItem(key) || 'null');
+      if (!record || record.projectId !== projectId || typeof record.url !== 'string') continue;
+      const expiry = expiryOf(record.url);
+      if (expiry && expiry - Date.now() < 10 * 60 * 1000) continue;
+      const size = Number(record.size) || 0;
+      const blockSize = Number(record.blockSize) || BLOCK_SIZE;
+      const staged = (record.staged || []).map(Number);
+      const sent = record.committed ? size : staged.reduce((sum, index) => (
+        sum + Math.max(0, Math.min(blockSize, size - index * blockSize))), 0);
+      out.push({
+        key, path: record.path || record.name || key.slice(STORE_PREFIX.length).split('|')[0],
+        size, sent, parts: Number(record.parts) || Math.max(1, Math.ceil(size / blockSize)),
+        stagedParts: staged.length, committed: Boolean(record.committed),
+      });
+    }
+  } catch {
+    // Unreadable storage: nothing to list.
+  }
+  return out.sort((a, b) => a.path.localeCompare(b.path));
 }
 
 // ---- the bytes ----
@@ -157,13 +210,14 @@ function wait(item, ms) {
   });
 }
 
-/** Runs `attempt` with retries and backoff; the last transient failure pauses the file. */
+/** Runs `attempt` with retries and backoff; the last transient failure pauses the file. No
+ *  retry once the file is pausing (Pause, or another block that gave up). */
 async function withRetries(item, attempt) {
   for (let tries = 0; ; tries += 1) {
     try {
       return await attempt();
     } catch (error) {
-      if (item.stopRequested || error instanceof Stopped) throw new Stopped('stopped');
+      if (item.stopRequested || item.halting || error instanceof Stopped) throw new Stopped('stopped');
       if (!transient(error)) throw error;
       if (tries >= RETRY_DELAYS.length) throw new Paused(error.message);
       item.note = `Retrying after a network problem (${tries + 1} of ${RETRY_DELAYS.length})…`;
@@ -189,19 +243,32 @@ async function uploadBlocks(item) {
   const pending = [];
   for (let index = 0; index < count; index += 1) if (!item.staged.has(index)) pending.push(index);
   let failure = null;
+  // Stops the blocks that wait for a retry; the blocks on their way go on to the end (what
+  // they send is kept, so the progress never goes back).
+  const halt = () => {
+    item.halting = true;
+    for (const cancelWait of [...item.waits]) cancelWait();
+  };
+  item.halt = halt;
   async function worker() {
-    while (pending.length && !failure) {
+    while (pending.length && !failure && !item.pauseRequested) {
       const index = pending.shift();
       const start = index * item.blockSize;
       const body = item.file.slice(start, Math.min(item.file.size, start + item.blockSize));
       const url = `${item.url}&comp=block&blockid=${encodeURIComponent(blockId(index))}`;
       try {
-        await withRetries(item, () => {
+        await withRetries(item, async () => {
           item.inflight.set(index, 0);
-          return put(item, url, body, null, (loaded) => {
-            item.inflight.set(index, loaded);
-            item.session.progress(item);
-          });
+          try {
+            return await put(item, url, body, null, (loaded) => {
+              item.inflight.set(index, loaded);
+              item.session.progress(item);
+            });
+          } catch (error) {
+            // What a failed attempt sent is lost: it no longer counts.
+            item.inflight.set(index, 0);
+            throw error;
+          }
         });
         item.inflight.delete(index);
         item.staged.add(index);
@@ -210,16 +277,33 @@ async function uploadBlocks(item) {
         item.session.progress(item);
       } catch (error) {
         item.inflight.delete(index);
+        pending.unshift(index);
+        // Paused, cancelled, or another block gave up: this worker ends.
+        if (error instanceof Stopped) return;
         if (!failure) failure = error;
-        // One block that cannot get through stops the others: abort what is in flight and
-        // the retries that wait.
-        for (const xhr of [...item.requests]) xhr.abort();
-        for (const cancelWait of [...item.waits]) cancelWait();
+        // Anything but a network that stays down starts the file over (or fails it): nothing
+        // on its way is worth waiting for then. After a network failure the blocks on their
+        // way end as they will, and no other starts.
+        if (!(error instanceof Paused)) for (const xhr of [...item.requests]) xhr.abort();
+        halt();
+        return;
       }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_BLOCKS, pending.length || 1) }, worker));
-  if (failure) throw failure;
+  try {
+    for (;;) {
+      item.halting = false;
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_BLOCKS, pending.length || 1) }, worker));
+      if (failure) throw failure;
+      if (!pending.length) break;
+      // Paused with blocks left to send. (A Resume while the last blocks were on their way
+      // clears pauseRequested: then go on.)
+      if (item.pauseRequested || item.stopRequested) throw new Stopped('paused');
+    }
+  } finally {
+    item.halting = false;
+    item.halt = null;
+  }
   const list = Array.from({ length: count }, (_, index) => `<Latest>${blockId(index)}</Latest>`).join('');
   const xml = `<?xml version="1.0" encoding="utf-8"?><BlockList>${list}</BlockList>`;
   await withRetries(item, () => put(item, `${item.url}&comp=blocklist`, xml, { 'Content-Type': 'application/xml' }));
@@ -294,7 +378,7 @@ function createSession(projectId) {
   };
 
   session.pump = () => {
-    const running = session.items.filter((item) => item.state === 'uploading').length;
+    const running = session.items.filter((item) => item.state === 'uploading' || item.state === 'pausing').length;
     let free = PARALLEL_FILES - running;
     for (const item of session.items) {
       if (free <= 0) break;
@@ -367,10 +451,14 @@ function newItem(session, file, path) {
 }
 
 async function startUpload(session, item) {
+  const byItself = item.resumingByItself;
+  item.resumingByItself = false;
   item.state = 'uploading';
   item.stopRequested = false;
+  item.pauseRequested = false;
+  item.pausedBy = null;
   item.error = '';
-  item.note = '';
+  item.note = byItself ? 'The network is back: uploading again, from the parts already sent.' : '';
   item.samples = [];
   session.paint(item);
   try {
@@ -397,17 +485,24 @@ async function startUpload(session, item) {
     }
     item.state = 'uploaded';
     item.note = '';
+    item.pauseRequested = false;
     writeRecord(item);
     session.announce(`${item.path} uploaded.`);
     session.paint(item);
     if (item.importWanted) startImport(session, item);
   } catch (error) {
     item.inflight.clear();
-    if (error instanceof Stopped || item.stopRequested) {
-      if (item.state === 'uploading') item.state = item.cancelRequested ? 'cancelled' : 'paused';
+    if (item.cancelRequested) {
+      item.state = 'cancelled';
+    } else if (item.pauseRequested || error instanceof Stopped || item.stopRequested) {
+      item.state = 'paused';
+      item.pausedBy = 'person';
+      item.note = 'Paused. The parts already sent are kept.';
+      session.announce(`${item.path} paused.`);
     } else if (error instanceof Paused) {
       item.state = 'paused';
-      item.note = 'The network is not answering. Resume when it is back: the parts already sent are kept.';
+      item.pausedBy = 'network';
+      item.note = 'The network is not answering. The upload goes on by itself when the network is back, or with Resume: the parts already sent are kept.';
       session.announce(`${item.path} paused: the network is not answering.`);
     } else if (error instanceof HttpFailure && (error.status === 403 || error.code === 'InvalidBlockList') && !item.retriedFresh) {
       // The upload URL expired or was refused, or the staged parts are gone (removed a week
@@ -730,7 +825,7 @@ function paintItem(session, item) {
   refs.badge.textContent = item.importWanted && state !== 'importing' ? `${STATE_TEXT[state]} · import queued` : STATE_TEXT[state];
   refs.progress.max = size || 1;
   refs.progress.value = size ? sent : (item.committed ? 1 : 0);
-  if (state === 'uploading') {
+  if (state === 'uploading' || state === 'pausing') {
     const speed = speedOf(item, sent);
     const left = speed > 0 ? (size - sent) / speed : NaN;
     refs.stats.textContent = `${formatBytes(sent)} of ${formatBytes(size)}`
@@ -757,14 +852,15 @@ function paintItem(session, item) {
   refs.dest.textContent = session.keepFolders && item.folder ? `Into the subproject ${item.folder}` : '';
   refs.dest.hidden = !(session.keepFolders && item.folder);
 
-  const uploading = state === 'uploading' || state === 'waiting';
-  refs.pause.hidden = state !== 'uploading';
-  refs.resume.hidden = state !== 'paused';
+  const uploading = state === 'uploading' || state === 'waiting' || state === 'pausing';
+  // A file sent in one request has nothing to pause between: Cancel stops it.
+  refs.pause.hidden = state !== 'uploading' || item.file.size <= SINGLE_PUT_MAX;
+  refs.resume.hidden = state !== 'paused' && state !== 'pausing';
   refs.retry.hidden = state !== 'failed';
   refs.cancel.hidden = !(uploading || state === 'paused');
   const transferRunning = state === 'importing' && item.transfer && isActive(item.transfer.status);
   refs.cancelImport.hidden = !transferRunning;
-  const importable = ['waiting', 'uploading', 'paused', 'uploaded', 'import-failed'].includes(state) && !item.importWanted;
+  const importable = ['waiting', 'uploading', 'pausing', 'paused', 'uploaded', 'import-failed'].includes(state) && !item.importWanted;
   refs.importButton.hidden = !importable;
   let importText = 'Import when uploaded';
   if (state === 'uploaded') importText = 'Import';
@@ -791,8 +887,8 @@ function paintSummary(session) {
   if (!panel) return;
   const items = session.items;
   panel.queueWrap.hidden = items.length === 0;
-  const uploading = items.filter((i) => i.state === 'uploading' || i.state === 'waiting');
-  const importable = items.filter((i) => ['waiting', 'uploading', 'paused', 'uploaded', 'import-failed'].includes(i.state) && !i.importWanted);
+  const uploading = items.filter((i) => i.state === 'uploading' || i.state === 'waiting' || i.state === 'pausing');
+  const importable = items.filter((i) => ['waiting', 'uploading', 'pausing', 'paused', 'uploaded', 'import-failed'].includes(i.state) && !i.importWanted);
   panel.bulk.hidden = importable.length < 2;
   panel.importAll.disabled = importable.length === 0;
   const total = uploading.reduce((sum, i) => sum + i.file.size, 0);
@@ -806,23 +902,70 @@ function paintSummary(session) {
   panel.clearDone.hidden = !items.some((i) => ['imported', 'cancelled'].includes(i.state));
 }
 
+/**
+ * After a reload the queue is gone but the resume records are not: the panel lists the
+ * project's unfinished uploads and says that choosing the same file again resumes each.
+ */
+function paintResumable(session) {
+  const panel = session.panel;
+  if (!panel) return;
+  const queued = new Set(session.items.map((item) => recordKey(item.file)));
+  const unfinished = unfinishedUploads(session.projectId, queued);
+  panel.resumable.hidden = unfinished.length === 0;
+  if (!unfinished.length) {
+    panel.resumable.replaceChildren();
+    return;
+  }
+  const one = unfinished.length === 1;
+  panel.resumable.replaceChildren(
+    h('p', { class: 'upload-resumable-title' }, one ? 'An unfinished upload' : `${unfinished.length} unfinished uploads`),
+    h('p', {}, `Choose or drop the same ${one ? 'file' : 'files'} again to resume where ${one ? 'it' : 'they'} stopped: the parts already sent are not sent again.`),
+    h('ul', { class: 'upload-resumable-list' }, unfinished.map((entry) => h('li', {},
+      h('span', { class: 'upload-resumable-name' }, entry.path),
+      h('span', { class: 'hint' }, entry.committed
+        ? ` · ${formatBytes(entry.size)}, all sent: choose it again to import it`
+        : ` · ${formatBytes(entry.sent)} of ${formatBytes(entry.size)} sent (${entry.stagedParts} of ${entry.parts} ${entry.parts === 1 ? 'part' : 'parts'})`),
+      ' ',
+      h('button', {
+        type: 'button', class: ['button', 'button-small', 'button-quiet'], 'aria-label': `Forget the unfinished upload of ${entry.path}`,
+        onclick: () => {
+          try { sessionStorage.removeItem(entry.key); } catch { /* nothing kept */ }
+          paintResumable(session);
+          session.panel?.chooseFiles.focus();
+        },
+      }, 'Forget')))));
+}
+
 // ---- actions ----
 
+/** Pause: no other block starts; the blocks on their way finish (what they send is kept, so
+ *  the progress never goes back), then the file is paused. A file whose last blocks were on
+ *  their way is simply uploaded. */
 function pause(session, item) {
   if (item.state !== 'uploading') return;
-  item.state = 'paused';
-  item.note = 'Paused. The parts already sent are kept.';
-  stopRequests(item);
+  item.state = 'pausing';
+  item.pauseRequested = true;
+  item.note = 'Pausing: the parts on their way are finished first, so nothing sent is lost.';
+  item.halt?.();
   session.paint(item);
-  session.pump();
 }
 
 function resume(session, item) {
+  if (item.state === 'pausing') {
+    // Changed one's mind before the pause took hold: go on.
+    item.pauseRequested = false;
+    item.halting = false;
+    item.state = 'uploading';
+    item.note = '';
+    session.paint(item);
+    return;
+  }
   if (item.state !== 'paused' && item.state !== 'failed') return;
   item.state = 'waiting';
   item.note = '';
   item.error = '';
   item.stopRequested = false;
+  item.pausedBy = null;
   session.paint(item);
   session.pump();
 }
@@ -858,6 +1001,7 @@ function remove(session, item) {
   if (next) next.querySelector('button:not([hidden])')?.focus();
   else session.panel?.chooseFiles.focus();
   session.paintSummary();
+  paintResumable(session);
 }
 
 async function addFiles(session, entries) {
@@ -884,6 +1028,7 @@ async function addFiles(session, entries) {
     added += 1;
   }
   if (added) session.announce(`${added} ${added === 1 ? 'file' : 'files'} added to the upload queue.`);
+  paintResumable(session);
   session.pump();
 }
 
@@ -909,8 +1054,9 @@ export function uploadPanel(projectId, { onChange } = {}) {
     h('p', { class: 'hint' }, 'Bytes go straight to storage, several parts at a time; an interrupted upload resumes where it stopped. Folders become subprojects.'),
     h('div', { class: 'drop-actions' }, chooseFiles, chooseFolder),
     fileInput, folderInput);
-  const announcer = h('p', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
+  const announcer = h('p', { class: ['visually-hidden', 'upload-announcer'], role: 'status', 'aria-live': 'polite' });
   const errorLine = h('p', { class: 'form-error', role: 'alert', hidden: true });
+  const resumable = h('div', { class: ['notice', 'upload-resumable'], hidden: true });
 
   const keepFolders = h('input', { type: 'checkbox', id: `${id}-keep`, checked: session.keepFolders });
   const keepFoldersField = h('label', { class: ['choice', 'upload-keep'], for: keepFolders.id }, keepFolders, ' Keep the folders as subprojects');
@@ -933,7 +1079,7 @@ export function uploadPanel(projectId, { onChange } = {}) {
   const bulk = h('div', { class: ['inline-form', 'upload-bulk'] }, field('For every file', bulkReader), applyBulk);
   const importAll = h('button', {
     type: 'button', class: ['button', 'button-primary'], onclick: async () => {
-      const chosen = session.items.filter((item) => ['waiting', 'uploading', 'paused', 'uploaded', 'import-failed'].includes(item.state) && !item.importWanted);
+      const chosen = session.items.filter((item) => ['waiting', 'uploading', 'pausing', 'paused', 'uploaded', 'import-failed'].includes(item.state) && !item.importWanted);
       if (session.keepFolders) {
         try {
           // Empty folders of a dropped tree are made too.
@@ -962,10 +1108,10 @@ export function uploadPanel(projectId, { onChange } = {}) {
 
   const element = h('section', { class: ['panel', 'upload-panel'], 'aria-labelledby': `${id}-title` },
     h('h2', { id: `${id}-title` }, 'Upload'),
-    zone, errorLine, announcer, queueWrap);
+    zone, errorLine, announcer, resumable, queueWrap);
 
   const panel = {
-    queue, queueWrap, bulk, importAll, clearDone, summary, keepFoldersField, chooseFiles,
+    queue, queueWrap, bulk, importAll, clearDone, summary, keepFoldersField, chooseFiles, resumable,
     error(text) {
       errorLine.textContent = text;
       errorLine.hidden = !text;
@@ -1046,6 +1192,7 @@ export function uploadPanel(projectId, { onChange } = {}) {
     }).catch(() => {});
   }
   paintSummary(session);
+  paintResumable(session);
 
   return element;
 }
@@ -1054,10 +1201,14 @@ export function uploadPanel(projectId, { onChange } = {}) {
 window.addEventListener('online', () => {
   for (const session of sessions.values()) {
     for (const item of session.items) {
-      if (item.state === 'paused' && item.note && !item.note.startsWith('Paused.')) {
-        item.state = 'waiting';
-        item.note = '';
-      }
+      // Only what the network paused; a file the person paused waits for Resume.
+      if (item.state !== 'paused' || item.pausedBy !== 'network') continue;
+      item.state = 'waiting';
+      item.pausedBy = null;
+      item.resumingByItself = true;
+      item.note = 'The network is back: the upload goes on by itself.';
+      session.paint(item);
+      session.announce(`${item.path}: the network is back, uploading again.`);
     }
     session.pump();
   }
@@ -1074,7 +1225,7 @@ for (const type of ['dragover', 'drop']) {
 }
 window.addEventListener('beforeunload', (event) => {
   for (const session of sessions.values()) {
-    if (session.items.some((item) => item.state === 'uploading')) {
+    if (session.items.some((item) => item.state === 'uploading' || item.state === 'pausing')) {
       event.preventDefault();
       return;
     }

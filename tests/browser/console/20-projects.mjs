@@ -25,6 +25,7 @@ export async function run(t, { assert, eventually }) {
   await projectLink.waitFor();
   await eventually(() => page.evaluate(() => location.hash.includes('q=')), { message: 'filter in the query' });
   await t.axe(page, 'projects');
+  await t.sameDateFormat(page, 'projects');
   await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
   await t.screenshot(page, 'projects');
   const top = (await t.api('GET', `/api/metadata/project/offset-list?namePrefix=${tag}`)).data;

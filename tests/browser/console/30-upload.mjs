@@ -4,9 +4,11 @@
 // import with readers and writers of the catalogue (a writer option and the reader's SRID set
 // in the forms, the SRID with the CRS picker) and as a plain copy; a dataset converted through
 // the convert dialog with a reprojection chosen in the CRS picker by keyboard; a large file
-// whose upload loses the network part-way, pauses, survives a reload of the page, resumes
-// without sending a staged block again and arrives byte for byte. The test files are the
-// repository's own (tests/corpus, with their licences there); the others are made here.
+// whose upload loses the network part-way, pauses, survives a reload of the page (which lists
+// it as an unfinished upload to choose again), resumes without sending a staged block again
+// (by itself when the browser reports the network back, saying so), pauses without its
+// progress going back, and arrives byte for byte. The test files are the repository's own
+// (tests/corpus, with their licences there); the others are made here.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -127,6 +129,8 @@ export async function run(t, { assert, eventually }) {
   const follow = page.getByRole('dialog', { name: 'Conversion started' });
   await follow.getByText('Completed').waitFor({ timeout: 20000 });
   await follow.getByRole('link', { name: `Open grid wgs84 ${stamp}` }).waitFor();
+  const followStatus = await follow.locator('.follow-status').innerText();
+  assert(!/null|undefined/.test(followStatus), `the transfer's status reads "${followStatus}"`);
   await follow.getByRole('button', { name: 'Close' }).click();
   const afterConvert = await t.api('GET', `/api/metadata/project/${project.id}/dataset/list`);
   const converted = afterConvert.data.find((d) => d.name === `grid wgs84 ${stamp}`);
@@ -206,11 +210,46 @@ export async function run(t, { assert, eventually }) {
 
   await page.reload();
   await zone.waitFor();
+  // After the reload the panel says what was not finished and how to go on.
+  const unfinished = page.locator('.upload-resumable');
+  await unfinished.getByText(bigName).waitFor();
+  assert(/Choose or drop the same file again/.test(await unfinished.innerText()) && /2 of 3 parts/.test(await unfinished.innerText()),
+    `the unfinished upload is listed: ${await unfinished.innerText()}`);
+  await t.axe(page, 'unfinished upload after a reload');
   await page.locator('input.upload-file-input').setInputFiles(big);
   await item(bigName).getByText(/resuming: 2 parts already sent/).waitFor();
+  await unfinished.waitFor({ state: 'hidden' });
   await waitState(bigName, 'Paused', 30000);
   await page.context().unroute(isFailing, abortBlock);
-  await item(bigName).getByRole('button', { name: `Resume ${bigName}` }).click();
+  // The network is back, slowly (2 MiB/s up): the browser says so and the upload goes on by
+  // itself, and says it does.
+  const network = await page.context().newCDPSession(page);
+  await network.send('Network.enable');
+  await network.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 2 * 1024 * 1024 });
+  await page.evaluate(() => window.dispatchEvent(new Event('online')));
+  await waitState(bigName, 'Uploading');
+  const announcer = page.locator('.upload-announcer');
+  await eventually(async () => /network is back, uploading again/.test(await announcer.textContent()), { message: 'the resumption announced' });
+  const rowText = await item(bigName).innerText();
+  assert(!/not answering/.test(rowText + await announcer.textContent()) && /network is back/.test(rowText), `the row after resuming by itself: ${rowText}`);
+  // Pause while block 1 is on its way: the bar never goes back (the block on its way is
+  // finished, and it was the last: the file is then uploaded).
+  const bar = item(bigName).locator('progress');
+  const stagedBytes = 4 * 1024 * 1024 + (bigBytes.length - 8 * 1024 * 1024);
+  const before = await eventually(async () => {
+    const value = await bar.evaluate((p) => p.value);
+    return value > stagedBytes + 256 * 1024 ? value : null;
+  }, { interval: 25, message: 'block 1 on its way' });
+  await item(bigName).getByRole('button', { name: `Pause ${bigName}` }).click();
+  let lowest = Infinity;
+  await eventually(async () => {
+    lowest = Math.min(lowest, await bar.evaluate((p) => p.value));
+    return /^(Uploaded|Paused)/.test(await state(bigName));
+  }, { interval: 25, timeout: 30000, message: 'the pause to take hold' });
+  lowest = Math.min(lowest, await bar.evaluate((p) => p.value));
+  assert(lowest >= before, `the progress went back on pause: ${before} -> ${lowest}`);
+  await network.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  if ((await state(bigName)).startsWith('Paused')) await item(bigName).getByRole('button', { name: `Resume ${bigName}` }).click();
   await waitState(bigName, 'Uploaded', 30000);
   assert(staged.get(blockId(0)) === 1 && staged.get(blockId(2)) === 1 && staged.get(blockId(1)) === 1,
     `each block staged exactly once: ${JSON.stringify([...staged])}`);

@@ -91,6 +91,7 @@ export async function run(t, { assert, eventually }) {
   assert(download.suggestedFilename().endsWith('.tif'), `a .tif file: ${download.suggestedFilename()}`);
   assert(bytes.length > 100 && bytes.subarray(0, 2).toString() === 'II', `a TIFF arrived (${bytes.length} bytes)`);
   await t.axe(page, 'transfers');
+  await t.sameDateFormat(page, 'transfers');
 
   // Keep both workers busy with two large conversions; a third waits in the queue and is
   // cancelled from the page; the running ones end without a reload.

@@ -98,6 +98,7 @@ export async function run(t, { assert, eventually }) {
   assert(await row(notes.name).count() === 0, 'a dataset below a deleted project is not listed');
   await eventually(async () => (await row(`${tag} data`).innerText()).includes(tag), { message: 'where the subproject was' });
   await t.axe(page, 'bin');
+  assert(await t.sameDateFormat(page, 'bin') >= 4, 'the bin shows when items were deleted and go, as <time>');
   await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
   await t.screenshot(page, 'bin');
 

@@ -1,7 +1,9 @@
 // The BackOffice pages: status messages (a malicious body previews as safe markup only, the
 // server's field errors show under their fields, publish, edit, end, delete), the feature
 // catalogue and a tenant license (add with a field error first, license, switch off, revoke),
-// and credits (add to the unassigned pool, move to a tenant, see both journals). A caller
+// and credits (add to the unassigned pool, move to a tenant, see both journals). Every list a
+// change touches shows it at once, without a reload: the tenant's licensed features after
+// licensing, switching and revoking; the ledger and balance of the pool credits went to. A caller
 // without a platform role is told the pages are BackOffice only. The client's sanitizer is
 // also run over the whole corpus of the server's sanitizer suite (tests/python/
 // sanitizer_cases.py) in the page, under its real policy. Checked at 1280 and 360 px.
@@ -270,19 +272,24 @@ export async function run(t, { assert, eventually }) {
   await again.locator('.field:has(input[name="id"]) .admin-field-error').filter({ hasText: 'exists already' }).waitFor();
   await again.getByRole('button', { name: 'Cancel' }).click();
   await again.waitFor({ state: 'detached' });
+  // The tenant's features, shown before licensing, follow every change to its licenses.
+  await page.getByLabel('Tenant', { exact: true }).last().selectOption(tenantId);
+  const tenantFeatures = page.locator('.admin-tenant-features li', { hasText: featureId });
+  await page.locator('section', { has: page.getByRole('heading', { name: 'Features of a tenant' }) }).locator('.admin-tenant-features, .empty').first().waitFor();
+  assert(await tenantFeatures.count() === 0, 'not licensed yet');
   const grant = page.getByRole('form', { name: `License ${featureId} to a tenant` });
   await grant.getByLabel('Tenant', { exact: true }).selectOption(tenantId);
   await grant.getByRole('button', { name: 'License' }).click();
   const licenseRow = page.locator(`tr[data-tenant-id="${tenantId}"]`);
   await licenseRow.getByText('On', { exact: true }).waitFor();
   assert((await licenseRow.textContent()).includes(tenantName), 'the license names the tenant');
+  await tenantFeatures.getByText('On', { exact: true }).waitFor();
   await licenseRow.getByRole('button', { name: /^Switch off/ }).click();
   await licenseRow.getByText('Off', { exact: true }).waitFor();
+  await tenantFeatures.getByText('Off', { exact: true }).waitFor();
   const licenses = await t.api('GET', `/api/admin/features/${featureId}/licenses`, { token: t.token });
   assert(licenses.data.length === 1 && licenses.data[0].enabled === false, `the license is switched off: ${JSON.stringify(licenses)}`);
-  // The tenant's features list shows it.
-  await page.getByLabel('Tenant', { exact: true }).last().selectOption(tenantId);
-  await page.locator('.admin-tenant-features').getByText(featureId).waitFor();
+  await t.sameDateFormat(page, 'features and licenses');
   await shot(t, page, 'admin-features');
   await t.axe(page, 'features');
   // A licensed feature cannot be deleted; revoke first.
@@ -292,6 +299,7 @@ export async function run(t, { assert, eventually }) {
   await licenseRow.getByRole('button', { name: /^Revoke/ }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
   await page.getByText('No tenant holds this feature.').waitFor();
+  await tenantFeatures.waitFor({ state: 'detached' });
 
   // ---- credits ----
   const before = await t.api('GET', `/api/iam/credit/${tenantId}`, { token: t.token, version: 4 });
@@ -299,6 +307,14 @@ export async function run(t, { assert, eventually }) {
   await page.getByRole('link', { name: 'Credits' }).click();
   await page.getByRole('heading', { name: 'Credits', level: 1 }).waitFor();
   await page.getByRole('heading', { name: 'Ledger of the unassigned pool' }).waitFor();
+  // The tenant's ledger is shown when the credits go to the unassigned pool: the page then
+  // shows that pool's ledger, with the new lot and journal entry, and its new balance.
+  await page.locator(`tr[data-pool="${tenantId}"]`).getByRole('button', { name: /^Ledger/ }).click();
+  await page.getByRole('heading', { name: `Ledger of ${tenantName}` }).waitFor();
+  const unassignedRow = page.locator('tr[data-pool="unassigned"]');
+  const availableText = async () => (await unassignedRow.locator('td').first().textContent()).replace(/[^\d.]/g, '');
+  await eventually(async () => (await availableText()) !== '', { message: 'the unassigned balance' });
+  const unassignedBefore = Number(await availableText());
   const salesOrder = `SO-e2e-${suffix}`;
   const reference = `REF-${suffix}`;
   await page.getByRole('button', { name: 'Add credits' }).click();
@@ -316,9 +332,13 @@ export async function run(t, { assert, eventually }) {
   await addCredits.getByLabel('Credits').fill('100.5');
   await addCredits.getByRole('button', { name: 'Add credits' }).click();
   await addCredits.waitFor({ state: 'detached' });
+  await page.getByRole('heading', { name: 'Ledger of the unassigned pool' }).waitFor();
   const journal = page.locator('table.admin-journal');
   await journal.locator('tr', { hasText: salesOrder }).getByText('Add').waitFor();
   assert((await journal.locator('tr', { hasText: salesOrder }).textContent()).includes('+100.5'), 'the add shows +100.5 available');
+  await page.locator('.admin-ledger table').first().locator('tr', { hasText: reference }).waitFor();
+  await eventually(async () => Math.abs(Number(await availableText()) - unassignedBefore - 100.5) < 1e-6, { message: 'the unassigned balance grew by 100.5' });
+  await t.sameDateFormat(page, 'credits');
 
   await page.getByRole('button', { name: 'Move credits' }).click();
   const move = page.getByRole('dialog');
