@@ -479,6 +479,9 @@ pub struct TransfersConfig {
     pub node_sizes: Vec<NodeSize>,
     /// Export results (`downloadPath`) are removed this many hours after the export ended.
     pub export_ttl_hours: u64,
+    /// How often each server looks for datasets whose checksum was never recorded (a worker
+    /// stopped between storing a large result and hashing it) and fills it in, in seconds.
+    pub checksum_repair_seconds: u64,
     /// The Jobs of the Kubernetes executor (`executor = "kubernetes"`).
     pub kubernetes: KubernetesConfig,
 }
@@ -512,6 +515,7 @@ impl Default for TransfersConfig {
                 node("XLarge", 16.0, 65_536, 512.0),
             ],
             export_ttl_hours: limits::EXPORT_TTL_HOURS,
+            checksum_repair_seconds: limits::CHECKSUM_REPAIR_SECONDS,
             kubernetes: KubernetesConfig::default(),
         }
     }

@@ -115,6 +115,13 @@ pub(crate) const UPLOAD_RETENTION_SECONDS: u64 = 24 * 3600;
 pub(crate) const UPLOAD_RETENTION_SECONDS_MIN: u64 = 1;
 /// Longest upload retention a deployment may set: a year.
 pub(crate) const UPLOAD_RETENTION_SECONDS_MAX: u64 = 365 * 24 * 3600;
+/// How often the checksum repair runs: hashing a forgotten large result costs a full read, so
+/// it need not be quick, only sure (a checksum is missing only after a worker stopped in the
+/// seconds between storing a result and hashing it).
+pub(crate) const CHECKSUM_REPAIR_SECONDS: u64 = 600;
+/// How long a dataset's content must have been left alone before the repair hashes it, so that
+/// it does not race the worker that is hashing it right now.
+pub(crate) const CHECKSUM_REPAIR_GRACE_SECONDS: i64 = 300;
 /// Longest wait between two runs of the upload retention: an unused upload is gone within its
 /// retention plus this (or plus half the retention, when that is shorter).
 pub(crate) const UPLOAD_SWEEP_INTERVAL_SECONDS_MAX: u64 = 3600;

@@ -384,7 +384,7 @@ impl Services {
 impl Services {
     /// The periodic jobs every serving process runs until `stop`: the recycle bin's
     /// retention, the credits' expiry and timeout settling, the retention of feature messages
-    /// and of unused uploads,
+    /// and of unused uploads, the repair of missing checksums,
     /// and (unless `tiles.serve_renders_pyramids` is off) the rendering of stored tile
     /// pyramids.
     fn spawn_housekeeping(
@@ -406,6 +406,15 @@ impl Services {
             )),
             tokio::spawn(crate::transfers::uploads::run_retention_periodically(
                 self.state.transfers.upload_keeper().clone(),
+                stop.clone(),
+            )),
+            tokio::spawn(crate::datasets::checksums::run_periodically(
+                crate::datasets::checksums::ChecksumRepair::new(
+                    self.state.db.clone(),
+                    self.state.blobs.clone(),
+                    self.state.clock.clone(),
+                ),
+                Duration::from_secs(self.config.transfers.checksum_repair_seconds.max(1)),
                 stop.clone(),
             )),
         ];

@@ -1,5 +1,7 @@
 //! SQL for datasets, on both databases.
 
+use chrono::{DateTime, Utc};
+
 use crate::datasets::model::DatasetRow;
 use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx};
 use crate::ids::{DatasetId, ProjectId};
@@ -237,6 +239,27 @@ pub(super) async fn set_missing_checksum(
     })?;
     crate::db::changes::note_commit();
     Ok(changed)
+}
+
+/// Up to `limit` content paths after `after` (in path order) of datasets without a checksum,
+/// with content, last changed before `before`.
+pub(super) async fn paths_without_checksum(
+    db: &Db,
+    before: DateTime<Utc>,
+    after: &str,
+    limit: i64,
+) -> StoreResult<Vec<String>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "SELECT DISTINCT data_path FROM datasets WHERE checksum IS NULL AND storage_size > 0 \
+             AND updated_at < $1 AND data_path > $2 ORDER BY data_path LIMIT $3",
+        )
+        .bind(before)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })?)
 }
 
 /// A live dataset of `project` with this name (the oldest, if several share it).

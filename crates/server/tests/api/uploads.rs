@@ -285,3 +285,47 @@ api_test!(a_tenant_reports_the_bytes_it_stores_by_place, |app| {
         refused.status()
     );
 });
+
+fn quick_checksum_repair(config: &mut basin::Config) {
+    config.transfers.checksum_repair_seconds = 1;
+}
+
+// Issue 33, item 10: a large result is hashed after its transfer completed; a worker that
+// stopped in that window left the dataset without a checksum for good. The repair fills it in
+// once the content was left alone for five minutes.
+api_test_with!(
+    a_missing_checksum_is_filled_in_by_the_repair,
+    quick_checksum_repair,
+    |app| {
+        let project = project(&app, "Checksums").await;
+        let url = upload(&app, "a.bin", &body(5000)).await;
+        let summary = upload_convert(&app, &project, &url, "a.bin").await;
+        let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+        assert_eq!(record["status"], "Completed", "{record}");
+        let id = record["importResults"][0]["datasetId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let checksum =
+            async |app: &TestApp| crate::transfers::dataset(app, &id).await["checksum"].clone();
+        let recorded = checksum(&app).await;
+        assert!(recorded.as_str().unwrap().starts_with("md5:"), "{recorded}");
+        // The worker stopped before hashing: no checksum.
+        basin::on_db!(&app.db, |pool| sqlx::query(
+            "UPDATE datasets SET checksum = NULL"
+        )
+        .execute(pool)
+        .await
+        .map(|_| ())
+        .unwrap());
+        // Content changed moments ago may be hashed by its worker right now: left alone.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(checksum(&app).await, Value::Null);
+        app.clock.advance(chrono::TimeDelta::minutes(6));
+        let began = std::time::Instant::now();
+        while checksum(&app).await.is_null() && began.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(checksum(&app).await, recorded);
+    }
+);
