@@ -440,20 +440,24 @@ impl Prepared<'_> {
         context: &ReadContext<'_>,
     ) -> FormatResult<Written> {
         let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
-        let summary = {
+        let (summary, notes) = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
-            {
+            let notes = {
                 let mut adapted =
                     for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
-                let mut guarded =
-                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
-                let mut sink = transform::apply(transformations, &mut guarded)?;
-                self.reader
-                    .read(input, &self.reader_parameters, context, sink.as_mut())?;
-            }
-            summarised.into_summary()?
+                {
+                    let mut guarded =
+                        crate::progress::CancellableSink::new(&mut adapted, context.progress);
+                    let mut sink = transform::apply(transformations, &mut guarded)?;
+                    self.reader
+                        .read(input, &self.reader_parameters, context, sink.as_mut())?;
+                }
+                adapted.notes().to_vec()
+            };
+            (summarised.into_summary()?, notes)
         };
         let mut written = writer_sink.finish()?;
+        written.notes.extend(notes);
         written.summary = Some(summary);
         Ok(written)
     }
@@ -557,18 +561,22 @@ impl PreparedAppend<'_> {
             },
         )?;
         let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
-        let summary = {
+        let (summary, notes) = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
-            {
+            let notes = {
                 let mut adapted =
                     for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
-                let mut guarded =
-                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
-                appending.stream(&existing_source, &addition_source, &mut guarded)?;
-            }
-            summarised.into_summary()?
+                {
+                    let mut guarded =
+                        crate::progress::CancellableSink::new(&mut adapted, context.progress);
+                    appending.stream(&existing_source, &addition_source, &mut guarded)?;
+                }
+                adapted.notes().to_vec()
+            };
+            (summarised.into_summary()?, notes)
         };
         let mut written = writer_sink.finish()?;
+        written.notes.extend(notes);
         written.summary = Some(summary);
         Ok(written)
     }
@@ -611,18 +619,19 @@ impl Progress for StackedProgress<'_> {
     }
 }
 
-/// `sink` behind the adapter that converts other kinds to `writer`'s native kind.
+/// `sink` behind the adapter that converts other kinds to `writer`'s native kind; its notes
+/// join the writer's.
 fn for_writer<'s>(
     writer: &dyn Writer,
     parameters: &Parameters,
     sink: &'s mut dyn DatasetSink,
-) -> FormatResult<Box<dyn DatasetSink + 's>> {
+) -> FormatResult<crate::adapt::Adapter<'s>> {
     let native =
         writer.spec().accepts.first().copied().ok_or_else(|| {
             FormatError::Catalogue(format!("{} accepts no data", writer.spec().name))
         })?;
     let options = crate::adapt::AdaptOptions::from_parameters(parameters);
-    Ok(crate::adapt::for_writer_with(native, options, sink))
+    Ok(crate::adapt::Adapter::new(native, options, sink))
 }
 
 /// Side files sharing `output`'s stem that exist before a conversion: a failed conversion
