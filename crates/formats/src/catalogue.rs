@@ -635,7 +635,9 @@ fn for_writer<'s>(
 }
 
 /// Side files sharing `output`'s stem that exist before a conversion: a failed conversion
-/// must not remove what it did not write (a user's `out.prj` beside a new `out.tif`).
+/// must not remove what it did not write (a user's `out.prj` beside a new `out.tif`). For a
+/// `.pvd` output, the step files in its steps folder (`out/` beside `out.pvd`) too, and last the
+/// folder itself.
 fn side_files(output: &Path) -> Vec<PathBuf> {
     let (Some(parent), Some(stem)) = (output.parent(), output.file_stem()) else {
         return Vec::new();
@@ -645,14 +647,27 @@ fn side_files(output: &Path) -> Vec<PathBuf> {
     } else {
         parent
     };
-    let Ok(entries) = std::fs::read_dir(parent) else {
+    let mut files = own_side_files(parent, stem);
+    files.retain(|path| path.file_name() != output.file_name());
+    if extension_of(output).as_deref() == Some(".pvd") {
+        let folder = parent.join(stem);
+        if folder.is_dir() {
+            files.extend(own_side_files(&folder, stem));
+            files.push(folder);
+        }
+    }
+    files
+}
+
+/// The files in `folder` named after `stem` with a side file's extension.
+fn own_side_files(folder: &Path, stem: &std::ffi::OsStr) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
         return Vec::new();
     };
     entries
         .flatten()
         .map(|entry| entry.path())
         .filter(|path| is_own_file(path, stem) && crate::registry::is_side_file(path))
-        .filter(|path| path.file_name() != output.file_name())
         .collect()
 }
 
@@ -674,11 +689,17 @@ fn is_own_file(path: &Path, stem: &std::ffi::OsStr) -> bool {
 }
 
 /// Removes `output` and the side files sharing its stem that a failed writer may have left,
-/// except those in `existing` (there before the conversion started).
+/// except those in `existing` (there before the conversion started). A steps folder the
+/// conversion created goes too, when nothing else is in it.
 fn remove_partial_output(output: &Path, existing: &[PathBuf]) {
     let _ = std::fs::remove_file(output);
     for path in side_files(output) {
-        if !existing.contains(&path) {
+        if existing.contains(&path) {
+            continue;
+        }
+        if path.is_dir() {
+            let _ = std::fs::remove_dir(path);
+        } else {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -720,5 +741,34 @@ mod own_file_tests {
         assert!(!is_own_file(Path::new("/d/out_x.vtu"), stem));
         assert!(!is_own_file(Path::new("/d/out_.vtu"), stem));
         assert!(!is_own_file(Path::new("/d/outer.vtu"), stem));
+    }
+
+    #[test]
+    fn a_failed_pvd_output_loses_its_steps_and_the_folder_it_created_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.pvd");
+        let folder = dir.path().join("out");
+        // The folder is new: everything goes.
+        let before = side_files(&output);
+        std::fs::create_dir(&folder).unwrap();
+        for name in ["out_0000.vtu", "out_0001.vtu"] {
+            std::fs::write(folder.join(name), "step").unwrap();
+        }
+        std::fs::write(&output, "collection").unwrap();
+        remove_partial_output(&output, &before);
+        assert!(!output.exists() && !folder.exists());
+        // The folder was there with a step and a file of the user's: both stay.
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("out_0000.vtu"), "old step").unwrap();
+        std::fs::write(folder.join("notes.txt"), "mine").unwrap();
+        let before = side_files(&output);
+        std::fs::write(folder.join("out_0001.vtu"), "new step").unwrap();
+        remove_partial_output(&output, &before);
+        let mut left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["notes.txt", "out_0000.vtu"]);
     }
 }
