@@ -785,6 +785,8 @@ struct Dropped {
     count: usize,
     /// The first few features (0-based) they belong to, each once.
     features: Vec<usize>,
+    /// Whether more features than those hold such polygons.
+    more: bool,
 }
 
 impl Dropped {
@@ -793,9 +795,13 @@ impl Dropped {
 
     fn add(&mut self, feature: usize) {
         self.count += 1;
-        if self.features.len() < Self::FEATURES_NAMED_MAX && self.features.last() != Some(&feature)
-        {
+        if self.features.last() == Some(&feature) {
+            return;
+        }
+        if self.features.len() < Self::FEATURES_NAMED_MAX {
             self.features.push(feature);
+        } else {
+            self.more = true;
         }
     }
 
@@ -808,11 +814,7 @@ impl Dropped {
             .iter()
             .map(|feature| (feature + 1).to_string())
             .collect();
-        let more = if self.features.len() == Self::FEATURES_NAMED_MAX {
-            ", ..."
-        } else {
-            ""
-        };
+        let more = if self.more { ", ..." } else { "" };
         Some(format!(
             "{} polygon{} with no area seen from above (all corners on one line in x and y, such as vertical faces of a MultiPatch) dropped: feature{} {}{more}",
             self.count,

@@ -830,6 +830,22 @@ fn polygons_with_no_area_seen_from_above_are_dropped_and_counted_in_a_note() {
     // The same without triangulation: dropping is not triangulating.
     let (_, notes) = adapt_noted(&dataset, false).unwrap();
     assert!(notes[0].starts_with("4 polygons"), "{notes:?}");
+    // Ten features are named, and "..." says there are more.
+    let mut many: Vec<Option<Geometry>> = (0..11)
+        .map(|_| Some(Geometry::Polygon(vec![wall.clone()])))
+        .collect();
+    many.push(Some(Geometry::Polygon(vec![square(5.0, 5.0, None)])));
+    let (_, notes) = adapt_noted(&features(many.clone()), true).unwrap();
+    assert!(
+        notes[0].ends_with("dropped: features 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ..."),
+        "{notes:?}"
+    );
+    many.remove(0);
+    let (_, notes) = adapt_noted(&features(many), true).unwrap();
+    assert!(
+        notes[0].ends_with("dropped: features 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
+        "{notes:?}"
+    );
     // Nothing left is an error.
     let walls = features(vec![Some(Geometry::Polygon(vec![wall]))]);
     let error = adapt_noted(&walls, true).unwrap_err();
