@@ -28,7 +28,7 @@
 //! area seen from above: a vertical face. MultiPatch buildings are mostly such faces (each
 //! wall triangle of a triangle strip repeats a corner's x and y; Fiona's TIN test file has one
 //! too), so refusing them would refuse real MultiPatch files, and keeping them made
-//! zero-area elements with a repeated node, which MIKE and ParaView mishandle. They are
+//! zero-area elements with a repeated node, which no solver can compute on. They are
 //! dropped, and a note gives their count and first features; a conversion where nothing else
 //! is left is an error, as an empty mesh helps nobody.
 //!
