@@ -183,7 +183,7 @@ def check_vtu(tmp_path, source):
     elements = [np.asarray(e) for e in geometry.element_table]
     kinds = {3: "triangle", 4: "quad", 6: "wedge", 8: "hexahedron"}
     for step in range(len(dataset.time)):
-        mesh = meshio.read(str(tmp_path / f"steps_{step:04d}.vtu"))
+        mesh = meshio.read(str(tmp_path / "steps" / f"steps_{step:04d}.vtu"))
         points = np.asarray(geometry.node_coordinates, np.float64).copy()
         if getattr(dataset, "_zn", None) is not None:
             points[:, 2] = dataset._zn[step]

@@ -1,6 +1,7 @@
 """Differential tests of the mesh formats: MIKE .mesh against mikeio (the reference
 implementation, on random meshes), VTU against meshio (Basin's output read by meshio, meshio's
-output read by Basin, ascii, binary and zlib), and XYZ -> VTU checked with meshio.
+output read by Basin, ascii, binary and zlib), XYZ -> VTU checked with meshio, and a time
+series written as a .pvd plus a folder of steps read step by step with meshio.
 
 Values must agree exactly: both .mesh writers print round-trip representations of float64
 and VTU stores float64 points, so no tolerance is needed anywhere.
@@ -9,6 +10,8 @@ and VTU stores float64 points, so no tolerance is needed anywhere.
 import json
 import os
 import random
+import zipfile
+from xml.etree import ElementTree
 
 import pytest
 
@@ -155,6 +158,32 @@ def test_mesh_to_vtu_read_by_meshio_matches_mikeio(tmp_path, fmt, name):
     codes = np.asarray(reference.codes)
     if codes.any():
         assert np.array_equal(np.ravel(mesh.point_data["boundary_code"]), codes)
+
+
+def test_a_pvd_output_names_its_steps_in_a_folder_meshio_reads(tmp_path):
+    # Issue 33: `b.pvd` gives the collection plus `b/b_0000.vtu`, ...; the steps are the same
+    # files that a `b.vtu` output packs into `b.zip`.
+    source = os.path.join(ROOT, "tests", "corpus", "dfs-samples", "mesh2d_mixed.dfsu")
+    convert(source, tmp_path / "b.pvd")
+    assert sorted(os.listdir(tmp_path)) == ["b", "b.pvd"]
+    datasets = ElementTree.parse(tmp_path / "b.pvd").getroot().findall("./Collection/DataSet")
+    names = [f"b_{step:04d}.vtu" for step in range(5)]
+    assert [dataset.get("file") for dataset in datasets] == [f"b/{name}" for name in names]
+    assert [float(dataset.get("timestep")) for dataset in datasets] == [0, 900, 1800, 2700, 3600]
+    assert sorted(os.listdir(tmp_path / "b")) == names
+    convert(source, tmp_path / "z.vtu")
+    assert not (tmp_path / "z.vtu").exists()
+    with zipfile.ZipFile(tmp_path / "z.zip") as archive:
+        archive.extractall(tmp_path / "unzipped")
+    for dataset, name in zip(datasets, names):
+        loose = meshio.read(str(tmp_path / dataset.get("file")))
+        zipped = meshio.read(str(tmp_path / "unzipped" / f"z_{name[2:]}"))
+        assert np.array_equal(loose.points, zipped.points)
+        assert vtu_cells(loose) == vtu_cells(zipped)
+        assert loose.cell_data.keys() == zipped.cell_data.keys() and loose.cell_data
+        for key in loose.cell_data:
+            for a, b in zip(loose.cell_data[key], zipped.cell_data[key]):
+                assert np.array_equal(a, b, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", FIXTURE_MESHES)

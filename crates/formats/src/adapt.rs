@@ -7,15 +7,30 @@
 //! - a mesh to features (mesh or VTU to Shapefile): each element a polygon (vertex cells
 //!   points, line cells lines) whose vertices carry the node z, with the element id and its
 //!   values as attributes; see [`MESH_FIELDS_MAX`] for how time steps become fields;
-//! - features to a mesh (Shapefile to .mesh or VTU): each triangle or quadrilateral polygon an
-//!   element, other polygons (more corners, holes) cut into triangles (see
-//!   `crate::triangulate`) unless [`AdaptOptions::triangulate`] is off; shared vertices (same x
-//!   and y exactly) merged, z from the vertex z, numeric attributes element items (every
-//!   triangle of a polygon gets its feature's values), nodes on the outline coded 1 (land);
+//! - features to a mesh (Shapefile to .mesh or VTU): each triangle or strictly convex
+//!   quadrilateral polygon an element, other polygons (more corners, holes, concave
+//!   quadrilaterals) cut into triangles (see `crate::triangulate`) unless
+//!   [`AdaptOptions::triangulate`] is off; polygons with no area seen from above dropped and
+//!   counted in a note (see [`Adapter::notes`]); shared vertices (same x and y exactly) merged,
+//!   z from the vertex z, numeric attributes element items (every triangle of a polygon gets
+//!   its feature's values), nodes on the outline coded 1 (land);
 //! - a time series to a mesh (DFS0 to VTU): one node, at the series' position when it has one
 //!   (a DFS0 file's item reference coordinates) else at (0, 0, 0), as one vertex cell; each
 //!   item a node item, every step kept;
 //! - a grid to a mesh (DFS1/DFS2/DFS3 or GeoTIFF to VTU): see [`grid_to_mesh`].
+//!
+//! Features to a mesh decides orientation, flatness and convexity with Shewchuk's exact
+//! orientation predicate (`robust`), not a floating-point cross product: with real-world
+//! coordinates (UTM metres in the millions) the cross product of a sliver gets the sign wrong,
+//! which turned counter-clockwise triangles clockwise.
+//!
+//! A polygon whose corners all lie on one line in x and y (repeated corners included) has no
+//! area seen from above: a vertical face. MultiPatch buildings are mostly such faces (each
+//! wall triangle of a triangle strip repeats a corner's x and y; Fiona's TIN test file has one
+//! too), so refusing them would refuse real MultiPatch files, and keeping them made
+//! zero-area elements with a repeated node, which no solver can compute on. They are
+//! dropped, and a note gives their count and first features; a conversion where nothing else
+//! is left is an error, as an empty mesh helps nobody.
 //!
 //! Mesh to features, features to a mesh and points to a mesh need the whole dataset before they
 //! can announce the other kind's header (a mesh header holds the geometry; features need every
@@ -115,12 +130,7 @@ pub fn for_writer_with<'a>(
     options: AdaptOptions,
     sink: &'a mut dyn DatasetSink,
 ) -> Box<dyn DatasetSink + 'a> {
-    Box::new(Adapter {
-        native,
-        options,
-        sink,
-        state: State::Pass,
-    })
+    Box::new(Adapter::new(native, options, sink))
 }
 
 /// What the adapter is collecting.
@@ -137,11 +147,32 @@ enum State {
     GridCells,
 }
 
-struct Adapter<'a> {
+/// The sink of [`for_writer_with`], for callers that want its [`Adapter::notes`].
+pub struct Adapter<'a> {
     native: DataKind,
     options: AdaptOptions,
     sink: &'a mut dyn DatasetSink,
     state: State,
+    notes: Vec<String>,
+}
+
+impl<'a> Adapter<'a> {
+    /// Wraps `sink`, which takes data of kind `native`; see [`for_writer`].
+    pub fn new(native: DataKind, options: AdaptOptions, sink: &'a mut dyn DatasetSink) -> Self {
+        Self {
+            native,
+            options,
+            sink,
+            state: State::Pass,
+            notes: Vec::new(),
+        }
+    }
+
+    /// What the conversion between kinds left out that the user should know, after `end`:
+    /// for features to a mesh, the polygons dropped for having no area seen from above.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
 }
 
 impl DatasetSink for Adapter<'_> {
@@ -230,7 +261,8 @@ impl DatasetSink for Adapter<'_> {
             State::Points(header, chunk) => points_to_mesh(&header, chunk, self.sink)?,
             State::Mesh(mesh) => mesh.emit(self.sink)?,
             State::Features(schema, features) => {
-                features_to_mesh(&schema, &features, self.options, self.sink)?;
+                let dropped = features_to_mesh(&schema, &features, self.options, self.sink)?;
+                self.notes.extend(dropped.note());
             }
         }
         self.sink.end()
@@ -683,13 +715,13 @@ fn element_geometry(
     }
 }
 
-/// Builds a mesh from polygon features and emits it.
+/// Builds a mesh from polygon features and emits it; returns the polygons it dropped.
 fn features_to_mesh(
     schema: &FeatureSchema,
     features: &[Feature],
     options: AdaptOptions,
     sink: &mut dyn DatasetSink,
-) -> FormatResult<()> {
+) -> FormatResult<Dropped> {
     let mut builder = MeshBuilder {
         triangulate: options.triangulate,
         ..MeshBuilder::default()
@@ -711,6 +743,16 @@ fn features_to_mesh(
             }
         }
     }
+    if builder.elements.is_empty() && builder.dropped.count > 0 {
+        return Err(FormatError::Incompatible {
+            data: "feature collection",
+            format: "mesh",
+            message: format!(
+                "every polygon has no area seen from above ({} with all corners on one line in x and y, such as vertical faces); a mesh needs at least one",
+                builder.dropped.count
+            ),
+        });
+    }
     let items: Vec<Item> = numeric
         .iter()
         .map(|(_, field)| Item {
@@ -718,6 +760,7 @@ fn features_to_mesh(
             ..Item::new(field.name.clone(), DataType::F64)
         })
         .collect();
+    let dropped = std::mem::take(&mut builder.dropped);
     let geometry = builder.finish(schema);
     sink.begin(&Header::Mesh(MeshHeader {
         geometry: Arc::new(geometry),
@@ -733,7 +776,53 @@ fn features_to_mesh(
             values: &values,
         })?;
     }
-    Ok(())
+    Ok(dropped)
+}
+
+/// The polygons dropped for having no area seen from above.
+#[derive(Debug, Default)]
+struct Dropped {
+    count: usize,
+    /// The first few features (0-based) they belong to, each once.
+    features: Vec<usize>,
+    /// Whether more features than those hold such polygons.
+    more: bool,
+}
+
+impl Dropped {
+    /// How many features a note names; the count covers the rest.
+    const FEATURES_NAMED_MAX: usize = 10;
+
+    fn add(&mut self, feature: usize) {
+        self.count += 1;
+        if self.features.last() == Some(&feature) {
+            return;
+        }
+        if self.features.len() < Self::FEATURES_NAMED_MAX {
+            self.features.push(feature);
+        } else {
+            self.more = true;
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let named: Vec<String> = self
+            .features
+            .iter()
+            .map(|feature| (feature + 1).to_string())
+            .collect();
+        let more = if self.more { ", ..." } else { "" };
+        Some(format!(
+            "{} polygon{} with no area seen from above (all corners on one line in x and y, such as vertical faces of a MultiPatch) dropped: feature{} {}{more}",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            if named.len() == 1 { "" } else { "s" },
+            named.join(", ")
+        ))
+    }
 }
 
 fn number_of(value: Option<&Value>) -> f64 {
@@ -782,51 +871,60 @@ struct MeshBuilder {
     nodes: Nodes,
     elements: Elements,
     edges: HashMap<(u32, u32), u32>,
+    dropped: Dropped,
 }
 
 impl MeshBuilder {
-    /// Adds one polygon as one element, or as triangles; returns the number of elements added.
+    /// Adds one polygon as one element, or as triangles, or drops it when it has no area seen
+    /// from above; returns the number of elements added.
     fn add_polygon(&mut self, rings: &[Line], feature: usize) -> FormatResult<usize> {
-        let corners = match rings {
-            [exterior] => corners_of(exterior),
-            _ => Vec::new(),
-        };
-        if rings.len() == 1 && (corners.len() == 3 || corners.len() == 4) {
-            self.add_element(corners)?;
+        let exterior = rings
+            .first()
+            .map(|ring| corners_of(ring))
+            .unwrap_or_default();
+        if let Some(corner) = exterior
+            .iter()
+            .find(|corner| !corner.x.is_finite() || !corner.y.is_finite())
+        {
+            return Err(not_an_element(
+                feature,
+                &format!(
+                    "its vertex ({}, {}) is not a finite coordinate",
+                    corner.x, corner.y
+                ),
+            ));
+        }
+        if crate::triangulate::is_flat(&exterior) {
+            self.dropped.add(feature);
+            return Ok(0);
+        }
+        if rings.len() == 1
+            && let Some(element) = element_of(&exterior)
+        {
+            self.add_element(&element)?;
             return Ok(1);
         }
         if !self.triangulate {
-            return Err(not_an_element(
-                feature,
-                &if rings.len() > 1 {
-                    format!(
-                        "a polygon with {} holes; elements have none (set Triangulate to true to cut it into triangles)",
-                        rings.len().saturating_sub(1)
-                    )
-                } else {
-                    format!(
-                        "a polygon with {} corners; only triangles and quadrilaterals are elements (set Triangulate to true to cut it into triangles)",
-                        corners.len()
-                    )
-                },
-            ));
+            return Err(not_an_element(feature, &refusal(rings, &exterior)));
         }
         let triangles = crate::triangulate::triangulate(rings)
             .map_err(|error| not_an_element(feature, &error.to_string()))?;
-        let count = triangles.len();
+        let mut count = 0;
         for triangle in triangles {
-            self.add_element(triangle.to_vec())?;
+            // Counter-clockwise and not flat by spade's exact predicates; checked again so
+            // that no flat element can come out whatever the triangulation returns.
+            if let Some(element) = element_of(&triangle) {
+                self.add_element(&element)?;
+                count += 1;
+            }
         }
         Ok(count)
     }
 
-    /// Adds a triangle or quadrilateral, turned counter-clockwise.
-    fn add_element(&mut self, mut vertices: Vec<Coord>) -> FormatResult<()> {
-        if signed_area(&vertices) < 0.0 {
-            vertices.reverse();
-        }
+    /// Adds a triangle or quadrilateral whose corners are counter-clockwise.
+    fn add_element(&mut self, vertices: &[Coord]) -> FormatResult<()> {
         let mut refs = Vec::with_capacity(4);
-        for vertex in &vertices {
+        for vertex in vertices {
             refs.push(self.node(vertex)?);
         }
         let kind = if refs.len() == 3 {
@@ -847,7 +945,8 @@ impl MeshBuilder {
     }
 
     fn node(&mut self, vertex: &Coord) -> FormatResult<u32> {
-        let key = (vertex.x.to_bits(), vertex.y.to_bits());
+        // `+ 0.0` turns -0.0 into 0.0: the same position, which must be one node.
+        let key = ((vertex.x + 0.0).to_bits(), (vertex.y + 0.0).to_bits());
         if let Some(&index) = self.index.get(&key) {
             return Ok(index);
         }
@@ -885,23 +984,65 @@ impl MeshBuilder {
     }
 }
 
-/// A ring's corners: its vertices without the closing repeat of the first.
+/// A ring's corners: its vertices without repeats of a position in a row, the closing repeat
+/// of the first included.
 fn corners_of(ring: &[Coord]) -> Vec<Coord> {
-    let mut vertices = ring.to_vec();
-    if vertices.len() > 1
-        && vertices.first().map(|c| (c.x, c.y)) == vertices.last().map(|c| (c.x, c.y))
-    {
-        vertices.pop();
+    let mut corners: Vec<Coord> = Vec::with_capacity(ring.len());
+    for corner in ring {
+        if corners
+            .last()
+            .is_none_or(|last| !crate::triangulate::same_xy(last, corner))
+        {
+            corners.push(*corner);
+        }
     }
-    vertices
+    while corners.len() > 1
+        && let (Some(first), Some(last)) = (corners.first(), corners.last())
+        && crate::triangulate::same_xy(first, last)
+    {
+        corners.pop();
+    }
+    corners
 }
 
-/// Twice the signed area (positive for counter-clockwise rings).
-fn signed_area(vertices: &[Coord]) -> f64 {
-    let next = vertices.iter().cycle().skip(1);
-    vertices
-        .iter()
-        .zip(next)
-        .map(|(a, b)| a.x * b.y - b.x * a.y)
-        .sum()
+/// The corners of a valid element, counter-clockwise: a triangle whose corners are not on one
+/// line, or a strictly convex quadrilateral (every corner turning the same way, none on the
+/// line through its neighbours); `None` for anything else, which must be triangulated.
+fn element_of(corners: &[Coord]) -> Option<Vec<Coord>> {
+    if !(corners.len() == 3 || corners.len() == 4) {
+        return None;
+    }
+    let turns: Vec<f64> = (0..corners.len())
+        .map(|index| {
+            let at = |offset: usize| corners.get((index + offset) % corners.len());
+            match (at(0), at(1), at(2)) {
+                (Some(a), Some(b), Some(c)) => crate::triangulate::orientation(a, b, c),
+                _ => f64::NAN,
+            }
+        })
+        .collect();
+    if turns.iter().all(|turn| *turn > 0.0) {
+        Some(corners.to_vec())
+    } else if turns.iter().all(|turn| *turn < 0.0) {
+        Some(corners.iter().rev().copied().collect())
+    } else {
+        None
+    }
+}
+
+/// Why a polygon that is not an element is refused when triangulation is off.
+fn refusal(rings: &[Line], exterior: &[Coord]) -> String {
+    if rings.len() > 1 {
+        format!(
+            "a polygon with {} holes; elements have none (set Triangulate to true to cut it into triangles)",
+            rings.len().saturating_sub(1)
+        )
+    } else if exterior.len() == 4 {
+        "a quadrilateral that is not strictly convex (concave, self-crossing, or with a corner on the line through its neighbours); elements must be (set Triangulate to true to cut it into triangles)".to_owned()
+    } else {
+        format!(
+            "a polygon with {} corners; only triangles and quadrilaterals are elements (set Triangulate to true to cut it into triangles)",
+            exterior.len()
+        )
+    }
 }

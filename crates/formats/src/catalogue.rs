@@ -440,20 +440,24 @@ impl Prepared<'_> {
         context: &ReadContext<'_>,
     ) -> FormatResult<Written> {
         let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
-        let summary = {
+        let (summary, notes) = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
-            {
+            let notes = {
                 let mut adapted =
                     for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
-                let mut guarded =
-                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
-                let mut sink = transform::apply(transformations, &mut guarded)?;
-                self.reader
-                    .read(input, &self.reader_parameters, context, sink.as_mut())?;
-            }
-            summarised.into_summary()?
+                {
+                    let mut guarded =
+                        crate::progress::CancellableSink::new(&mut adapted, context.progress);
+                    let mut sink = transform::apply(transformations, &mut guarded)?;
+                    self.reader
+                        .read(input, &self.reader_parameters, context, sink.as_mut())?;
+                }
+                adapted.notes().to_vec()
+            };
+            (summarised.into_summary()?, notes)
         };
         let mut written = writer_sink.finish()?;
+        written.notes.extend(notes);
         written.summary = Some(summary);
         Ok(written)
     }
@@ -557,18 +561,22 @@ impl PreparedAppend<'_> {
             },
         )?;
         let mut writer_sink = self.writer.create(output, &self.writer_parameters)?;
-        let summary = {
+        let (summary, notes) = {
             let mut summarised = SummarySink::new(writer_sink.as_mut());
-            {
+            let notes = {
                 let mut adapted =
                     for_writer(self.writer, &self.writer_parameters, &mut summarised)?;
-                let mut guarded =
-                    crate::progress::CancellableSink::new(adapted.as_mut(), context.progress);
-                appending.stream(&existing_source, &addition_source, &mut guarded)?;
-            }
-            summarised.into_summary()?
+                {
+                    let mut guarded =
+                        crate::progress::CancellableSink::new(&mut adapted, context.progress);
+                    appending.stream(&existing_source, &addition_source, &mut guarded)?;
+                }
+                adapted.notes().to_vec()
+            };
+            (summarised.into_summary()?, notes)
         };
         let mut written = writer_sink.finish()?;
+        written.notes.extend(notes);
         written.summary = Some(summary);
         Ok(written)
     }
@@ -611,22 +619,25 @@ impl Progress for StackedProgress<'_> {
     }
 }
 
-/// `sink` behind the adapter that converts other kinds to `writer`'s native kind.
+/// `sink` behind the adapter that converts other kinds to `writer`'s native kind; its notes
+/// join the writer's.
 fn for_writer<'s>(
     writer: &dyn Writer,
     parameters: &Parameters,
     sink: &'s mut dyn DatasetSink,
-) -> FormatResult<Box<dyn DatasetSink + 's>> {
+) -> FormatResult<crate::adapt::Adapter<'s>> {
     let native =
         writer.spec().accepts.first().copied().ok_or_else(|| {
             FormatError::Catalogue(format!("{} accepts no data", writer.spec().name))
         })?;
     let options = crate::adapt::AdaptOptions::from_parameters(parameters);
-    Ok(crate::adapt::for_writer_with(native, options, sink))
+    Ok(crate::adapt::Adapter::new(native, options, sink))
 }
 
 /// Side files sharing `output`'s stem that exist before a conversion: a failed conversion
-/// must not remove what it did not write (a user's `out.prj` beside a new `out.tif`).
+/// must not remove what it did not write (a user's `out.prj` beside a new `out.tif`). For a
+/// `.pvd` output, the step files in its steps folder (`out/` beside `out.pvd`) too, and last the
+/// folder itself.
 fn side_files(output: &Path) -> Vec<PathBuf> {
     let (Some(parent), Some(stem)) = (output.parent(), output.file_stem()) else {
         return Vec::new();
@@ -636,14 +647,27 @@ fn side_files(output: &Path) -> Vec<PathBuf> {
     } else {
         parent
     };
-    let Ok(entries) = std::fs::read_dir(parent) else {
+    let mut files = own_side_files(parent, stem);
+    files.retain(|path| path.file_name() != output.file_name());
+    if extension_of(output).as_deref() == Some(".pvd") {
+        let folder = parent.join(stem);
+        if folder.is_dir() {
+            files.extend(own_side_files(&folder, stem));
+            files.push(folder);
+        }
+    }
+    files
+}
+
+/// The files in `folder` named after `stem` with a side file's extension.
+fn own_side_files(folder: &Path, stem: &std::ffi::OsStr) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
         return Vec::new();
     };
     entries
         .flatten()
         .map(|entry| entry.path())
         .filter(|path| is_own_file(path, stem) && crate::registry::is_side_file(path))
-        .filter(|path| path.file_name() != output.file_name())
         .collect()
 }
 
@@ -665,11 +689,17 @@ fn is_own_file(path: &Path, stem: &std::ffi::OsStr) -> bool {
 }
 
 /// Removes `output` and the side files sharing its stem that a failed writer may have left,
-/// except those in `existing` (there before the conversion started).
+/// except those in `existing` (there before the conversion started). A steps folder the
+/// conversion created goes too, when nothing else is in it.
 fn remove_partial_output(output: &Path, existing: &[PathBuf]) {
     let _ = std::fs::remove_file(output);
     for path in side_files(output) {
-        if !existing.contains(&path) {
+        if existing.contains(&path) {
+            continue;
+        }
+        if path.is_dir() {
+            let _ = std::fs::remove_dir(path);
+        } else {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -711,5 +741,34 @@ mod own_file_tests {
         assert!(!is_own_file(Path::new("/d/out_x.vtu"), stem));
         assert!(!is_own_file(Path::new("/d/out_.vtu"), stem));
         assert!(!is_own_file(Path::new("/d/outer.vtu"), stem));
+    }
+
+    #[test]
+    fn a_failed_pvd_output_loses_its_steps_and_the_folder_it_created_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.pvd");
+        let folder = dir.path().join("out");
+        // The folder is new: everything goes.
+        let before = side_files(&output);
+        std::fs::create_dir(&folder).unwrap();
+        for name in ["out_0000.vtu", "out_0001.vtu"] {
+            std::fs::write(folder.join(name), "step").unwrap();
+        }
+        std::fs::write(&output, "collection").unwrap();
+        remove_partial_output(&output, &before);
+        assert!(!output.exists() && !folder.exists());
+        // The folder was there with a step and a file of the user's: both stay.
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("out_0000.vtu"), "old step").unwrap();
+        std::fs::write(folder.join("notes.txt"), "mine").unwrap();
+        let before = side_files(&output);
+        std::fs::write(folder.join("out_0001.vtu"), "new step").unwrap();
+        remove_partial_output(&output, &before);
+        let mut left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["notes.txt", "out_0000.vtu"]);
     }
 }

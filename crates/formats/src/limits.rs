@@ -3,7 +3,9 @@
 //!
 //! Readers check every count that comes from a file header against these limits *before*
 //! allocating for it, and never pre-allocate more than [`PREALLOC_BYTES_MAX`] from an untrusted
-//! count: buffers grow as data actually arrives.
+//! count: buffers grow as data actually arrives. Work that can grow faster than its input (the
+//! triangulation of a polygon) has a limit here too, so that a small crafted file cannot take
+//! minutes of CPU.
 
 use crate::error::{FormatError, FormatResult};
 
@@ -11,6 +13,18 @@ use crate::error::{FormatError, FormatResult};
 /// vectors grow as the data is actually read, so a header that lies about its size costs
 /// at most this much.
 pub const PREALLOC_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// The most work a polygon's triangulation (features -> mesh) may take per vertex of its rings,
+/// in reads of a vertex position by the triangulation's predicates (deterministic, unlike
+/// time). Ordinary polygons need 50 to 150 per vertex (real block groups and wilderness areas
+/// 50 to 80, a 400,000-vertex coastline 140, a 20,000-vertex ring nearly on one circle 73),
+/// growing only with the logarithm of their size; polygons whose ring edges each cross very
+/// many triangles need work growing with the square of the vertices (a 3,000-vertex one
+/// 3,750 per vertex, 10 s in a debug build). 1,000 leaves ordinary polygons six times their
+/// need and stops quadratic ones after at most seven times what an ordinary polygon of their
+/// size costs, instead of after minutes. Per vertex rather than per polygon, so that a large
+/// real polygon (a coastline) is never refused for its size alone.
+pub const TRIANGULATION_WORK_PER_VERTEX_MAX: u64 = 1_000;
 
 /// Limits applied by every reader. The defaults suit a server converting user uploads;
 /// the CLI uses the same defaults.

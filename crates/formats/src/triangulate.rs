@@ -15,9 +15,33 @@
 //! edge cannot be added, and everything else (a hole outside the exterior or inside another
 //! hole, rings sharing an edge) by comparing the triangles' total area with the exterior's area
 //! minus the holes'.
+//!
+//! # Work
+//!
+//! Vertices are inserted in a shuffled (fixed-seed, so reproducible) order with spade's
+//! hierarchy hints, not in ring order. In ring order a ring whose vertices lie nearly on one
+//! circle makes every insertion flip edges across the fan of the ones before, work growing
+//! with the square of the vertices: a crafted 20,000-vertex ring took 11 s in a release build
+//! (66 s in a debug build). Shuffled, the expected work is n log n whatever the ring
+//! (randomised incremental construction): the same ring takes 0.6 s in a debug build, while an
+//! ordinary ring (a coastline of 100,000 vertices) costs about 1.4 times what ring order
+//! costs. Some polygons stay quadratic whatever the order (long ring edges each crossing many
+//! triangles, see the tests), so the work is counted, as reads of a vertex position by spade's
+//! predicates (the vertex type counts them), and checked after each insertion and each
+//! constraint against [`TRIANGULATION_WORK_PER_VERTEX_MAX`] times the vertices: past it the
+//! polygon is refused instead of taking minutes of CPU. Work is counted rather than time so
+//! that the limit is the same on every machine and in every run. The count is a proxy: spade
+//! also does work that reads no position (walking a conflict region's border), but no more
+//! than a constant times the reads around it.
 
-use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
+use std::cell::Cell;
 
+use spade::handles::FixedVertexHandle;
+use spade::{
+    ConstrainedDelaunayTriangulation, HasPosition, HierarchyHintGenerator, Point2, Triangulation,
+};
+
+use crate::limits::TRIANGULATION_WORK_PER_VERTEX_MAX;
 use crate::model::{Coord, Line};
 
 /// Why a polygon cannot be triangulated.
@@ -69,6 +93,16 @@ pub enum TriangulationError {
     /// The polygon has no area.
     #[error("it has no area")]
     NoArea,
+    /// The triangulation needed more work than its polygon's vertices allow.
+    #[error(
+        "triangulating its {vertices} vertices took more than {work_max} steps of work (TRIANGULATION_WORK_PER_VERTEX_MAX = {TRIANGULATION_WORK_PER_VERTEX_MAX} per vertex); ordinary polygons need under 150 per vertex, so its ring edges must cross very many triangles: simplify or split it"
+    )]
+    WorkLimit {
+        /// The vertices of all rings.
+        vertices: usize,
+        /// The work allowed: the vertices times the limit per vertex.
+        work_max: u64,
+    },
 }
 
 /// Twice the signed area of a ring, closing edge implied (positive counter-clockwise).
@@ -84,27 +118,100 @@ fn area2(ring: &[Coord]) -> f64 {
 /// which loses a few ulps per triangle; a real overlap or missing hole is far larger.
 const AREA_TOLERANCE: f64 = 1e-9;
 
-type Cdt = ConstrainedDelaunayTriangulation<Point2<f64>>;
+/// A vertex of the triangulation: its position, and the work counter that every read of the
+/// position advances (spade reads positions for each predicate it evaluates).
+struct Vertex<'w> {
+    x: f64,
+    y: f64,
+    work: &'w Cell<u64>,
+}
+
+impl HasPosition for Vertex<'_> {
+    type Scalar = f64;
+
+    fn position(&self) -> Point2<f64> {
+        self.work.set(self.work.get().saturating_add(1));
+        Point2::new(self.x, self.y)
+    }
+}
+
+type Cdt<'w> =
+    ConstrainedDelaunayTriangulation<Vertex<'w>, (), (), (), HierarchyHintGenerator<f64>>;
+
+/// The orientation of `c` seen from the line `a` -> `b`, exactly: positive when the three turn
+/// counter-clockwise, negative clockwise, zero on one line (NaN for non-finite input). A
+/// floating-point cross product gets the sign of slivers with large coordinates wrong.
+pub(crate) fn orientation(a: &Coord, b: &Coord, c: &Coord) -> f64 {
+    let point = |coord: &Coord| robust::Coord {
+        x: coord.x,
+        y: coord.y,
+    };
+    robust::orient2d(point(a), point(b), point(c))
+}
+
+/// Whether all corners of `ring` lie on one line in x and y (fewer than 3 distinct corners
+/// included), exactly: a polygon with no area seen from above, such as a vertical wall of a
+/// MultiPatch. False when a coordinate is not finite (that is an error elsewhere).
+pub(crate) fn is_flat(ring: &[Coord]) -> bool {
+    if ring
+        .iter()
+        .any(|corner| !corner.x.is_finite() || !corner.y.is_finite())
+    {
+        return false;
+    }
+    let Some(first) = ring.first() else {
+        return true;
+    };
+    let Some(second) = ring.iter().find(|corner| !same_xy(corner, first)) else {
+        return true;
+    };
+    ring.iter()
+        .all(|corner| orientation(first, second, corner) == 0.0)
+}
+
+/// Whether two corners have the same x and y (0 and -0 being the same).
+pub(crate) fn same_xy(a: &Coord, b: &Coord) -> bool {
+    a.x == b.x && a.y == b.y
+}
 
 /// Triangulates a polygon given as rings (the first the exterior, the others holes; either
-/// direction; closed or not). Returns triangles counter-clockwise, as corners taken from the
-/// input (with their z and m).
+/// direction; closed or not) within the default work limit. Returns triangles
+/// counter-clockwise, as corners taken from the input (with their z and m).
 pub fn triangulate(rings: &[Line]) -> Result<Vec<[Coord; 3]>, TriangulationError> {
-    let mut cdt = Cdt::new();
-    // The input coordinate of each triangulation vertex, by vertex index: the first one given
-    // for a position, as the mesh builder merges nodes.
-    let mut corners: Vec<Coord> = Vec::new();
+    let vertices: usize = rings.iter().map(Vec::len).sum();
+    let work_max = TRIANGULATION_WORK_PER_VERTEX_MAX.saturating_mul(vertices as u64);
+    triangulate_within(rings, work_max).map(|(triangles, _)| triangles)
+}
+
+/// [`triangulate`] with at most `work_max` steps of work; also returns the work done.
+pub(crate) fn triangulate_within(
+    rings: &[Line],
+    work_max: u64,
+) -> Result<(Vec<[Coord; 3]>, u64), TriangulationError> {
+    let work = Cell::new(0);
+    let vertices: usize = rings.iter().map(Vec::len).sum();
+    let budget = Budget {
+        work: &work,
+        work_max,
+        vertices,
+    };
     let mut expected = 0.0;
     let mut total = 0.0;
+    // Flat holes (a spike, or a ring on one line) take nothing away and are left out.
+    let mut kept: Vec<&Line> = Vec::with_capacity(rings.len());
     for (index, ring) in rings.iter().enumerate() {
         let area = area2(ring).abs() / 2.0;
-        if index > 0 && area == 0.0 {
-            // A flat hole (a spike or a ring on one line) takes nothing away.
+        if index > 0 && is_flat(ring) {
             continue;
         }
         expected += if index == 0 { area } else { -area };
         total += area;
-        add_ring(&mut cdt, &mut corners, ring, index + 1)?;
+        kept.push(ring);
+    }
+    let mut cdt = Cdt::new();
+    let (handles, corners) = insert_vertices(&mut cdt, &kept, &budget)?;
+    for (index, ring) in handles.iter().enumerate() {
+        add_constraints(&mut cdt, ring, index + 1, &budget)?;
     }
     if !(expected > 0.0 && expected.is_finite()) {
         return Err(TriangulationError::NoArea);
@@ -118,7 +225,7 @@ pub fn triangulate(rings: &[Line]) -> Result<Vec<[Coord; 3]>, TriangulationError
         }
         let [a, b, c] = face
             .vertices()
-            .map(|vertex| corners.get(vertex.fix().index()).copied());
+            .map(|vertex| corners.get(vertex.fix().index()).copied().flatten());
         let (Some(a), Some(b), Some(c)) = (a, b, c) else {
             continue;
         };
@@ -129,43 +236,121 @@ pub fn triangulate(rings: &[Line]) -> Result<Vec<[Coord; 3]>, TriangulationError
     if (covered - expected).abs() > AREA_TOLERANCE * total {
         return Err(TriangulationError::Overlap { covered, expected });
     }
-    Ok(triangles)
+    Ok((triangles, work.get()))
 }
 
-/// Inserts a ring's vertices and makes its edges constraints.
-fn add_ring(
-    cdt: &mut Cdt,
-    corners: &mut Vec<Coord>,
-    ring: &[Coord],
-    number: usize,
-) -> Result<(), TriangulationError> {
-    let mut handles = Vec::with_capacity(ring.len());
-    for coord in ring {
-        let handle = cdt.insert(Point2::new(coord.x, coord.y)).map_err(|_| {
-            TriangulationError::Coordinate {
+/// The work counter and its limit.
+struct Budget<'w> {
+    work: &'w Cell<u64>,
+    work_max: u64,
+    vertices: usize,
+}
+
+impl Budget<'_> {
+    fn check(&self) -> Result<(), TriangulationError> {
+        if self.work.get() > self.work_max {
+            return Err(TriangulationError::WorkLimit {
+                vertices: self.vertices,
+                work_max: self.work_max,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The handles of each ring's vertices in ring order, with repeats of a position in a row
+/// (the closing vertex included) removed, and the input coordinate of each triangulation
+/// vertex by vertex index: the first one given for a position, as the mesh builder merges
+/// nodes.
+type Inserted = (Vec<Vec<FixedVertexHandle>>, Vec<Option<Coord>>);
+
+/// Inserts the vertices of all rings in a shuffled order (see the module doc).
+fn insert_vertices<'w>(
+    cdt: &mut Cdt<'w>,
+    rings: &[&Line],
+    budget: &Budget<'w>,
+) -> Result<Inserted, TriangulationError> {
+    let mut order: Vec<(usize, usize)> = rings
+        .iter()
+        .enumerate()
+        .flat_map(|(ring, coords)| (0..coords.len()).map(move |position| (ring, position)))
+        .collect();
+    shuffle(&mut order);
+    let mut handles: Vec<Vec<Option<FixedVertexHandle>>> =
+        rings.iter().map(|ring| vec![None; ring.len()]).collect();
+    for (ring, position) in order {
+        let Some(coord) = rings.get(ring).and_then(|coords| coords.get(position)) else {
+            continue;
+        };
+        let vertex = Vertex {
+            x: coord.x,
+            y: coord.y,
+            work: budget.work,
+        };
+        let handle = cdt
+            .insert(vertex)
+            .map_err(|_| TriangulationError::Coordinate {
                 x: coord.x,
                 y: coord.y,
+            })?;
+        if let Some(slot) = handles
+            .get_mut(ring)
+            .and_then(|ring| ring.get_mut(position))
+        {
+            *slot = Some(handle);
+        }
+        budget.check()?;
+    }
+    let mut corners: Vec<Option<Coord>> = vec![None; cdt.num_vertices()];
+    let mut rings_of_handles = Vec::with_capacity(rings.len());
+    for (coords, ring_handles) in rings.iter().zip(handles) {
+        let mut kept: Vec<FixedVertexHandle> = Vec::with_capacity(ring_handles.len());
+        for (coord, handle) in coords.iter().zip(ring_handles) {
+            let Some(handle) = handle else { continue };
+            if let Some(slot @ None) = corners.get_mut(handle.index()) {
+                *slot = Some(*coord);
             }
-        })?;
-        if handle.index() >= corners.len() {
-            corners.resize(handle.index() + 1, *coord);
+            if kept.last() != Some(&handle) {
+                kept.push(handle);
+            }
         }
-        if handles.last() != Some(&handle) {
-            handles.push(handle);
+        if kept.len() > 1 && kept.first() == kept.last() {
+            kept.pop();
         }
+        rings_of_handles.push(kept);
     }
-    if handles.len() > 1 && handles.first() == handles.last() {
-        handles.pop();
+    Ok((rings_of_handles, corners))
+}
+
+/// A Fisher-Yates shuffle with a fixed-seed xorshift generator: random enough to defeat the
+/// ring order, reproducible so that a conversion gives the same mesh every time.
+fn shuffle<T>(items: &mut [T]) {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for index in (1..items.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let other = (state % (index as u64 + 1)) as usize;
+        items.swap(index, other);
     }
+}
+
+/// Makes a ring's edges constraints.
+fn add_constraints(
+    cdt: &mut Cdt<'_>,
+    handles: &[FixedVertexHandle],
+    number: usize,
+    budget: &Budget<'_>,
+) -> Result<(), TriangulationError> {
     if handles.len() < 3 {
         return Err(TriangulationError::TooFewCorners { ring: number });
     }
     let next = handles.iter().cycle().skip(1);
     for (&from, &to) in handles.iter().zip(next) {
         if cdt.try_add_constraint(from, to).is_empty() {
-            let at = |handle: spade::handles::FixedVertexHandle| {
-                let position = cdt.vertex(handle).position();
-                (position.x, position.y)
+            let at = |handle: FixedVertexHandle| {
+                let vertex = cdt.vertex(handle);
+                (vertex.data().x, vertex.data().y)
             };
             let ((x0, y0), (x1, y1)) = (at(from), at(to));
             return Err(TriangulationError::Crossing {
@@ -176,13 +361,14 @@ fn add_ring(
                 y1,
             });
         }
+        budget.check()?;
     }
     Ok(())
 }
 
 /// Marks each face inside or outside the polygon, by face index: the faces along the convex
 /// hull are inside when the hull edge is a ring edge; crossing a ring edge flips the side.
-fn inside_faces(cdt: &Cdt) -> Vec<bool> {
+fn inside_faces(cdt: &Cdt<'_>) -> Vec<bool> {
     let mut inside = vec![false; cdt.num_all_faces()];
     let mut seen = vec![false; cdt.num_all_faces()];
     let mut stack = Vec::new();
@@ -286,6 +472,128 @@ mod tests {
                 assert!(triangles.iter().all(|t| area2(t) > 0.0), "{rings:?}");
             }
         }
+    }
+
+    /// A ring of `n` vertices nearly on the unit circle: a "C" of two arcs 0.001 apart, the
+    /// input that took 11 s (release build) when vertices went in in ring order.
+    fn near_circle(n: usize) -> Line {
+        let arc = |radius: f64| -> Vec<Coord> {
+            (0..n / 2)
+                .map(|index| {
+                    let angle = 6.0 * index as f64 / (n / 2 - 1) as f64;
+                    Coord::xy(radius * angle.cos(), radius * angle.sin())
+                })
+                .collect()
+        };
+        let mut ring = arc(1.0);
+        ring.extend(arc(0.999).into_iter().rev());
+        ring
+    }
+
+    /// A rectangle 20 high whose long sides have `columns` + 1 vertices, with `holes` thin
+    /// holes across it: every long hole edge crosses the triangles between the two sides, so
+    /// the work grows with `columns` x `holes`.
+    fn stacked_holes(columns: usize, holes: usize) -> Vec<Line> {
+        let width = columns as f64;
+        let mut exterior: Line = (0..=columns)
+            .map(|column| Coord::xy(column as f64, -10.0))
+            .collect();
+        exterior.extend(
+            (0..=columns)
+                .rev()
+                .map(|column| Coord::xy(column as f64, 10.0)),
+        );
+        let mut rings = vec![exterior];
+        let spacing = 2.0 / holes as f64;
+        for hole in 0..holes {
+            let y = -1.0 + hole as f64 * spacing;
+            let top = y + 0.3 * spacing;
+            rings.push(ring(&[
+                (1., y),
+                (width - 1., y),
+                (width - 1., top),
+                (1., top),
+            ]));
+        }
+        rings
+    }
+
+    #[test]
+    fn the_work_limit_admits_exactly_the_work_needed_and_refuses_one_step_less() {
+        let rings = stacked_holes(20, 4);
+        let (triangles, work) = triangulate_within(&rings, u64::MAX).unwrap();
+        assert_eq!(triangulate_within(&rings, work), Ok((triangles, work)));
+        let vertices = rings.iter().map(Vec::len).sum();
+        assert_eq!(
+            triangulate_within(&rings, work - 1),
+            Err(TriangulationError::WorkLimit {
+                vertices,
+                work_max: work - 1
+            })
+        );
+    }
+
+    #[test]
+    fn a_ring_of_20000_vertices_nearly_on_one_circle_needs_a_fraction_of_the_limit() {
+        let ring = near_circle(20_000);
+        let (triangles, work) = triangulate_within(&[ring], u64::MAX).unwrap();
+        assert_eq!(triangles.len(), 19_998);
+        // About 73 per vertex; in ring order it was over 8,000 and grew with the vertices.
+        assert!(
+            work < 20_000 * TRIANGULATION_WORK_PER_VERTEX_MAX / 10,
+            "{work}"
+        );
+    }
+
+    #[test]
+    fn long_edges_crossing_many_triangles_are_refused_at_the_default_limit() {
+        let rings = stacked_holes(300, 150);
+        let vertices: usize = rings.iter().map(Vec::len).sum();
+        let error = triangulate(&rings).unwrap_err();
+        assert_eq!(
+            error,
+            TriangulationError::WorkLimit {
+                vertices,
+                work_max: vertices as u64 * TRIANGULATION_WORK_PER_VERTEX_MAX
+            }
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("TRIANGULATION_WORK_PER_VERTEX_MAX = 1000 per vertex"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn triangles_come_out_counter_clockwise_by_exact_orientation() {
+        // Slivers with large coordinates, where a floating-point cross product can get the
+        // sign wrong: spade's exact predicates decide, and so must the check.
+        let exterior = ring(&[
+            (500_000.0, 6_200_000.0),
+            (500_100.0, 6_200_000.000_001),
+            (500_200.0, 6_200_000.000_003),
+            (500_300.0, 6_200_000.0),
+            (500_300.0, 6_200_001.0),
+            (500_000.0, 6_200_001.0),
+        ]);
+        let triangles = triangulate(&[exterior]).unwrap();
+        for [a, b, c] in &triangles {
+            assert!(orientation(a, b, c) > 0.0, "{a:?} {b:?} {c:?}");
+        }
+    }
+
+    #[test]
+    fn flat_rings_are_those_with_all_corners_on_one_line() {
+        assert!(is_flat(&ring(&[(0., 0.), (0., 0.), (0., 1.)])));
+        assert!(is_flat(&ring(&[(0., 0.), (1., 1.), (3., 3.), (0., 0.)])));
+        assert!(is_flat(&ring(&[(2., 2.), (2., 2.)])));
+        assert!(is_flat(&[]));
+        assert!(!is_flat(&ring(&[(0., 0.), (1., 0.), (0., 1.)])));
+        // One unit in the last place off the line is not flat.
+        let y = f64::from_bits(2.0f64.to_bits() + 1);
+        assert!(!is_flat(&ring(&[(0., 0.), (1., 1.), (2., y)])));
+        assert!(!is_flat(&ring(&[(0., 0.), (f64::NAN, 0.), (1., 1.)])));
     }
 
     #[test]

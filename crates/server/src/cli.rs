@@ -226,8 +226,26 @@ pub fn run() -> ExitCode {
 }
 
 fn fail(error: &anyhow::Error) -> ExitCode {
-    let _ = writeln!(std::io::stderr(), "error: {error:#}");
+    let _ = writeln!(std::io::stderr(), "error: {}", message_of(error));
     ExitCode::FAILURE
+}
+
+/// The error and its causes joined with `: `, as `{:#}` joins them, but without a cause whose
+/// text the message already ends with: errors that put their source in their own message
+/// (the formats crate's `writing out/b.zip: No such file or directory (os error 2)`) would
+/// otherwise print it twice.
+fn message_of(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.is_empty() {
+            message = text;
+        } else if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+    }
+    message
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<()> {

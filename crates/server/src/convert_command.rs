@@ -3,7 +3,7 @@
 //! works here works there.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use basin_formats::{
@@ -18,6 +18,11 @@ pub(crate) struct ConvertArgs {
     /// The file to read.
     input: PathBuf,
     /// The file to write (its extension picks the writer unless --writer is given).
+    ///
+    /// VTU with several time steps: an output `x.vtu` is written as `x.zip` holding `x.pvd`
+    /// and one .vtu per step (a note says so). Name the output `x.pvd` instead for `x.pvd`
+    /// plus a folder `x/` beside it holding `x/x_0000.vtu`, `x/x_0001.vtu`, ..., which ParaView
+    /// opens as one time series. Its folder must exist; the steps folder is created.
     output: PathBuf,
     /// Reader name (see `basin formats`); inferred from the input's extension when omitted.
     #[arg(long)]
@@ -44,7 +49,8 @@ pub(crate) struct ConvertArgs {
     /// or `:TO`.
     #[arg(long, value_name = "FROM:TO")]
     steps: Option<String>,
-    /// Replace the output if it exists.
+    /// Replace the output if it exists (for a .pvd output, also the step files of its
+    /// steps folder).
     #[arg(long)]
     force: bool,
 }
@@ -65,12 +71,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     if !args.input.exists() {
         anyhow::bail!("the input {} does not exist", args.input.display());
     }
-    if args.output.exists() && !args.force {
-        anyhow::bail!(
-            "{} exists; pass --force to replace it",
-            args.output.display()
-        );
-    }
+    check_output(&args.output, args.force)?;
     let reader_parameters = parse_pairs(&args.parameters)?;
     let writer_parameters = parse_pairs(&args.writer_parameters)?;
     let transformations = transformations_of(args)?;
@@ -114,6 +115,76 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     )?;
     Ok(())
+}
+
+/// Refuses an output whose folder is missing (said once and plainly, before any work,
+/// rather than as the OS error of the first file the writer creates) and an existing output
+/// unless `force`. A .pvd output's steps folder counts as part of it: without `force` its step
+/// files are refused too; with `force` they are removed first, so that steps of an earlier,
+/// longer series do not linger beside the new ones.
+fn check_output(output: &Path, force: bool) -> anyhow::Result<()> {
+    if let Some(folder) = output.parent()
+        && !folder.as_os_str().is_empty()
+        && !folder.is_dir()
+    {
+        anyhow::bail!(
+            "the output folder {} does not exist; create it first",
+            folder.display()
+        );
+    }
+    let steps = pvd_steps(output);
+    if !force {
+        if output.exists() {
+            anyhow::bail!("{} exists; pass --force to replace it", output.display());
+        }
+        if let Some(first) = steps.first() {
+            anyhow::bail!(
+                "{} exists (a time step of an earlier {}); pass --force to replace it",
+                first.display(),
+                output.display()
+            );
+        }
+    }
+    for step in steps {
+        std::fs::remove_file(&step)
+            .with_context(|| format!("removing the earlier step {}", step.display()))?;
+    }
+    Ok(())
+}
+
+/// The step files (`x/x_0000.vtu`, ...) in the steps folder of a .pvd output `x.pvd`, sorted;
+/// none for other outputs.
+fn pvd_steps(output: &Path) -> Vec<PathBuf> {
+    let is_pvd = output
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("pvd"));
+    let Some(stem) = output.file_stem().and_then(|stem| stem.to_str()) else {
+        return Vec::new();
+    };
+    if !is_pvd {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(output.with_file_name(stem)) else {
+        return Vec::new();
+    };
+    let mut steps: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or("");
+            name.strip_prefix(stem)
+                .and_then(|rest| rest.strip_prefix('_'))
+                .and_then(|rest| rest.strip_suffix(".vtu"))
+                .is_some_and(|number| {
+                    !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())
+                })
+        })
+        .collect();
+    steps.sort();
+    steps
 }
 
 /// The transformations the options ask for: items, then steps, then the reprojection.

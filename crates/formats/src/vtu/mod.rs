@@ -90,7 +90,7 @@ impl Reader for VtuReader {
 /// The published description of [`VtuWriter`].
 pub const WRITER: WriterSpec = WriterSpec {
     name: "VtuWriter",
-    description: "Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several",
+    description: "Writes VTK XML UnstructuredGrid; several time steps: one .vtu per step plus a .pvd, as x.zip for an output x.vtu, or x.pvd plus a folder x/ of steps for an output x.pvd",
     dataset_format: ".vtu",
     extensions: &[".vtu", ".pvd"],
     accepts: &[
@@ -113,7 +113,8 @@ pub const WRITER: WriterSpec = WriterSpec {
     ],
 };
 
-/// Writes VTK XML UnstructuredGrid; one .vtu per time step plus a .pvd, zipped when several.
+/// Writes VTK XML UnstructuredGrid; several time steps become one .vtu per step plus a .pvd,
+/// zipped for a .vtu output, in a folder beside a .pvd output (see the writer module).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct VtuWriter;
 

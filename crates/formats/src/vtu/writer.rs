@@ -5,8 +5,12 @@
 //! are base64-encoded while they are written, never held as text.
 //!
 //! Where the files go: a single step to `x.vtu` is that one file; `x.pvd` gives `x.pvd` plus
-//! `x_0000.vtu`, ... beside it; `x.zip` (or `x.vtu` with several steps, which becomes `x.zip`)
-//! gives one zip holding `x.pvd` and the steps.
+//! a folder `x/` beside it holding `x_0000.vtu`, ..., which the .pvd names as `x/x_0000.vtu`;
+//! `x.zip` (or `x.vtu` with several steps, which becomes `x.zip`) gives one zip holding `x.pvd`
+//! and the steps. The folder keeps a long series from burying the .pvd among its steps, and
+//! moving `x.pvd` with `x/` keeps the collection whole (ParaView resolves the names from the
+//! .pvd's folder). The writer creates `x/` but not the folder of `x.pvd`: a missing output
+//! folder is the caller's mistake, not something to create silently.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,7 +29,8 @@ use crate::model::{DatasetSink, Frame, Header, Item, ItemLocation, MeshHeader, V
 enum Target {
     /// One .vtu file.
     Single(PathBuf),
-    /// Steps and a .pvd beside each other: `folder/stem_NNNN.vtu` and the .pvd at `pvd`.
+    /// A .pvd at `pvd` and the steps in `folder` beside it (named after the .pvd's stem):
+    /// `folder/stem_NNNN.vtu`.
     Loose { pvd: PathBuf, folder: PathBuf },
     /// Steps and a .pvd inside a zip.
     Zip {
@@ -82,7 +87,8 @@ impl VtuSink {
             .map(|extension| extension.to_string_lossy().to_ascii_lowercase())
             .unwrap_or_default();
         if extension == "pvd" {
-            let folder = self.output.parent().map(Path::to_owned).unwrap_or_default();
+            let folder = steps_folder(&self.output);
+            create_folder(&folder)?;
             return Ok(Target::Loose {
                 pvd: self.output.clone(),
                 folder,
@@ -156,7 +162,11 @@ impl VtuSink {
                 content(zip.as_mut()).map_err(|source| FormatError::write(path.clone(), source))?;
             }
         }
-        self.steps_written.push((time, name));
+        let listed = match target {
+            Target::Loose { .. } => format!("{}/{name}", self.stem),
+            _ => name,
+        };
+        self.steps_written.push((time, listed));
         for buffer in &mut self.buffers {
             buffer.clear();
         }
@@ -247,6 +257,30 @@ impl WriterSink for VtuSink {
             notes: self.notes,
             summary: None,
         })
+    }
+}
+
+/// The folder of a .pvd output's steps: beside it, named after its stem (`out/b.pvd` ->
+/// `out/b`).
+pub(crate) fn steps_folder(pvd: &Path) -> PathBuf {
+    let stem = pvd
+        .file_stem()
+        .unwrap_or_else(|| std::ffi::OsStr::new("mesh"));
+    pvd.with_file_name(stem)
+}
+
+/// Creates the steps folder, or uses it when it exists; its parent must exist.
+fn create_folder(folder: &Path) -> FormatResult<()> {
+    match std::fs::create_dir(folder) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && folder.is_dir() => {
+            Ok(())
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(FormatError::write(
+            folder,
+            std::io::Error::other("a file has the name of the folder for the time steps"),
+        )),
+        Err(error) => Err(FormatError::write(folder, error)),
     }
 }
 

@@ -6,6 +6,11 @@
 //! (a comma anywhere means comma-separated; otherwise runs of tabs and spaces separate) and
 //! every later line must have the same number of columns. Columns other than x, y and z
 //! become extra items named `column<index>` (zero-based), so no value is dropped.
+//!
+//! x, y and z must be finite: Rust's number parsing accepts `NaN`, `inf` and overflowing
+//! exponents (`1e999`), and a point at NaN or infinity would otherwise travel on into a mesh or
+//! a tile pyramid where nothing can place it. The extra columns are values, not coordinates,
+//! so NaN there is kept (it is how many tools write "no value").
 
 use std::path::Path;
 
@@ -191,6 +196,18 @@ impl Layout {
                     ),
                 )
             })?;
+            if !value.is_finite() && self.is_coordinate(count - 1) {
+                return Err(FormatError::invalid(
+                    FORMAT,
+                    location,
+                    format!(
+                        "column {} ({}) {:?} is not a finite number; x, y and z must be finite",
+                        count - 1,
+                        self.coordinate_name(count - 1),
+                        shorten(token)
+                    ),
+                ));
+            }
             row.push(value);
         }
         if count != self.columns {
@@ -201,6 +218,19 @@ impl Layout {
             ));
         }
         Ok(())
+    }
+
+    /// Whether `column` holds x, y or z.
+    fn is_coordinate(&self, column: usize) -> bool {
+        column < 2 || column == self.z_column
+    }
+
+    fn coordinate_name(&self, column: usize) -> &'static str {
+        match column {
+            0 => "x",
+            1 => "y",
+            _ => "z",
+        }
     }
 
     fn push(&self, row: &[f64], chunk: &mut PointChunk) {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use basin_formats::adapt::{AdaptOptions, MESH_FIELDS_MAX, for_writer, for_writer_with};
+use basin_formats::adapt::{AdaptOptions, Adapter, MESH_FIELDS_MAX, for_writer, for_writer_with};
 use basin_formats::crs::Crs;
 use basin_formats::model::{
     Coord, Data, DataKind, DataType, Dataset, ElementKind, Elements, Feature, FeatureSchema, Field,
@@ -593,20 +593,29 @@ fn untriangulable() -> Vec<(Vec<Vec<Coord>>, &'static str)> {
             "inside another hole",
         ),
         (
-            vec![ring(&[
-                (0., 0.),
-                (1., 1.),
-                (2., 2.),
-                (3., 3.),
-                (4., 4.),
-                (0., 0.),
-            ])],
+            // Two spikes from one corner: not on one line, yet no area.
+            vec![ring(&[(0., 0.), (2., 0.), (0., 0.), (0., 2.), (0., 0.)])],
             "no area",
+        ),
+        (
+            vec![ring(&[(0., 0.), (4., 4.), (4., 0.), (0., 4.), (0., 0.)])],
+            "crosses another edge",
         ),
         (
             vec![ring(&[
                 (0., 0.),
                 (f64::INFINITY, 1.),
+                (2., 0.),
+                (1.5, -1.),
+                (0.5, -1.),
+                (0., 0.),
+            ])],
+            "is not a finite coordinate",
+        ),
+        (
+            vec![ring(&[
+                (0., 0.),
+                (1e61, 1.),
                 (2., 0.),
                 (1.5, -1.),
                 (0.5, -1.),
@@ -731,4 +740,282 @@ fn real_block_groups_become_a_mesh_covering_them() {
         (covered - expected).abs() <= 1e-9 * expected,
         "{covered} {expected}"
     );
+}
+
+/// Features to a mesh through [`Adapter`], returning the mesh and the adapter's notes.
+fn adapt_noted(dataset: &Dataset, triangulate: bool) -> FormatResult<(Dataset, Vec<String>)> {
+    let mut notes = Vec::new();
+    let mesh = Dataset::collect(|sink| {
+        let options = AdaptOptions {
+            triangulate,
+            ..AdaptOptions::default()
+        };
+        let mut adapter = Adapter::new(DataKind::Mesh, options, sink);
+        dataset.replay(&mut adapter)?;
+        notes = adapter.notes().to_vec();
+        Ok(())
+    })?;
+    Ok((mesh, notes))
+}
+
+fn xyz_ring(points: &[(f64, f64, f64)]) -> Vec<Coord> {
+    points
+        .iter()
+        .map(|(x, y, z)| Coord::xyz(*x, *y, *z))
+        .collect()
+}
+
+/// No element may repeat a node or lie flat.
+fn assert_proper_elements(geometry: &MeshGeometry) {
+    for element in 0..geometry.elements.len() {
+        let nodes = geometry.elements.nodes(element).unwrap();
+        let mut distinct = nodes.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), nodes.len(), "element {element}: {nodes:?}");
+        assert!(area2(&element_corners(geometry, element)) > 0.0);
+    }
+}
+
+/// Issue 33 item 9a: vertical faces became zero-area elements with a repeated node.
+#[test]
+fn polygons_with_no_area_seen_from_above_are_dropped_and_counted_in_a_note() {
+    // A roof triangle, then walls: a strip triangle repeating a corner's x and y, a wall
+    // quadrilateral, a triangle of three distinct corners on one line, and a gable wall of five
+    // corners; then a ground square.
+    let roof = xyz_ring(&[(0., 0., 3.), (1., 0., 3.), (0., 1., 4.)]);
+    let strip = xyz_ring(&[(0., 0., 0.), (0., 0., 3.), (1., 0., 0.)]);
+    let wall = xyz_ring(&[
+        (1., 0., 0.),
+        (0., 1., 0.),
+        (0., 1., 3.),
+        (1., 0., 3.),
+        (1., 0., 0.),
+    ]);
+    let on_a_line = xyz_ring(&[(0., 0., 0.), (0., 0.5, 1.), (0., 1., 0.)]);
+    let gable = xyz_ring(&[
+        (0., 0., 0.),
+        (0., 1., 0.),
+        (0., 1., 3.),
+        (0., 0.5, 4.),
+        (0., 0., 3.),
+    ]);
+    let dataset = features(vec![
+        Some(Geometry::MultiPolygon(vec![
+            vec![roof],
+            vec![strip],
+            vec![wall.clone()],
+        ])),
+        Some(Geometry::Polygon(vec![on_a_line])),
+        Some(Geometry::Polygon(vec![gable])),
+        Some(Geometry::Polygon(vec![square(5.0, 5.0, None)])),
+    ]);
+    let (mesh, notes) = adapt_noted(&dataset, true).unwrap();
+    let (geometry, depth) = mesh_of(&mesh);
+    assert_eq!(
+        geometry.elements.kinds,
+        vec![ElementKind::Triangle, ElementKind::Quad]
+    );
+    assert_proper_elements(&geometry);
+    // Values follow the kept polygons: feature 1's roof, feature 4's square.
+    assert_eq!(depth, vec![0.25, 3.25]);
+    assert_eq!(
+        notes,
+        vec![
+            "4 polygons with no area seen from above (all corners on one line in x and y, such \
+             as vertical faces of a MultiPatch) dropped: features 1, 2, 3"
+                .to_owned()
+        ]
+    );
+    // The same without triangulation: dropping is not triangulating.
+    let (_, notes) = adapt_noted(&dataset, false).unwrap();
+    assert!(notes[0].starts_with("4 polygons"), "{notes:?}");
+    // Ten features are named, and "..." says there are more.
+    let mut many: Vec<Option<Geometry>> = (0..11)
+        .map(|_| Some(Geometry::Polygon(vec![wall.clone()])))
+        .collect();
+    many.push(Some(Geometry::Polygon(vec![square(5.0, 5.0, None)])));
+    let (_, notes) = adapt_noted(&features(many.clone()), true).unwrap();
+    assert!(
+        notes[0].ends_with("dropped: features 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ..."),
+        "{notes:?}"
+    );
+    many.remove(0);
+    let (_, notes) = adapt_noted(&features(many), true).unwrap();
+    assert!(
+        notes[0].ends_with("dropped: features 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
+        "{notes:?}"
+    );
+    // Nothing left is an error.
+    let walls = features(vec![Some(Geometry::Polygon(vec![wall]))]);
+    let error = adapt_noted(&walls, true).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("every polygon has no area seen from above (1 with"),
+        "{error}"
+    );
+}
+
+/// A real MultiPatch (Fiona's TIN test file) holds a vertical triangle: converted to a mesh it
+/// gives one element and a note, through the catalogue.
+#[test]
+fn a_multipatch_with_a_vertical_face_converts_with_a_note() {
+    use basin_formats::catalogue::{Catalogue, Conversion, ReadContext};
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus/fiona/test_tin.shp");
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("tin.vtu");
+    let written = Catalogue::standard()
+        .convert(
+            &input,
+            &output,
+            &Conversion::default(),
+            &ReadContext::default(),
+        )
+        .unwrap();
+    assert!(
+        written.notes.iter().any(
+            |note| note.starts_with("1 polygon with no area seen from above")
+                && note.ends_with("dropped: feature 1")
+        ),
+        "{:?}",
+        written.notes
+    );
+    let size = written.summary.unwrap().size;
+    assert!(
+        matches!(
+            size,
+            basin_formats::summary::DataSize::Mesh {
+                nodes: 3,
+                elements: 1,
+                ..
+            }
+        ),
+        "{size:?}"
+    );
+}
+
+#[test]
+fn repeated_corners_are_merged_before_choosing_the_element() {
+    // A "quadrilateral" repeating a corner is its triangle; a hexagon repeating two corners
+    // in a row is its quadrilateral; -0 and 0 are one position, hence one node.
+    let quad_with_repeat = vec![
+        Coord::xy(0.0, 0.0),
+        Coord::xy(1.0, 0.0),
+        Coord::xy(1.0, 0.0),
+        Coord::xy(0.0, 1.0),
+        Coord::xy(0.0, 0.0),
+    ];
+    let hexagon_with_repeats = vec![
+        Coord::xy(2.0, 0.0),
+        Coord::xy(3.0, 0.0),
+        Coord::xy(3.0, 0.0),
+        Coord::xy(3.0, 1.0),
+        Coord::xy(2.0, 1.0),
+        Coord::xy(2.0, 1.0),
+        Coord::xy(2.0, 0.0),
+    ];
+    let negative_zero = vec![
+        Coord::xy(-0.0, -0.0),
+        Coord::xy(0.0, -1.0),
+        Coord::xy(1.0, -0.0),
+    ];
+    let dataset = features(vec![
+        Some(Geometry::Polygon(vec![quad_with_repeat])),
+        Some(Geometry::Polygon(vec![hexagon_with_repeats])),
+        Some(Geometry::Polygon(vec![negative_zero])),
+    ]);
+    let (mesh, notes) = adapt_noted(&dataset, false).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    let (geometry, _) = mesh_of(&mesh);
+    assert_eq!(
+        geometry.elements.kinds,
+        vec![
+            ElementKind::Triangle,
+            ElementKind::Quad,
+            ElementKind::Triangle
+        ]
+    );
+    assert_proper_elements(&geometry);
+    assert_eq!(geometry.nodes.len(), 3 + 4 + 1, "(0, 0) and (1, 0) shared");
+}
+
+/// Issue 33 item 9b: a sliver was turned by a floating-point signed area and came out
+/// clockwise.
+#[test]
+fn a_sliver_keeps_its_exact_orientation() {
+    // Counter-clockwise exactly (orient2d with rational arithmetic: +1.76e-7), but the
+    // floating-point shoelace sum of these UTM coordinates is -0.00049.
+    let a = (500406.1464617404, 6200736.959893317);
+    let b = (500451.26764485834, 6200788.08451532);
+    let c = (500425.39809255494, 6200758.77298155);
+    let triangle = |corners: [(f64, f64); 3]| {
+        Some(Geometry::Polygon(vec![
+            corners.iter().map(|(x, y)| Coord::xy(*x, *y)).collect(),
+        ]))
+    };
+    let dataset = features(vec![triangle([a, b, c]), triangle([c, b, a])]);
+    let (geometry, _) = mesh_of(&dataset);
+    assert_eq!(
+        element_corners(&geometry, 0),
+        vec![a, b, c],
+        "kept as given"
+    );
+    assert_eq!(element_corners(&geometry, 1), vec![a, b, c], "reversed");
+}
+
+#[test]
+fn only_strictly_convex_quadrilaterals_are_elements() {
+    let quad = |points: &[(f64, f64)]| {
+        Some(Geometry::Polygon(vec![
+            points.iter().map(|(x, y)| Coord::xy(*x, *y)).collect(),
+        ]))
+    };
+    let concave = quad(&[(0., 0.), (4., 0.), (1., 1.), (0., 4.)]);
+    let corner_on_a_side = quad(&[(0., 0.), (2., 0.), (4., 0.), (0., 4.)]);
+    let dataset = features(vec![concave.clone(), corner_on_a_side.clone()]);
+    let (geometry, _) = mesh_of(&dataset);
+    assert_eq!(geometry.elements.kinds, vec![ElementKind::Triangle; 4]);
+    assert_proper_elements(&geometry);
+    for geometry in [concave, corner_on_a_side] {
+        let error = adapt_without_triangulation(&features(vec![geometry])).unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "feature 1 cannot be an element: a quadrilateral that is not strictly convex"
+            ),
+            "{error}"
+        );
+    }
+    let bow_tie = quad(&[(0., 0.), (2., 2.), (2., 0.), (0., 2.)]);
+    let error = adapt(&features(vec![bow_tie]), DataKind::Mesh).unwrap_err();
+    assert!(
+        error.to_string().contains("crosses another edge"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_non_finite_corner_is_an_error_naming_the_feature() {
+    let nan = vec![
+        Coord::xy(0.0, 0.0),
+        Coord::xy(f64::NAN, 0.0),
+        Coord::xy(0.0, 1.0),
+    ];
+    for triangulate in [true, false] {
+        let error = adapt_noted(
+            &features(vec![Some(Geometry::Polygon(vec![nan.clone()]))]),
+            triangulate,
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("feature 1 cannot be an element: its vertex (0, NaN)")
+                || error
+                    .to_string()
+                    .contains("feature 1 cannot be an element: its vertex (NaN, 0)"),
+            "{error}"
+        );
+    }
 }

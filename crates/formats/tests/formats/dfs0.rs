@@ -650,7 +650,10 @@ fn vtu_gets_one_node_per_step_with_the_items() {
     let original = columns(&read(&corpus("dfs-samples", "ts_eq.dfs0")));
     let parameters = params(VtuReader.spec().parameters, &[]);
     for (step, expected_level) in original[0].iter().enumerate() {
-        let path = folder.path().join(format!("series_{step:04}.vtu"));
+        let path = folder
+            .path()
+            .join("series")
+            .join(format!("series_{step:04}.vtu"));
         let dataset = Dataset::collect(|sink| {
             VtuReader.read(&path, &parameters, &ReadContext::default(), sink)
         })

@@ -897,7 +897,10 @@ fn a_layered_file_to_vtu_moves_the_points_with_the_z_item() {
     let pvd = folder.path().join("sigma.pvd");
     convert(&corpus("dfs-samples", "mesh3d_sigma.dfsu"), &pvd, &[]);
     for step in 0..3 {
-        let vtu = folder.path().join(format!("sigma_{step:04}.vtu"));
+        let vtu = folder
+            .path()
+            .join("sigma")
+            .join(format!("sigma_{step:04}.vtu"));
         let dataset = Dataset::collect(|sink| {
             VtuReader.read(&vtu, &Parameters::default(), &ReadContext::default(), sink)
         })

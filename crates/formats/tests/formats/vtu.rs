@@ -238,27 +238,83 @@ fn several_steps_become_a_zip_with_a_pvd() {
     }
 }
 
+/// The names of the files in `folder`, sorted.
+fn names_in(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Issue 33: a .pvd output keeps its steps in a folder beside it, which the .pvd names.
 #[test]
-fn a_pvd_output_writes_loose_files_and_a_zip_output_zips_even_one_step() {
+fn a_pvd_output_writes_the_steps_in_a_folder_beside_it() {
     let folder = tempfile::tempdir().unwrap();
     let output = folder.path().join("loose.pvd");
-    let written = write(&sample(2), &output, "ascii").unwrap();
+    let steps = folder.path().join("loose");
+    let written = write(&sample(3), &output, "ascii").unwrap();
     assert_eq!(
         written.files,
         vec![
             output.clone(),
-            folder.path().join("loose_0000.vtu"),
-            folder.path().join("loose_0001.vtu")
+            steps.join("loose_0000.vtu"),
+            steps.join("loose_0001.vtu"),
+            steps.join("loose_0002.vtu"),
         ]
     );
-    assert_same_step(
-        &read(&folder.path().join("loose_0001.vtu")).unwrap(),
-        &sample(2),
-        1,
+    assert!(written.notes.is_empty(), "{:?}", written.notes);
+    assert_eq!(names_in(folder.path()), ["loose", "loose.pvd"]);
+    assert_eq!(
+        names_in(&steps),
+        ["loose_0000.vtu", "loose_0001.vtu", "loose_0002.vtu"]
     );
-    let pvd = std::fs::read_to_string(&output).unwrap();
-    assert!(pvd.contains("type=\"Collection\"") && pvd.contains("loose_0000.vtu"));
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        "<?xml version=\"1.0\"?>\n\
+         <VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n\
+         \x20 <Collection>\n\
+         \x20   <DataSet timestep=\"0.0\" group=\"\" part=\"0\" file=\"loose/loose_0000.vtu\"/>\n\
+         \x20   <DataSet timestep=\"1800.0\" group=\"\" part=\"0\" file=\"loose/loose_0001.vtu\"/>\n\
+         \x20   <DataSet timestep=\"3600.0\" group=\"\" part=\"0\" file=\"loose/loose_0002.vtu\"/>\n\
+         \x20 </Collection>\n\
+         </VTKFile>\n"
+    );
+    for step in 0..3 {
+        let path = steps.join(format!("loose_{step:04}.vtu"));
+        assert_same_step(&read(&path).unwrap(), &sample(3), step);
+    }
+    // One step to a .pvd is a collection of one; a second run writes over the first.
+    let written = write(&sample(1), &output, "binary").unwrap();
+    assert_eq!(written.files.len(), 2);
+    assert!(
+        std::fs::read_to_string(&output)
+            .unwrap()
+            .contains("file=\"loose/loose_0000.vtu\"")
+    );
+}
 
+#[test]
+fn a_pvd_output_needs_its_folder_and_no_file_in_place_of_the_steps_folder() {
+    let folder = tempfile::tempdir().unwrap();
+    let missing = folder.path().join("absent").join("b.pvd");
+    let error = write(&sample(2), &missing, "binary").unwrap_err();
+    assert!(matches!(error, FormatError::Io { .. }), "{error}");
+    assert!(!folder.path().join("absent").exists(), "not created");
+    std::fs::write(folder.path().join("c"), "a file").unwrap();
+    let error = write(&sample(2), &folder.path().join("c.pvd"), "binary").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("a file has the name of the folder"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_zip_output_zips_even_one_step() {
+    let folder = tempfile::tempdir().unwrap();
     let zipped = folder.path().join("one.zip");
     let written = write(&sample(1), &zipped, "binary").unwrap();
     assert_eq!(written.files, vec![zipped.clone()]);

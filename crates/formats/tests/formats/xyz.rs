@@ -115,6 +115,44 @@ fn bad_rows_are_errors_naming_the_line() {
     }
 }
 
+/// Issue 33: NaN and infinite coordinates were accepted.
+#[test]
+fn non_finite_coordinates_are_errors_naming_the_line_and_column() {
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case<'_>] = &[
+        (
+            "1 2 3\nNaN 5 6\n",
+            &[],
+            "line 2: column 0 (x) \"NaN\" is not a finite number",
+        ),
+        ("1,2,3\n\n4,inf,6\n", &[], "line 3: column 1 (y) \"inf\""),
+        ("1 2 -infinity\n", &[], "line 1: column 2 (z) \"-infinity\""),
+        ("1 2 3\n4 5 1e999\n", &[], "line 2: column 2 (z) \"1e999\""),
+        (
+            "1 2 9 nan\n",
+            &[("ZColumnIndex", "3")],
+            "line 1: column 3 (z) \"nan\"",
+        ),
+    ];
+    for (text, raw, expected) in cases {
+        let message = read_text(text, raw).unwrap_err().to_string();
+        assert!(message.contains(expected), "{text:?}: {message}");
+        assert!(message.contains("x, y and z must be finite"), "{message}");
+    }
+}
+
+#[test]
+fn non_finite_values_in_extra_columns_are_kept() {
+    let dataset = read_text("1 2 3 NaN inf\n", &[]).unwrap();
+    let chunk = points(&dataset);
+    assert!(chunk.items[0][0].is_nan());
+    assert_eq!(chunk.items[1][0], f64::INFINITY);
+    // With z moved to column 3, column 2 is a value and may be NaN.
+    let dataset = read_text("1 2 nan 4\n", &[("ZColumnIndex", "3")]).unwrap();
+    assert_eq!(points(&dataset).z, vec![4.0]);
+    assert!(points(&dataset).items[0][0].is_nan());
+}
+
 #[test]
 fn a_line_over_the_limit_is_an_error() {
     let folder = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::helpers::{basin_in, stderr_of};
+use crate::helpers::{basin_in, dfs_sample_path, stderr_of};
 
 use serde_json::Value;
 
@@ -211,6 +211,95 @@ fn convert_reports_a_missing_input_as_such() {
         "{message}"
     );
     assert!(files(dir.path()).is_empty());
+}
+
+/// Issue 33: a missing output folder printed the OS error twice.
+#[test]
+fn convert_names_a_missing_output_folder_once_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dfs_sample_path("mesh2d_mixed.dfsu");
+    let input = input.to_str().unwrap();
+    let message = failing(dir.path(), &["convert", input, "out/b.vtu"]);
+    assert_eq!(
+        message,
+        "error: the output folder out does not exist; create it first\n"
+    );
+    assert!(files(dir.path()).is_empty());
+}
+
+/// An error whose message already ends with its cause (the formats crate's I/O errors) prints
+/// the cause once.
+#[test]
+fn convert_prints_an_error_and_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dfs_sample_path("mesh2d_mixed.dfsu");
+    // A file where the steps folder of b.pvd must go.
+    std::fs::write(dir.path().join("b"), "in the way").unwrap();
+    let message = failing(dir.path(), &["convert", input.to_str().unwrap(), "b.pvd"]);
+    let cause = "a file has the name of the folder for the time steps";
+    assert_eq!(message.matches(cause).count(), 1, "{message}");
+    assert!(
+        message.starts_with("error: DfsuReader -> VtuWriter: writing b: "),
+        "{message}"
+    );
+    assert_eq!(files(dir.path()), ["b"], "no partial output");
+}
+
+#[test]
+fn convert_help_says_where_the_steps_of_a_vtu_output_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = basin(dir.path(), &["convert", "--help"]);
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    for words in [
+        "is written as `x.zip` holding `x.pvd`",
+        "a folder `x/`",
+        "`x/x_0000.vtu`",
+    ] {
+        assert!(help.contains(words), "{words}: {help}");
+    }
+}
+
+/// Issue 33: `x.pvd` gives the collection plus a folder `x/` of steps; an earlier series is
+/// refused without --force and replaced whole with it.
+#[test]
+fn convert_writes_a_pvd_and_a_folder_of_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dfs_sample_path("mesh2d_mixed.dfsu");
+    let input = input.to_str().unwrap();
+    let output = basin(dir.path(), &["convert", input, "b.pvd"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(files(dir.path()), ["b", "b.pvd"]);
+    let steps: Vec<String> = (0..5).map(|step| format!("b_{step:04}.vtu")).collect();
+    assert_eq!(files(&dir.path().join("b")), steps);
+    let pvd = std::fs::read_to_string(dir.path().join("b.pvd")).unwrap();
+    assert!(pvd.contains("<VTKFile type=\"Collection\""), "{pvd}");
+    for (step, name) in steps.iter().enumerate() {
+        let line = format!(
+            "<DataSet timestep=\"{:?}\" group=\"\" part=\"0\" file=\"b/{name}\"/>",
+            step as f64 * 900.0
+        );
+        assert!(pvd.contains(&line), "{line}: {pvd}");
+    }
+    let message = stderr(&output);
+    assert!(message.contains("wrote b.pvd\n"), "{message}");
+    assert!(message.contains(&format!(
+        "wrote {}",
+        Path::new("b").join("b_0004.vtu").display()
+    )));
+    assert!(!message.contains("note:"), "{message}");
+
+    // An earlier step alone is enough to refuse; --force removes the steps of the earlier
+    // series, the one past the new series included.
+    std::fs::remove_file(dir.path().join("b.pvd")).unwrap();
+    std::fs::write(dir.path().join("b").join("b_0007.vtu"), "earlier").unwrap();
+    let message = failing(dir.path(), &["convert", input, "b.pvd"]);
+    assert!(
+        message.contains("b_0000.vtu exists (a time step of an earlier b.pvd); pass --force"),
+        "{message}"
+    );
+    let output = basin(dir.path(), &["convert", input, "b.pvd", "--force"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(files(&dir.path().join("b")), steps);
 }
 
 #[test]

@@ -476,6 +476,31 @@ api_test!(
     }
 );
 
+// Issue 33: an XYZ point at NaN or infinity was imported; it is an error naming the line.
+api_test!(
+    an_xyz_file_with_a_non_finite_coordinate_ends_the_transfer_in_error_naming_the_line,
+    |app| {
+        let project = project(&app, "Soundings").await;
+        let record = import(
+            &app,
+            &project,
+            "points.xyz",
+            b"500000 6200000 1.5\n500010 6200000 2.5\n500000 NaN 3.5\n",
+            "XyzReader",
+            "VtuWriter",
+        )
+        .await;
+        assert_eq!(record["status"], "Error", "{record}");
+        let message = record["errorMessage"].as_str().unwrap();
+        assert!(
+            message.contains("line 3") && message.contains("not a finite number"),
+            "{message}"
+        );
+        assert_eq!(record["importResults"], json!([]));
+        assert_eq!(datasets_in(&app, &project).await["data"], json!([]));
+    }
+);
+
 // Each request that must be refused before a transfer exists, with the field it names.
 api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
     let project = project(&app, "Checks").await;
