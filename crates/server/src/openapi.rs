@@ -228,3 +228,22 @@ fn problem_schema() -> utoipa::openapi::schema::Schema {
         )
         .into()
 }
+
+/// Routes whose last segment the router takes whole and the handler splits, documented as
+/// clients call them: `(route, documented path)`. The router cannot match a parameter with a
+/// fixed suffix in one segment, but a client generated from the document must call the path
+/// the interface names, with the suffix.
+const PATHS_WITH_SUFFIX: &[(&str, &str)] = &[(
+    "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}",
+    "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}.vector.pbf",
+)];
+
+/// Names the routes of [`PATHS_WITH_SUFFIX`] with their suffix. Applied after the paths are
+/// collected.
+pub(crate) fn name_paths_with_their_suffix(openapi: &mut utoipa::openapi::OpenApi) {
+    for (route, documented) in PATHS_WITH_SUFFIX {
+        if let Some(item) = openapi.paths.paths.remove(*route) {
+            openapi.paths.paths.insert((*documented).to_owned(), item);
+        }
+    }
+}

@@ -643,6 +643,7 @@ pub(crate) fn router(
     openapi.merge(uploads_openapi);
     crate::openapi::add_api_version_header(&mut openapi, limits.page_size_max);
     crate::openapi::add_problem_responses(&mut openapi);
+    crate::openapi::name_paths_with_their_suffix(&mut openapi);
     let middleware = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(
             crate::telemetry::RequestIds::new(),

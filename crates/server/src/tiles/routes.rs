@@ -200,11 +200,11 @@ async fn define_tiles(
 /// A Mapbox Vector Tile 2.1 of a feature collection (GeoJSON, Shapefile) or a mesh (one
 /// polygon per element with its values of the first step), in WebMercatorQuad: one layer named
 /// after the dataset, extent 4096, buffer 64, simplified per level. A tile without features is
-/// empty (0 bytes).
+/// empty (0 bytes). Documented as `.../{tileRow}.vector.pbf` (`openapi::PATHS_WITH_SUFFIX`).
 #[utoipa::path(get, path = "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}",
     tag = "tiles",
     params(("id" = uuid::Uuid, Path), ("zoom" = u8, Path), ("tileCol" = u32, Path),
-        ("tileRow" = String, Path, description = "the row followed by `.vector.pbf`, e.g. `83.vector.pbf`"),
+        ("tileRow" = u32, Path, description = "the row; the segment is `<tileRow>.vector.pbf`, e.g. `83.vector.pbf`"),
         ("If-None-Match" = Option<String>, Header, description = "an ETag of an earlier answer")),
     responses((status = 200, content_type = "application/vnd.mapbox-vector-tile"),
         (status = 304), (status = 400), (status = 401), (status = 403), (status = 404),

@@ -356,6 +356,26 @@ api_test!(the_openapi_document_and_swagger_ui_are_served, |app| {
         );
     }
     assert!(spec["components"]["securitySchemes"]["apiKey"].is_object());
+    // Issue 33: the vector tile path was documented without `.vector.pbf`, so a generated
+    // client called a path that answers 404. It is documented as the interface names it, and
+    // the path filled in from the document's template reaches the handler.
+    let vector = "/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}.vector.pbf";
+    assert!(spec["paths"][vector]["get"].is_object(), "{vector}");
+    assert!(
+        spec["paths"]["/api/vectortiles/dataset/{id}/{zoom}/{tileCol}/{tileRow}"].is_null(),
+        "the route without its suffix is not documented"
+    );
+    let filled = vector
+        .replace("{id}", &uuid::Uuid::new_v4().to_string())
+        .replace("{zoom}", "0")
+        .replace("{tileCol}", "0")
+        .replace("{tileRow}", "0");
+    let missing = app.with_key(Method::GET, &filled).send().await.unwrap();
+    let problem = expect_problem(missing, StatusCode::NOT_FOUND, "not-found").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("dataset"),
+        "the handler answered, about the unknown dataset: {problem}"
+    );
     let ui = app.anonymous(Method::GET, "/docs/").send().await.unwrap();
     assert_eq!(ui.status(), StatusCode::OK);
     assert!(
