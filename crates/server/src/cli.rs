@@ -290,10 +290,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {
+    let token_ttl_seconds = config.auth.bootstrap_token_ttl_seconds;
     let app = App::build(config, clock).await?;
     let address = app.local_addr()?;
     if let Some(bootstrap) = app.bootstrap() {
-        print_banner(bootstrap, address)?;
+        print_banner(bootstrap, address, token_ttl_seconds)?;
     }
     app.run_until_stopped(shutdown_signal()).await?;
     Ok(())
@@ -377,27 +378,43 @@ async fn shutdown_signal() {
     }
 }
 
-fn print_banner(bootstrap: &BootstrapOutput, address: SocketAddr) -> anyhow::Result<()> {
+fn print_banner(
+    bootstrap: &BootstrapOutput,
+    address: SocketAddr,
+    token_ttl_seconds: i64,
+) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "\nBasin bootstrapped an empty store. Keep these safe; `basin admin bootstrap` prints\n\
-         them again with fresh tokens.\n\n  \
+        "\nBasin bootstrapped an empty store. Keep these safe.\n\n  \
          tenant id:         {}\n  \
          owner user id:     {}\n  \
          API key:           {}\n  \
          BackOffice token:  {}\n  \
          owner user token:  {}\n\n\
-         Try: curl -H 'svc-open-api-key: {}' http://{address}/api/iam/principal/me\n",
+         The API key does not expire. The two tokens expire in {}: `basin admin bootstrap`\n\
+         prints all of this again with fresh tokens, `basin admin token` makes one token.\n\n\
+         Console: http://{address}/ (sign in with the API key)\n\
+         Try:     curl -H 'svc-open-api-key: {}' http://{address}/api/iam/principal/me\n",
         bootstrap.tenant_id,
         bootstrap.user_id,
         bootstrap.api_key,
         bootstrap.back_office_token,
         bootstrap.user_token,
+        duration_words(token_ttl_seconds),
         bootstrap.api_key,
     )?;
     out.flush()?;
     Ok(())
+}
+
+/// `seconds` as a person says it: `24 hours`, `90 minutes`, `45 seconds`.
+fn duration_words(seconds: i64) -> String {
+    match seconds {
+        s if s >= 3600 && s % 3600 == 0 => format!("{} hours", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{} minutes", s / 60),
+        s => format!("{s} seconds"),
+    }
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {

@@ -553,6 +553,9 @@ impl App {
             let _ = stopping_tx.send(Some(tokio::time::Instant::now() + grace));
         };
         tracing::info!("listening on http://{address}");
+        if self.services.config.console.enabled {
+            tracing::info!("console at http://{address}/ (sign in with an API key or a token)");
+        }
         let workers_stop = tokio_util::sync::CancellationToken::new();
         let workers = (self.services.config.transfers.executor
             == crate::config::TransferExecutor::InProcess)
