@@ -264,6 +264,18 @@ async fn check_content_live(state: &BlobState, target: &Target) -> Result<(), Az
     }
 }
 
+/// [`check_content_live`] for a read: content in the recycle bin is refused, and content
+/// that is gone (removed for good) is simply not found, as for any path with nothing there.
+async fn check_readable(state: &BlobState, target: &Target) -> Result<(), AzureError> {
+    match check_content_live(state, target).await {
+        Err(AzureError::InRecycleBin) => match state.blobs.head(&target.path).await {
+            Err(error @ crate::blob::store::BlobError::NotFound(_)) => Err(error.into()),
+            _ => Err(AzureError::InRecycleBin),
+        },
+        other => other,
+    }
+}
+
 /// Tells the datasets stored at this blob (or the upload records, for an upload) their new size
 /// and checksum. Failing here fails the write request, so the client retries and the record
 /// never disagrees with the bytes.
@@ -306,7 +318,7 @@ async fn get_blob(
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     target.authorize(&state, &request, Permissions::READ)?;
-    check_content_live(&state, &target).await?;
+    check_readable(&state, &target).await?;
     if target.comp.is_some() {
         return Err(AzureError::InvalidQueryParameter("comp"));
     }
@@ -376,7 +388,7 @@ async fn head_blob(
 ) -> Result<Response, AzureError> {
     let target = Target::parse(&request)?;
     target.authorize(&state, &request, Permissions::READ)?;
-    check_content_live(&state, &target).await?;
+    check_readable(&state, &target).await?;
     let meta = state.blobs.head(&target.path).await?;
     check_if_match(request.headers(), &meta)?;
     let mut response = StatusCode::OK.into_response();

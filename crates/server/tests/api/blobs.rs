@@ -1114,13 +1114,23 @@ api_test!(
             .await;
         expect_status(purged, StatusCode::NO_CONTENT).await;
         let gone = app.client.get(&read).send().await.unwrap();
-        expect_azure_error(gone, StatusCode::FORBIDDEN, "AuthorizationFailure").await;
+        assert_eq!(
+            gone.status(),
+            StatusCode::NOT_FOUND,
+            "the purged content is gone"
+        );
         expect_azure_error(
             put_blob(&app, &a, data(30)).await,
             StatusCode::FORBIDDEN,
             "AuthorizationFailure",
         )
         .await;
+        let still_gone = app.client.get(&read).send().await.unwrap();
+        assert_eq!(
+            still_gone.status(),
+            StatusCode::NOT_FOUND,
+            "nothing was written"
+        );
     }
 );
 

@@ -233,7 +233,10 @@ api_test_with!(
         assert_eq!(record(&app, &id).await["status"], "Completed");
 
         // Run again (a second Job of the same transfer), for a cancelled transfer and for one
-        // that does not exist: nothing to run, which the Job must report as a failure.
+        // that does not exist: nothing to run, which the Job must report as a failure. The
+        // completed import took its upload over, so the next one needs an upload of its own.
+        let mut copy = copy;
+        copy["uploadUrl"] = json!(upload(&app, "note.txt", b"another small file").await);
         let summary = start(&app, "/api/conversion/upload-convert", copy).await;
         let cancelled = summary["id"].as_str().unwrap().to_owned();
         cancel(&app, &cancelled).await;
