@@ -279,6 +279,19 @@ mod tests {
             .collect()
     }
 
+    /// The headers a read of a blob stored with these properties gets, as `page.html`.
+    fn served(content_type: &str, disposition: Option<&str>) -> HeaderMap {
+        let mut read = HeaderMap::new();
+        let properties = BlobProperties {
+            content_type: Some(content_type.to_owned()),
+            content_disposition: disposition.map(str::to_owned),
+            ..BlobProperties::default()
+        };
+        insert_into(&mut read, &properties);
+        insert_safety_headers(&mut read, "page.html");
+        read
+    }
+
     #[test]
     fn azure_headers_win_and_put_block_list_ignores_standard_ones() {
         let sent = headers(&[
@@ -329,14 +342,7 @@ mod tests {
             ("image/tiff", None, None),
             ("application/octet-stream", Some("inline"), Some("inline")),
         ] {
-            let mut read = HeaderMap::new();
-            let properties = BlobProperties {
-                content_type: Some(content_type.to_owned()),
-                content_disposition: disposition.map(str::to_owned),
-                ..BlobProperties::default()
-            };
-            insert_into(&mut read, &properties);
-            insert_safety_headers(&mut read, "page.html");
+            let read = served(content_type, disposition);
             assert_eq!(read["x-content-type-options"], "nosniff");
             assert_eq!(
                 read["content-security-policy"],
@@ -406,14 +412,7 @@ mod tests {
                 Some("attachment; filename=\"page.html\""),
             ),
         ] {
-            let mut read = HeaderMap::new();
-            let properties = BlobProperties {
-                content_type: Some(content_type.to_owned()),
-                content_disposition: disposition.map(str::to_owned),
-                ..BlobProperties::default()
-            };
-            insert_into(&mut read, &properties);
-            insert_safety_headers(&mut read, "page.html");
+            let read = served(content_type, disposition);
             assert_eq!(
                 read.get("content-disposition").map(|v| v.to_str().unwrap()),
                 expected,
