@@ -44,20 +44,30 @@ impl TransferService {
     ) -> Result<StagedOutcome, TransferError> {
         let tenant = self.datasets.creatable(caller, folder).await?;
         let mut outcome = StagedOutcome::default();
+        let mut taken_over = std::collections::BTreeSet::new();
         for file in files {
             let name = file.file_name.as_str().to_owned();
             match self
                 .import_one(principal, caller, (tenant, folder), &file, size_max)
                 .await
             {
-                Ok(id) => outcome.datasets.push((name, id)),
+                Ok((id, upload)) => {
+                    outcome.datasets.push((name, id));
+                    taken_over.insert(upload);
+                }
                 Err(StagedFailure::File(message)) => outcome.failures.push((name, message)),
                 Err(StagedFailure::Fault(error)) => return Err(error),
             }
         }
+        // The datasets have the bytes now; their uploads are no longer needed (only now, so
+        // that one upload may become several datasets of one request).
+        for upload in taken_over {
+            self.upload_keeper.taken_over(&upload).await;
+        }
         Ok(outcome)
     }
 
+    /// Makes a dataset of one staged file; returns it and the key of the upload it read.
     async fn import_one(
         &self,
         principal: &Principal,
@@ -65,7 +75,7 @@ impl TransferService {
         (tenant, folder): (crate::ids::TenantId, ProjectId),
         file: &StagedFile,
         size_max: u64,
-    ) -> Result<DatasetId, StagedFailure> {
+    ) -> Result<(DatasetId, String), StagedFailure> {
         let (source, meta) = self
             .uploaded_blob(principal, &file.url)
             .await
@@ -113,9 +123,7 @@ impl TransferService {
             }
             return Err(StagedFailure::from(TransferError::from(error)));
         }
-        // The dataset has the bytes now; the upload is no longer needed.
-        self.upload_keeper.taken_over(&source.key()).await;
-        Ok(id)
+        Ok((id, source.key()))
     }
 }
 

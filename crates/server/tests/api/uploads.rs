@@ -139,7 +139,8 @@ api_test!(an_imported_upload_is_stored_once, |app| {
     expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
 });
 
-// import-staged copies files into datasets synchronously; its uploads go too.
+// import-staged makes datasets of uploads at once (one upload may become several datasets of
+// one request); its uploads go once the request made them.
 api_test!(a_staged_import_takes_its_upload_over, |app| {
     let project = project(&app, "Staged").await;
     let url = upload(&app, "a.bin", &body(1000)).await;
@@ -148,7 +149,10 @@ api_test!(a_staged_import_takes_its_upload_over, |app| {
             Method::POST,
             &format!("/api/conversion/project/{project}/file/import-staged"),
         )
-        .json(&json!({"files": [{"url": url, "fileName": "a.bin"}]}))
+        .json(&json!({"files": [
+            {"url": url, "fileName": "a.bin"},
+            {"url": url, "fileName": "b.bin"},
+        ]}))
         .send()
         .await
         .unwrap();
@@ -156,7 +160,7 @@ api_test!(a_staged_import_takes_its_upload_over, |app| {
     assert_eq!(upload_status(&app, &url).await, StatusCode::NOT_FOUND);
     let storage = storage(&app).await;
     assert_eq!(storage["uploadsBytes"], 0, "{storage}");
-    assert_eq!(storage["datasetsBytes"], 1000, "{storage}");
+    assert_eq!(storage["datasetsBytes"], 2000, "{storage}");
 });
 
 fn short_retention_no_workers(config: &mut basin::Config) {
