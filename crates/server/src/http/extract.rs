@@ -45,7 +45,9 @@ where
 
 /// A JSON request body bound like [`Json`], except that every number reaches the target type
 /// as its literal text (a string): for exact decimals (credit amounts), which a trip through
-/// `f64` would round. Fields read from it parse numbers from strings themselves.
+/// `f64` would round. Fields read from it parse numbers from strings themselves. The body must
+/// be JSON as it was sent: `00001` or `1.` is refused before any number becomes text, where it
+/// would look like the string a client may also send.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ExactJson<T>(pub T);
 
@@ -58,6 +60,9 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = body_bytes(request, state).await?;
+        if !is_blank(&bytes) {
+            serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(invalid_json)?;
+        }
         bind_json(&quote_numbers(&bytes)).map(ExactJson)
     }
 }
@@ -81,12 +86,10 @@ async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes
 
 /// Parses and binds a body: blank is `{}`, NUL is refused, names bind ignoring case.
 fn bind_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+    let value = if is_blank(bytes) {
         serde_json::Value::Object(serde_json::Map::new())
     } else {
-        serde_json::from_slice(bytes).map_err(|error| {
-            ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
-        })?
+        serde_json::from_slice(bytes).map_err(invalid_json)?
     };
     if let Some(field) = nul_in_json(&value, String::new()) {
         return Err(nul_error(if field.is_empty() {
@@ -96,6 +99,15 @@ fn bind_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         }));
     }
     from_json_value(value).map_err(|error| bind_error("body", error))
+}
+
+/// Whether a body is empty or only white space (bound as `{}`).
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+fn invalid_json(error: serde_json::Error) -> ApiError {
+    ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
 }
 
 /// JSON text with every number outside strings turned into a string of its literal text.

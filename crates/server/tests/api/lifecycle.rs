@@ -599,3 +599,45 @@ api_test_with!(shutdown_ends_within_the_grace_period, short_grace, |app| {
     // keep reading the endless body; a real process exits here.
     upload.abort();
 });
+
+/// Issue 33: a `BASIN_` variable that is no setting stopped `basin serve` with figment's key
+/// path and a line of Basin's source, twice over. It is still an error (unknown keys are), in
+/// one line that names the variable, before the store is touched.
+async fn serve_refuses_an_unknown_basin_variable(database_url: Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let mut command = basin();
+        command
+            .current_dir(&data_dir)
+            .arg("--data-dir")
+            .arg(data_dir.join("data"))
+            .env("BASIN_REQUIRE_POSTGRES", "1");
+        if let Some(url) = &database_url {
+            command.arg("--database-url").arg(url);
+        }
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [concat!(
+            "error: invalid configuration: the environment variable BASIN_REQUIRE_POSTGRES is ",
+            "not a setting (expected one of: listen, data_dir, public_url, database_url, ",
+            "database, auth, blob, limits, transfers, fetch, recycle_bin, credits, features, ",
+            "tiles, log, events, console)"
+        )],
+        "{stderr}"
+    );
+    assert!(!dir.path().join("data").exists(), "nothing was created");
+}
+
+store_test!(serve_names_a_basin_variable_that_is_no_setting, |url| {
+    serve_refuses_an_unknown_basin_variable(url).await;
+});
