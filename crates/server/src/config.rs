@@ -1120,9 +1120,10 @@ impl Provider for Environment {
         let names = self.names.clone();
         Metadata::named(ENV_SOURCE).interpolater(move |_profile, keys| {
             let path = keys.join(".");
-            names.get(&path).cloned().unwrap_or_else(|| {
-                format!("{ENV_PREFIX}{}", keys.join("__").to_ascii_uppercase())
-            })
+            names
+                .get(&path)
+                .cloned()
+                .unwrap_or_else(|| format!("{ENV_PREFIX}{}", keys.join("__").to_ascii_uppercase()))
         })
     }
 
@@ -1328,7 +1329,10 @@ mod tests {
     #[test]
     fn a_basin_variable_that_is_no_setting_is_named_in_one_line() {
         for (variable, says) in [
-            ("BASIN_FOO", "the environment variable BASIN_FOO is not a setting"),
+            (
+                "BASIN_FOO",
+                "the environment variable BASIN_FOO is not a setting",
+            ),
             (
                 "BASIN_LIMITS__NO_SUCH_KEY",
                 "the environment variable BASIN_LIMITS__NO_SUCH_KEY is not a setting",

@@ -401,7 +401,10 @@ api_test!(
             let body = add_text(Some(tenant), credits, "lenient", FAR);
             let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
             let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-            assert!(problem["errors"]["credits"].is_array(), "{credits}: {problem}");
+            assert!(
+                problem["errors"]["credits"].is_array(),
+                "{credits}: {problem}"
+            );
         }
         // The other number of the credit bodies, a reservation's timeout, is read alike.
         add(&app, Some(tenant), "10", "abc", FAR).await;

@@ -204,6 +204,16 @@ pub async fn create_empty_pg_database() -> Option<PgDatabase> {
     Some(PgDatabase::named(admin_url, name))
 }
 
+/// A name for a database on the test server that does not exist yet, dropped with the test if
+/// something created it: for the tests of what the app does when it creates one.
+pub fn absent_pg_database() -> Option<PgDatabase> {
+    let admin_url = postgres_admin_url()?;
+    Some(PgDatabase::named(
+        admin_url,
+        format!("basin_test_{}", Uuid::new_v4().simple()),
+    ))
+}
+
 impl PgDatabase {
     fn named(admin_url: String, name: String) -> Self {
         let mut url = reqwest::Url::parse(&admin_url).expect("TEST_POSTGRES_URL is not a URL");
