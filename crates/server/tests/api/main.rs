@@ -15,6 +15,7 @@ mod access_cache;
 mod admin;
 mod auth;
 mod blobs;
+mod connections;
 mod console;
 mod conventions;
 mod convert_cli;
