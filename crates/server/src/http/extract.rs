@@ -1,15 +1,19 @@
 //! Extractors that bind input the way clients send it and fail as problem+json.
 //!
-//! - [`Json`] ignores the `Content-Type` (clients send `application/json-patch+json`, even on
-//!   GET), treats an empty body as `{}` (restore calls arrive without one) and binds property
-//!   names case-insensitively.
+//! - [`JsonBody`] is read only when the handler asks, after it has decided who may call it;
+//!   it ignores the `Content-Type` (clients send `application/json-patch+json`, even on GET),
+//!   treats an empty body as `{}` (restore calls arrive without one) and binds property names
+//!   case-insensitively.
 //! - [`Query`] binds parameter names case-insensitively, repeated keys as lists.
 //! - [`Path`] turns malformed ids into a 400 naming the segment.
 //!
 //! No text Basin accepts may hold a NUL character: PostgreSQL cannot store it in text, SQLite
-//! would keep it and hand it to every client, and no name or value needs it. [`Json`] and
+//! would keep it and hand it to every client, and no name or value needs it. [`JsonBody`] and
 //! [`Query`] refuse it anywhere in their input with a 400 naming the field, on both
 //! databases alike.
+
+use std::convert::Infallible;
+use std::marker::PhantomData;
 
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -26,54 +30,66 @@ use crate::http::case_insensitive::{BindError, from_json_value, from_query_pairs
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct JsonBodyLimit(pub u64);
 
-/// A JSON request or response body.
+/// A JSON response body.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Json<T>(pub T);
 
-impl<T, S> FromRequest<S> for Json<T>
+/// A JSON request body, not read yet. Handlers decide who may call them first (credentials,
+/// then the rights on what the path names) and only then [`read`](Self::read) the body, so
+/// that a caller without the right gets the same 401, 403 or 404 whatever it sends and learns
+/// nothing of what the body should hold. There is deliberately no extractor that reads a
+/// JSON body on its own.
+///
+/// The body is read like this: the `Content-Type` is ignored (clients send
+/// `application/json-patch+json`, even on GET), an empty body is `{}` (restore calls arrive
+/// without one) and property names bind case-insensitively.
+pub(crate) struct JsonBody<T> {
+    request: Request,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T, S> FromRequest<S> for JsonBody<T>
 where
-    T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = Infallible;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = body_bytes(request, state).await?;
-        bind_json(&bytes).map(Json)
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            request,
+            _type: PhantomData,
+        })
     }
 }
 
-/// A JSON request body bound like [`Json`], except that every number reaches the target type
-/// as its literal text (a string): for exact decimals (credit amounts), which a trip through
-/// `f64` would round. Fields read from it parse numbers from strings themselves. The body must
-/// be JSON as it was sent: `00001` or `1.` is refused before any number becomes text, where it
-/// would look like the string a client may also send.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ExactJson<T>(pub T);
+impl<T: DeserializeOwned> JsonBody<T> {
+    /// Reads and binds the body, within the JSON body limit in force.
+    pub(crate) async fn read(self) -> Result<T, ApiError> {
+        let bytes = body_bytes(self.request).await?;
+        bind_json(&bytes)
+    }
 
-impl<T, S> FromRequest<S> for ExactJson<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = body_bytes(request, state).await?;
+    /// Reads the body like [`read`](Self::read), except that every number reaches the target
+    /// type as its literal text (a string): for exact decimals (credit amounts), which a trip
+    /// through `f64` would round. Fields read so parse numbers from strings themselves. The
+    /// body must be JSON as it was sent: `00001` or `1.` is refused before any number becomes
+    /// text, where it would look like the string a client may also send.
+    pub(crate) async fn read_exact(self) -> Result<T, ApiError> {
+        let bytes = body_bytes(self.request).await?;
         if !is_blank(&bytes) {
             serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(invalid_json)?;
         }
-        bind_json(&quote_numbers(&bytes)).map(ExactJson)
+        bind_json(&quote_numbers(&bytes))
     }
 }
 
 /// The body, within the JSON body limit in force.
-async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+async fn body_bytes(request: Request) -> Result<Bytes, ApiError> {
     let limit = request
         .extensions()
         .get::<JsonBodyLimit>()
         .map_or(crate::limits::JSON_BODY_BYTES_MAX, |limit| limit.0);
-    Bytes::from_request(request, state)
+    Bytes::from_request(request, &())
         .await
         .map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {

@@ -14,6 +14,7 @@ mod helpers;
 mod access_cache;
 mod admin;
 mod auth;
+mod authorization_first;
 mod blobs;
 mod connections;
 mod console;
