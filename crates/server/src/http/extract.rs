@@ -70,16 +70,20 @@ impl<T: DeserializeOwned> JsonBody<T> {
     }
 
     /// Reads the body like [`read`](Self::read), except that every number reaches the target
-    /// type as its literal text (a string): for exact decimals (credit amounts), which a trip
-    /// through `f64` would round. Fields read so parse numbers from strings themselves. The
-    /// body must be JSON as it was sent: `00001` or `1.` is refused before any number becomes
-    /// text, where it would look like the string a client may also send.
+    /// type as its literal text: for exact decimals (credit amounts), which a trip through
+    /// `f64` would round. The body must be JSON as it was sent (`00001` or `1.` is refused)
+    /// before its numbers become marked text ([`NUMBER_MARK`](crate::http::case_insensitive::NUMBER_MARK)); a marked number binds to the
+    /// number types and to types that read any value, and is refused where a string is
+    /// expected, as any number is.
     pub(crate) async fn read_exact(self) -> Result<T, ApiError> {
         let bytes = body_bytes(self.request).await?;
-        if !is_blank(&bytes) {
-            serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(invalid_json)?;
+        if is_blank(&bytes) {
+            return bind_json(&bytes);
         }
-        bind_json(&quote_numbers(&bytes))
+        let sent: serde_json::Value = serde_json::from_slice(&bytes).map_err(invalid_json)?;
+        refuse_nul(&sent)?;
+        let marked = serde_json::from_slice(&quote_numbers(&bytes)).map_err(invalid_json)?;
+        from_json_value(marked).map_err(|error| bind_error("body", error))
     }
 }
 
@@ -107,14 +111,17 @@ fn bind_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     } else {
         serde_json::from_slice(bytes).map_err(invalid_json)?
     };
-    if let Some(field) = nul_in_json(&value, String::new()) {
-        return Err(nul_error(if field.is_empty() {
-            "body".into()
-        } else {
-            field
-        }));
-    }
+    refuse_nul(&value)?;
     from_json_value(value).map_err(|error| bind_error("body", error))
+}
+
+/// A 400 naming the first string or key of `value` that holds a NUL.
+fn refuse_nul(value: &serde_json::Value) -> Result<(), ApiError> {
+    match nul_in_json(value, String::new()) {
+        Some(field) if field.is_empty() => Err(nul_error("body".into())),
+        Some(field) => Err(nul_error(field)),
+        None => Ok(()),
+    }
 }
 
 /// Whether a body is empty or only white space (bound as `{}`).
@@ -126,8 +133,9 @@ fn invalid_json(error: serde_json::Error) -> ApiError {
     ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
 }
 
-/// JSON text with every number outside strings turned into a string of its literal text.
-/// Anything that is not valid JSON stays invalid (the parser that follows reports it).
+/// JSON text with every number outside strings turned into a string of its literal text after
+/// [`NUMBER_MARK`](crate::http::case_insensitive::NUMBER_MARK) (written as the escape `\u0000`). Anything that is not valid JSON stays
+/// invalid (the parser that follows reports it).
 fn quote_numbers(input: &[u8]) -> Vec<u8> {
     let mut output = Vec::with_capacity(input.len() + 16);
     let mut rest = input;
@@ -154,7 +162,7 @@ fn quote_numbers(input: &[u8]) -> Vec<u8> {
                 .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
                 .unwrap_or(rest.len());
             let (number, after) = rest.split_at(end);
-            output.push(b'"');
+            output.extend_from_slice(b"\"\\u0000");
             output.extend_from_slice(number);
             output.push(b'"');
             rest = after;
@@ -271,10 +279,10 @@ mod tests {
     }
 
     #[test]
-    fn numbers_become_their_literal_text_and_strings_stay_as_they_are() {
+    fn numbers_become_their_marked_literal_text_and_strings_stay_as_they_are() {
         assert_eq!(
             quoted(r#"{"credits": 1.0000001, "n": -2e-3, "a": [1,2]}"#),
-            r#"{"credits": "1.0000001", "n": "-2e-3", "a": ["1","2"]}"#
+            r#"{"credits": "\u00001.0000001", "n": "\u0000-2e-3", "a": ["\u00001","\u00002"]}"#
         );
         assert_eq!(
             quoted(r#"{"s": "1 \"2\" \\", "t": true, "u": null}"#),
@@ -284,6 +292,6 @@ mod tests {
             quoted(r#"{"s": "unterminated 1"#),
             r#"{"s": "unterminated 1"#
         );
-        assert_eq!(quoted("12"), r#""12""#);
+        assert_eq!(quoted("12"), r#""\u000012""#);
     }
 }

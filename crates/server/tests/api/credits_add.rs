@@ -406,8 +406,21 @@ api_test!(
                 "{credits}: {problem}"
             );
         }
+        // Numbers reach the amount as their text, but a number where text belongs is refused as
+        // in every other body (it was read as its text: `"salesOrderId": 12` as "12").
+        for (field, number) in [("salesOrderId", "12"), ("expiresAt", "20991231")] {
+            let mut body = order_body(Some(tenant), json!(1));
+            body[field] = json!("NUMBER");
+            let body = body.to_string().replace(r#""NUMBER""#, number);
+            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            assert!(problem["errors"][field].is_array(), "{field}: {problem}");
+        }
         // The other number of the credit bodies, a reservation's timeout, is read alike.
         add(&app, Some(tenant), "10", "abc", FAR).await;
+        let operation = format!(r#"{{"credits": 1, "tenantId": "{tenant}", "operationId": 5}}"#);
+        let response = send_text(&app, Method::PUT, "/api/iam/credit/reserve", &operation).await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         for (timeout, kind) in [
             ("0060", "invalid-body"),
             (r#"" 60""#, "validation"),
