@@ -1,7 +1,8 @@
 //! Credit amounts: exact decimals with at most six places, kept as whole micro-credits in an
 //! `i64`. No binary floating point touches an amount, on the way in, in the store or on the way
-//! out: requests are read from the number's literal text (see [`crate::http::extract::JsonBody::read_exact`])
-//! and responses write the decimal text as a JSON number.
+//! out: requests are read from the number's literal text (see
+//! [`crate::http::extract::JsonBody::read_exact`]) and responses write the decimal text as a
+//! JSON number.
 
 use std::fmt;
 

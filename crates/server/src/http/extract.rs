@@ -72,9 +72,11 @@ impl<T: DeserializeOwned> JsonBody<T> {
     /// Reads the body like [`read`](Self::read), except that every number reaches the target
     /// type as its literal text: for exact decimals (credit amounts), which a trip through
     /// `f64` would round. The body must be JSON as it was sent (`00001` or `1.` is refused)
-    /// before its numbers become marked text ([`NUMBER_MARK`](crate::http::case_insensitive::NUMBER_MARK)); a marked number binds to the
+    /// before its numbers become marked text ([`NUMBER_MARK`]); a marked number binds to the
     /// number types and to types that read any value, and is refused where a string is
     /// expected, as any number is.
+    ///
+    /// [`NUMBER_MARK`]: crate::http::case_insensitive::NUMBER_MARK
     pub(crate) async fn read_exact(self) -> Result<T, ApiError> {
         let bytes = body_bytes(self.request).await?;
         if is_blank(&bytes) {
@@ -134,8 +136,10 @@ fn invalid_json(error: serde_json::Error) -> ApiError {
 }
 
 /// JSON text with every number outside strings turned into a string of its literal text after
-/// [`NUMBER_MARK`](crate::http::case_insensitive::NUMBER_MARK) (written as the escape `\u0000`). Anything that is not valid JSON stays
+/// [`NUMBER_MARK`] (written as the escape `\u0000`). Anything that is not valid JSON stays
 /// invalid (the parser that follows reports it).
+///
+/// [`NUMBER_MARK`]: crate::http::case_insensitive::NUMBER_MARK
 fn quote_numbers(input: &[u8]) -> Vec<u8> {
     let mut output = Vec::with_capacity(input.len() + 16);
     let mut rest = input;

@@ -103,7 +103,9 @@ impl Drop for WatchedBody {
 /// read, or marks the answer `Connection: close` (see the module documentation).
 pub(crate) async fn finish_unread_body(request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    if body.is_end_stream() {
+    // HTTP/2 ends an unread body with its stream, not with the connection (and has no
+    // `Connection` header).
+    if body.is_end_stream() || parts.version >= axum::http::Version::HTTP_2 {
         return next.run(Request::from_parts(parts, body)).await;
     }
     let expects_continue = parts
