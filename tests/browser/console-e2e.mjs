@@ -197,7 +197,7 @@ async function main() {
     process.exit(2);
   }
   const browser = await chromium.launch({
-    executablePath: process.env.BASIN_CHROMIUM || '/usr/bin/chromium',
+    executablePath: process.env.TEST_BASIN_CHROMIUM || '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
   });

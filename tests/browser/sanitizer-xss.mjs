@@ -5,7 +5,7 @@
 //   node sanitizer-xss.mjs --self-test  proves the check catches unsanitized payloads
 //
 // tests/python/test_feature_message_sanitizer.py writes CASES.json from what Basin stored and
-// runs both. Chromium is the system's (Debian's `chromium`; BASIN_CHROMIUM overrides the
+// runs both. Chromium is the system's (Debian's `chromium`; TEST_BASIN_CHROMIUM overrides the
 // path), driven by playwright-core (`npm ci` here). Each case is rendered
 //   1. as the static HTML of a page (titles in <h1>, the body in a <div>), and
 //   2. inserted by innerHTML into an empty page, then serialized and inserted again
@@ -73,7 +73,7 @@ class Browser {
   }
 
   static async launch() {
-    const executablePath = process.env.BASIN_CHROMIUM || '/usr/bin/chromium';
+    const executablePath = process.env.TEST_BASIN_CHROMIUM || '/usr/bin/chromium';
     const browser = await chromium.launch({
       executablePath,
       headless: true,

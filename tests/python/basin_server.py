@@ -23,7 +23,7 @@ import urllib.request
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
+BINARY = os.environ.get("TEST_BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
 SECRET = "python-test-secret-python-test-secret-0123"
 MIB = 1024 * 1024
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -56,8 +56,8 @@ class Basin:
     """A running `basin serve` and what the tests need from it."""
 
     def __init__(self, folder, settings=None, restart_of=None):
-        # Only the settings below: BASIN_* variables of the calling shell (CI sets
-        # BASIN_REQUIRE_POSTGRES for the Rust tests) would be read as configuration keys.
+        # Only the settings below: BASIN_* variables of the calling shell would be read as
+        # configuration keys (the harness's own variables start with TEST_BASIN_ instead).
         env = {key: value for key, value in os.environ.items() if not key.startswith("BASIN_")}
         env.update({
             "BASIN_AUTH__JWT_SECRET": SECRET,

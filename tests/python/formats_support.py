@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
+BINARY = os.environ.get("TEST_BASIN_BINARY", os.path.join(ROOT, "target", "debug", "basin"))
 IN_CI = os.environ.get("CI", "") not in ("", "false")
 
 

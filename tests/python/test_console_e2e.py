@@ -7,7 +7,7 @@ the API where the page's word is not enough: a tile's pixels, a restored item), 
 script error, a Content-Security-Policy or Trusted Types violation, or an axe-core violation of
 serious or critical impact on any page it visits.
 
-BASIN_CONSOLE_SCREENSHOTS=<folder> saves the screenshots of docs/console.md there
+TEST_BASIN_CONSOLE_SCREENSHOTS=<folder> saves the screenshots of docs/console.md there
 (scripts/console-screenshots). Outside CI a missing node, playwright-core (`npm ci` in
 tests/browser) or chromium skips; in CI it fails.
 """
@@ -43,9 +43,9 @@ def _require_browser():
     for package in ("playwright-core", "axe-core"):
         if not os.path.isdir(os.path.join(BROWSER_DIR, "node_modules", package)):
             skip_or_fail(f"{package} is missing: run `npm ci` in tests/browser")
-    chromium = os.environ.get("BASIN_CHROMIUM") or shutil.which("chromium")
+    chromium = os.environ.get("TEST_BASIN_CHROMIUM") or shutil.which("chromium")
     if chromium is None:
-        skip_or_fail("chromium is missing (apt-get install chromium, or set BASIN_CHROMIUM)")
+        skip_or_fail("chromium is missing (apt-get install chromium, or set TEST_BASIN_CHROMIUM)")
     return node, chromium
 
 
@@ -56,12 +56,12 @@ def test_console_scenario(console_basin, scenario):
         node, "console-e2e.mjs", "--base", console_basin.address, "--key", console_basin.api_key,
         "--token", console_basin.back_office_token, "--scenario", scenario,
     ]
-    screenshots = os.environ.get("BASIN_CONSOLE_SCREENSHOTS")
+    screenshots = os.environ.get("TEST_BASIN_CONSOLE_SCREENSHOTS")
     if screenshots:
         arguments += ["--screenshots", os.path.abspath(screenshots)]
     result = subprocess.run(
         arguments, cwd=BROWSER_DIR, capture_output=True, text=True,
-        env={**os.environ, "BASIN_CHROMIUM": chromium}, timeout=600,
+        env={**os.environ, "TEST_BASIN_CHROMIUM": chromium}, timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-20000:]

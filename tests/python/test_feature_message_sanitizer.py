@@ -378,9 +378,9 @@ def _require_browser():
         skip_or_fail("node is missing (Node.js 20 or later); the browser check needs it")
     if not os.path.isdir(os.path.join(BROWSER_DIR, "node_modules", "playwright-core")):
         skip_or_fail("playwright-core is missing: run `npm ci` in tests/browser")
-    chromium = os.environ.get("BASIN_CHROMIUM") or shutil.which("chromium")
+    chromium = os.environ.get("TEST_BASIN_CHROMIUM") or shutil.which("chromium")
     if chromium is None:
-        skip_or_fail("chromium is missing (apt-get install chromium, or set BASIN_CHROMIUM)")
+        skip_or_fail("chromium is missing (apt-get install chromium, or set TEST_BASIN_CHROMIUM)")
     return node, chromium
 
 
@@ -388,7 +388,7 @@ def _run_browser(arguments):
     node, chromium = _require_browser()
     result = subprocess.run(
         [node, BROWSER_SCRIPT, *arguments], cwd=BROWSER_DIR, capture_output=True, text=True,
-        env={**os.environ, "BASIN_CHROMIUM": chromium}, timeout=600,
+        env={**os.environ, "TEST_BASIN_CHROMIUM": chromium}, timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-20000:]

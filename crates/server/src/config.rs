@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use figment::Figment;
+use figment::error::Kind;
 use figment::providers::{Format, Serialized, Toml};
-use figment::value::{Dict, Value};
+use figment::value::{Dict, Map, Value};
+use figment::{Figment, Metadata, Profile, Provider};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -841,9 +842,10 @@ pub(crate) enum ConfigError {
     /// The named config file does not exist.
     #[error("config file {0} does not exist")]
     MissingFile(PathBuf),
-    /// A value is malformed or a key unknown.
+    /// A value is malformed or a key unknown: one line per problem, each naming where it is
+    /// (the environment variable, or the key and the file).
     #[error("invalid configuration: {0}")]
-    Invalid(#[from] Box<figment::Error>),
+    Invalid(String),
     /// A value parses but makes no sense.
     #[error("invalid configuration: {0}")]
     Inconsistent(String),
@@ -865,9 +867,11 @@ impl Config {
             None => figment = figment.merge(Toml::file(DEFAULT_CONFIG_FILE)),
         }
         figment = figment
-            .merge(Serialized::defaults(env_dict(env)))
+            .merge(Environment::from_pairs(env))
             .merge(Serialized::defaults(overrides));
-        let config: Config = figment.extract().map_err(Box::new)?;
+        let config: Config = figment
+            .extract()
+            .map_err(|error| ConfigError::Invalid(describe(error)))?;
         config.check()?;
         Ok(config)
     }
@@ -1078,32 +1082,111 @@ impl Config {
     }
 }
 
-/// Turns `BASIN_A__B=v` pairs into the nested dictionary `{a: {b: v}}`, values parsed the way
-/// figment parses environment values (numbers, booleans, arrays, else strings).
-fn env_dict(env: impl IntoIterator<Item = (String, String)>) -> Dict {
-    let mut sorted = BTreeMap::new();
-    for (key, value) in env {
-        let Some(rest) = key.strip_prefix(ENV_PREFIX) else {
-            continue;
-        };
-        // BASIN_CONFIG names the file itself and is read by the CLI, not a key.
-        if rest.eq_ignore_ascii_case("CONFIG") || rest.is_empty() {
-            continue;
+/// The `BASIN_*` variables as a figment provider. Errors about their values name the variable
+/// (`BASIN_LIMITS__PAGE_SIZE_MAX`) rather than figment's key path and the source line of the
+/// provider, so `BASIN_FOO=1 basin serve` says in one line which variable is not a setting.
+struct Environment {
+    /// `BASIN_A__B=v` as the nested dictionary `{a: {b: v}}`.
+    dict: Dict,
+    /// The variable behind each key path (`limits.page_size_max`), as it was spelled.
+    names: std::sync::Arc<BTreeMap<String, String>>,
+}
+
+/// What [`Environment`] calls itself in figment's metadata; [`describe`] looks for it.
+const ENV_SOURCE: &str = "environment variable";
+
+impl Environment {
+    /// Turns `BASIN_A__B=v` pairs into the nested dictionary `{a: {b: v}}`, values parsed the
+    /// way figment parses environment values (numbers, booleans, arrays, else strings).
+    fn from_pairs(env: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut sorted = BTreeMap::new();
+        let mut names = BTreeMap::new();
+        for (key, value) in env {
+            let Some(rest) = key.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            // BASIN_CONFIG names the file itself and is read by the CLI, not a key.
+            if rest.eq_ignore_ascii_case("CONFIG") || rest.is_empty() {
+                continue;
+            }
+            let lower = rest.to_ascii_lowercase();
+            names.insert(lower.split("__").collect::<Vec<_>>().join("."), key.clone());
+            sorted.insert(lower, value);
         }
-        sorted.insert(rest.to_ascii_lowercase(), value);
+        let mut dict = Dict::new();
+        for (key, raw) in sorted {
+            // Object store settings are text, whatever they look like (a key `0123` is not 123).
+            let parsed: Value = if key.starts_with("blob__options__") {
+                Value::from(raw)
+            } else {
+                raw.parse().unwrap_or_else(|_| Value::from(raw.clone()))
+            };
+            let path: Vec<&str> = key.split("__").collect();
+            insert_nested(&mut dict, &path, parsed);
+        }
+        Self {
+            dict,
+            names: std::sync::Arc::new(names),
+        }
     }
-    let mut dict = Dict::new();
-    for (key, raw) in sorted {
-        // Object store settings are text, whatever they look like (a key `0123` is not 123).
-        let parsed: Value = if key.starts_with("blob__options__") {
-            Value::from(raw)
-        } else {
-            raw.parse().unwrap_or_else(|_| Value::from(raw.clone()))
-        };
-        let path: Vec<&str> = key.split("__").collect();
-        insert_nested(&mut dict, &path, parsed);
+}
+
+impl Provider for Environment {
+    fn metadata(&self) -> Metadata {
+        let names = self.names.clone();
+        Metadata::named(ENV_SOURCE).interpolater(move |_profile, keys| {
+            let path = keys.join(".");
+            names
+                .get(&path)
+                .cloned()
+                .unwrap_or_else(|| format!("{ENV_PREFIX}{}", keys.join("__").to_ascii_uppercase()))
+        })
     }
-    dict
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.dict.clone()))
+    }
+}
+
+/// figment's error as one line per problem, each naming where it is: the environment variable,
+/// or the key and the file. figment's own text names the provider's line in Basin's source
+/// and repeats itself once per chained error.
+fn describe(error: figment::Error) -> String {
+    error
+        .into_iter()
+        .map(|error| {
+            let key = error.path.join(".");
+            let profile = error.profile.clone().unwrap_or(Profile::Default);
+            let from_env = error
+                .metadata
+                .as_ref()
+                .filter(|metadata| metadata.name == ENV_SOURCE);
+            let file = error
+                .metadata
+                .as_ref()
+                .and_then(|metadata| metadata.source.as_ref())
+                .map(|source| format!(" in {source}"))
+                .unwrap_or_default();
+            match (&error.kind, from_env) {
+                (Kind::UnknownField(_, expected), Some(metadata)) => format!(
+                    "the environment variable {} is not a setting (expected one of: {})",
+                    metadata.interpolate(&profile, &error.path),
+                    expected.join(", ")
+                ),
+                (kind, Some(metadata)) => format!(
+                    "the environment variable {}: {kind}",
+                    metadata.interpolate(&profile, &error.path)
+                ),
+                (Kind::UnknownField(_, expected), None) => format!(
+                    "unknown key `{key}`{file} (expected one of: {})",
+                    expected.join(", ")
+                ),
+                (kind, None) if key.is_empty() => format!("{kind}{file}"),
+                (kind, None) => format!("`{key}`{file}: {kind}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn insert_nested(dict: &mut Dict, path: &[&str], value: Value) {
@@ -1257,6 +1340,39 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(error, ConfigError::MissingFile(_)));
+    }
+
+    #[test]
+    fn a_basin_variable_that_is_no_setting_is_named_in_one_line() {
+        for (variable, says) in [
+            (
+                "BASIN_FOO",
+                "the environment variable BASIN_FOO is not a setting",
+            ),
+            (
+                "BASIN_LIMITS__NO_SUCH_KEY",
+                "the environment variable BASIN_LIMITS__NO_SUCH_KEY is not a setting",
+            ),
+        ] {
+            let error = Config::load(None, env(&[(variable, "1")]), &ConfigOverrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("invalid configuration: "), "{error}");
+            assert!(error.contains(says), "{error}");
+            assert!(!error.contains('\n') && !error.contains(".rs:"), "{error}");
+            assert_eq!(error.matches(variable).count(), 1, "{error}");
+        }
+        let error = Config::load(
+            None,
+            env(&[("BASIN_LIMITS__PAGE_SIZE_MAX", "many")]),
+            &ConfigOverrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("the environment variable BASIN_LIMITS__PAGE_SIZE_MAX: invalid type"),
+            "{error}"
+        );
     }
 
     #[test]

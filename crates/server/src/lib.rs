@@ -26,6 +26,7 @@ mod error;
 mod events;
 mod features;
 mod fetch;
+mod file_lock;
 mod gis;
 mod health;
 mod hierarchy;

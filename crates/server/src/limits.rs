@@ -12,6 +12,21 @@ pub(crate) const JSON_BODY_BYTES_MAX: u64 = 1024 * 1024;
 /// per request, and a request copies each file before it answers, so within the request time
 /// limit.
 pub(crate) const STAGED_FILES_MAX: usize = 1000;
+/// A request body the handler left unread (an early 4xx: unknown route, no credentials, a
+/// malformed path) is read to its end before the answer goes out when at most this much of it
+/// is left, so that the connection stays open. A JSON body is at most 1 MiB; anything larger
+/// costs the client less to send again than it costs the server to swallow.
+pub(crate) const UNREAD_BODY_DRAIN_BYTES_MAX: u64 = 1024 * 1024;
+/// How long the server waits for the rest of a body it drains (see
+/// [`UNREAD_BODY_DRAIN_BYTES_MAX`]); a client sending slower than that has its connection
+/// closed after the answer instead.
+pub(crate) const UNREAD_BODY_DRAIN_MS: u64 = 1_000;
+/// After an answer that closes its connection, the server reads and discards what the client
+/// still sends for at most this long before it closes the socket: closing it with unread data
+/// makes the kernel reset the connection, and a client still sending then may lose the answer.
+pub(crate) const LINGER_MS: u64 = 2_000;
+/// ... and at most this much of it.
+pub(crate) const LINGER_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// A request that takes longer than this is answered with 408 and its work dropped.
 pub(crate) const REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// How long shutdown waits for in-flight requests before giving up on them.

@@ -576,7 +576,8 @@ impl App {
         let relay = self
             .relay
             .map(|relay| tokio::spawn(relay.run(relay_stop.clone())));
-        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(signal);
+        let listener = crate::http::unread_body::LingeringListener(self.listener);
+        let server = axum::serve(listener, self.router).with_graceful_shutdown(signal);
         let mut deadline_rx = stopping_rx.clone();
         let grace_expired = async move {
             let deadline = match deadline_rx.wait_for(Option::is_some).await {
@@ -648,6 +649,9 @@ pub(crate) fn router(
     crate::openapi::add_problem_responses(&mut openapi);
     crate::openapi::name_paths_with_their_suffix(&mut openapi);
     let middleware = ServiceBuilder::new()
+        // Outermost, so that it sees every answer, those of the fallback and of the layers
+        // below included.
+        .layer(from_fn(crate::http::unread_body::finish_unread_body))
         .layer(SetRequestIdLayer::x_request_id(
             crate::telemetry::RequestIds::new(),
         ))

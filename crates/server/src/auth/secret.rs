@@ -54,7 +54,11 @@ pub(crate) enum SecretError {
     },
 }
 
-/// The configured secret, or the one kept in `data_dir` (created on first use).
+/// The configured secret, or the one kept in `data_dir` (created on first use). Processes
+/// starting together on a new folder all end with the one secret that was published first:
+/// the secret is written whole to a file of its own and then hard-linked into place, which
+/// fails if another process got there first (a file created in place would be seen empty by
+/// a process reading it between its creation and its write).
 pub(crate) fn load_or_create_secret(
     configured: Option<&SecretString>,
     data_dir: &Path,
@@ -71,26 +75,39 @@ pub(crate) fn load_or_create_secret(
         source,
     };
     std::fs::create_dir_all(data_dir).map_err(io_error)?;
+    if path.exists() {
+        return read_stored(&path);
+    }
     let mut random = [0u8; 48];
     aws_lc_rs::rand::fill(&mut random)
         .map_err(|_| io_error(std::io::Error::other("no randomness")))?;
     let fresh = STANDARD.encode(random);
-    match create_private_file(&path) {
-        Ok(mut file) => {
-            file.write_all(fresh.as_bytes()).map_err(io_error)?;
-            file.sync_all().map_err(io_error)?;
-            Ok(SigningSecret(SecretString::from(fresh)))
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-            let stored = std::fs::read_to_string(&path).map_err(io_error)?;
-            let stored = stored.trim().to_owned();
-            if stored.len() < SECRET_BYTES_MIN {
-                return Err(SecretError::TooShort);
-            }
-            Ok(SigningSecret(SecretString::from(stored)))
-        }
+    let staged = data_dir.join(format!(".{SECRET_FILE}.{}", uuid::Uuid::new_v4().simple()));
+    let published = create_private_file(&staged)
+        .and_then(|mut file| {
+            file.write_all(fresh.as_bytes())?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::hard_link(&staged, &path));
+    let _ = std::fs::remove_file(&staged);
+    match published {
+        Ok(()) => Ok(SigningSecret(SecretString::from(fresh))),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => read_stored(&path),
         Err(error) => Err(io_error(error)),
     }
+}
+
+/// The secret kept in the file at `path`.
+fn read_stored(path: &Path) -> Result<SigningSecret, SecretError> {
+    let stored = std::fs::read_to_string(path).map_err(|source| SecretError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let stored = stored.trim().to_owned();
+    if stored.len() < SECRET_BYTES_MIN {
+        return Err(SecretError::TooShort);
+    }
+    Ok(SigningSecret(SecretString::from(stored)))
 }
 
 fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {

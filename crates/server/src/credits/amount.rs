@@ -1,7 +1,8 @@
 //! Credit amounts: exact decimals with at most six places, kept as whole micro-credits in an
 //! `i64`. No binary floating point touches an amount, on the way in, in the store or on the way
-//! out: requests are read from the number's literal text (see [`crate::http::extract::ExactJson`])
-//! and responses write the decimal text as a JSON number.
+//! out: requests are read from the number's literal text (see
+//! [`crate::http::extract::JsonBody::read_exact`]) and responses write the decimal text as a
+//! JSON number.
 
 use std::fmt;
 
@@ -76,10 +77,11 @@ impl Credits {
     }
 
     /// Parses a request amount: positive, at most six decimal places, at most
-    /// [`REQUEST_MAX`]. Accepts what JSON numbers may be (`12`, `12.50`, `1.25e2`); trailing
-    /// zeros do not count as places.
+    /// [`REQUEST_MAX`]. Accepts exactly what JSON numbers may be (`12`, `12.50`, `1.25e2`),
+    /// whether sent as a number or in a string: no white space, no leading zeros (`007`), no
+    /// `+`. Trailing zeros do not count as places.
     pub(crate) fn parse_amount(text: &str) -> Result<Self, AmountError> {
-        let value = parse_decimal(text.trim())?;
+        let value = parse_decimal(text)?;
         if value <= 0 {
             return Err(AmountError::NotPositive);
         }
@@ -112,7 +114,9 @@ fn parse_decimal(text: &str) -> Result<i128, AmountError> {
         None => (mantissa, ""),
     };
     let digits_only = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    // JSON has no leading zeros: `0.5` and `0` are numbers, `00001` and `01.5` are not.
     if whole.is_empty()
+        || (whole.len() > 1 && whole.starts_with('0'))
         || !digits_only(whole)
         || !digits_only(fraction)
         || (mantissa.contains('.') && fraction.is_empty())
@@ -266,7 +270,8 @@ mod tests {
         assert_eq!(micros("1.25e2"), Ok(125_000_000));
         assert_eq!(micros("125E-2"), Ok(1_250_000));
         assert_eq!(micros("1e-6"), Ok(1));
-        assert_eq!(micros("000012"), Ok(12_000_000));
+        assert_eq!(micros("0.5"), Ok(500_000));
+        assert_eq!(micros("1e006"), Ok(1_000_000_000_000));
         assert_eq!(micros("1000000000"), Ok(1_000_000_000_000_000));
     }
 
@@ -297,6 +302,14 @@ mod tests {
             ("Infinity", NotANumber),
             ("+1", NotANumber),
             ("1,5", NotANumber),
+            ("000012", NotANumber),
+            ("00001", NotANumber),
+            ("01.5", NotANumber),
+            ("-01", NotANumber),
+            (" 1", NotANumber),
+            ("1 ", NotANumber),
+            ("\t1", NotANumber),
+            ("1\n", NotANumber),
         ] {
             assert_eq!(micros(text), Err(error), "{text}");
         }

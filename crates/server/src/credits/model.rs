@@ -377,7 +377,8 @@ pub(crate) struct TenantSelector {
     pub(crate) tenant_id: Option<TenantId>,
 }
 
-/// A whole number sent as a JSON number (read from its text) or a string.
+/// A whole number sent as a JSON number (read from its text) or a string holding one as JSON
+/// writes it: digits only, no sign, no white space, no leading zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WholeNumber(pub(crate) u64);
 
@@ -391,11 +392,16 @@ impl<'de> Deserialize<'de> for WholeNumber {
         }
         match Raw::deserialize(deserializer)? {
             Raw::Number(value) => Ok(Self(value)),
-            Raw::Text(text) => text
-                .trim()
-                .parse()
-                .map(Self)
-                .map_err(|_| serde::de::Error::custom("must be a whole number of seconds")),
+            Raw::Text(text) => {
+                let canonical = !text.is_empty()
+                    && text.bytes().all(|b| b.is_ascii_digit())
+                    && (text.len() == 1 || !text.starts_with('0'));
+                canonical
+                    .then(|| text.parse().ok())
+                    .flatten()
+                    .map(Self)
+                    .ok_or_else(|| serde::de::Error::custom("must be a whole number of seconds"))
+            }
         }
     }
 }

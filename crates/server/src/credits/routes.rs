@@ -1,6 +1,7 @@
 //! Credit endpoints under `/api/iam/credit` (spec 4.1, API version 4; docs/credits.md). HTTP
 //! only: the ledger's rules live in `service.rs`. Bodies with amounts are read with
-//! [`ExactJson`], so no amount passes through binary floating point.
+//! [`JsonBody::read_exact`], so no amount passes through binary floating point, and every body
+//! only after [`CreditService::authorize`] let the caller in.
 
 use axum::extract::{FromRef, State};
 use axum::http::HeaderMap;
@@ -16,10 +17,10 @@ use crate::credits::model::{
     JournalEntryDto, LotDto, MoveRequest, MoveResponse, OperationDto, ReleaseRequest,
     ReserveRequest, SpendRequest, StatusAmount, TenantSelector,
 };
-use crate::credits::service::{CreditError, CreditService, PoolQuery};
+use crate::credits::service::{CreditCall, CreditError, CreditService, PoolQuery};
 use crate::error::ApiError;
 use crate::http::api_version::{self, CREDITS};
-use crate::http::extract::{ExactJson, Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{
     Cursor, CursorPage, CursorRequest, OffsetPage, OffsetRequest, PageLimits,
 };
@@ -182,8 +183,10 @@ impl DetailsQuery {
 async fn add_credits(
     State(state): State<CreditsState>,
     principal: Principal,
-    ExactJson(request): ExactJson<AddCreditsRequest>,
+    body: JsonBody<AddCreditsRequest>,
 ) -> CreditApiResult<AddCreditsResponse> {
+    CreditService::authorize(&principal, CreditCall::Add)?;
+    let request = body.read_exact().await?;
     Ok(Json(state.credits.add(&principal, request).await?))
 }
 
@@ -240,9 +243,10 @@ async fn details(
     State(state): State<CreditsState>,
     principal: Principal,
     Query(query): Query<DetailsQuery>,
-    Json(body): Json<TenantSelector>,
+    body: JsonBody<TenantSelector>,
 ) -> CreditApiResult<OffsetPage<LotDto>> {
-    let tenant = query.tenant(&body, &principal)?;
+    CreditService::authorize(&principal, CreditCall::Details)?;
+    let tenant = query.tenant(&body.read().await?, &principal)?;
     lots_page(&state, &principal, PoolQuery::Tenant(tenant), &query).await
 }
 
@@ -285,9 +289,10 @@ async fn extended_details(
     State(state): State<CreditsState>,
     principal: Principal,
     Query(query): Query<DetailsQuery>,
-    Json(body): Json<TenantSelector>,
+    body: JsonBody<TenantSelector>,
 ) -> CreditApiResult<OffsetPage<ExtendedLotDto>> {
-    let tenant = query.tenant(&body, &principal)?;
+    CreditService::authorize(&principal, CreditCall::Details)?;
+    let tenant = query.tenant(&body.read().await?, &principal)?;
     let statuses = query.statuses()?;
     let page = OffsetRequest::parse(query.offset, query.limit, state.page_limits)?;
     let per_lot = match query.operations_limit {
@@ -325,8 +330,10 @@ async fn extended_details(
 async fn reserve(
     State(state): State<CreditsState>,
     principal: Principal,
-    ExactJson(request): ExactJson<ReserveRequest>,
+    body: JsonBody<ReserveRequest>,
 ) -> CreditApiResult<OperationDto> {
+    CreditService::authorize(&principal, CreditCall::Use)?;
+    let request = body.read_exact().await?;
     Ok(Json(state.credits.reserve(&principal, request).await?))
 }
 
@@ -338,8 +345,10 @@ async fn reserve(
 async fn spend(
     State(state): State<CreditsState>,
     principal: Principal,
-    ExactJson(request): ExactJson<SpendRequest>,
+    body: JsonBody<SpendRequest>,
 ) -> CreditApiResult<OperationDto> {
+    CreditService::authorize(&principal, CreditCall::Use)?;
+    let request = body.read_exact().await?;
     Ok(Json(state.credits.spend(&principal, request).await?))
 }
 
@@ -350,8 +359,10 @@ async fn spend(
 async fn release(
     State(state): State<CreditsState>,
     principal: Principal,
-    ExactJson(request): ExactJson<ReleaseRequest>,
+    body: JsonBody<ReleaseRequest>,
 ) -> CreditApiResult<OperationDto> {
+    CreditService::authorize(&principal, CreditCall::Use)?;
+    let request = body.read_exact().await?;
     Ok(Json(state.credits.release(&principal, request).await?))
 }
 
@@ -365,8 +376,10 @@ async fn move_credits(
     State(state): State<CreditsState>,
     principal: Principal,
     headers: HeaderMap,
-    ExactJson(request): ExactJson<MoveRequest>,
+    body: JsonBody<MoveRequest>,
 ) -> CreditApiResult<MoveResponse> {
+    CreditService::authorize(&principal, CreditCall::Move)?;
+    let request = body.read_exact().await?;
     let key = match headers.get(IDEMPOTENCY_KEY) {
         Some(value) => Some(
             value

@@ -159,6 +159,53 @@ impl<'a> Actor<'a> {
     }
 }
 
+/// What a credit request with a body asks, for the check made before the body is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CreditCall {
+    /// Add credits.
+    Add,
+    /// Move credits between pools.
+    Move,
+    /// Reserve, spend or release.
+    Use,
+    /// The details of a tenant's lots (the tenant may be named in the body).
+    Details,
+}
+
+impl CreditService {
+    /// 403 unless the caller may make `call` for some pool: the body, read after this, names
+    /// the pool, so a caller that may make it for none learns nothing of the body's rules.
+    pub(crate) fn authorize(principal: &Principal, call: CreditCall) -> CreditResult<()> {
+        let actor = Actor::of(principal);
+        let (allowed, needs) = match call {
+            CreditCall::Add => (
+                actor.administers(),
+                "adding credits needs the BackOffice or CloudAdministrator role",
+            ),
+            CreditCall::Move => (
+                actor.administers(),
+                "moving credits needs the BackOffice or CloudAdministrator role",
+            ),
+            CreditCall::Use => (
+                actor.uses_credits(),
+                "reserving, spending and releasing credits needs the BackOffice role or the platform_iam_credit_spend scope",
+            ),
+            CreditCall::Details => (
+                actor.uses_credits()
+                    || principal
+                        .tenant_id
+                        .is_some_and(|tenant| principal.role_in(tenant) == Some(TenantRole::Owner)),
+                "a tenant's credits are shown to its Owners",
+            ),
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(CreditError::Forbidden(needs))
+        }
+    }
+}
+
 /// Which pool a query is about.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum PoolQuery {

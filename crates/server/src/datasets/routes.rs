@@ -15,10 +15,11 @@ use crate::datasets::service::{DatasetError, DatasetService};
 use crate::db::SortValue;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest, SortKind};
 use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
+use crate::projects::access::Capability;
 use crate::projects::service::ProjectService;
 
 /// What the dataset endpoints need: a substate of the app's state (axum `FromRef`).
@@ -93,8 +94,15 @@ async fn update_dataset(
     State(state): State<DatasetsState>,
     principal: Principal,
     Path(project): Path<ProjectId>,
-    Json(request): Json<UpdateDatasetRequest>,
+    body: JsonBody<UpdateDatasetRequest>,
 ) -> ApiResult<Json<DatasetDto>> {
+    let caller = Caller::from(&principal);
+    state
+        .datasets
+        .projects()
+        .authorize(&caller, project, Capability::UpdateContent)
+        .await?;
+    let request = body.read().await?;
     let name = request
         .name
         .as_deref()
@@ -122,7 +130,7 @@ async fn update_dataset(
     let row = state
         .datasets
         .update(
-            &Caller::from(&principal),
+            &caller,
             project,
             request.id,
             move |row| {
@@ -210,11 +218,17 @@ async fn move_dataset(
     State(state): State<DatasetsState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
-    Json(request): Json<MoveDatasetRequest>,
+    body: JsonBody<MoveDatasetRequest>,
 ) -> ApiResult<Json<DatasetDto>> {
+    let caller = Caller::from(&principal);
+    state
+        .datasets
+        .authorize(&caller, id, Capability::DeleteContent)
+        .await?;
+    let request = body.read().await?;
     let row = state
         .datasets
-        .move_to(&Caller::from(&principal), id, request.target_project_id)
+        .move_to(&caller, id, request.target_project_id)
         .await?;
     Ok(Json(DatasetDto::from(&row)))
 }

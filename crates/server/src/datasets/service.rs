@@ -267,6 +267,25 @@ impl DatasetService {
         Ok(row)
     }
 
+    /// 404 when the caller cannot see dataset `id`, 403 when it can but lacks `capability` on
+    /// its project: the check of a request made before its body is read.
+    pub(crate) async fn authorize(
+        &self,
+        caller: &Caller,
+        id: DatasetId,
+        capability: crate::projects::access::Capability,
+    ) -> DatasetResult<DatasetRow> {
+        let (row, capabilities) = self.visible(caller, id).await?;
+        if !capability.held_in(capabilities) {
+            return Err(ProjectError::Forbidden(format!(
+                "you may not {} in this project",
+                capability.action()
+            ))
+            .into());
+        }
+        Ok(row)
+    }
+
     /// A dataset whose content the caller may read (`canReadContent`).
     pub(crate) async fn readable(
         &self,

@@ -36,6 +36,10 @@ pub use sqlite_read::SqliteReader;
 pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};
 pub(crate) use sqlite_write::{SqliteWriteTx, SqliteWriter};
 
+/// Appended to the SQLite file's name for the lock file that serialises migrations
+/// (`basin.db.migrate-lock`).
+const SQLITE_MIGRATE_LOCK_SUFFIX: &str = ".migrate-lock";
+
 /// Runs `$body` with `$conn` bound to whichever pool `$db` holds.
 #[macro_export]
 macro_rules! on_db {
@@ -164,8 +168,13 @@ impl Db {
                 Arc::new(SqliteReader::new(path, idle_max)),
             ))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            if !Postgres::database_exists(url).await? {
-                Postgres::create_database(url).await?;
+            // Processes starting together on a new database all find it missing; the ones
+            // whose CREATE DATABASE loses the race find it there afterwards.
+            if !Postgres::database_exists(url).await?
+                && let Err(error) = Postgres::create_database(url).await
+                && !Postgres::database_exists(url).await?
+            {
+                return Err(error.into());
             }
             let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
@@ -198,11 +207,22 @@ impl Db {
         }
     }
 
-    /// Applies pending migrations. Safe to run from several replicas at once: sqlx takes an
-    /// advisory lock on PostgreSQL, and SQLite serialises writers.
+    /// Applies pending migrations. Safe to run from several processes at once: sqlx takes an
+    /// advisory lock on PostgreSQL, and on SQLite a file lock next to the database
+    /// ([`SQLITE_MIGRATE_LOCK_SUFFIX`]) is held for the whole run. sqlx takes no lock on SQLite:
+    /// two processes starting on a new store both read that no migration was applied, and the
+    /// second failed on `table tenants already exists` (SQLite serialises each statement, not
+    /// the read of what is applied and the migration after it).
     pub(crate) async fn migrate(&self) -> StoreResult<()> {
         match self {
-            Self::Sqlite(pool, _) => sqlx::migrate!("./migrations/sqlite").run(pool).await?,
+            Self::Sqlite(pool, reader) => {
+                let mut lock = reader.path().as_os_str().to_owned();
+                lock.push(SQLITE_MIGRATE_LOCK_SUFFIX);
+                let _held = crate::file_lock::lock_exclusive(lock.into())
+                    .await
+                    .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
+                sqlx::migrate!("./migrations/sqlite").run(pool).await?;
+            }
             Self::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await?,
         }
         Ok(())

@@ -22,7 +22,7 @@ use crate::features::model::{
 use crate::features::service::{FeatureError, FeatureService, MessageQuery};
 use crate::http::api_version::{self, IAM};
 use crate::http::etag::matches_etag;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest, DataList, PageLimits};
 use crate::http::time::WireTime;
 use crate::http::wire_enum::sort::SortOrder;
@@ -211,8 +211,10 @@ async fn create_feature_message(
     State(state): State<FeaturesState>,
     principal: Principal,
     Path(feature): Path<String>,
-    Json(fields): Json<MessageFields>,
+    body: JsonBody<MessageFields>,
 ) -> Result<Response, ApiError> {
+    FeatureService::authorize_write(&principal)?;
+    let fields = body.read().await?;
     let scope = Scope::Feature(feature_id(&feature)?);
     let row = state
         .features
@@ -229,8 +231,10 @@ async fn update_feature_message(
     State(state): State<FeaturesState>,
     principal: Principal,
     Path((feature, message)): Path<(String, i64)>,
-    Json(fields): Json<MessageFields>,
+    body: JsonBody<MessageFields>,
 ) -> Result<Json<MessageDto>, ApiError> {
+    FeatureService::authorize_write(&principal)?;
+    let fields = body.read().await?;
     let scope = Scope::Feature(feature_id(&feature)?);
     let row = state
         .features
@@ -273,8 +277,10 @@ async fn list_global_messages(
 async fn create_global_message(
     State(state): State<FeaturesState>,
     principal: Principal,
-    Json(fields): Json<MessageFields>,
+    body: JsonBody<MessageFields>,
 ) -> Result<Response, ApiError> {
+    FeatureService::authorize_write(&principal)?;
+    let fields = body.read().await?;
     let row = state
         .features
         .create_message(&principal, &Scope::Global, fields)
@@ -290,8 +296,10 @@ async fn update_global_message(
     State(state): State<FeaturesState>,
     principal: Principal,
     Path(message): Path<i64>,
-    Json(fields): Json<MessageFields>,
+    body: JsonBody<MessageFields>,
 ) -> Result<Json<MessageDto>, ApiError> {
+    FeatureService::authorize_write(&principal)?;
+    let fields = body.read().await?;
     let row = state
         .features
         .update_message(&principal, &Scope::Global, message, fields)
@@ -427,7 +435,7 @@ async fn switch_tenant_feature(
     principal: Principal,
     Path((feature, tenant)): Path<(String, String)>,
     headers: HeaderMap,
-    Json(body): Json<EnabledDto>,
+    body: JsonBody<EnabledDto>,
 ) -> Result<Json<EnabledDto>, ApiError> {
     let named = headers
         .get(PROJECT_ID_HEADER)
@@ -453,10 +461,11 @@ async fn switch_tenant_feature(
             "the header svc-project-id must be the tenant id of the path",
         ));
     }
+    FeatureService::authorize_switch(&principal, tenant)?;
     let feature = feature_id(&feature)?;
     let enabled = state
         .features
-        .set_enabled(&principal, &feature, tenant, body.enabled)
+        .set_enabled(&principal, &feature, tenant, body.read().await?.enabled)
         .await?;
     Ok(Json(EnabledDto { enabled }))
 }
@@ -533,8 +542,10 @@ async fn list_features(
 async fn create_feature(
     State(state): State<FeaturesState>,
     principal: Principal,
-    Json(request): Json<FeatureRequest>,
+    body: JsonBody<FeatureRequest>,
 ) -> Result<Response, ApiError> {
+    FeatureService::authorize_admin(&principal)?;
+    let request = body.read().await?;
     let row = state.features.create_feature(&principal, request).await?;
     Ok((StatusCode::CREATED, Json(FeatureDto::from(&row))).into_response())
 }
@@ -563,8 +574,10 @@ async fn replace_feature(
     State(state): State<FeaturesState>,
     principal: Principal,
     Path(feature): Path<String>,
-    Json(request): Json<FeatureRequest>,
+    body: JsonBody<FeatureRequest>,
 ) -> Result<Json<FeatureDto>, ApiError> {
+    FeatureService::authorize_admin(&principal)?;
+    let request = body.read().await?;
     let row = state
         .features
         .replace_feature(&principal, &feature_id(&feature)?, request)
@@ -616,8 +629,10 @@ async fn grant_license(
     State(state): State<FeaturesState>,
     principal: Principal,
     Path((feature, tenant)): Path<(String, String)>,
-    Json(request): Json<LicenseRequest>,
+    body: JsonBody<LicenseRequest>,
 ) -> Result<Response, ApiError> {
+    FeatureService::authorize_admin(&principal)?;
+    let request = body.read().await?;
     let feature = feature_id(&feature)?;
     let tenant = tenant_id(&tenant)?;
     let (license, created) = state

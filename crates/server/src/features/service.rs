@@ -184,7 +184,7 @@ impl FeatureService {
     }
 
     /// Writing: the read-write scope and the BackOffice role.
-    fn authorize_write(principal: &Principal) -> FeatureResult<()> {
+    pub(crate) fn authorize_write(principal: &Principal) -> FeatureResult<()> {
         if !principal.scopes.contains(READWRITE_SCOPE) {
             return Err(FeatureError::Forbidden(
                 "writing feature messages needs the scope platform_iam_featurestatus_readwrite",
@@ -468,7 +468,8 @@ fn check_window(message: &CleanMessage) -> FeatureResult<()> {
 // ---- the catalogue and licenses ----
 
 impl FeatureService {
-    fn authorize_admin(principal: &Principal) -> FeatureResult<()> {
+    /// The catalogue and licenses: the BackOffice role.
+    pub(crate) fn authorize_admin(principal: &Principal) -> FeatureResult<()> {
         if principal.is_platform_admin() {
             Ok(())
         } else {
@@ -680,6 +681,17 @@ impl FeatureService {
         Ok(store::licensed_features(&self.db, tenant, feature_type).await?)
     }
 
+    /// 403 unless the caller is an Owner of `tenant`, the one who switches its features.
+    pub(crate) fn authorize_switch(principal: &Principal, tenant: TenantId) -> FeatureResult<()> {
+        if Self::owned_tenant(principal)? == tenant {
+            Ok(())
+        } else {
+            Err(FeatureError::Forbidden(
+                "only an Owner of the tenant may switch its features",
+            ))
+        }
+    }
+
     /// Switches a licensed feature of `tenant` on or off; the license stays as it is.
     pub(crate) async fn set_enabled(
         &self,
@@ -688,12 +700,7 @@ impl FeatureService {
         tenant: TenantId,
         enabled: bool,
     ) -> FeatureResult<bool> {
-        let own = Self::owned_tenant(principal)?;
-        if own != tenant {
-            return Err(FeatureError::Forbidden(
-                "only an Owner of the tenant may switch its features",
-            ));
-        }
+        Self::authorize_switch(principal, tenant)?;
         let current = store::find_license(&self.db, tenant, id.as_str())
             .await?
             .ok_or(FeatureError::NotFound("license"))?;

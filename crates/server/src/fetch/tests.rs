@@ -810,7 +810,7 @@ async fn an_unresolvable_host_is_host_not_found() {
 }
 
 mod ftp_server {
-    //! pyftpdlib, run with `$BASIN_TEST_PYTHON`, else the virtualenv of scripts/python-tests
+    //! pyftpdlib, run with `$TEST_BASIN_PYTHON`, else the virtualenv of scripts/python-tests
     //! (`target/py-venv`, which installs tests/python/requirements.txt), else `python3`.
     //! Missing, the FTP tests fail when `CI` is set and are skipped with a note otherwise.
 
@@ -840,7 +840,7 @@ server.serve_forever()
 "#;
 
     fn python() -> PathBuf {
-        if let Some(explicit) = std::env::var_os("BASIN_TEST_PYTHON") {
+        if let Some(explicit) = std::env::var_os("TEST_BASIN_PYTHON") {
             return PathBuf::from(explicit);
         }
         let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
@@ -903,7 +903,7 @@ server.serve_forever()
         if errors.contains("No module named 'pyftpdlib'") {
             return unavailable(&format!(
                 "pyftpdlib is not installed for {} (python3 -m pip install pyftpdlib, or set \
-                 BASIN_TEST_PYTHON)",
+                 TEST_BASIN_PYTHON)",
                 python.display()
             ));
         }

@@ -13,7 +13,7 @@ use crate::hierarchy::service::{
     ActionError, HierarchyError, PathAction, PathActionType, parse_time_span,
 };
 use crate::http::api_version::{self, METADATA};
-use crate::http::extract::{Json, Path};
+use crate::http::extract::{Json, JsonBody, Path};
 use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN};
@@ -160,8 +160,13 @@ async fn apply(
     principal: &Principal,
     base: &PublicBase,
     project: ProjectId,
-    request: HierarchyRequest,
+    body: JsonBody<HierarchyRequest>,
 ) -> ApiResult<Json<HierarchyResponse>> {
+    state
+        .projects
+        .visible(&Caller::from(principal), project)
+        .await?;
+    let request = body.read().await?;
     let actions_max = state.hierarchy.limits().actions_max;
     if request.actions.len() > actions_max {
         return Err(ApiError::field(
@@ -236,9 +241,9 @@ async fn apply_hierarchy(
     principal: Principal,
     base: PublicBase,
     Path(project): Path<ProjectId>,
-    Json(request): Json<HierarchyRequest>,
+    body: JsonBody<HierarchyRequest>,
 ) -> ApiResult<Json<HierarchyResponse>> {
-    apply(&state, &principal, &base, project, request).await
+    apply(&state, &principal, &base, project, body).await
 }
 
 /// The same, with the trailing slash the interface writes.
@@ -250,7 +255,7 @@ async fn apply_hierarchy_slash(
     principal: Principal,
     base: PublicBase,
     Path(project): Path<ProjectId>,
-    Json(request): Json<HierarchyRequest>,
+    body: JsonBody<HierarchyRequest>,
 ) -> ApiResult<Json<HierarchyResponse>> {
-    apply(&state, &principal, &base, project, request).await
+    apply(&state, &principal, &base, project, body).await
 }

@@ -341,6 +341,13 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
+/// Marks a string that holds the literal text of a JSON number, so that exact decimals reach
+/// their type unrounded (see `JsonBody::read_exact`). No client string can start with it: NUL
+/// is refused in every JSON string before binding. A marked number binds to the number types
+/// and to types that read any value (credit amounts), and is refused where a string is
+/// expected, as any JSON number is.
+pub(crate) const NUMBER_MARK: char = '\0';
+
 /// A JSON value (or a query value held as a string or an array of strings).
 struct ValueDe {
     value: Value,
@@ -352,6 +359,22 @@ impl ValueDe {
         Self { value, mode }
     }
 
+    /// The literal text of a marked number ([`NUMBER_MARK`]), when this JSON value is one.
+    fn number_literal(&self) -> Option<&str> {
+        match (&self.value, self.mode) {
+            (Value::String(text), Mode::Json) => text.strip_prefix(NUMBER_MARK),
+            _ => None,
+        }
+    }
+
+    /// An error when this JSON value is a marked number, which the visitor does not take.
+    fn refuse_number<'de, V: Visitor<'de>>(&self, visitor: &V) -> Result<(), Error> {
+        match self.number_literal() {
+            Some(_) => Err(Error::invalid_type(Unexpected::Other("number"), visitor)),
+            None => Ok(()),
+        }
+    }
+
     /// The text of a query value, or the deserializer back when JSON typing applies.
     fn query_text(self) -> Result<String, Self> {
         match (self.mode, self.value) {
@@ -361,13 +384,19 @@ impl ValueDe {
     }
 }
 
-/// Deserializer methods that parse a query string value and otherwise follow JSON typing.
+/// Deserializer methods that parse a query string value, or the literal text of a marked
+/// JSON number, and otherwise follow JSON typing.
 macro_rules! parse_query_text {
     ($($method:ident => $visit:ident),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
             match self.query_text() {
                 Ok(text) => $visit(&text, visitor),
-                Err(json) => json.deserialize_any(visitor),
+                Err(json) => {
+                    if let Some(literal) = json.number_literal() {
+                        return $visit(literal, visitor);
+                    }
+                    json.deserialize_any(visitor)
+                }
             }
         }
     )*};
@@ -391,14 +420,34 @@ impl<'de> Deserializer<'de> for ValueDe {
                     Err(Error::custom(format_args!("invalid number `{number}`")))
                 }
             }
-            Value::String(text) => visitor.visit_string(text),
+            Value::String(text) => match (self.mode, text.strip_prefix(NUMBER_MARK)) {
+                (Mode::Json, Some(literal)) => visitor.visit_str(literal),
+                _ => visitor.visit_string(text),
+            },
             Value::Array(items) => visit_seq(items, self.mode, visitor),
             Value::Object(object) => visit_map(object_entries(object), self.mode, visitor),
         }
     }
 
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
+        match self.query_text() {
+            Ok(text) => visit_boolean(&text, visitor),
+            Err(json) => json.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
+        self.deserialize_any(visitor)
+    }
+
     parse_query_text! {
-        deserialize_bool => visit_boolean,
         deserialize_i8 => visit_integer,
         deserialize_i16 => visit_integer,
         deserialize_i32 => visit_integer,
@@ -422,6 +471,7 @@ impl<'de> Deserializer<'de> for ValueDe {
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
         match self.query_text() {
             Ok(text) => visit_seq(vec![Value::String(text)], Mode::Query, visitor),
             Err(json) => json.deserialize_any(visitor),
@@ -451,6 +501,7 @@ impl<'de> Deserializer<'de> for ValueDe {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
         match self.value {
             Value::Object(object) => {
                 let entries = rename_fields(object.into_iter(), fields, self.mode);
@@ -466,6 +517,7 @@ impl<'de> Deserializer<'de> for ValueDe {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
         match self.value {
             Value::String(variant) => {
                 let variant = match_name(variant, variants);
@@ -503,8 +555,13 @@ impl<'de> Deserializer<'de> for ValueDe {
         visitor.visit_unit()
     }
 
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.refuse_number(&visitor)?;
+        self.deserialize_any(visitor)
+    }
+
     forward_to_deserialize_any! {
-        char str string bytes byte_buf unit unit_struct map identifier
+        char bytes byte_buf unit unit_struct identifier
     }
 }
 

@@ -1,15 +1,19 @@
 //! Extractors that bind input the way clients send it and fail as problem+json.
 //!
-//! - [`Json`] ignores the `Content-Type` (clients send `application/json-patch+json`, even on
-//!   GET), treats an empty body as `{}` (restore calls arrive without one) and binds property
-//!   names case-insensitively.
+//! - [`JsonBody`] is read only when the handler asks, after it has decided who may call it;
+//!   it ignores the `Content-Type` (clients send `application/json-patch+json`, even on GET),
+//!   treats an empty body as `{}` (restore calls arrive without one) and binds property names
+//!   case-insensitively.
 //! - [`Query`] binds parameter names case-insensitively, repeated keys as lists.
 //! - [`Path`] turns malformed ids into a 400 naming the segment.
 //!
 //! No text Basin accepts may hold a NUL character: PostgreSQL cannot store it in text, SQLite
-//! would keep it and hand it to every client, and no name or value needs it. [`Json`] and
+//! would keep it and hand it to every client, and no name or value needs it. [`JsonBody`] and
 //! [`Query`] refuse it anywhere in their input with a 400 naming the field, on both
 //! databases alike.
+
+use std::convert::Infallible;
+use std::marker::PhantomData;
 
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -26,49 +30,72 @@ use crate::http::case_insensitive::{BindError, from_json_value, from_query_pairs
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct JsonBodyLimit(pub u64);
 
-/// A JSON request or response body.
+/// A JSON response body.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Json<T>(pub T);
 
-impl<T, S> FromRequest<S> for Json<T>
+/// A JSON request body, not read yet. Handlers decide who may call them first (credentials,
+/// then the rights on what the path names) and only then [`read`](Self::read) the body, so
+/// that a caller without the right gets the same 401, 403 or 404 whatever it sends and learns
+/// nothing of what the body should hold. There is deliberately no extractor that reads a
+/// JSON body on its own.
+///
+/// The body is read like this: the `Content-Type` is ignored (clients send
+/// `application/json-patch+json`, even on GET), an empty body is `{}` (restore calls arrive
+/// without one) and property names bind case-insensitively.
+pub(crate) struct JsonBody<T> {
+    request: Request,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T, S> FromRequest<S> for JsonBody<T>
 where
-    T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = Infallible;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = body_bytes(request, state).await?;
-        bind_json(&bytes).map(Json)
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            request,
+            _type: PhantomData,
+        })
     }
 }
 
-/// A JSON request body bound like [`Json`], except that every number reaches the target type
-/// as its literal text (a string): for exact decimals (credit amounts), which a trip through
-/// `f64` would round. Fields read from it parse numbers from strings themselves.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ExactJson<T>(pub T);
+impl<T: DeserializeOwned> JsonBody<T> {
+    /// Reads and binds the body, within the JSON body limit in force.
+    pub(crate) async fn read(self) -> Result<T, ApiError> {
+        let bytes = body_bytes(self.request).await?;
+        bind_json(&bytes)
+    }
 
-impl<T, S> FromRequest<S> for ExactJson<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = body_bytes(request, state).await?;
-        bind_json(&quote_numbers(&bytes)).map(ExactJson)
+    /// Reads the body like [`read`](Self::read), except that every number reaches the target
+    /// type as its literal text: for exact decimals (credit amounts), which a trip through
+    /// `f64` would round. The body must be JSON as it was sent (`00001` or `1.` is refused)
+    /// before its numbers become marked text ([`NUMBER_MARK`]); a marked number binds to the
+    /// number types and to types that read any value, and is refused where a string is
+    /// expected, as any number is.
+    ///
+    /// [`NUMBER_MARK`]: crate::http::case_insensitive::NUMBER_MARK
+    pub(crate) async fn read_exact(self) -> Result<T, ApiError> {
+        let bytes = body_bytes(self.request).await?;
+        if is_blank(&bytes) {
+            return bind_json(&bytes);
+        }
+        let sent: serde_json::Value = serde_json::from_slice(&bytes).map_err(invalid_json)?;
+        refuse_nul(&sent)?;
+        let marked = serde_json::from_slice(&quote_numbers(&bytes)).map_err(invalid_json)?;
+        from_json_value(marked).map_err(|error| bind_error("body", error))
     }
 }
 
 /// The body, within the JSON body limit in force.
-async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+async fn body_bytes(request: Request) -> Result<Bytes, ApiError> {
     let limit = request
         .extensions()
         .get::<JsonBodyLimit>()
         .map_or(crate::limits::JSON_BODY_BYTES_MAX, |limit| limit.0);
-    Bytes::from_request(request, state)
+    Bytes::from_request(request, &())
         .await
         .map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
@@ -81,25 +108,38 @@ async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes
 
 /// Parses and binds a body: blank is `{}`, NUL is refused, names bind ignoring case.
 fn bind_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+    let value = if is_blank(bytes) {
         serde_json::Value::Object(serde_json::Map::new())
     } else {
-        serde_json::from_slice(bytes).map_err(|error| {
-            ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
-        })?
+        serde_json::from_slice(bytes).map_err(invalid_json)?
     };
-    if let Some(field) = nul_in_json(&value, String::new()) {
-        return Err(nul_error(if field.is_empty() {
-            "body".into()
-        } else {
-            field
-        }));
-    }
+    refuse_nul(&value)?;
     from_json_value(value).map_err(|error| bind_error("body", error))
 }
 
-/// JSON text with every number outside strings turned into a string of its literal text.
-/// Anything that is not valid JSON stays invalid (the parser that follows reports it).
+/// A 400 naming the first string or key of `value` that holds a NUL.
+fn refuse_nul(value: &serde_json::Value) -> Result<(), ApiError> {
+    match nul_in_json(value, String::new()) {
+        Some(field) if field.is_empty() => Err(nul_error("body".into())),
+        Some(field) => Err(nul_error(field)),
+        None => Ok(()),
+    }
+}
+
+/// Whether a body is empty or only white space (bound as `{}`).
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+fn invalid_json(error: serde_json::Error) -> ApiError {
+    ApiError::InvalidBody(format!("The body is not valid JSON: {error}."))
+}
+
+/// JSON text with every number outside strings turned into a string of its literal text after
+/// [`NUMBER_MARK`] (written as the escape `\u0000`). Anything that is not valid JSON stays
+/// invalid (the parser that follows reports it).
+///
+/// [`NUMBER_MARK`]: crate::http::case_insensitive::NUMBER_MARK
 fn quote_numbers(input: &[u8]) -> Vec<u8> {
     let mut output = Vec::with_capacity(input.len() + 16);
     let mut rest = input;
@@ -126,7 +166,7 @@ fn quote_numbers(input: &[u8]) -> Vec<u8> {
                 .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
                 .unwrap_or(rest.len());
             let (number, after) = rest.split_at(end);
-            output.push(b'"');
+            output.extend_from_slice(b"\"\\u0000");
             output.extend_from_slice(number);
             output.push(b'"');
             rest = after;
@@ -243,10 +283,10 @@ mod tests {
     }
 
     #[test]
-    fn numbers_become_their_literal_text_and_strings_stay_as_they_are() {
+    fn numbers_become_their_marked_literal_text_and_strings_stay_as_they_are() {
         assert_eq!(
             quoted(r#"{"credits": 1.0000001, "n": -2e-3, "a": [1,2]}"#),
-            r#"{"credits": "1.0000001", "n": "-2e-3", "a": ["1","2"]}"#
+            r#"{"credits": "\u00001.0000001", "n": "\u0000-2e-3", "a": ["\u00001","\u00002"]}"#
         );
         assert_eq!(
             quoted(r#"{"s": "1 \"2\" \\", "t": true, "u": null}"#),
@@ -256,6 +296,6 @@ mod tests {
             quoted(r#"{"s": "unterminated 1"#),
             r#"{"s": "unterminated 1"#
         );
-        assert_eq!(quoted("12"), r#""12""#);
+        assert_eq!(quoted("12"), r#""\u000012""#);
     }
 }

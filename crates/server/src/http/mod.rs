@@ -9,4 +9,5 @@ pub(crate) mod paging;
 pub(crate) mod problem;
 pub(crate) mod public_base;
 pub(crate) mod time;
+pub(crate) mod unread_body;
 pub(crate) mod wire_enum;

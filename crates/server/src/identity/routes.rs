@@ -15,13 +15,15 @@ use crate::auth::Principal;
 use crate::db::SortValue;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, ADMIN, IAM};
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{
     Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest, SortKind,
 };
 use crate::http::wire_enum::sort::SortOrder;
 use crate::identity::model::*;
-use crate::identity::service::{Added, IdentityError, ListPage, SortColumn, UserRef};
+use crate::identity::service::{
+    Added, IdentityError, IdentityService, ListPage, SortColumn, UserRef,
+};
 use crate::ids::{ApiKeyId, InvitationId, TenantId, UserId};
 
 /// What the identity and administration endpoints need: a substate of the app's state (axum `FromRef`).
@@ -242,8 +244,10 @@ struct OffsetListQuery {
 async fn create_tenant(
     State(state): State<IdentityState>,
     principal: Principal,
-    Json(request): Json<CreateTenantRequest>,
+    body: JsonBody<CreateTenantRequest>,
 ) -> ApiResult<Response> {
+    IdentityService::require_platform_admin(&principal, "creating tenants")?;
+    let request = body.read().await?;
     let name = parse_name(&request.name)?;
     let tenant = state.identity.create_tenant(&principal, name).await?;
     Ok((StatusCode::CREATED, Json(TenantDto::from(tenant))).into_response())
@@ -318,8 +322,10 @@ async fn add_member(
     State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
-    Json(request): Json<AddMemberRequest>,
+    body: JsonBody<AddMemberRequest>,
 ) -> ApiResult<Response> {
+    state.identity.require_manager(&principal, tenant).await?;
+    let request = body.read().await?;
     let user = match (request.user_id, request.email.as_deref()) {
         (Some(id), None) => UserRef::Id(id),
         (None, Some(email)) => UserRef::Email(parse_email(email)?),
@@ -355,8 +361,10 @@ async fn set_member_role(
     State(state): State<IdentityState>,
     principal: Principal,
     Path((tenant, user)): Path<(TenantId, UserId)>,
-    Json(request): Json<SetMemberRoleRequest>,
+    body: JsonBody<SetMemberRoleRequest>,
 ) -> ApiResult<Json<MemberDto>> {
+    state.identity.require_manager(&principal, tenant).await?;
+    let request = body.read().await?;
     let member = state
         .identity
         .set_member_role(&principal, tenant, user, request.role)
@@ -506,8 +514,10 @@ async fn create_api_key(
     State(state): State<IdentityState>,
     principal: Principal,
     Path(tenant): Path<TenantId>,
-    Json(request): Json<CreateApiKeyRequest>,
+    body: JsonBody<CreateApiKeyRequest>,
 ) -> ApiResult<Response> {
+    state.identity.require_manager(&principal, tenant).await?;
+    let request = body.read().await?;
     let name = parse_name(&request.name)?;
     let role = request.role.unwrap_or(TenantRole::User);
     let (key, secret) = state
@@ -546,8 +556,10 @@ async fn revoke_api_key(
 async fn create_user(
     State(state): State<IdentityState>,
     principal: Principal,
-    Json(request): Json<CreateUserRequest>,
+    body: JsonBody<CreateUserRequest>,
 ) -> ApiResult<Response> {
+    state.identity.require_manager_anywhere(&principal).await?;
+    let request = body.read().await?;
     let name = parse_name(&request.name)?;
     let email = request.email.as_deref().map(parse_email).transpose()?;
     let tenant = match (request.tenant_id, request.role) {
@@ -609,8 +621,10 @@ async fn update_user(
     State(state): State<IdentityState>,
     principal: Principal,
     Path(user): Path<UserId>,
-    Json(request): Json<UpdateUserRequest>,
+    body: JsonBody<UpdateUserRequest>,
 ) -> ApiResult<Json<UserDto>> {
+    IdentityService::require_platform_admin(&principal, "changing users")?;
+    let request = body.read().await?;
     let name = request.name.as_deref().map(parse_name).transpose()?;
     let email = request.email.as_deref().map(parse_email).transpose()?;
     let user = state

@@ -127,7 +127,7 @@ impl IdentityService {
     }
 
     /// The role the caller manages `tenant` with, or the error to answer.
-    async fn require_manager(
+    pub(crate) async fn require_manager(
         &self,
         principal: &Principal,
         tenant: TenantId,
@@ -146,13 +146,47 @@ impl IdentityService {
         }
     }
 
-    fn require_platform_admin(principal: &Principal, action: &str) -> IdentityResult<()> {
+    /// 403 unless the caller is BackOffice or CloudAdministrator; `action` says what needs it.
+    pub(crate) fn require_platform_admin(
+        principal: &Principal,
+        action: &str,
+    ) -> IdentityResult<()> {
         if principal.is_platform_admin() {
             Ok(())
         } else {
             Err(IdentityError::Forbidden(format!(
                 "{action} needs the BackOffice or CloudAdministrator role"
             )))
+        }
+    }
+
+    /// 403 unless the caller is a platform admin or manages some tenant: who may create
+    /// users, before the body names the tenant.
+    pub(crate) async fn require_manager_anywhere(
+        &self,
+        principal: &Principal,
+    ) -> IdentityResult<()> {
+        if principal.is_platform_admin() {
+            return Ok(());
+        }
+        let manages = match principal.principal_type {
+            PrincipalType::OpenAPIAccount => principal
+                .tenant_role
+                .is_some_and(TenantRole::can_manage_tenant),
+            _ => match principal.user_id() {
+                Some(user) => store::memberships_of(&self.db, user)
+                    .await?
+                    .into_iter()
+                    .any(|(_, role)| role.can_manage_tenant()),
+                None => false,
+            },
+        };
+        if manages {
+            Ok(())
+        } else {
+            Err(IdentityError::Forbidden(
+                "creating users needs the BackOffice role, or the Owner or Administrator role in a tenant".into(),
+            ))
         }
     }
 

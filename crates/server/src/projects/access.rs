@@ -81,6 +81,42 @@ impl Capabilities {
     }
 }
 
+/// One of the capabilities, for the checks a request makes before it reads its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Capability {
+    /// [`Capabilities::can_grant_access`].
+    GrantAccess,
+    /// [`Capabilities::can_create_content`].
+    CreateContent,
+    /// [`Capabilities::can_update_content`].
+    UpdateContent,
+    /// [`Capabilities::can_delete_content`].
+    DeleteContent,
+}
+
+impl Capability {
+    /// Whether `capabilities` hold it.
+    pub(crate) fn held_in(self, capabilities: Capabilities) -> bool {
+        match self {
+            Self::GrantAccess => capabilities.can_grant_access,
+            Self::CreateContent => capabilities.can_create_content,
+            Self::UpdateContent => capabilities.can_update_content,
+            Self::DeleteContent => capabilities.can_delete_content,
+        }
+    }
+
+    /// What it allows, for the 403 of a caller without it: "you may not {this} in this
+    /// project".
+    pub(crate) fn action(self) -> &'static str {
+        match self {
+            Self::GrantAccess => "change members",
+            Self::CreateContent => "create content",
+            Self::UpdateContent => "update content",
+            Self::DeleteContent => "delete content",
+        }
+    }
+}
+
 crate::wire_enum! {
     /// The capability filter of project lists. Matched case-sensitively, as the interface says.
     pub(crate) enum CapabilityFilter {

@@ -16,13 +16,13 @@ use crate::auth::{Principal, PrincipalType};
 use crate::db::SortValue;
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{
     Cursor, CursorPage, CursorRequest, DataList, OffsetPage, OffsetRequest, SortKind,
 };
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::ProjectId;
-use crate::projects::access::{Capabilities, CapabilityFilter};
+use crate::projects::access::{Capabilities, Capability, CapabilityFilter};
 use crate::projects::model::*;
 use crate::projects::service::{
     Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, Window,
@@ -432,10 +432,11 @@ async fn list_recursive(
 async fn create_project(
     State(state): State<ProjectsState>,
     principal: Principal,
-    Json(request): Json<CreateProjectRequest>,
+    body: JsonBody<CreateProjectRequest>,
 ) -> ApiResult<Response> {
     let caller = Caller::from(&principal);
-    let input = new_project(&state.projects, request)?;
+    ProjectService::creating_tenant(&caller)?;
+    let input = new_project(&state.projects, body.read().await?)?;
     let (row, _) = state.projects.create_root(&caller, input).await?;
     let (chain, members) = state.projects.get(&caller, row.id).await?;
     Ok((
@@ -453,10 +454,14 @@ async fn create_subproject(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(parent): Path<ProjectId>,
-    Json(request): Json<CreateProjectRequest>,
+    body: JsonBody<CreateProjectRequest>,
 ) -> ApiResult<Response> {
     let caller = Caller::from(&principal);
-    let input = new_project(&state.projects, request)?;
+    state
+        .projects
+        .authorize(&caller, parent, Capability::CreateContent)
+        .await?;
+    let input = new_project(&state.projects, body.read().await?)?;
     let (row, _) = state
         .projects
         .create_subproject(&caller, parent, input)
@@ -488,9 +493,11 @@ async fn get_project(
 async fn update_project(
     State(state): State<ProjectsState>,
     principal: Principal,
-    Json(request): Json<UpdateProjectRequest>,
+    body: JsonBody<UpdateProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
     let caller = Caller::from(&principal);
+    state.projects.authorize_any_project(&caller).await?;
+    let request = body.read().await?;
     let fields = (
         state.projects.parse_name(&request.name)?,
         ProjectService::parse_description(request.description.as_deref())?,
@@ -509,9 +516,11 @@ async fn update_project(
 async fn patch(
     state: &ProjectsState,
     principal: &Principal,
-    request: PatchProjectRequest,
+    body: JsonBody<PatchProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
     let caller = Caller::from(principal);
+    state.projects.authorize_any_project(&caller).await?;
+    let request = body.read().await?;
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let (_, row) = state
         .projects
@@ -536,9 +545,9 @@ async fn patch(
 async fn patch_project(
     State(state): State<ProjectsState>,
     principal: Principal,
-    Json(request): Json<PatchProjectRequest>,
+    body: JsonBody<PatchProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
-    patch(&state, &principal, request).await
+    patch(&state, &principal, body).await
 }
 
 /// The same, with the trailing slash the interface writes.
@@ -547,9 +556,9 @@ async fn patch_project(
 async fn patch_project_slash(
     State(state): State<ProjectsState>,
     principal: Principal,
-    Json(request): Json<PatchProjectRequest>,
+    body: JsonBody<PatchProjectRequest>,
 ) -> ApiResult<Json<ProjectDto>> {
-    patch(&state, &principal, request).await
+    patch(&state, &principal, body).await
 }
 
 /// Move a project to the recycle bin.
@@ -661,11 +670,14 @@ async fn move_project(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<MoveProjectRequest>,
+    body: JsonBody<MoveProjectRequest>,
 ) -> ApiResult<Json<ProjectListDto>> {
+    let caller = Caller::from(&principal);
+    state.projects.authorize_move(&caller, id).await?;
+    let request = body.read().await?;
     let row = state
         .projects
-        .move_project(&Caller::from(&principal), id, request.target_project_id)
+        .move_project(&caller, id, request.target_project_id)
         .await?;
     Ok(Json(ProjectListDto::from(&row)))
 }
@@ -698,8 +710,14 @@ async fn add_member(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<AddProjectMemberRequest>,
+    body: JsonBody<AddProjectMemberRequest>,
 ) -> ApiResult<Json<IdRowVersionDto>> {
+    let caller = Caller::from(&principal);
+    state
+        .projects
+        .authorize(&caller, id, Capability::GrantAccess)
+        .await?;
+    let request = body.read().await?;
     let member = ProjectMember {
         principal_id: request.user_id,
         principal_type: request
@@ -707,10 +725,7 @@ async fn add_member(
             .unwrap_or(PrincipalType::UserIdentity),
         role: request.role,
     };
-    let row = state
-        .projects
-        .add_member(&Caller::from(&principal), id, member)
-        .await?;
+    let row = state.projects.add_member(&caller, id, member).await?;
     Ok(Json(IdRowVersionDto {
         id: row.id,
         row_version: row_version_text(row.row_version),
@@ -737,8 +752,13 @@ async fn replace_members(
     state: &ProjectsState,
     principal: &Principal,
     id: ProjectId,
-    request: SetMembersRequest,
+    body: JsonBody<SetMembersRequest>,
 ) -> ApiResult<Json<IdRowVersionDto>> {
+    state
+        .projects
+        .authorize(&Caller::from(principal), id, Capability::GrantAccess)
+        .await?;
+    let request = body.read().await?;
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let row = state
         .projects
@@ -763,9 +783,9 @@ async fn set_members(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<SetMembersRequest>,
+    body: JsonBody<SetMembersRequest>,
 ) -> ApiResult<Json<IdRowVersionDto>> {
-    replace_members(&state, &principal, id, request).await
+    replace_members(&state, &principal, id, body).await
 }
 
 /// Set the members of a (sub)project (same as `PUT .../members`).
@@ -776,9 +796,9 @@ async fn set_members_alias(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<SetMembersRequest>,
+    body: JsonBody<SetMembersRequest>,
 ) -> ApiResult<Json<IdRowVersionDto>> {
-    replace_members(&state, &principal, id, request).await
+    replace_members(&state, &principal, id, body).await
 }
 
 /// Make a subproject inherit its members; its own member list is cleared.
@@ -789,12 +809,18 @@ async fn inherit_members(
     State(state): State<ProjectsState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<InheritMembersRequest>,
+    body: JsonBody<InheritMembersRequest>,
 ) -> ApiResult<Json<IdRowVersionDto>> {
+    let caller = Caller::from(&principal);
+    state
+        .projects
+        .authorize(&caller, id, Capability::GrantAccess)
+        .await?;
+    let request = body.read().await?;
     let expected = ProjectService::parse_row_version(request.row_version.as_deref())?;
     let row = state
         .projects
-        .inherit_members(&Caller::from(&principal), id, expected)
+        .inherit_members(&caller, id, expected)
         .await?;
     Ok(Json(IdRowVersionDto {
         id: row.id,

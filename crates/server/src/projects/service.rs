@@ -18,7 +18,7 @@ use crate::db::{Db, JsonText, StoreError, Tx};
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
-use crate::projects::access::{Capabilities, CapabilityFilter, effective_role};
+use crate::projects::access::{Capabilities, Capability, CapabilityFilter, effective_role};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 use crate::projects::store::{
     self, ChainRow, DescendantRow, DescendantsQuery, ListScope, ProjectListQuery,
@@ -406,14 +406,39 @@ impl ProjectService {
         self.clock.now()
     }
 
-    // ---- create ----
+    // ---- who may call: checked before a request's body is read ----
 
-    /// Creates a top-level project; the caller becomes its Owner.
-    pub(crate) async fn create_root(
+    /// 404 when the caller cannot see project `id`, 403 when it can but lacks `capability`.
+    pub(crate) async fn authorize(
         &self,
         caller: &Caller,
-        input: NewProject,
-    ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
+        id: ProjectId,
+        capability: Capability,
+    ) -> ProjectResult<()> {
+        let chain = self.visible(caller, id).await?;
+        require(
+            capability.held_in(chain.capabilities()),
+            capability.action(),
+        )
+    }
+
+    /// 404 when the caller cannot see subproject `id`, 403 when it may not take it out of its
+    /// parent (a move needs delete-content there). A top-level project passes: that it
+    /// cannot move is a rule of the tree, answered with the move.
+    pub(crate) async fn authorize_move(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
+        let chain = self.visible(caller, id).await?;
+        match chain.parent() {
+            Some(parent) if !Capabilities::of(parent.role).can_delete_content => {
+                Err(ProjectError::Forbidden(
+                    "moving needs delete-content permission on the current parent".into(),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The tenant the caller creates top-level projects in: its own, when it is a member.
+    pub(crate) fn creating_tenant(caller: &Caller) -> ProjectResult<TenantId> {
         let Some(tenant) = caller.tenant_id() else {
             return Err(ProjectError::Forbidden(
                 "creating a project needs a tenant: use an API key or a token naming the tenant"
@@ -425,6 +450,31 @@ impl ProjectService {
                 "you are not a member of this tenant".into(),
             ));
         }
+        Ok(tenant)
+    }
+
+    /// For requests whose body names the project: 404, as for any project the body could
+    /// name, when the caller can see none, being in no tenant it acts in and a member of no
+    /// project.
+    pub(crate) async fn authorize_any_project(&self, caller: &Caller) -> ProjectResult<()> {
+        if Self::creating_tenant(caller).is_ok()
+            || store::is_member_anywhere(&self.db, caller.key()).await?
+        {
+            Ok(())
+        } else {
+            Err(ProjectError::NotFound)
+        }
+    }
+
+    // ---- create ----
+
+    /// Creates a top-level project; the caller becomes its Owner.
+    pub(crate) async fn create_root(
+        &self,
+        caller: &Caller,
+        input: NewProject,
+    ) -> ProjectResult<(ProjectRow, Vec<ProjectMember>)> {
+        let tenant = Self::creating_tenant(caller)?;
         if input.inherits_members {
             return Err(ProjectError::Rejected {
                 kind: "root-cannot-inherit",

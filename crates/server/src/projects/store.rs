@@ -687,6 +687,22 @@ pub(super) async fn roles_of(
     sql.fetch_all(db).await
 }
 
+/// Whether `caller` is a member of any project (deleted ones included: the check only tells
+/// callers who can hold no role anywhere from the others).
+pub(super) async fn is_member_anywhere(
+    db: &Db,
+    (caller, caller_type): (Uuid, PrincipalType),
+) -> StoreResult<bool> {
+    let mut sql =
+        Sql::new("SELECT COUNT(*) FROM (SELECT 1 FROM project_members WHERE principal_id = ");
+    let caller = sql.arg(Arg::Uuid(caller));
+    let caller_type = sql.arg(Arg::Text(caller_type.as_str().to_owned()));
+    sql.push(&format!(
+        "{caller} AND principal_type = {caller_type} LIMIT 1) AS memberships"
+    ));
+    Ok(sql.fetch_count(db).await? > 0)
+}
+
 /// The projects `caller` is an Owner member of.
 pub(super) async fn owned_by(
     db: &Db,

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::auth::{Caller, Principal};
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, RECYCLE_BIN};
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{OffsetPage, OffsetRequest, PageLimits};
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::{DatasetId, ProjectId};
@@ -327,6 +327,21 @@ async fn restore(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// [`restore`] to the project the body names, once the caller is known to manage the item.
+async fn restore_elsewhere(
+    state: &RecycleBinState,
+    principal: &Principal,
+    item: (ItemType, Uuid, Option<ProjectId>),
+    body: JsonBody<RestoreRequest>,
+) -> ApiResult<StatusCode> {
+    state
+        .bin
+        .authorize_restore(&Caller::from(principal), item)
+        .await?;
+    let request = body.read().await?;
+    restore(state, principal, item, request.target_project_id).await
+}
+
 /// Restore a project in place, with every project in the bin on its path.
 #[utoipa::path(put, path = "/api/recycle-bin/project/{id}/restore", tag = "recycle-bin",
     params(("id" = Uuid, Path)),
@@ -353,10 +368,10 @@ async fn restore_project_elsewhere(
     State(state): State<RecycleBinState>,
     principal: Principal,
     Path(id): Path<ProjectId>,
-    Json(request): Json<RestoreRequest>,
+    body: JsonBody<RestoreRequest>,
 ) -> ApiResult<StatusCode> {
     let item = (ItemType::Project, id.as_uuid(), None);
-    restore(&state, &principal, item, request.target_project_id).await
+    restore_elsewhere(&state, &principal, item, body).await
 }
 
 /// Restore a dataset of a project in place.
@@ -380,10 +395,10 @@ async fn restore_dataset_in_project_elsewhere(
     State(state): State<RecycleBinState>,
     principal: Principal,
     Path((project, id)): Path<(ProjectId, DatasetId)>,
-    Json(request): Json<RestoreRequest>,
+    body: JsonBody<RestoreRequest>,
 ) -> ApiResult<StatusCode> {
     let item = (ItemType::Dataset, id.as_uuid(), Some(project));
-    restore(&state, &principal, item, request.target_project_id).await
+    restore_elsewhere(&state, &principal, item, body).await
 }
 
 /// Restore a dataset in place.
@@ -412,10 +427,10 @@ async fn restore_dataset_elsewhere(
     State(state): State<RecycleBinState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
-    Json(request): Json<RestoreRequest>,
+    body: JsonBody<RestoreRequest>,
 ) -> ApiResult<StatusCode> {
     let item = (ItemType::Dataset, id.as_uuid(), None);
-    restore(&state, &principal, item, request.target_project_id).await
+    restore_elsewhere(&state, &principal, item, body).await
 }
 
 async fn purge(

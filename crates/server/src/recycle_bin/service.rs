@@ -278,6 +278,22 @@ impl RecycleBinService {
 
     // ---- one item ----
 
+    /// 404 when the caller cannot see the bin item, 403 when it may not manage it: the check
+    /// of a restore made before its body is read. Like the restore itself it also finds items
+    /// that are not listed (below a deleted project), whose restore is refused with a reason.
+    pub(crate) async fn authorize_restore(
+        &self,
+        caller: &Caller,
+        (item_type, id, container): (ItemType, Uuid, Option<ProjectId>),
+    ) -> BinResult<()> {
+        let row = store::find(&self.db, id)
+            .await?
+            .filter(|row| row.item_type == item_type && row.purging_since.is_none())
+            .ok_or(BinError::NotFound)?;
+        self.check_item(caller, row, container, None).await?;
+        Ok(())
+    }
+
     /// A listed item of the caller's view, with the chain that decides it (a project's own, a
     /// dataset's project's). `container`, when the path names one, must be the item's.
     async fn item(

@@ -16,7 +16,7 @@ use crate::datasets::model::{DatasetDto, DatasetRow};
 use crate::error::ApiError;
 use crate::http::api_version::{self, TILES};
 use crate::http::etag::matches_etag;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::public_base::PublicBase;
 use crate::ids::DatasetId;
 use crate::tiles::capabilities;
@@ -188,12 +188,12 @@ async fn define_tiles(
     State(state): State<TilesState>,
     principal: Principal,
     Path(id): Path<DatasetId>,
-    Json(request): Json<DefineTilesRequest>,
+    body: JsonBody<DefineTilesRequest>,
 ) -> Result<(StatusCode, Json<DatasetDto>), ApiError> {
-    let row = state
-        .tiles
-        .define(&Caller::from(&principal), id, request)
-        .await?;
+    let caller = Caller::from(&principal);
+    state.tiles.authorize_define(&caller, id).await?;
+    let request = body.read().await?;
+    let row = state.tiles.define(&caller, id, request).await?;
     Ok((StatusCode::CREATED, Json(DatasetDto::from(&row))))
 }
 

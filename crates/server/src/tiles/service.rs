@@ -498,6 +498,19 @@ impl TileService {
 
     /// Creates a tiles dataset drawing `source` with the requested schemes, in the source's
     /// project. Needs read access to the source and `canCreateContent` on its project.
+    /// 404 when the caller cannot see dataset `source`, 403 when it may not read it or create
+    /// content in its project: who may define tiles, decided before the request's body is
+    /// read.
+    pub(crate) async fn authorize_define(
+        &self,
+        caller: &Caller,
+        source: DatasetId,
+    ) -> Result<(), TileError> {
+        let row = self.readable(caller, source).await?;
+        self.datasets.creatable(caller, row.project_id).await?;
+        Ok(())
+    }
+
     pub(crate) async fn define(
         &self,
         caller: &Caller,

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::Principal;
+use crate::auth::{Caller, Principal};
 use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, ApiVersion, CONVERSION, METADATA};
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{DataList, OffsetPage, OffsetRequest};
 use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId, TransferId};
@@ -196,9 +196,14 @@ async fn upload_file(
     principal: Principal,
     Path(project): Path<crate::ids::ProjectId>,
     Query(query): Query<FileUploadQuery>,
-    multipart: Result<axum::extract::Multipart, axum::extract::multipart::MultipartRejection>,
+    request: axum::extract::Request,
 ) -> ApiResult<axum::response::Response> {
+    use axum::extract::FromRequest;
     use axum::response::IntoResponse;
+    let caller = Caller::from(&principal);
+    // Who may upload is decided before the form is read (its content type included).
+    state.datasets.creatable(&caller, project).await?;
+    let multipart = axum::extract::Multipart::from_request(request, &()).await;
     let mut multipart = multipart.map_err(|rejection| {
         ApiError::InvalidBody(format!(
             "Send the file as multipart/form-data: {}",
@@ -232,7 +237,6 @@ async fn upload_file(
         .filter(|value| axum::http::HeaderValue::from_str(value).is_ok())
         .map(str::to_owned);
     let (feed, body) = part_body(field, state.blob_limits.upload_idle_timeout);
-    let caller = crate::auth::Caller::from(&principal);
     let store = state.transfers.upload_file(
         &state.datasets,
         &caller,
@@ -283,8 +287,11 @@ async fn convert(
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
     Path(dataset): Path<DatasetId>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state.datasets.readable(&caller, dataset).await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, METADATA.default);
     let row = state
         .transfers
@@ -303,8 +310,15 @@ async fn upload_convert(
     State(state): State<TransfersState>,
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state
+        .datasets
+        .projects()
+        .authorize_any_project(&caller)
+        .await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, CONVERSION.default);
     let row = state
         .transfers
@@ -321,9 +335,9 @@ async fn legacy_upload_convert(
     state: State<TransfersState>,
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
-    request: Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
-    upload_convert(state, principal, version, request).await
+    upload_convert(state, principal, version, body).await
 }
 
 /// Exports a dataset as a file in the writer's format; the completed transfer's
@@ -337,8 +351,11 @@ async fn download_convert(
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
     Path(dataset): Path<DatasetId>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state.datasets.readable(&caller, dataset).await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, METADATA.default);
     let row = state
         .transfers
@@ -358,8 +375,11 @@ async fn update_from_upload(
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
     Path(dataset): Path<DatasetId>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state.datasets.content_updatable(&caller, dataset).await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, METADATA.default);
     let row = state
         .transfers
@@ -379,8 +399,12 @@ async fn update_from_dataset(
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
     Path((source, target)): Path<(DatasetId, DatasetId)>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state.datasets.readable(&caller, source).await?;
+    state.datasets.content_updatable(&caller, target).await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, METADATA.default);
     let row = state
         .transfers
@@ -400,8 +424,11 @@ async fn append(
     principal: Principal,
     version: Option<axum::Extension<ApiVersion>>,
     Path(dataset): Path<DatasetId>,
-    Json(request): Json<TransferRequest>,
+    body: JsonBody<TransferRequest>,
 ) -> ApiResult<Json<TransferSummaryDto>> {
+    let caller = Caller::from(&principal);
+    state.datasets.content_updatable(&caller, dataset).await?;
+    let request = body.read().await?;
     let starter = starter(&principal, version, METADATA.default);
     let row = state
         .transfers
@@ -681,11 +708,13 @@ async fn import_staged(
     principal: Principal,
     base: PublicBase,
     Path(project): Path<ProjectId>,
-    Json(request): Json<StagedFilesRequest>,
+    body: JsonBody<StagedFilesRequest>,
 ) -> ApiResult<Json<StagedFilesResponse>> {
+    let caller = Caller::from(&principal);
+    state.datasets.projects().visible(&caller, project).await?;
+    let request = body.read().await?;
     let files = request.files()?;
     let destination = request.destination(state.datasets.projects().limits())?;
-    let caller = crate::auth::Caller::from(&principal);
     let folder = state
         .hierarchy
         .folder_at(

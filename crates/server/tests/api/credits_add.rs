@@ -385,3 +385,57 @@ api_test!(a_pool_receives_at_most_a_trillion_credits, |app| {
     );
     assert_eq!(balances(&app, None).await, statuses(5.0, 0.0, 0.0, 0.0));
 });
+
+api_test!(
+    numbers_that_are_not_json_and_amounts_with_spaces_are_refused_issue_33,
+    |app| {
+        let tenant = app.tenant_id();
+        // Not JSON: a leading zero, a bare sign or point. They were read as 1 and 1.5.
+        for credits in ["00001", "01.5", "-01", "+1", "1.", ".5"] {
+            let body = add_text(Some(tenant), credits, "lenient", FAR);
+            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
+        }
+        // JSON strings, but no number as JSON writes it: white space, leading zeros.
+        for credits in [r#"" 1""#, r#""1 ""#, r#""\t1""#, r#""00001""#, r#""+1""#] {
+            let body = add_text(Some(tenant), credits, "lenient", FAR);
+            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            assert!(
+                problem["errors"]["credits"].is_array(),
+                "{credits}: {problem}"
+            );
+        }
+        // Numbers reach the amount as their text, but a number where text belongs is refused as
+        // in every other body (it was read as its text: `"salesOrderId": 12` as "12").
+        for (field, number) in [("salesOrderId", "12"), ("expiresAt", "20991231")] {
+            let mut body = order_body(Some(tenant), json!(1));
+            body[field] = json!("NUMBER");
+            let body = body.to_string().replace(r#""NUMBER""#, number);
+            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            assert!(problem["errors"][field].is_array(), "{field}: {problem}");
+        }
+        // The other number of the credit bodies, a reservation's timeout, is read alike.
+        add(&app, Some(tenant), "10", "abc", FAR).await;
+        let operation = format!(r#"{{"credits": 1, "tenantId": "{tenant}", "operationId": 5}}"#);
+        let response = send_text(&app, Method::PUT, "/api/iam/credit/reserve", &operation).await;
+        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        for (timeout, kind) in [
+            ("0060", "invalid-body"),
+            (r#"" 60""#, "validation"),
+            (r#""0060""#, "validation"),
+            (r#""+60""#, "validation"),
+        ] {
+            let body = format!(
+                r#"{{"credits": 1, "tenantId": "{tenant}", "operationId": "t", "timeoutSeconds": {timeout}}}"#
+            );
+            let response = send_text(&app, Method::PUT, "/api/iam/credit/reserve", &body).await;
+            expect_problem(response, StatusCode::BAD_REQUEST, kind).await;
+        }
+        assert_eq!(
+            balances(&app, Some(tenant)).await,
+            statuses(10.0, 0.0, 0.0, 0.0)
+        );
+    }
+);

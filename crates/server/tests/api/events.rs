@@ -1035,7 +1035,7 @@ scenario_test!(
 
 /// A NATS server with JetStream for one test: our own `nats-server -js` on a free port when
 /// the binary is on PATH, else the CI one on 127.0.0.1:4222. `None` (skip) when neither
-/// answers, unless CI or BASIN_REQUIRE_POSTGRES=1 asks for every service (then it fails).
+/// answers, unless CI or TEST_BASIN_REQUIRE_POSTGRES=1 asks for every service (then it fails).
 struct NatsServer {
     url: String,
     child: Option<std::process::Child>,
@@ -1094,7 +1094,7 @@ async fn nats_server() -> Option<NatsServer> {
         });
     }
     let required = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
-        || std::env::var("BASIN_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+        || std::env::var("TEST_BASIN_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
     assert!(
         !required,
         "no NATS server: nats-server is not on PATH and 127.0.0.1:4222 does not answer"

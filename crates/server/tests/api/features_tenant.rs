@@ -567,7 +567,7 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
 });
 
 api_test!(
-    the_switch_checks_header_path_body_owner_and_license_in_order,
+    the_switch_checks_header_path_owner_body_and_license_in_order,
     |app| {
         add_feature(&app, "Platform", "The platform", "Application").await;
         add_feature(&app, "Unlicensed", "Not held", "Service").await;
@@ -605,6 +605,12 @@ api_test!(
         ] {
             let response = switch(&app, &key, "Platform", tenant, Some(&id), body).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        }
+        // Issue 33: who may switch is decided before the body is read.
+        let (_, user_key) = app.create_api_key(tenant, "User").await;
+        for body in [json!({}), json!({"enabled": "false"}), off.clone()] {
+            let response = switch(&app, &user_key, "Platform", tenant, Some(&id), body).await;
+            expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
         }
         let bad_path = app
             .anonymous(

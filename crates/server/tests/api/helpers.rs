@@ -2,8 +2,9 @@
 //! a fresh SQLite file or a fresh PostgreSQL database, with a clock the test controls.
 //!
 //! PostgreSQL runs when `TEST_POSTGRES_URL` names a server (any database on it; each test
-//! creates and drops its own, copied from a migrated template the server keeps between runs). Without it the PostgreSQL variants skip with a message, unless
-//! `CI` or `BASIN_REQUIRE_POSTGRES` is set, in which case they fail.
+//! creates and drops its own, copied from a migrated template the server keeps between runs).
+//! Without it the PostgreSQL variants skip with a message, unless
+//! `CI` or `TEST_BASIN_REQUIRE_POSTGRES` is set, in which case they fail.
 
 use std::sync::Arc;
 
@@ -125,10 +126,10 @@ pub fn postgres_admin_url() -> Option<String> {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
             let required = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
-                || std::env::var("BASIN_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+                || std::env::var("TEST_BASIN_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
             assert!(
                 !required,
-                "TEST_POSTGRES_URL is not set but PostgreSQL tests are required (CI or BASIN_REQUIRE_POSTGRES=1)"
+                "TEST_POSTGRES_URL is not set but PostgreSQL tests are required (CI or TEST_BASIN_REQUIRE_POSTGRES=1)"
             );
             announce_postgres_skip();
             None
@@ -201,6 +202,16 @@ pub async fn create_empty_pg_database() -> Option<PgDatabase> {
         .expect("cannot create test database");
     pool.close().await;
     Some(PgDatabase::named(admin_url, name))
+}
+
+/// A name for a database on the test server that does not exist yet, dropped with the test if
+/// something created it: for the tests of what the app does when it creates one.
+pub fn absent_pg_database() -> Option<PgDatabase> {
+    let admin_url = postgres_admin_url()?;
+    Some(PgDatabase::named(
+        admin_url,
+        format!("basin_test_{}", Uuid::new_v4().simple()),
+    ))
 }
 
 impl PgDatabase {
@@ -676,9 +687,10 @@ pub fn id_str(record: &Value) -> &str {
         .unwrap_or_else(|| panic!("no id in {record}"))
 }
 
-/// The built `basin` binary with none of the test run's `BASIN_*` variables: the binary reads
-/// each as configuration and refuses unknown keys (`BASIN_REQUIRE_POSTGRES` is the test
-/// harness's, `BASIN_CONFIG` may be a developer's).
+/// The built `basin` binary with none of the calling shell's `BASIN_*` variables: the binary
+/// reads each as configuration and refuses unknown keys, and a developer's `BASIN_CONFIG` or
+/// settings must not change what a test runs (the harness's own variables start with
+/// `TEST_BASIN_`).
 pub fn basin_command() -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_basin"));
     for (key, _) in std::env::vars_os() {

@@ -381,7 +381,7 @@ api_test_with!(
     a_tree_changed_by_32_clients_at_once_keeps_its_invariants,
     storm_config,
     |app| {
-        let seconds = std::env::var("BASIN_TREE_STORM_SECONDS")
+        let seconds = std::env::var("TEST_BASIN_TREE_STORM_SECONDS")
             .ok()
             .and_then(|raw| raw.parse().ok())
             .unwrap_or(10);

@@ -292,18 +292,9 @@ impl LocalBlobStore {
             .ok_or_else(|| BlobError::storage(io::Error::other("no lock stripe")))?;
         let local = stripe.lock().await;
         let file = self.root.join(LOCKS_DIR).join(format!("{index:02x}"));
-        let shared = tokio::task::spawn_blocking(move || {
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(file)?;
-            file.lock()?;
-            Ok::<_, io::Error>(file)
-        })
-        .await
-        .map_err(|error| BlobError::storage(io::Error::other(error)))?
-        .map_err(BlobError::storage)?;
+        let shared = crate::file_lock::lock_exclusive(file)
+            .await
+            .map_err(BlobError::storage)?;
         Ok(PathLock {
             _local: local,
             _shared: shared,

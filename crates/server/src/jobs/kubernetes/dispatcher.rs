@@ -347,8 +347,8 @@ mod tests {
         }
         let Ok(admin_url) = std::env::var("TEST_POSTGRES_URL") else {
             assert!(
-                std::env::var_os("BASIN_REQUIRE_POSTGRES").is_none(),
-                "BASIN_REQUIRE_POSTGRES is set but TEST_POSTGRES_URL is not"
+                std::env::var_os("TEST_BASIN_REQUIRE_POSTGRES").is_none(),
+                "TEST_BASIN_REQUIRE_POSTGRES is set but TEST_POSTGRES_URL is not"
             );
             return None;
         };
