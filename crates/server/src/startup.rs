@@ -448,6 +448,14 @@ impl Services {
     }
 }
 
+/// Logs where the server listens and, when it serves one, where its console is.
+fn announce(address: SocketAddr, console: bool) {
+    tracing::info!("listening on http://{address}");
+    if console {
+        tracing::info!("console at http://{address}/ (sign in with an API key or a token)");
+    }
+}
+
 /// This process's name in transfer leases: host, process id and a random part, so that two
 /// processes never share one even on one host.
 fn worker_id() -> String {
@@ -552,10 +560,7 @@ impl App {
             tracing::info!("shutting down: draining in-flight requests");
             let _ = stopping_tx.send(Some(tokio::time::Instant::now() + grace));
         };
-        tracing::info!("listening on http://{address}");
-        if self.services.config.console.enabled {
-            tracing::info!("console at http://{address}/ (sign in with an API key or a token)");
-        }
+        announce(address, self.services.config.console.enabled);
         let workers_stop = tokio_util::sync::CancellationToken::new();
         let workers = (self.services.config.transfers.executor
             == crate::config::TransferExecutor::InProcess)
