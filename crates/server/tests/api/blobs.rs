@@ -73,16 +73,6 @@ async fn expect_azure_error(response: reqwest::Response, status: StatusCode, cod
 
 /// `url` signed anew with `permissions` for an hour, as the app signs: for URLs no endpoint
 /// hands out yet.
-fn resigned(app: &TestApp, url: &str, permissions: &str) -> String {
-    basin::resign_blob_url(
-        &app.secret,
-        url,
-        permissions,
-        app.clock.now() + TimeDelta::hours(1),
-    )
-    .unwrap()
-}
-
 /// Sends raw bytes and returns what the server answered (empty if it closed without one).
 async fn raw_http(app: &TestApp, request: &[u8], half_close: bool) -> String {
     let address = app.address.trim_start_matches("http://").to_owned();

@@ -548,6 +548,18 @@ pub fn slow_body(bytes: &[u8]) -> reqwest::Body {
     reqwest::Body::wrap_stream(body)
 }
 
+/// `url` (a blob URL, with or without its query) signed again with `permissions`, valid for an
+/// hour of the app's clock.
+pub fn resigned(app: &TestApp, url: &str, permissions: &str) -> String {
+    basin::resign_blob_url(
+        &app.secret,
+        url,
+        permissions,
+        app.clock.now() + chrono::TimeDelta::hours(1),
+    )
+    .unwrap()
+}
+
 /// The read URL `GET /api/raw/dataset/{id}` hands out for a dataset's content.
 pub async fn read_url(app: &TestApp, dataset: &str) -> String {
     let raw = expect_status(

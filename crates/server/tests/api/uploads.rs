@@ -6,27 +6,15 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use basin::Clock;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
 use crate::transfers::{project, start, upload, wait_for};
 
-/// The upload URL `url` (without its query) signed again for reading.
-fn read_url_of(app: &TestApp, url: &str) -> String {
-    basin::resign_blob_url(
-        &app.secret,
-        url,
-        "r",
-        app.clock.now() + chrono::TimeDelta::hours(1),
-    )
-    .unwrap()
-}
-
 async fn upload_status(app: &TestApp, url: &str) -> StatusCode {
     app.client
-        .head(read_url_of(app, url))
+        .head(resigned(app, url, "r"))
         .send()
         .await
         .unwrap()
