@@ -400,10 +400,24 @@ impl TransferService {
         };
         let mut tx = self.db.begin().await?;
         // The upload must still be there when the transfer is queued, and stays while it is.
-        if let Some((key, size)) = &upload
-            && !store::hold_upload_in(&mut tx, key, tenant, *size, now).await?
-        {
-            return Err(TransferError::UploadNotFound);
+        if let Some((key, size)) = &upload {
+            match store::hold_upload_in(&mut tx, key, tenant, *size, now).await? {
+                store::UploadHold::Held => {}
+                store::UploadHold::Removed => return Err(TransferError::UploadNotFound),
+                // A removal may have deleted the blob since it was looked at (and left no
+                // record): with the row held, a blob that is gone stays gone.
+                store::UploadHold::Added => {
+                    let path =
+                        BlobPath::parse_key(key).map_err(|_| TransferError::UploadNotFound)?;
+                    match self.blobs.head(&path).await {
+                        Ok(_) => {}
+                        Err(crate::blob::BlobError::NotFound(_)) => {
+                            return Err(TransferError::UploadNotFound);
+                        }
+                        Err(error) => return Err(TransferError::Blob(error)),
+                    }
+                }
+            }
         }
         store::insert_in(
             &mut tx,

@@ -735,19 +735,30 @@ async fn lock_upload_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
     Ok(found.is_some())
 }
 
+/// What [`hold_upload_in`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UploadHold {
+    /// The upload's row, now locked.
+    Held,
+    /// No row: one was added. The caller must check that the blob is still there inside the
+    /// same transaction, since a removal that deleted the blob leaves no trace behind.
+    Added,
+    /// The upload is being removed (its blob is queued for deletion).
+    Removed,
+}
+
 /// Makes sure the upload `key` has a row, locked, for a transfer about to be queued from it
-/// inside `tx`. An upload written before Basin kept rows gets one now (`size`, `committed_at`
-/// from its blob). False when the upload was removed (its blob is queued for deletion): the
-/// transfer must not be queued.
+/// inside `tx`. An upload without one (written before Basin kept rows, or just removed) gets
+/// one now (`size`, `committed_at`).
 pub(crate) async fn hold_upload_in(
     tx: &mut Tx,
     key: &str,
     tenant: TenantId,
     size: u64,
     committed_at: DateTime<Utc>,
-) -> StoreResult<bool> {
+) -> StoreResult<UploadHold> {
     if lock_upload_in(tx, key).await? {
-        return Ok(true);
+        return Ok(UploadHold::Held);
     }
     let size = i64::try_from(size).unwrap_or(i64::MAX);
     let added = on_tx!(&mut *tx, |conn| {
@@ -765,10 +776,14 @@ pub(crate) async fn hold_upload_in(
         .map(|done| done.rows_affected())
     })?;
     if added > 0 {
-        return Ok(true);
+        return Ok(UploadHold::Added);
     }
     // Another transaction added the row first (PostgreSQL): lock it as it is now.
-    lock_upload_in(tx, key).await
+    Ok(if lock_upload_in(tx, key).await? {
+        UploadHold::Held
+    } else {
+        UploadHold::Removed
+    })
 }
 
 /// Removes the upload `key` inside `tx` unless a queued or running transfer reads it or

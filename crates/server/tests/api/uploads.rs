@@ -321,3 +321,50 @@ api_test_with!(
         assert_eq!(checksum(&app).await, recorded);
     }
 );
+
+// Found trying it as a hostile user: 20 imports of one upload at once. One completed import
+// removed the upload while another was being queued; that one adopted a record for a blob
+// already deleted and ended in Error. Every import of one upload now either starts and
+// completes, or is refused (404) at once; nothing is left in uploads.
+api_test!(
+    imports_of_one_upload_at_once_complete_or_are_refused,
+    |app| {
+        let project = project(&app, "Race").await;
+        let url = upload(&app, "a.bin", &body(100_000)).await;
+        let starts = (0..20).map(|i| {
+            let (app, project, url) = (&app, project.clone(), url.clone());
+            async move {
+                app.with_key(Method::POST, "/api/conversion/upload-convert")
+                    .json(&json!({
+                        "uploadUrl": url, "originalFileName": "a.bin", "projectId": project,
+                        "readerName": "FileReader", "writerName": "FileWriter",
+                        "outputDatasetData": {"name": format!("d{i}.bin")}
+                    }))
+                    .send()
+                    .await
+                    .unwrap()
+            }
+        });
+        let mut started = Vec::new();
+        for response in futures::future::join_all(starts).await {
+            match response.status() {
+                StatusCode::OK => started.push(response.json::<Value>().await.unwrap()),
+                StatusCode::NOT_FOUND => {}
+                other => panic!("{other}: {}", response.text().await.unwrap()),
+            }
+        }
+        assert!(!started.is_empty());
+        for summary in &started {
+            let record = wait_for(&app, summary["id"].as_str().unwrap()).await;
+            assert_eq!(record["status"], "Completed", "{record}");
+        }
+        assert!(wait_gone(&app, &url, Duration::from_secs(10)).await);
+        let storage = storage(&app).await;
+        assert_eq!(storage["uploadsBytes"], 0, "{storage}");
+        assert_eq!(
+            storage["datasetsBytes"],
+            100_000 * started.len(),
+            "{storage}"
+        );
+    }
+);
