@@ -401,23 +401,7 @@ impl TransferService {
         let mut tx = self.db.begin().await?;
         // The upload must still be there when the transfer is queued, and stays while it is.
         if let Some((key, size)) = &upload {
-            match store::hold_upload_in(&mut tx, key, tenant, *size, now).await? {
-                store::UploadHold::Held => {}
-                store::UploadHold::Removed => return Err(TransferError::UploadNotFound),
-                // A removal may have deleted the blob since it was looked at (and left no
-                // record): with the row held, a blob that is gone stays gone.
-                store::UploadHold::Added => {
-                    let path =
-                        BlobPath::parse_key(key).map_err(|_| TransferError::UploadNotFound)?;
-                    match self.blobs.head(&path).await {
-                        Ok(_) => {}
-                        Err(crate::blob::BlobError::NotFound(_)) => {
-                            return Err(TransferError::UploadNotFound);
-                        }
-                        Err(error) => return Err(TransferError::Blob(error)),
-                    }
-                }
-            }
+            self.hold_upload(&mut tx, key, tenant, *size).await?;
         }
         store::insert_in(
             &mut tx,
@@ -436,6 +420,31 @@ impl TransferService {
 }
 
 impl TransferService {
+    /// Holds the upload `key` for a transfer queued inside `tx`; refused when it was removed.
+    async fn hold_upload(
+        &self,
+        tx: &mut crate::db::Tx,
+        key: &str,
+        tenant: TenantId,
+        size: u64,
+    ) -> Result<(), TransferError> {
+        let now = self.clock.now();
+        match store::hold_upload_in(tx, key, tenant, size, now).await? {
+            store::UploadHold::Held => Ok(()),
+            store::UploadHold::Removed => Err(TransferError::UploadNotFound),
+            // A removal may have deleted the blob since it was looked at (and left no
+            // record): with the row held, a blob that is gone stays gone.
+            store::UploadHold::Added => {
+                let path = BlobPath::parse_key(key).map_err(|_| TransferError::UploadNotFound)?;
+                match self.blobs.head(&path).await {
+                    Ok(_) => Ok(()),
+                    Err(crate::blob::BlobError::NotFound(_)) => Err(TransferError::UploadNotFound),
+                    Err(error) => Err(TransferError::Blob(error)),
+                }
+            }
+        }
+    }
+
     /// A file at an outside address (http, https, ftp), checked now so that a bad or refused
     /// one is a 400 before any transfer exists; host names are judged when the transfer runs.
     /// The full address, credentials included, goes to the row's `source_secret`, which is
