@@ -211,6 +211,22 @@ impl Catalogue {
             .collect()
     }
 
+    /// The reader for datasets stored as `format` (`.dfsu`): the first whose dataset format or
+    /// extensions name it.
+    pub fn reader_for_format(&self, format: &str) -> Option<&'static ReaderSpec> {
+        self.readers()
+            .map(|reader| reader.spec())
+            .find(|spec| spec.dataset_format == format || spec.extensions.contains(&format))
+    }
+
+    /// The writer for datasets stored as `format`: the first whose dataset format or
+    /// extensions name it.
+    pub fn writer_for_format(&self, format: &str) -> Option<&'static WriterSpec> {
+        self.writers()
+            .map(|writer| writer.spec())
+            .find(|spec| spec.dataset_format == format || spec.extensions.contains(&format))
+    }
+
     /// The reader for a file name, by extension.
     pub fn reader_for_path(&self, path: &Path) -> Option<&dyn Reader> {
         let extension = extension_of(path)?;

@@ -27,9 +27,19 @@ pub(crate) use secret::load_or_create_secret;
 pub(crate) use token::parse_ttl;
 pub use token::{TokenRequest, issue_token};
 
+/// The scope that lets a service reserve, spend and release any tenant's credits, and read
+/// tenant balances (docs/credits.md).
+pub(crate) const SPEND_SCOPE: &str = "platform_iam_credit_spend";
+
+/// The scope that lets a caller read feature messages.
+pub(crate) const FEATURE_STATUS_READ_SCOPE: &str = "platform_iam_featurestatus_read";
+
+/// The scope that lets a BackOffice caller write feature messages (and read them).
+pub(crate) const FEATURE_STATUS_READWRITE_SCOPE: &str = "platform_iam_featurestatus_readwrite";
+
 /// Scopes of the platform named by the interface; bootstrap tokens carry them all.
 pub(crate) const PLATFORM_SCOPES: &[&str] = &[
-    "platform_iam_featurestatus_read",
-    "platform_iam_featurestatus_readwrite",
-    crate::credits::service::SPEND_SCOPE,
+    FEATURE_STATUS_READ_SCOPE,
+    FEATURE_STATUS_READWRITE_SCOPE,
+    SPEND_SCOPE,
 ];

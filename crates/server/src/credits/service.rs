@@ -31,9 +31,7 @@ use crate::http::time::WireTime;
 use crate::identity::service::IdentityService;
 use crate::ids::TenantId;
 
-/// The scope that lets a service reserve, spend and release any tenant's credits, and read
-/// tenant balances.
-pub(crate) const SPEND_SCOPE: &str = "platform_iam_credit_spend";
+use crate::auth::SPEND_SCOPE;
 
 /// Pools the settle job takes per round.
 const POOLS_PER_ROUND: i64 = 100;

@@ -9,3 +9,6 @@ pub(crate) mod service;
 mod store;
 
 pub(crate) use routes::router;
+
+/// The blob container that holds dataset content (`datasets/{tenant}/{dataset}/{file}`).
+pub(crate) const DATASETS_CONTAINER: &str = "datasets";

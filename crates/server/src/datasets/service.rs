@@ -543,7 +543,7 @@ impl DatasetService {
 /// Whether `data_path` lies in the datasets container, where only datasets' content lives.
 fn is_dataset_content(data_path: &str) -> bool {
     data_path
-        .strip_prefix(crate::transfers::service::DATASETS_CONTAINER)
+        .strip_prefix(crate::datasets::DATASETS_CONTAINER)
         .is_some_and(|rest| rest.starts_with('/'))
 }
 

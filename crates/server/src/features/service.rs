@@ -23,10 +23,7 @@ use crate::features::store::{self, FeatureDelete, MessagePage};
 use crate::identity::service::IdentityService;
 use crate::ids::TenantId;
 
-/// The scope that lets a caller read feature messages.
-pub(crate) const READ_SCOPE: &str = "platform_iam_featurestatus_read";
-/// The scope that lets a BackOffice caller write feature messages (and read them).
-pub(crate) const READWRITE_SCOPE: &str = "platform_iam_featurestatus_readwrite";
+use crate::auth::{FEATURE_STATUS_READ_SCOPE as READ_SCOPE, FEATURE_STATUS_READWRITE_SCOPE as READWRITE_SCOPE};
 /// Longest title, in characters as sent (spec part 8).
 pub(crate) const TITLE_CHARS_MAX: usize = 255;
 /// Longest body, in characters as sent (spec part 8).

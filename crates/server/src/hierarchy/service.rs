@@ -16,7 +16,7 @@ use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
 use crate::projects::service::{ProjectError, ProjectService};
-use crate::transfers::service::DATASETS_CONTAINER;
+use crate::datasets::DATASETS_CONTAINER;
 
 crate::wire_enum! {
     /// What an action does.

@@ -28,7 +28,7 @@ use crate::ids::{DatasetId, TransferId};
 use crate::transfers::model::{
     ImportResultDto, OutputDatasetData, Source, Target, TransferPlan, TransferRow, TransferStatus,
 };
-use crate::transfers::service::DATASETS_CONTAINER;
+use crate::datasets::DATASETS_CONTAINER;
 use crate::transfers::store::{self, Heartbeat, Outcome};
 
 /// Container of export results.
@@ -441,7 +441,7 @@ impl Runner {
         let catalogue = self.catalogue.clone();
         let existing_format = crate::datasets::model::format_of(&file_name_of(existing));
         let existing_reader =
-            crate::transfers::plan::reader_for_format(&catalogue, &existing_format)
+            catalogue.reader_for_format(&existing_format)
                 .map(|spec| spec.name)
                 .ok_or_else(|| {
                     Failed(format!(

@@ -593,7 +593,7 @@ impl TileService {
             return Err(TileError::Schemes(errors));
         }
         let path = BlobPath::parse(
-            crate::transfers::service::DATASETS_CONTAINER,
+            crate::datasets::DATASETS_CONTAINER,
             &format!("{}/{id}/definition.tiles", tenant),
         )
         .map_err(|error| anyhow::anyhow!("cannot name the definition blob: {error}"))?;

@@ -351,7 +351,7 @@ fn reader_for(
     catalogue: &Catalogue,
     format: &str,
 ) -> Result<&'static basin_formats::catalogue::ReaderSpec, SourceError> {
-    let spec = crate::transfers::plan::reader_for_format(catalogue, format).ok_or_else(|| {
+    let spec = catalogue.reader_for_format(format).ok_or_else(|| {
         SourceError::NotTileable(format!(
             "no reader reads datasets of format {:?}, so it has no tiles",
             format
@@ -588,7 +588,7 @@ pub(crate) fn read_features(
     format: &str,
     file: &Path,
 ) -> Result<FeatureSet, SourceError> {
-    let spec = crate::transfers::plan::reader_for_format(catalogue, format).ok_or_else(|| {
+    let spec = catalogue.reader_for_format(format).ok_or_else(|| {
         SourceError::NotTileable(format!(
             "no reader reads datasets of format {format:?}, so it has no vector tiles"
         ))

@@ -45,28 +45,6 @@ pub(crate) struct Converters {
     pub(crate) transformations: Vec<serde_json::Value>,
 }
 
-/// The reader for datasets of `format` (`.dfsu`): the first whose format or extensions name it.
-pub(crate) fn reader_for_format(
-    catalogue: &Catalogue,
-    format: &str,
-) -> Option<&'static ReaderSpec> {
-    catalogue
-        .readers()
-        .map(|reader| reader.spec())
-        .find(|spec| spec.dataset_format == format || spec.extensions.contains(&format))
-}
-
-/// The writer for datasets of `format`.
-pub(crate) fn writer_for_format(
-    catalogue: &Catalogue,
-    format: &str,
-) -> Option<&'static WriterSpec> {
-    catalogue
-        .writers()
-        .map(|writer| writer.spec())
-        .find(|spec| spec.dataset_format == format || spec.extensions.contains(&format))
-}
-
 /// Resolves and checks reader, writer, parameters and transformations. `reader_default` and
 /// `writer_default` are the stored formats the names are inferred from, where the operation
 /// allows inference (`None`: the name is required).
@@ -136,7 +114,7 @@ fn resolve_reader(
             )
         }),
         None => match default_format {
-            Some(format) => reader_for_format(catalogue, format).ok_or_else(|| {
+            Some(format) => catalogue.reader_for_format(format).ok_or_else(|| {
                 invalid(
                     "readerName",
                     format!("no reader reads {} datasets; name one", shown_format(format)),
@@ -160,7 +138,7 @@ fn resolve_writer(
             )
         }),
         None => match default_format {
-            Some(format) => writer_for_format(catalogue, format).ok_or_else(|| {
+            Some(format) => catalogue.writer_for_format(format).ok_or_else(|| {
                 invalid(
                     "writerName",
                     format!("no writer writes {} datasets; name one", shown_format(format)),

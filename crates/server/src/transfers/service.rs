@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::blob::path::check_segment;
+use crate::datasets::DATASETS_CONTAINER;
 use crate::blob::{
     BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls,
     UPLOADS_CONTAINER,
@@ -260,9 +261,6 @@ fn acting_tenant(principal: &Principal) -> Result<TenantId, TransferError> {
         _ => Err(TransferError::NoTenant),
     }
 }
-
-/// Container of dataset content.
-pub(crate) const DATASETS_CONTAINER: &str = "datasets";
 
 /// A file sent directly to the API.
 pub(crate) struct DirectFile<'a> {

@@ -8,9 +8,8 @@ use crate::auth::{Caller, Principal};
 use crate::blob::{BlobError, BlobPath, WriteOptions};
 use crate::datasets::service::{DatasetService, NewDataset};
 use crate::ids::{DatasetId, ProjectId};
-use crate::transfers::service::{
-    DATASETS_CONTAINER, TransferError, TransferService, UploadFileName,
-};
+use crate::datasets::DATASETS_CONTAINER;
+use crate::transfers::service::{TransferError, TransferService, UploadFileName};
 
 /// One staged file to import.
 #[derive(Debug, Clone)]
