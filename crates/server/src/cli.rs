@@ -318,7 +318,7 @@ async fn worker(
         // was cancelled, runs on another worker, or never existed. A transfer that ran and
         // failed, or that this worker gave back when told to stop, is a success here: the
         // transfer's record says how it went.
-        if !crate::jobs::run_one(&pool, id, &stop).await? {
+        if !crate::transfers::execution::run_one(&pool, id, &stop).await? {
             anyhow::bail!(
                 "transfer {id} was not run: it is not queued (it ended, was cancelled, runs on \
                  another worker, or does not exist)"

@@ -36,11 +36,12 @@ use crate::http::public_base::PublicBase;
 use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
-use crate::jobs::WorkerPool;
-use crate::jobs::run::Runner;
-use crate::jobs::worker::QueueSettings;
 use crate::openapi::ApiDoc;
 use crate::projects::service::{ProjectLimits, ProjectService};
+use crate::reactions::Reactions;
+use crate::transfers::execution::WorkerPool;
+use crate::transfers::execution::run::Runner;
+use crate::transfers::execution::worker::QueueSettings;
 use crate::transfers::service::{TransferDeps, TransferService};
 
 /// State shared by every handler. Areas never see it whole: each takes the part it needs, its
@@ -187,11 +188,13 @@ impl Services {
             Arc::new(CachedDirectory::new(Arc::new(identity.clone()), &changes)),
         )
         .map_err(anyhow::Error::msg)?;
+        let reactions = AreaReactions::wired();
         let projects = ProjectService::new(
             db.clone(),
             clock.clone(),
             ProjectLimits::from(&config.limits),
             identity.clone(),
+            reactions.projects,
         );
         let blobs = crate::blob::open_store(&config).await?;
         let blob_urls = BlobUrls::new(
@@ -205,6 +208,7 @@ impl Services {
             clock.clone(),
             projects.clone(),
             DatasetLimits::from(&config.limits),
+            reactions.datasets,
         );
         let catalogue = Arc::new(basin_formats::Catalogue::standard());
         let queued = Arc::new(tokio::sync::Notify::new());
@@ -244,6 +248,7 @@ impl Services {
             datasets.clone(),
             blobs.clone(),
             crate::recycle_bin::service::BinSettings::from(&config.recycle_bin),
+            reactions.recycle_bin,
         );
         let events_admin = crate::events::admin::EventsAdmin::new(db.clone(), clock.clone());
         let credits = crate::credits::service::CreditService::new(
@@ -361,9 +366,9 @@ impl Services {
     /// server that could never run a transfer does not start.
     async fn kubernetes_dispatcher(
         &self,
-    ) -> anyhow::Result<Option<crate::jobs::kubernetes::Dispatcher>> {
-        use crate::jobs::kubernetes::client::KubeJobClient;
-        use crate::jobs::kubernetes::dispatcher::{Dispatcher, DispatcherDeps};
+    ) -> anyhow::Result<Option<crate::transfers::execution::kubernetes::Dispatcher>> {
+        use crate::transfers::execution::kubernetes::client::KubeJobClient;
+        use crate::transfers::execution::kubernetes::dispatcher::{Dispatcher, DispatcherDeps};
         let transfers = &self.config.transfers;
         if transfers.executor != crate::config::TransferExecutor::Kubernetes {
             return Ok(None);
@@ -482,7 +487,7 @@ pub struct App {
     relay: Option<crate::events::relay::Relay>,
     /// Creates the transfers' Jobs when `transfers.executor = "kubernetes"`.
     #[cfg(feature = "kubernetes")]
-    dispatcher: Option<crate::jobs::kubernetes::Dispatcher>,
+    dispatcher: Option<crate::transfers::execution::kubernetes::Dispatcher>,
 }
 
 impl App {
@@ -817,6 +822,29 @@ impl FromRef<AppState> for crate::blob::routes::BlobState {
             blob_limits: app.blob_limits,
             datasets: app.datasets.clone(),
             uploads: app.transfers.upload_keeper().clone(),
+        }
+    }
+}
+
+/// Every reaction of one area to another's changes (see `reactions.rs`), wired in one place:
+/// who reacts to what is read here, not found by searching the areas.
+struct AreaReactions {
+    projects: Reactions<crate::projects::ProjectChange>,
+    datasets: Reactions<crate::datasets::DatasetChange>,
+    recycle_bin: Reactions<crate::recycle_bin::BinChange>,
+}
+
+impl AreaReactions {
+    fn wired() -> Self {
+        let recycler = Arc::new(crate::recycle_bin::Recycler);
+        let pyramids = Arc::new(crate::tiles::PyramidKeeper);
+        Self {
+            // A deleted project enters the recycle bin with everything below it.
+            projects: Reactions::new(vec![recycler.clone()]),
+            // A deleted dataset enters the bin; new content requeues pyramids drawn from it.
+            datasets: Reactions::new(vec![recycler, pyramids.clone()]),
+            // A tiles dataset removed for good queues its pyramids' blobs for removal.
+            recycle_bin: Reactions::new(vec![pyramids]),
         }
     }
 }

@@ -9,11 +9,13 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::clock::Clock;
+use crate::datasets::DatasetChange;
 use crate::datasets::model::{DatasetRow, format_of, type_of};
 use crate::datasets::store;
 use crate::db::{Db, JsonText, StoreError};
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::service::{ProjectError, ProjectService};
+use crate::reactions::Reactions;
 
 /// What went wrong in a dataset operation.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +146,7 @@ pub(crate) struct DatasetService {
     clock: Arc<dyn Clock>,
     projects: ProjectService,
     limits: DatasetLimits,
+    reactions: Reactions<DatasetChange>,
 }
 
 /// Longest dataset name.
@@ -156,12 +159,14 @@ impl DatasetService {
         clock: Arc<dyn Clock>,
         projects: ProjectService,
         limits: DatasetLimits,
+        reactions: Reactions<DatasetChange>,
     ) -> Self {
         Self {
             db,
             clock,
             projects,
             limits,
+            reactions,
         }
     }
 
@@ -346,7 +351,8 @@ impl DatasetService {
     }
 
     /// Replaces a live dataset's content inside `tx`: new blob, size, checksum and extents, a
-    /// new row version. Returns the blob key of the content replaced; `None` when the dataset
+    /// new row version, and the reactions to new content (tile pyramids drawn from it are
+    /// rendered again). Returns the blob key of the content replaced; `None` when the dataset
     /// is gone or deleted.
     pub(crate) async fn replace_content_in(
         &self,
@@ -355,7 +361,14 @@ impl DatasetService {
         content: &NewContent,
         by: Uuid,
     ) -> DatasetResult<Option<String>> {
-        Ok(store::replace_content_in(tx, id, content, self.clock.now(), by).await?)
+        let at = self.clock.now();
+        let replaced = store::replace_content_in(tx, id, content, at, by).await?;
+        if replaced.is_some() {
+            self.reactions
+                .run_in(tx, &DatasetChange::ContentReplaced(id), at)
+                .await?;
+        }
+        Ok(replaced)
     }
 
     /// Datasets placed directly in `project` (rule 6), by name.
@@ -535,7 +548,14 @@ impl DatasetService {
         md5: [u8; 16],
     ) -> DatasetResult<()> {
         let checksum = format!("md5:{}", hex(&md5));
-        store::set_content(&self.db, data_path, size, &checksum, self.clock.now()).await?;
+        let at = self.clock.now();
+        let mut tx = self.db.begin().await?;
+        let changed = store::set_content_in(&mut tx, data_path, size, &checksum, at).await?;
+        if changed > 0 {
+            let change = DatasetChange::ContentWrittenAt(data_path.to_owned());
+            self.reactions.run_in(&mut tx, &change, at).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 }
@@ -628,7 +648,10 @@ impl DatasetService {
         else {
             return Ok(false);
         };
-        crate::recycle_bin::recycle_dataset_in(tx, &row).await?;
+        let at = row.deleted_at.unwrap_or_else(|| self.clock.now());
+        self.reactions
+            .run_in(tx, &DatasetChange::Deleted(row), at)
+            .await?;
         Ok(true)
     }
 }

@@ -194,15 +194,14 @@ pub(super) async fn update(
 
 /// Records the size and checksum of freshly written content for every live dataset whose
 /// content is at `data_path`; returns how many there were.
-pub(super) async fn set_content(
-    db: &Db,
+pub(super) async fn set_content_in(
+    tx: &mut Tx,
     data_path: &str,
     size: u64,
     checksum: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<u64> {
-    let mut tx = db.begin().await?;
-    let changed = on_tx!(&mut tx, |conn| {
+    let changed = on_tx!(tx, |conn| {
         sqlx::query(
         "UPDATE datasets SET storage_size = $2, checksum = $3, updated_at = $4, row_version = row_version + 1 \
          WHERE data_path = $1 AND deleted_at IS NULL"
@@ -215,11 +214,6 @@ pub(super) async fn set_content(
     .await
     .map(|done| done.rows_affected())
     })?;
-    if changed > 0 {
-        // Stored tiles drawn from the old content are rendered again from the new.
-        crate::tiles::store::requeue_drawn_from_content_in(&mut tx, data_path, at).await?;
-    }
-    tx.commit().await?;
     Ok(changed)
 }
 

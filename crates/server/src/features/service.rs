@@ -23,7 +23,9 @@ use crate::features::store::{self, FeatureDelete, MessagePage};
 use crate::identity::service::IdentityService;
 use crate::ids::TenantId;
 
-use crate::auth::{FEATURE_STATUS_READ_SCOPE as READ_SCOPE, FEATURE_STATUS_READWRITE_SCOPE as READWRITE_SCOPE};
+use crate::auth::{
+    FEATURE_STATUS_READ_SCOPE as READ_SCOPE, FEATURE_STATUS_READWRITE_SCOPE as READWRITE_SCOPE,
+};
 /// Longest title, in characters as sent (spec part 8).
 pub(crate) const TITLE_CHARS_MAX: usize = 255;
 /// Longest body, in characters as sent (spec part 8).

@@ -9,6 +9,7 @@ use chrono::TimeDelta;
 use crate::auth::Caller;
 use crate::blob::{BlobPath, BlobUrls};
 use crate::clock::Clock;
+use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
 use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
@@ -16,7 +17,6 @@ use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
 use crate::projects::service::{ProjectError, ProjectService};
-use crate::datasets::DATASETS_CONTAINER;
 
 crate::wire_enum! {
     /// What an action does.

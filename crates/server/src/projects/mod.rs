@@ -9,3 +9,19 @@ pub(crate) mod service;
 mod store;
 
 pub(crate) use routes::router;
+
+use model::ProjectRow;
+
+/// A change to projects that other areas react to inside its transaction (see
+/// [`crate::reactions`]): the recycle bin records deleted projects.
+#[derive(Debug)]
+pub(crate) enum ProjectChange {
+    /// `row` was just soft-deleted with everything below it; `levels_max` bounds walks of its
+    /// subtree.
+    Deleted {
+        /// The project as saved, with its deletion time and author.
+        row: ProjectRow,
+        /// The deepest tree the limits allow.
+        levels_max: i64,
+    },
+}

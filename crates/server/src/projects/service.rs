@@ -18,12 +18,14 @@ use crate::db::{Db, JsonText, StoreError, Tx};
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
+use crate::projects::ProjectChange;
 use crate::projects::access::{Capabilities, Capability, CapabilityFilter, effective_role};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 use crate::projects::store::{
     self, ChainRow, DescendantRow, DescendantsQuery, ListScope, ProjectListQuery,
 };
 pub(crate) use crate::projects::store::{SortColumn, Window};
+use crate::reactions::Reactions;
 
 /// What went wrong in a project operation.
 #[derive(Debug, thiserror::Error)]
@@ -217,6 +219,7 @@ pub(crate) struct ProjectService {
     clock: Arc<dyn Clock>,
     limits: ProjectLimits,
     directory: IdentityService,
+    reactions: Reactions<ProjectChange>,
 }
 
 /// Checked input for creating a project.
@@ -247,12 +250,14 @@ impl ProjectService {
         clock: Arc<dyn Clock>,
         limits: ProjectLimits,
         directory: IdentityService,
+        reactions: Reactions<ProjectChange>,
     ) -> Self {
         Self {
             db,
             clock,
             limits,
             directory,
+            reactions,
         }
     }
 
@@ -1013,7 +1018,12 @@ impl ProjectService {
         row.deleted_at = Some(self.now());
         row.deleted_by = Some(caller.id);
         let row = self.save(tx, caller, row, None).await?;
-        crate::recycle_bin::recycle_project_in(tx, &row, self.chain_levels_max()).await?;
+        let at = row.deleted_at.unwrap_or_else(|| self.now());
+        let change = ProjectChange::Deleted {
+            row,
+            levels_max: self.chain_levels_max(),
+        };
+        self.reactions.run_in(tx, &change, at).await?;
         Ok(())
     }
 

@@ -1,32 +1,99 @@
 //! The recycle bin (spec 3.1 and 4.6, wire-contract 6; docs/recycle-bin.md): listings,
 //! restore in place and elsewhere, permanent deletion, and the retention job.
 //!
-//! Projects and datasets put themselves in the bin through [`recycle_project_in`] and
-//! [`recycle_dataset_in`], inside the transaction of their soft delete, so a deleted item and
-//! its bin entry (and its event) exist together or not at all.
+//! Projects and datasets do not know the bin: they report their deletions as changes, and the
+//! [`Recycler`] reaction (wired at startup, see [`crate::reactions`]) records each in the bin
+//! inside the transaction of the soft delete, so a deleted item and its bin entry (and its
+//! event) exist together or not at all. The purge reports, in the same way, each dataset it
+//! removes for good ([`BinChange`]), so that tiles can queue their pyramids' blobs with it.
 
 pub(crate) mod model;
 mod purge;
 pub(crate) mod routes;
 pub(crate) mod service;
-pub(crate) mod store;
+mod store;
 
 pub(crate) use purge::run_retention_periodically;
 pub(crate) use routes::router;
 
+use chrono::{DateTime, Utc};
+
+use crate::datasets::DatasetChange;
 use crate::datasets::model::DatasetRow;
-use crate::db::{StoreError, StoreResult, Tx};
+use crate::db::{Db, StoreError, StoreResult, Tx};
 use crate::events::EventType;
+use crate::ids::{DatasetId, TenantId};
+use crate::projects::ProjectChange;
 use crate::projects::model::ProjectRow;
+use crate::reactions::Reaction;
 use model::{BinRow, ItemType};
+
+/// A change of the recycle bin that other areas react to inside its transaction.
+#[derive(Debug)]
+pub(crate) enum BinChange {
+    /// A dataset's record was removed for good; its content blob is queued for removal.
+    DatasetPurged {
+        /// Its tenant.
+        tenant: TenantId,
+        /// The dataset.
+        dataset: DatasetId,
+        /// Its format (`.tiles` datasets have stored pyramids too).
+        format: String,
+    },
+}
+
+/// Records deleted projects and datasets in the bin, inside their deleting transaction.
+pub(crate) struct Recycler;
+
+#[async_trait::async_trait]
+impl Reaction<ProjectChange> for Recycler {
+    async fn react_in(
+        &self,
+        tx: &mut Tx,
+        change: &ProjectChange,
+        _at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        match change {
+            ProjectChange::Deleted { row, levels_max } => {
+                recycle_project_in(tx, row, *levels_max).await
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Reaction<DatasetChange> for Recycler {
+    async fn react_in(
+        &self,
+        tx: &mut Tx,
+        change: &DatasetChange,
+        _at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        match change {
+            DatasetChange::Deleted(row) => recycle_dataset_in(tx, row).await,
+            DatasetChange::ContentReplaced(_) | DatasetChange::ContentWrittenAt(_) => Ok(()),
+        }
+    }
+}
+
+/// Queues the blob at `key` (or every blob under it, when it ends in `/`) for removal once no
+/// dataset names it, inside the transaction that stopped using it.
+pub(crate) async fn queue_blob_removal_in(
+    tx: &mut Tx,
+    key: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    store::queue_blob_in(tx, key, at).await
+}
+
+/// Takes the blobs at `keys` off the removal queue: they are in use again.
+pub(crate) async fn unqueue_blob_removals(db: &Db, keys: &[String]) -> StoreResult<()> {
+    store::unqueue_blobs(db, keys).await
+}
 
 /// Records that `row` (just soft-deleted) is in the bin: its entry, with the size of what it
 /// takes along, hides the dataset entries below it, and reports the event.
-pub(crate) async fn recycle_project_in(
-    tx: &mut Tx,
-    row: &ProjectRow,
-    levels_max: i64,
-) -> StoreResult<()> {
+async fn recycle_project_in(tx: &mut Tx, row: &ProjectRow, levels_max: i64) -> StoreResult<()> {
     let deleted_at = row.deleted_at.ok_or(StoreError::Corrupt(
         "a project put in the bin without a deletion time",
     ))?;
@@ -58,7 +125,7 @@ pub(crate) async fn recycle_project_in(
 }
 
 /// Records that `row` (just soft-deleted, in a live project) is in the bin, and reports it.
-pub(crate) async fn recycle_dataset_in(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
+async fn recycle_dataset_in(tx: &mut Tx, row: &DatasetRow) -> StoreResult<()> {
     let deleted_at = row.deleted_at.ok_or(StoreError::Corrupt(
         "a dataset put in the bin without a deletion time",
     ))?;

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::blob::{BlobError, BlobPath};
 use crate::events::{EventType, NewEvent};
+use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::service::{BinResult, RecycleBinService};
 use crate::recycle_bin::store::{self, RemovedDataset, RemovedProject};
@@ -113,14 +114,12 @@ impl RecycleBinService {
         let now = self.clock.now();
         for dataset in removed {
             store::queue_blob_in(tx, &dataset.data_path, now).await?;
-            if dataset.dataset_format == crate::tiles::definition::TILES_FORMAT
-                && let Some(prefix) = crate::tiles::pyramid::dataset_prefix(
-                    dataset.tenant_id,
-                    crate::ids::DatasetId::from_uuid(dataset.id),
-                )
-            {
-                store::queue_blob_in(tx, &format!("{}/", prefix.key()), now).await?;
-            }
+            let purged = BinChange::DatasetPurged {
+                tenant: dataset.tenant_id,
+                dataset: crate::ids::DatasetId::from_uuid(dataset.id),
+                format: dataset.dataset_format.clone(),
+            };
+            self.reactions.run_in(tx, &purged, now).await?;
             let event = NewEvent {
                 kind: EventType::DatasetPurged,
                 tenant: dataset.tenant_id,

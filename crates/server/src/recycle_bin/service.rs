@@ -24,6 +24,8 @@ use crate::ids::{DatasetId, ProjectId, TenantId};
 use crate::projects::access::{Capabilities, implicit_role};
 use crate::projects::model::{AccessLevel, ProjectRole};
 use crate::projects::service::{Chain, ProjectError, ProjectService};
+use crate::reactions::Reactions;
+use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::store::{self, BinVisibility};
 pub(crate) use crate::recycle_bin::store::{BinScope, BinSort};
@@ -86,6 +88,8 @@ pub(crate) struct RecycleBinService {
     pub(super) settings: BinSettings,
     /// Woken when a permanent delete leaves work for the background purge.
     pub(super) purge_wanted: Arc<tokio::sync::Notify>,
+    /// Reactions to what the purge removes (tiles queue their pyramids' blobs).
+    pub(super) reactions: Reactions<BinChange>,
     /// Listing totals by tenant, bin version, visibility and scope (see [`TotalsCache`]).
     totals: Arc<TotalsCache>,
 }
@@ -167,8 +171,10 @@ impl RecycleBinService {
         datasets: DatasetService,
         blobs: Arc<dyn BlobStore>,
         settings: BinSettings,
+        reactions: Reactions<BinChange>,
     ) -> Self {
         Self {
+            reactions,
             db,
             clock,
             projects: datasets.projects().clone(),

@@ -16,6 +16,65 @@ pub(crate) mod routes;
 mod scheme;
 pub(crate) mod service;
 mod source;
-pub(crate) mod store;
+mod store;
 
 pub(crate) use routes::router;
+
+use chrono::{DateTime, Utc};
+
+use crate::datasets::DatasetChange;
+use crate::db::{StoreResult, Tx};
+use crate::reactions::Reaction;
+use crate::recycle_bin::BinChange;
+
+/// Keeps stored pyramids in step with their datasets: new content of a source requeues the
+/// pyramids drawn from it, and a tiles dataset removed for good takes its pyramids' blobs
+/// along. Wired at startup (see [`crate::reactions`]).
+pub(crate) struct PyramidKeeper;
+
+#[async_trait::async_trait]
+impl Reaction<DatasetChange> for PyramidKeeper {
+    async fn react_in(
+        &self,
+        tx: &mut Tx,
+        change: &DatasetChange,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        match change {
+            DatasetChange::ContentReplaced(dataset) => {
+                store::requeue_drawn_from_in(tx, *dataset, at).await?;
+            }
+            DatasetChange::ContentWrittenAt(data_path) => {
+                store::requeue_drawn_from_content_in(tx, data_path, at).await?;
+            }
+            DatasetChange::Deleted(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Reaction<BinChange> for PyramidKeeper {
+    async fn react_in(
+        &self,
+        tx: &mut Tx,
+        change: &BinChange,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        match change {
+            BinChange::DatasetPurged {
+                tenant,
+                dataset,
+                format,
+            } => {
+                if format == definition::TILES_FORMAT
+                    && let Some(prefix) = pyramid::dataset_prefix(*tenant, *dataset)
+                {
+                    let every_blob = format!("{}/", prefix.key());
+                    crate::recycle_bin::queue_blob_removal_in(tx, &every_blob, at).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

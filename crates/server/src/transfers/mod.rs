@@ -1,8 +1,9 @@
 //! Transfers (spec 4.4, wire-contract 4 and 5): uploads to signed URLs, and the operations
 //! that queue an import, export, conversion, update or append as a transfer row, monitored
-//! until it ends. Workers ([`crate::jobs`]) run the queued transfers.
+//! until it ends. Workers ([`execution`]) run the queued transfers.
 
 pub(crate) mod details;
+pub(crate) mod execution;
 pub(crate) mod model;
 mod multipart;
 pub(crate) mod naming;

@@ -11,12 +11,12 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::blob::path::check_segment;
-use crate::datasets::DATASETS_CONTAINER;
 use crate::blob::{
     BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls,
     UPLOADS_CONTAINER,
 };
 use crate::clock::Clock;
+use crate::datasets::DATASETS_CONTAINER;
 use crate::http::public_base::PublicBase;
 use crate::ids::TenantId;
 

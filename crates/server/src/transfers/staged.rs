@@ -6,9 +6,9 @@
 
 use crate::auth::{Caller, Principal};
 use crate::blob::{BlobError, BlobPath, WriteOptions};
+use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetService, NewDataset};
 use crate::ids::{DatasetId, ProjectId};
-use crate::datasets::DATASETS_CONTAINER;
 use crate::transfers::service::{TransferError, TransferService, UploadFileName};
 
 /// One staged file to import.

@@ -118,7 +118,7 @@ impl UploadKeeper {
         match self.blobs.delete(&path).await {
             Ok(()) | Err(BlobError::NotFound(_)) => {
                 let keys = [key.to_owned()];
-                if let Err(error) = crate::recycle_bin::store::unqueue_blobs(&self.db, &keys).await
+                if let Err(error) = crate::recycle_bin::unqueue_blob_removals(&self.db, &keys).await
                 {
                     tracing::warn!(%error, upload = %key, "could not take a deleted upload off the deletion queue");
                 }

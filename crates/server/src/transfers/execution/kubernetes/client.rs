@@ -150,7 +150,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::jobs::kubernetes::manifest::tests::{fixture, golden_cases};
+    use crate::transfers::execution::kubernetes::manifest::tests::{fixture, golden_cases};
 
     /// A request the fake API server received.
     #[derive(Debug, Clone)]

@@ -22,13 +22,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blob::{BlobPath, BlobStore, WriteOptions};
 use crate::clock::Clock;
+use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{ContentDetails, DatasetService, NewContent, NewDataset};
 use crate::db::{Db, JsonText};
 use crate::ids::{DatasetId, TransferId};
 use crate::transfers::model::{
     ImportResultDto, OutputDatasetData, Source, Target, TransferPlan, TransferRow, TransferStatus,
 };
-use crate::datasets::DATASETS_CONTAINER;
 use crate::transfers::store::{self, Heartbeat, Outcome};
 
 /// Container of export results.
@@ -440,14 +440,14 @@ impl Runner {
     ) -> Result<basin_formats::Written, Failed> {
         let catalogue = self.catalogue.clone();
         let existing_format = crate::datasets::model::format_of(&file_name_of(existing));
-        let existing_reader =
-            catalogue.reader_for_format(&existing_format)
-                .map(|spec| spec.name)
-                .ok_or_else(|| {
-                    Failed(format!(
-                        "no reader reads the dataset's {existing_format} content"
-                    ))
-                })?;
+        let existing_reader = catalogue
+            .reader_for_format(&existing_format)
+            .map(|spec| spec.name)
+            .ok_or_else(|| {
+                Failed(format!(
+                    "no reader reads the dataset's {existing_format} content"
+                ))
+            })?;
         let plan = plan.clone();
         let existing = existing.to_owned();
         let addition = addition.to_owned();
@@ -854,8 +854,6 @@ impl Runner {
                     .to_owned(),
             ));
         }
-        // Stored tiles drawn from the old content are rendered again from the new.
-        crate::tiles::store::requeue_drawn_from_in(&mut tx, old.id, self.clock.now()).await?;
         tx.commit().await?;
         Ok(Some(replaced))
     }

@@ -34,8 +34,8 @@ use crate::clock::Clock;
 use crate::config::KubernetesConfig;
 use crate::db::{Db, StoreError};
 use crate::ids::TransferId;
-use crate::jobs::kubernetes::client::{CreateError, JobClient, JobState};
-use crate::jobs::kubernetes::manifest::{JobRequest, job_manifest, job_name};
+use crate::transfers::execution::kubernetes::client::{CreateError, JobClient, JobState};
+use crate::transfers::execution::kubernetes::manifest::{JobRequest, job_manifest, job_name};
 use crate::transfers::model::TransferPlan;
 use crate::transfers::store::{self, Undispatched, UnstartedJob};
 
@@ -276,8 +276,8 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::db::JsonText;
-    use crate::jobs::kubernetes::client::Created;
     use crate::on_db;
+    use crate::transfers::execution::kubernetes::client::Created;
     use crate::transfers::model::{Resources, Source, Target, TransferRow};
     use crate::transfers::store::NewTransfer;
 

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::TransferId;
-use crate::jobs::run::{Runner, lease_delta, remove_dir};
+use crate::transfers::execution::run::{Runner, lease_delta, remove_dir};
 use crate::transfers::model::TransferStatus;
 use crate::transfers::store;
 
