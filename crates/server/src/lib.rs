@@ -37,6 +37,7 @@ mod inspect_command;
 mod limits;
 mod names;
 mod openapi;
+mod periodic;
 mod projects;
 mod reactions;
 mod recycle_bin;

@@ -37,6 +37,7 @@ use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
 use crate::openapi::ApiDoc;
+use crate::periodic::PeriodicRunner;
 use crate::projects::service::{ProjectLimits, ProjectService};
 use crate::reactions::Reactions;
 use crate::transfers::execution::WorkerPool;
@@ -387,6 +388,22 @@ impl Services {
 }
 
 impl Services {
+    /// Every periodic task (see `periodic.rs`), each with its interval.
+    fn periodic_tasks(&self) -> PeriodicRunner {
+        let state = &self.state;
+        PeriodicRunner::default()
+            .with(crate::recycle_bin::BinRetention(state.bin.clone()))
+            .with(crate::credits::CreditSettling(state.credits.clone()))
+            .with(crate::features::MessageRetention(state.features.clone()))
+            .with(state.transfers.upload_keeper().clone())
+            .with(crate::datasets::checksums::ChecksumRepair::new(
+                state.db.clone(),
+                state.blobs.clone(),
+                state.clock.clone(),
+                Duration::from_secs(self.config.transfers.checksum_repair_seconds.max(1)),
+            ))
+    }
+
     /// The periodic jobs every serving process runs until `stop`: the recycle bin's
     /// retention, the credits' expiry and timeout settling, the retention of feature messages
     /// and of unused uploads, the repair of missing checksums,
@@ -396,33 +413,7 @@ impl Services {
         &self,
         stop: &tokio_util::sync::CancellationToken,
     ) -> Vec<tokio::task::JoinHandle<()>> {
-        let mut tasks = vec![
-            tokio::spawn(crate::recycle_bin::run_retention_periodically(
-                self.state.bin.clone(),
-                stop.clone(),
-            )),
-            tokio::spawn(crate::credits::run_settle_periodically(
-                self.state.credits.clone(),
-                stop.clone(),
-            )),
-            tokio::spawn(crate::features::run_retention_periodically(
-                self.state.features.clone(),
-                stop.clone(),
-            )),
-            tokio::spawn(crate::transfers::uploads::run_retention_periodically(
-                self.state.transfers.upload_keeper().clone(),
-                stop.clone(),
-            )),
-            tokio::spawn(crate::datasets::checksums::run_periodically(
-                crate::datasets::checksums::ChecksumRepair::new(
-                    self.state.db.clone(),
-                    self.state.blobs.clone(),
-                    self.state.clock.clone(),
-                ),
-                Duration::from_secs(self.config.transfers.checksum_repair_seconds.max(1)),
-                stop.clone(),
-            )),
-        ];
+        let mut tasks = self.periodic_tasks().spawn(stop);
         if self.config.tiles.serve_renders_pyramids {
             tasks.push(self.spawn_pyramid_renderer(stop));
         }

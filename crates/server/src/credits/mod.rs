@@ -13,24 +13,34 @@ mod store;
 
 pub(crate) use routes::router;
 
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
+
+use crate::periodic::{PeriodicTask, RoundCounts};
 
 use crate::credits::service::CreditService;
 
-/// Settles expiries and reservation timeouts of every pool every `credits.settle_interval_seconds`
-/// until `stop`. Reads settle their pool too, so this only keeps the journal close to the
-/// moment things happened for pools nobody reads.
-pub(crate) async fn run_settle_periodically(credits: CreditService, stop: CancellationToken) {
-    let interval = credits.settle_interval();
-    loop {
-        match credits.settle_due().await {
-            Ok(0) => {}
-            Ok(pools) => tracing::info!(pools, "settled credit expiries and reservation timeouts"),
-            Err(error) => tracing::warn!(%error, "cannot settle credit expiries and timeouts"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(interval) => {}
-        }
+/// Settles expiries and reservation timeouts of every pool every
+/// `credits.settle_interval_seconds`. Reads settle their pool too, so this only keeps the
+/// journal close to the moment things happened for pools nobody reads. Safe on every replica:
+/// each pool is settled in its own ledger transaction.
+pub(crate) struct CreditSettling(pub(crate) CreditService);
+
+#[async_trait::async_trait]
+impl PeriodicTask for CreditSettling {
+    fn name(&self) -> &'static str {
+        "credit settling"
+    }
+
+    fn interval(&self) -> Duration {
+        self.0.settle_interval()
+    }
+
+    async fn run_round(&self) -> Result<RoundCounts, String> {
+        let pools = self
+            .0
+            .settle_due()
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(vec![("pools settled", pools as u64)])
     }
 }

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use md5::Digest;
-use tokio_util::sync::CancellationToken;
 
 use crate::blob::{BlobError, BlobPath, BlobStore};
 use crate::clock::Clock;
 use crate::datasets::service::hex;
 use crate::datasets::store;
 use crate::db::Db;
+use crate::periodic::{PeriodicTask, RoundCounts};
 
 /// Paths looked at per query.
 const PAGE: i64 = 100;
@@ -27,12 +27,23 @@ pub(crate) struct ChecksumRepair {
     db: Db,
     blobs: Arc<dyn BlobStore>,
     clock: Arc<dyn Clock>,
+    interval: Duration,
 }
 
 impl ChecksumRepair {
-    /// A repair over `db` and `blobs`.
-    pub(crate) fn new(db: Db, blobs: Arc<dyn BlobStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { db, blobs, clock }
+    /// A repair over `db` and `blobs`, every `interval`.
+    pub(crate) fn new(
+        db: Db,
+        blobs: Arc<dyn BlobStore>,
+        clock: Arc<dyn Clock>,
+        interval: Duration,
+    ) -> Self {
+        Self {
+            db,
+            blobs,
+            clock,
+            interval,
+        }
     }
 
     /// One round: hashes the content of every dataset without a checksum whose content was
@@ -96,25 +107,21 @@ impl ChecksumRepair {
     }
 }
 
-/// Runs the repair every `interval` (the first round at once) until `stop`.
-pub(crate) async fn run_periodically(
-    repair: ChecksumRepair,
-    interval: Duration,
-    stop: CancellationToken,
-) {
-    loop {
-        let round = tokio::select! {
-            () = stop.cancelled() => return,
-            round = repair.run_once() => round,
-        };
-        match round {
-            Ok(0) => {}
-            Ok(filled) => tracing::info!(filled, "recorded checksums that were missing"),
-            Err(error) => tracing::warn!(%error, "checksum repair failed; retrying later"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(interval) => {}
-        }
+#[async_trait::async_trait]
+impl PeriodicTask for ChecksumRepair {
+    fn name(&self) -> &'static str {
+        "checksum repair"
+    }
+
+    fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    async fn run_round(&self) -> Result<RoundCounts, String> {
+        let filled = self
+            .run_once()
+            .await
+            .map_err(|error| format!("{error:#}"))?;
+        Ok(vec![("checksums recorded", filled)])
     }
 }

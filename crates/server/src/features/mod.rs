@@ -15,24 +15,33 @@ mod store;
 
 pub(crate) use routes::router;
 
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
+
+use crate::periodic::{PeriodicTask, RoundCounts};
 
 use crate::features::service::FeatureService;
 
-/// Removes messages past their retention every `features.retention_interval_seconds` until
-/// `stop`. Several replicas may run it at once: each batch is one statement, so a message is
-/// deleted once, by whichever comes first.
-pub(crate) async fn run_retention_periodically(features: FeatureService, stop: CancellationToken) {
-    let interval = features.retention_interval();
-    loop {
-        match features.purge_expired().await {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "removed expired feature messages"),
-            Err(error) => tracing::warn!(%error, "cannot remove expired feature messages"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(interval) => {}
-        }
+/// Removes messages past their retention every `features.retention_interval_seconds`.
+/// Several replicas may run it at once: each batch is one statement, so a message is deleted
+/// once, by whichever comes first.
+pub(crate) struct MessageRetention(pub(crate) FeatureService);
+
+#[async_trait::async_trait]
+impl PeriodicTask for MessageRetention {
+    fn name(&self) -> &'static str {
+        "feature message retention"
+    }
+
+    fn interval(&self) -> Duration {
+        self.0.retention_interval()
+    }
+
+    async fn run_round(&self) -> Result<RoundCounts, String> {
+        let removed = self
+            .0
+            .purge_expired()
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(vec![("messages removed", removed)])
     }
 }

@@ -13,7 +13,7 @@ pub(crate) mod routes;
 pub(crate) mod service;
 mod store;
 
-pub(crate) use purge::run_retention_periodically;
+pub(crate) use purge::BinRetention;
 pub(crate) use routes::router;
 
 use chrono::{DateTime, Utc};

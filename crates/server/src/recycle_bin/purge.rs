@@ -10,11 +10,11 @@
 
 use std::collections::BTreeSet;
 
-use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::blob::{BlobError, BlobPath};
 use crate::events::{EventType, NewEvent};
+use crate::periodic::{PeriodicTask, RoundCounts};
 use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::service::{BinResult, RecycleBinService};
@@ -340,34 +340,35 @@ fn reason(item: &BinRow) -> &'static str {
     }
 }
 
-/// Runs the retention job every `check_interval` (and when a permanent delete leaves work)
-/// until `stop`. Safe on every replica at once.
-///
-/// A stop does not wait for a long run: the run is dropped between two statements, its open
-/// transaction rolls back, and the next start (on any replica) resumes from the committed
-/// marks.
-pub(crate) async fn run_retention_periodically(bin: RecycleBinService, stop: CancellationToken) {
-    loop {
-        let run = tokio::select! {
-            () = stop.cancelled() => return,
-            run = bin.run_retention(None) => run,
-        };
-        match run {
-            Ok(counts) if counts.projects + counts.datasets + counts.blobs > 0 => {
-                tracing::info!(
-                    projects = counts.projects,
-                    datasets = counts.datasets,
-                    blobs = counts.blobs,
-                    "recycle bin purge"
-                );
-            }
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "recycle bin retention failed; retrying later"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(bin.settings.check_interval) => {}
-            () = bin.purge_wanted.notified() => {}
-        }
+/// The retention job, every `recycle_bin.check_interval_seconds` and whenever a permanent
+/// delete leaves work. Safe on every replica at once: each batch claims its item's row (and
+/// its tree's lock), and a stopped run resumes, on any replica, from the committed marks.
+pub(crate) struct BinRetention(pub(crate) RecycleBinService);
+
+#[async_trait::async_trait]
+impl PeriodicTask for BinRetention {
+    fn name(&self) -> &'static str {
+        "recycle bin retention"
+    }
+
+    fn interval(&self) -> std::time::Duration {
+        self.0.settings.check_interval
+    }
+
+    async fn run_round(&self) -> Result<RoundCounts, String> {
+        let counts = self
+            .0
+            .run_retention(None)
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(vec![
+            ("projects purged", counts.projects),
+            ("datasets purged", counts.datasets),
+            ("blobs deleted", counts.blobs),
+        ])
+    }
+
+    fn wake_up(&self) -> Option<std::sync::Arc<tokio::sync::Notify>> {
+        Some(self.0.purge_wanted.clone())
     }
 }

@@ -13,12 +13,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::blob::{BlobError, BlobPath, BlobStore, UPLOADS_CONTAINER};
 use crate::clock::Clock;
 use crate::db::{Db, StoreResult};
 use crate::ids::TenantId;
+use crate::periodic::{PeriodicTask, RoundCounts};
 use crate::transfers::store;
 
 /// Uploads removed per round of the retention; the next round follows at once when full.
@@ -128,9 +127,18 @@ impl UploadKeeper {
             }
         }
     }
+}
 
-    /// How long to wait between rounds: a quarter of the retention, at most an hour, so an
-    /// unused upload is gone within 1.25 times its retention (or its retention plus an hour).
+/// Removes uploads no transfer used within their retention. Every replica runs it; removing
+/// what another removed already finds no row and does nothing.
+#[async_trait::async_trait]
+impl PeriodicTask for UploadKeeper {
+    fn name(&self) -> &'static str {
+        "upload retention"
+    }
+
+    /// A quarter of the retention, at most an hour, so an unused upload is gone within 1.25
+    /// times its retention (or its retention plus an hour).
     fn interval(&self) -> Duration {
         (self.retention / 4)
             .min(Duration::from_secs(
@@ -138,25 +146,13 @@ impl UploadKeeper {
             ))
             .max(Duration::from_millis(100))
     }
-}
 
-/// Runs the upload retention until `stop`. Every replica runs it; removing what another
-/// removed already finds no row and does nothing.
-pub(crate) async fn run_retention_periodically(keeper: UploadKeeper, stop: CancellationToken) {
-    loop {
-        let round = tokio::select! {
-            () = stop.cancelled() => return,
-            round = keeper.remove_expired() => round,
-        };
-        match round {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "removed uploads past their retention"),
-            Err(error) => tracing::warn!(%error, "upload retention failed; retrying later"),
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(keeper.interval()) => {}
-        }
+    async fn run_round(&self) -> Result<RoundCounts, String> {
+        let removed = self
+            .remove_expired()
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(vec![("uploads removed", removed)])
     }
 }
 
