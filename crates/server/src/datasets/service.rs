@@ -358,7 +358,7 @@ impl DatasetService {
         Ok(store::replace_content_in(tx, id, content, self.clock.now(), by).await?)
     }
 
-    /// Datasets placed directly in `project` (rule 6), by name.
+    /// Datasets placed directly in `project` (one level, docs/projects.md#listings), by name.
     pub(crate) async fn list(
         &self,
         caller: &Caller,
