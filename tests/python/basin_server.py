@@ -1,7 +1,8 @@
 """A running `basin serve` for the client-library tests: started from the built binary on a free
 loopback port with its own data folder, the bootstrap API key read from its first-start output,
 and small helpers to call its JSON API the way the original platform's clients do (header
-`svc-open-api-key`, `api-version`, `Content-Type: application/json-patch+json`, wire-contract 1).
+`svc-open-api-key`, `api-version`, `Content-Type: application/json-patch+json`;
+docs/api-conventions.md#requests).
 
 The BackOffice token of the first-start output is kept too (`back_office_token`; `call(...,
 token=...)` sends a bearer token instead of the key). conftest.py turns it into the `basin`

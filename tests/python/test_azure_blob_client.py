@@ -1,5 +1,5 @@
 """Uploads and downloads through Basin's blob endpoint with the real Azure Blob client library
-(azure-storage-blob from PyPI), as existing clients of the platform do (wire-contract 4).
+(azure-storage-blob from PyPI), as existing clients of the platform do (docs/blobs.md).
 
 A fresh `basin serve` (the `basin` fixture of conftest.py) runs on a free loopback port with
 its own data folder. The tests ask the API for upload URLs, upload a small file with a single

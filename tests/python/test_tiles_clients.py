@@ -166,8 +166,9 @@ def gdal(basin, tmp_path, *command):
 
 
 def test_gdal_reads_the_key_value_address_when_it_asks_for_xml(basin, datasets, tmp_path):
-    """The key-value address answers JSON unless Accept asks for XML (spec 4.5); GDAL sends
-    the header when told to (GDAL_HTTP_HEADERS takes several, separated by CR LF)."""
+    """The key-value address answers JSON unless Accept asks for XML (docs/tiles.md#wmts);
+    GDAL sends the header when told to (GDAL_HTTP_HEADERS takes several, separated by CR
+    LF)."""
     dataset, grid, _ = datasets["utm"]
     url = f"WMTS:{basin.address}/api/tiles/dataset/{dataset}/wmts"
     headers = f"svc-open-api-key: {basin.api_key}\r\nAccept: application/xml"

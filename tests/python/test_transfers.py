@@ -1,5 +1,5 @@
 """Imports and exports through Basin's transfer API, driven over real HTTP the way the original
-platform's clients drive it (wire-contract 4 and 5, docs/conversion.md, docs/fetch.md).
+platform's clients drive it (docs/conversion.md, docs/blobs.md, docs/fetch.md).
 
 Why these tests exist: the Rust HTTP tests (crates/server/tests/api/transfers.rs) send the
 requests Basin's authors expect. These send what existing clients send: the bytes go up with
@@ -93,7 +93,7 @@ def import_request(upload_url, project_id, file_name="grid.asc", name="grid"):
 
 def import_grid(basin, upload_url, project_id, file_name="grid.asc", name="grid"):
     """upload-convert of the ASCII grid at `upload_url` into a GeoTIFF; the ended record."""
-    # Clients send api-version 3 to upload-convert (wire-contract 1).
+    # Clients send api-version 3 to upload-convert (docs/api-conventions.md#versions).
     summary = basin.call("POST", "/api/conversion/upload-convert",
                          import_request(upload_url, project_id, file_name, name), api_version="3")
     assert summary["type"] == "Import" and summary["status"] in ("Pending", "InProgress", "Completed")

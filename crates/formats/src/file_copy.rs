@@ -1,5 +1,5 @@
 //! The plain-copy pair `FileReader`/`FileWriter`: the interface's way of importing or exporting
-//! a file unchanged (spec 4.4 rule 2). It never parses the file.
+//! a file unchanged (docs/conversion.md#the-plain-copy). It never parses the file.
 
 use std::path::Path;
 

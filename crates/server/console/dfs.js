@@ -1,7 +1,7 @@
 // Reading DFS files (dfs0, dfs1, dfs2, dfs3, dfsu) in the browser, from their raw bytes
 // (GET /api/raw/dataset/{id} gives a signed same-origin URL): the header's items with their
 // EUM units and value types, the time axis, and for dfs0 every value. Follows the byte layout
-// of /work/shared/formats/dfs-layout.md: a 130-byte preamble, then a stream of tagged blocks
+// described in docs/formats.md#the-container: a 130-byte preamble, then a stream of tagged blocks
 // (0xFE u16 tag ... 0xFF) and typed records (u8 type, i32 count, values), little-endian.
 
 /** EUM unit abbreviations by code (from crates/formats/src/dfs/eum_tables.rs). */

@@ -307,7 +307,8 @@ pub(crate) fn parse_pairs(pairs: &[String]) -> anyhow::Result<Vec<(String, Strin
         .collect()
 }
 
-/// The reader and writer lists, shaped as wire-contract 5 publishes them.
+/// The reader and writer lists, shaped as the catalogue endpoints publish them
+/// (docs/conversion.md#readers-and-writers).
 #[derive(Debug, Serialize)]
 struct Listing {
     readers: Vec<ReaderDto>,

@@ -1,9 +1,10 @@
 //! Basin: an open, self-hostable cloud data platform for water and geospatial data.
 //!
 //! This crate is the server and the `basin` command. It is glue, not a library for others:
-//! the binary in `main.rs` only calls [`run`]. The layout follows `ARCHITECTURE.md`: one
-//! folder per area (`identity`, `transfers`, ...) with `routes.rs` (HTTP only), `service.rs`
-//! (rules) and `store.rs` (SQL only), and cross-cutting HTTP conventions in `http`.
+//! the binary in `main.rs` only calls [`run`]. The layout is described in ARCHITECTURE.md at
+//! the repository root: one folder per area (`identity`, `transfers`, ...) with `routes.rs`
+//! (HTTP only), `service.rs` (rules) and `store.rs` (SQL only), and cross-cutting HTTP
+//! conventions in `http`.
 //!
 //! Every module is private to the crate. What the binary and the HTTP tests use is re-exported
 //! below, and nothing else is reachable from outside, so that `unreachable_pub` and the

@@ -3,9 +3,9 @@
 //!
 //! The reference implementation is a closed native library for x86-64 only; this is the first
 //! open one, and runs wherever Rust builds. The byte layout was worked out empirically and
-//! verified bit for bit against the reference library (`formats/dfs-layout.md` in the shared
-//! material). [`container`] is the generic layer all five share; the format modules map it to
-//! the model (grids, meshes, time series) and back.
+//! verified bit for bit against the reference library
+//! (docs/formats.md#dfs-files-dfs0-dfs1-dfs2-dfs3-dfsu). [`container`] is the generic layer all
+//! five share; the format modules map it to the model (grids, meshes, time series) and back.
 
 pub mod container;
 pub mod dfs0;

@@ -1,4 +1,4 @@
-//! MIKE .mesh files (ASCII), both header variants (see formats/dfs-layout.md section 4).
+//! MIKE .mesh files (ASCII), both header variants (see docs/formats.md#mike-mesh).
 //!
 //! A .mesh file is the geometry of a MIKE flexible mesh: nodes with x, y, z (usually
 //! bathymetry) and a boundary code, then triangles and quadrilaterals. It is a mesh dataset

@@ -8,7 +8,7 @@ use super::item::Quantity;
 use crate::crs::Crs;
 
 /// The shape of an element. Node order follows MIKE, which VTK also accepts unchanged
-/// (see formats/dfs-layout.md section 5); the kinds beyond MIKE's are VTK's linear and
+/// (see docs/formats.md#dfsu-flexible-meshes); the kinds beyond MIKE's are VTK's linear and
 /// quadratic cells, in VTK's node order, so that VTU -> VTU keeps them (meshio's names in
 /// [`ElementKind::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,6 +1,6 @@
 //! The catalogue: what the reader and writer lists publish, which writers each reader can
-//! feed (the conversions of spec 4.4 rule 4), parameter validation before any work, the plain
-//! copy, and the pipeline's clean-up after a failed conversion.
+//! feed (docs/conversion.md#conversions-every-catalogue-offers), parameter validation before
+//! any work, the plain copy, and the pipeline's clean-up after a failed conversion.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -130,7 +130,8 @@ fn parameters_are_well_formed() {
     }
 }
 
-/// Spec 4.4 rule 4, the conversions that need no DFS.
+/// The conversions every catalogue offers that need no DFS
+/// (docs/conversion.md#conversions-every-catalogue-offers).
 #[test]
 fn readers_feed_the_writers_of_the_required_conversions() {
     let catalogue = Catalogue::standard();

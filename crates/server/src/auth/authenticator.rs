@@ -1,8 +1,8 @@
 //! Turns request headers into a [`Principal`].
 //!
-//! A bearer token wins when both credentials are sent (wire-contract 1). Times (`exp`, `nbf`)
-//! are checked against Basin's [`Clock`] rather than by the JWT library, so tests can move time
-//! and every node judges expiry the same way.
+//! A bearer token wins when both credentials are sent (docs/authentication.md#credentials).
+//! Times (`exp`, `nbf`) are checked against Basin's [`Clock`] rather than by the JWT library, so
+//! tests can move time and every node judges expiry the same way.
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
-//! Authentication (spec part 5): who is calling, from an API key (`svc-open-api-key`) or a
-//! bearer JWT (HS256 with Basin's own secret, or RS256/ES256 from an OIDC provider's JWKS).
+//! Authentication (docs/authentication.md): who is calling, from an API key
+//! (`svc-open-api-key`) or a bearer JWT (HS256 with Basin's own secret, or RS256/ES256 from an
+//! OIDC provider's JWKS).
 //!
 //! [`Principal`] is the axum extractor every protected handler takes; [`Authenticator`] does
 //! the work. Credentials that are missing, malformed, wrongly signed, expired or revoked are

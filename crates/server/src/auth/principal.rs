@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::ids::{TenantId, UserId};
 
 crate::wire_enum! {
-    /// What kind of identity a principal is (wire-contract 3).
+    /// What kind of identity a principal is (docs/projects.md#members).
     #[allow(clippy::upper_case_acronyms, reason = "OpenAPIAccount is the wire name")]
     pub(crate) enum PrincipalType {
         /// A person.

@@ -1,5 +1,6 @@
-//! The conversion catalogue (spec 4.4, wire-contract 5): the reader and writer lists, straight
-//! from the format library's registry, so a format added there appears here with no change.
+//! The conversion catalogue (docs/conversion.md#readers-and-writers): the reader and writer
+//! lists, straight from the format library's registry, so a format added there appears here
+//! with no change.
 //! The operations that use readers and writers are transfers ([`crate::transfers`]).
 
 pub(crate) mod routes;

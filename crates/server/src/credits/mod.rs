@@ -1,4 +1,4 @@
-//! Credits (spec 2.1 and 4.1, wire-contract 7; docs/credits.md): a ledger in the spirit of
+//! Credits (docs/credits.md): a ledger in the spirit of
 //! two-phase transfers. Credits sit in lots (pool, billing reference, expiry date) by status;
 //! a reservation holds them (pending), a spend posts them, a release or timeout voids the
 //! hold. Every change is one transaction that writes each lot's change with its journal entry,

@@ -1,5 +1,5 @@
 //! Credit records (lots, operations, journal entries) and the bodies of the credit endpoints
-//! (spec 2.1, wire-contract 7; the shapes the spec leaves open are designed in docs/credits.md).
+//! (docs/credits.md, which also designs the shapes the platform's interface leaves open).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -10,7 +10,7 @@ use crate::http::time::WireTime;
 use crate::ids::TenantId;
 
 crate::wire_enum! {
-    /// What state credits are in (wire-contract 7).
+    /// What state credits are in (docs/credits.md#the-model).
     pub(crate) enum CreditStatus {
         /// May be reserved, spent or moved.
         Available,
@@ -151,7 +151,7 @@ pub(crate) struct BillingReference {
 /// Longest billing reference, tag, type, sales order id and operation id, in characters.
 pub(crate) const TEXT_CHARS_MAX: usize = 255;
 
-/// A billing reference as it travels (wire-contract 7).
+/// A billing reference as it travels (docs/credits.md#the-model).
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BillingReferenceDto {

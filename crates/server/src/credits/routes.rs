@@ -1,4 +1,4 @@
-//! Credit endpoints under `/api/iam/credit` (spec 4.1, API version 4; docs/credits.md). HTTP
+//! Credit endpoints under `/api/iam/credit` (API version 4; docs/credits.md#endpoints). HTTP
 //! only: the ledger's rules live in `service.rs`. Bodies with amounts are read with
 //! [`JsonBody::read_exact`], so no amount passes through binary floating point, and every body
 //! only after [`CreditService::authorize`] let the caller in.

@@ -1,4 +1,4 @@
-//! Datasets (wire-contract 4): the files and data placed in projects. Records live in the
+//! Datasets (docs/datasets.md): the files and data placed in projects. Records live in the
 //! metadata store, bytes in the blob store under `dataPath`. Deleting moves a dataset to the
 //! recycle bin (a `deleted_at` column) and hides it from every regular call.
 

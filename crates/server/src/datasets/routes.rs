@@ -1,4 +1,4 @@
-//! Dataset endpoints (wire-contract 4). HTTP only: rules live in `service.rs`.
+//! Dataset endpoints (docs/datasets.md). HTTP only: rules live in `service.rs`.
 
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;

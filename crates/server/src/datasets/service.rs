@@ -371,7 +371,7 @@ impl DatasetService {
         Ok(replaced)
     }
 
-    /// Datasets placed directly in `project` (rule 6), by name.
+    /// Datasets placed directly in `project` (one level, docs/projects.md#listings), by name.
     pub(crate) async fn list(
         &self,
         caller: &Caller,

@@ -1,4 +1,4 @@
-//! Platform events (spec part 6, wire-contract 9): CloudEvents 1.0 written to an outbox in the
+//! Platform events (docs/events.md): CloudEvents 1.0 written to an outbox in the
 //! same transaction as the change they report, then relayed to webhooks and NATS JetStream.
 //!
 //! Areas call [`record_in`] inside their write transaction and nothing else: whether and where

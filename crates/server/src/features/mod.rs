@@ -1,6 +1,6 @@
-//! Feature status messages (spec 2.2, 3.2, 4.2) and tenant feature availability (spec 2.3,
-//! 4.3); docs/features.md. Operators publish time-bound notices that applications show as a
-//! banner; BackOffice licenses features to tenants, whose owners switch them on and off.
+//! Feature status messages and tenant feature availability; docs/features.md. Operators
+//! publish time-bound notices that applications show as a banner; BackOffice licenses features
+//! to tenants, whose owners switch them on and off.
 //!
 //! Titles and bodies are cleaned once, before storage (`sanitize.rs`), so every reader gets
 //! safe text whatever it does with it. The banner (`banner.rs`) is answered from memory with an

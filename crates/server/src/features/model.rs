@@ -1,4 +1,4 @@
-//! Feature status messages and tenant features as stored and as sent (spec 2.2 and 2.3).
+//! Feature status messages and tenant features as stored and as sent (docs/features.md).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -74,7 +74,7 @@ impl<'de> Deserialize<'de> for FeatureId {
 }
 
 crate::wire_enum! {
-    /// How serious a message is (spec 2.2), most serious first.
+    /// How serious a message is (docs/features.md#the-resource), most serious first.
     pub(crate) enum MessageType {
         /// An outage.
         Critical,
@@ -97,7 +97,8 @@ impl MessageType {
 }
 
 crate::wire_enum! {
-    /// Which messages a list shows, by their window at the moment of the request (spec 3.2).
+    /// Which messages a list shows, by their window at the moment of the request
+    /// (docs/features.md#the-resource).
     pub(crate) enum Expiry {
         /// Every message.
         All,
@@ -121,7 +122,7 @@ crate::wire_enum! {
 }
 
 crate::wire_enum! {
-    /// What kind of feature (spec 2.3).
+    /// What kind of feature (docs/features.md#the-catalogue-and-licenses-backoffice).
     pub(crate) enum FeatureType {
         /// A service other applications call.
         Service,
@@ -182,7 +183,7 @@ impl MessageRow {
     }
 }
 
-/// A message as sent (spec 2.2).
+/// A message as sent (docs/features.md#the-resource).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct MessageDto {
@@ -383,7 +384,7 @@ impl From<&LicenseRow> for LicenseDto {
     }
 }
 
-/// A licensed feature of a tenant (spec 2.3).
+/// A licensed feature of a tenant (docs/features.md#the-tenant-owner).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TenantFeatureDto {
@@ -423,7 +424,7 @@ impl From<&LicensedFeature> for TenantFeatureDto {
     }
 }
 
-/// `{"enabled": bool}`: the owner's switch (spec 2.3).
+/// `{"enabled": bool}`: the owner's switch (docs/features.md#the-tenant-owner).
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct EnabledDto {
     /// On or off.

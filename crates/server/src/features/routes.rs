@@ -1,4 +1,4 @@
-//! Feature endpoints (spec 4.2 and 4.3; docs/features.md): status messages of a feature and
+//! Feature endpoints (docs/features.md): status messages of a feature and
 //! global ones under `/api/admin/feature/...`, the banner, the tenant owner's feature list and
 //! switch, and BackOffice's catalogue and licenses under `/api/admin/features`. HTTP only: the
 //! rules live in `service.rs`.
@@ -28,7 +28,7 @@ use crate::http::time::WireTime;
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::TenantId;
 
-/// The header that names the tenant on the owner's switch (spec 4.3).
+/// The header that names the tenant on the owner's switch (docs/features.md#the-tenant-owner).
 const PROJECT_ID_HEADER: &str = "svc-project-id";
 
 /// What the feature endpoints need.
@@ -189,7 +189,7 @@ fn position_of(cursor: &Cursor) -> Result<(DateTime<Utc>, i64), ApiError> {
     Ok((date, id))
 }
 
-/// The messages of a feature merged with the global messages (rule 2).
+/// The messages of a feature merged with the global messages (docs/features.md#endpoints).
 #[utoipa::path(get, path = "/api/admin/feature/{featureId}/message", tag = "features",
     params(("featureId" = String, Path), MessageListQuery),
     responses((status = 200, body = CursorPage<MessageDto>), (status = 400), (status = 401), (status = 403)))]
@@ -394,7 +394,7 @@ async fn purge_expired(
     Ok(Json(PurgedDto { removed }))
 }
 
-// ---- the tenant owner (spec 4.3) ----
+// ---- the tenant owner (docs/features.md#the-tenant-owner) ----
 
 /// Query of the tenant feature list.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]

@@ -1,4 +1,5 @@
-//! Cleaning of message titles and bodies before storage (spec 2.2; docs/features.md).
+//! Cleaning of message titles and bodies before storage
+//! (docs/features.md#title-and-body-sanitizing).
 //!
 //! Bodies go through ammonia: it parses with html5ever, the HTML5 algorithm browsers use, so
 //! what it keeps is what a browser would build, and it serializes its own well-formed output,

@@ -1,6 +1,7 @@
-//! The rules of feature messages and tenant features: who may do what (spec part 5), what a
-//! message may hold (spec 2.2 and part 8), and the retention job (spec 3.2). HTTP lives in
-//! `routes.rs`, SQL in `store.rs`.
+//! The rules of feature messages and tenant features: who may do what
+//! (docs/features.md#who-may-do-what), what a message may hold (docs/features.md#the-resource
+//! and #limits), and the retention job (docs/features.md#retention). HTTP lives in `routes.rs`,
+//! SQL in `store.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,9 +27,9 @@ use crate::ids::TenantId;
 use crate::auth::{
     FEATURE_STATUS_READ_SCOPE as READ_SCOPE, FEATURE_STATUS_READWRITE_SCOPE as READWRITE_SCOPE,
 };
-/// Longest title, in characters as sent (spec part 8).
+/// Longest title, in characters as sent (docs/features.md#limits).
 pub(crate) const TITLE_CHARS_MAX: usize = 255;
-/// Longest body, in characters as sent (spec part 8).
+/// Longest body, in characters as sent (docs/features.md#limits).
 pub(crate) const BODY_CHARS_MAX: usize = 4000;
 /// Longest feature name, in characters.
 const NAME_CHARS_MAX: usize = 255;
@@ -654,7 +655,7 @@ impl FeatureService {
     }
 }
 
-// ---- the tenant owner (spec 4.3) ----
+// ---- the tenant owner (docs/features.md#the-tenant-owner) ----
 
 impl FeatureService {
     /// The caller's tenant, when the caller is its Owner.

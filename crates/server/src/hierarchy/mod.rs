@@ -1,4 +1,4 @@
-//! The bulk hierarchy endpoint (spec 2.5 and 4.7 rule 7, wire-contract 3): one request maps
+//! The bulk hierarchy endpoint (docs/datasets.md#bulk-hierarchy): one request maps
 //! paths to subprojects (folders) and datasets (files) below a project and creates or deletes
 //! them, all or nothing. Files come back with a signed URL to upload their content.
 

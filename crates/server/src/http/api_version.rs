@@ -1,5 +1,5 @@
 //! The `api-version` header (or query parameter), read per endpoint group with a default, and
-//! `api-supported-versions` on every response (wire-contract 1, spec part 9).
+//! `api-supported-versions` on every response (docs/api-conventions.md#versions).
 //!
 //! Clients send `1`, `1.0`, `3`, ...; a missing version means the group's default. A version
 //! the group does not support is 400 naming the supported ones.

@@ -1,4 +1,4 @@
-//! HTTP conventions shared by every area (wire-contract parts 1 and 2): problem+json errors,
+//! HTTP conventions shared by every area (docs/api-conventions.md): problem+json errors,
 //! `api-version`, case-insensitive query and JSON binding, paging and wire timestamps.
 
 pub(crate) mod api_version;

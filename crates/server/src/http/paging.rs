@@ -1,4 +1,4 @@
-//! Reusable paging (wire-contract 2).
+//! Reusable paging (docs/api-conventions.md#paging).
 //!
 //! Cursor pages answer `{"cursor", "data"}`; the cursor is opaque to clients and encodes the
 //! sort key and id of the last row, never an offset, so it stays valid while rows are inserted

@@ -1,6 +1,6 @@
 //! Timestamps in the wire format clients require: `2019-01-24T08:17:02.4355712`, UTC, no zone
-//! suffix, exactly seven fractional digits (wire-contract 1). Input accepts that form, `Z`,
-//! offsets and any number of fractional digits.
+//! suffix, exactly seven fractional digits (docs/api-conventions.md#timestamps). Input accepts
+//! that form, `Z`, offsets and any number of fractional digits.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -1,5 +1,5 @@
 //! Enums as they travel on the wire: PascalCase on output, any case on input
-//! (wire-contract 1), one string schema in the OpenAPI document.
+//! (docs/api-conventions.md#requests), one string schema in the OpenAPI document.
 
 /// Declares a string enum whose variant names are its wire values. Input is matched
 /// ignoring ASCII case; output is the variant name.

@@ -1,4 +1,4 @@
-//! Identity (spec part 5, wire-contract 7): tenants (sites), users, tenant membership and API
+//! Identity (docs/authentication.md): tenants (sites), users, tenant membership and API
 //! keys; `principal/me`, `tenant/my`; the administration API for BackOffice and tenant
 //! owners; and the bootstrap of an empty store.
 

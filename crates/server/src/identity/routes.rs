@@ -1,6 +1,6 @@
-//! Identity endpoints: `principal/me`, `tenant/my` (wire-contract 7) and the administration
-//! API under `/api/admin` (tenants, users, members, API keys). HTTP only: rules live in
-//! `service.rs`.
+//! Identity endpoints: `principal/me`, `tenant/my` (docs/authentication.md#the-caller) and the
+//! administration API under `/api/admin` (tenants, users, members, API keys). HTTP only: rules
+//! live in `service.rs`.
 
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;

@@ -3,7 +3,7 @@
 //! is the same table in prose.
 //!
 //! - A member's role comes from the project's own members, or, when the project inherits, from
-//!   the first ancestor that does not inherit (rule 3).
+//!   the first ancestor that does not inherit (docs/projects.md#inherited-members).
 //! - The access level adds implicit access: tenant Owners and Administrators (and platform
 //!   admins acting in the tenant) are Owner of every Private and Shared project; every tenant
 //!   member is Reader of Shared projects; Confidential projects grant nothing implicitly.
@@ -37,7 +37,7 @@ pub(crate) fn effective_role(
     member_role.max(implicit_role(standing, access_level))
 }
 
-/// The caller's capabilities on one project (wire-contract 3, spec 2.5).
+/// The caller's capabilities on one project (docs/permissions.md#capabilities-of-each-role).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Capabilities {

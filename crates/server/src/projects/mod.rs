@@ -1,4 +1,4 @@
-//! Projects and subprojects (spec 2.5 and 4.7, wire-contract 3): the project tree of a
+//! Projects and subprojects (docs/projects.md, docs/permissions.md): the project tree of a
 //! tenant, its members, access levels and the caller's capabilities.
 
 pub(crate) mod access;

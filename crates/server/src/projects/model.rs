@@ -1,4 +1,4 @@
-//! Project values, stored rows and wire shapes (spec 2.5, wire-contract 3).
+//! Project values, stored rows and wire shapes (docs/projects.md#records).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! Project rules (spec 4.7): visibility and capabilities through the ancestor chain, member
-//! inheritance, listing filters, move, optimistic concurrency and limits.
+//! Project rules (docs/projects.md, docs/permissions.md): visibility and capabilities through
+//! the ancestor chain, member inheritance, listing filters, move, optimistic concurrency and
+//! limits.
 //!
 //! Every operation loads the target's chain of ancestors in one query and decides from it.
 //! Projects the caller cannot access, and projects in the recycle bin (or below one), are
@@ -668,7 +669,7 @@ impl ProjectService {
     }
 
     /// The members that apply to a project: its own, or those of the ancestor it inherits
-    /// from (rule 3).
+    /// from (docs/projects.md#inherited-members).
     pub(crate) async fn effective_members(
         &self,
         caller: &Caller,
@@ -874,10 +875,10 @@ impl ProjectService {
         Ok(row)
     }
 
-    /// Moves a subproject under another subproject or the root of the same tree (rule 5).
-    /// Every rule is checked inside the write transaction, which holds the tree's lock: two
-    /// moves sent at the same moment (A under B, B under A) are decided one after the other,
-    /// and the second sees the first.
+    /// Moves a subproject under another subproject or the root of the same tree
+    /// (docs/projects.md#moves). Every rule is checked inside the write transaction, which
+    /// holds the tree's lock: two moves sent at the same moment (A under B, B under A) are
+    /// decided one after the other, and the second sees the first.
     pub(crate) async fn move_project(
         &self,
         caller: &Caller,
@@ -913,7 +914,7 @@ impl ProjectService {
         Ok(moved)
     }
 
-    /// Moves a project to the recycle bin (rule 4).
+    /// Moves a project to the recycle bin (docs/projects.md#deletion).
     pub(crate) async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
         let (mut tx, chain) = self.begin_change(caller, id).await?;
         let allowed = chain.capabilities().can_delete
@@ -1007,7 +1008,8 @@ impl ProjectService {
         Ok(row)
     }
 
-    /// Moves a project to the recycle bin inside `tx`; the caller has checked rule 4.
+    /// Moves a project to the recycle bin inside `tx`; the caller has checked who may delete
+    /// it (docs/projects.md#deletion).
     pub(crate) async fn delete_in(
         &self,
         tx: &mut Tx,
@@ -1204,9 +1206,10 @@ impl ProjectService {
     }
 }
 
-/// Listing below a project the caller cannot see is allowed (rule 2: a member of a subproject
-/// reaches it without access to its parents), but when nothing below is visible either, the
-/// parent answers "not found" as it would for any other call, so its existence does not leak.
+/// Listing below a project the caller cannot see is allowed (a member of a subproject reaches
+/// it without access to its parents: docs/permissions.md#members-of-a-subproject-only), but
+/// when nothing below is visible either, the parent answers "not found" as it would for any
+/// other call, so its existence does not leak.
 fn hide_invisible_parent(parent_visible: bool, nothing_visible: bool) -> ProjectResult<()> {
     if !parent_visible && nothing_visible {
         Err(ProjectError::NotFound)
@@ -1224,8 +1227,8 @@ fn visible_only(chain: Chain) -> ProjectResult<Chain> {
     Ok(chain)
 }
 
-/// The rules of a move (rule 5) on the chains of the moved project and of the destination,
-/// both read inside the move's write transaction.
+/// The rules of a move (docs/projects.md#moves) on the chains of the moved project and of the
+/// destination, both read inside the move's write transaction.
 fn check_move(chain: &Chain, destination: &Chain) -> ProjectResult<()> {
     let Some(parent) = chain.parent() else {
         return Err(ProjectError::Rejected {
@@ -1305,8 +1308,9 @@ fn member_role_of(
     role
 }
 
-/// The project whose own members apply to the chain's target (rule 3): the nearest level,
-/// from the target up, that does not inherit.
+/// The project whose own members apply to the chain's target
+/// (docs/projects.md#inherited-members): the nearest level, from the target up, that does not
+/// inherit.
 fn member_source(chain: &Chain) -> ProjectId {
     chain
         .nodes()

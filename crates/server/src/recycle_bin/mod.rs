@@ -1,4 +1,4 @@
-//! The recycle bin (spec 3.1 and 4.6, wire-contract 6; docs/recycle-bin.md): listings,
+//! The recycle bin (docs/recycle-bin.md): listings,
 //! restore in place and elsewhere, permanent deletion, and the retention job.
 //!
 //! Projects and datasets do not know the bin: they report their deletions as changes, and the

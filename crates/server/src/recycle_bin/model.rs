@@ -64,8 +64,8 @@ impl BinRow {
     }
 }
 
-/// One item of a bin listing (wire-contract 6): the common fields, plus the dataset fields
-/// for datasets and the parent for subprojects.
+/// One item of a bin listing (docs/recycle-bin.md#endpoints): the common fields, plus the
+/// dataset fields for datasets and the parent for subprojects.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BinItemDto {
@@ -162,8 +162,8 @@ impl PurgeCounts {
     }
 }
 
-/// A deleted dataset (wire-contract 6): its record as the metadata API shows it, with when
-/// and by whom it was deleted.
+/// A deleted dataset (docs/recycle-bin.md#endpoints): its record as the metadata API shows it,
+/// with when and by whom it was deleted.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DeletedDatasetDto {

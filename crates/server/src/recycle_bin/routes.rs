@@ -1,4 +1,4 @@
-//! Recycle bin endpoints under `/api/recycle-bin` (spec 4.6, wire-contract 6), and the
+//! Recycle bin endpoints under `/api/recycle-bin` (docs/recycle-bin.md#endpoints), and the
 //! operator's retention trigger. HTTP only: rules live in `service.rs`.
 
 use axum::extract::{FromRef, State};

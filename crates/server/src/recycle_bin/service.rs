@@ -1,6 +1,6 @@
-//! Recycle bin rules (spec 3.1): who sees which items, restore in place and elsewhere, and
-//! permanent deletion. Every change runs in one write transaction holding the lock of each
-//! tree it touches, and checks its rules on what that transaction sees.
+//! Recycle bin rules (docs/recycle-bin.md): who sees which items, restore in place and
+//! elsewhere, and permanent deletion. Every change runs in one write transaction holding the
+//! lock of each tree it touches, and checks its rules on what that transaction sees.
 //!
 //! Visibility: an item is shown to a caller who may delete it: a dataset to whoever may
 //! delete content in its project; a project to its Owners (canDelete) and, for a subproject,
@@ -440,7 +440,7 @@ impl RecycleBinService {
     }
 
     /// Restores every project in the bin on the path from the root to the chain's target,
-    /// checking each level (spec 3.1).
+    /// checking each level (docs/recycle-bin.md#restore-in-place).
     async fn restore_path_in(&self, tx: &mut Tx, caller: &Caller, chain: &Chain) -> BinResult<()> {
         let nodes: Vec<_> = chain.nodes().collect();
         let mut restored = Vec::new();

@@ -432,9 +432,9 @@ pub(crate) struct BinScope {
     pub(crate) deleted_by: Option<Uuid>,
 }
 
-/// Which items a caller may see (spec 3.1): those in a container where it may delete content,
-/// and projects it owns by membership or, as a tenant administrator, through their access
-/// level.
+/// Which items a caller may see (docs/recycle-bin.md#who-sees-what): those in a container
+/// where it may delete content, and projects it owns by membership or, as a tenant
+/// administrator, through their access level.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BinVisibility {
     /// `None`: every container qualifies; else these do.

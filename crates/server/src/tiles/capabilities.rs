@@ -335,7 +335,7 @@ fn xml_resource_template(tiles_base: &str, description: &Description) -> String 
     )
 }
 
-/// The RESTful address of the XML capabilities (spec 4.5's `wmts100` name).
+/// The RESTful address of the XML capabilities (the `wmts100` name of docs/tiles.md#endpoints).
 pub(crate) fn restful_capabilities_url(tiles_base: &str) -> String {
     format!("{tiles_base}/wmts100/1.0.0/WMTSCapabilities.xml")
 }

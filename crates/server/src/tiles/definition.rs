@@ -34,9 +34,9 @@ pub(crate) const COLOURS_MAX: usize = 256;
 /// Longest scheme id.
 const SCHEME_ID_CHARS_MAX: usize = 64;
 
-/// One scheme as a client defines it (wire-contract 8 names); absent fields take the defaults
-/// of the dataset's default scheme. Other members (a copy of a scheme from the metadata, with
-/// `resolutions` and the like) are ignored.
+/// One scheme as a client defines it (the names of docs/tiles.md#schemes); absent fields take
+/// the defaults of the dataset's default scheme. Other members (a copy of a scheme from the
+/// metadata, with `resolutions` and the like) are ignored.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SchemeRequest {

@@ -1,4 +1,4 @@
-//! Tiles (spec 4.5, wire-contract 8; docs/tiles.md): tiling metadata, WMTS capabilities and
+//! Tiles (docs/tiles.md): tiling metadata, WMTS capabilities and
 //! GetTile, raster tiles of grids and meshes in Web Mercator or the data's own system, the
 //! empty tile, and vector tiles.
 //!

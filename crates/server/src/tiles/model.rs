@@ -1,5 +1,5 @@
-//! Wire shapes of the tile endpoints (wire-contract 8; note the casing `wgS84Extent` and
-//! `tileStorageSizeKB`, which clients expect as they are).
+//! Wire shapes of the tile endpoints (docs/tiles.md#tiling-metadata; note the casing
+//! `wgS84Extent` and `tileStorageSizeKB`, which clients expect as they are).
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Tile endpoints (spec 4.5, wire-contract 8; docs/tiles.md): tiling metadata, WMTS
+//! Tile endpoints (docs/tiles.md): tiling metadata, WMTS
 //! capabilities and GetTile, scheme tiles, the empty tile, and vector tiles. HTTP only: the
 //! rules live in `service.rs`.
 
@@ -24,9 +24,9 @@ use crate::tiles::definition::DefineTilesRequest;
 use crate::tiles::model::{SchemeDto, TilingMetadataDto};
 use crate::tiles::service::{RenderedTile, TileAddress, TileError, TileService};
 
-/// The header naming the dataset's project (spec 4.5).
+/// The header naming the dataset's project (docs/tiles.md#request-headers).
 const PROJECT_HEADER: &str = "svc-project-id";
-/// The header naming the dataset (spec 4.5).
+/// The header naming the dataset (docs/tiles.md#request-headers).
 const DATASET_HEADER: &str = "svc-dataset-id";
 
 /// What the tile endpoints need.
@@ -88,8 +88,9 @@ impl From<TileError> for ApiError {
     }
 }
 
-/// Checks the spec's request headers against the dataset: `svc-dataset-id`, when sent, must
-/// be the dataset of the path and `svc-project-id`, when sent, its project.
+/// Checks the request headers (docs/tiles.md#request-headers) against the dataset:
+/// `svc-dataset-id`, when sent, must be the dataset of the path and `svc-project-id`, when
+/// sent, its project.
 fn check_headers(headers: &HeaderMap, row: &DatasetRow) -> Result<(), ApiError> {
     let named = |name: &str| -> Result<Option<uuid::Uuid>, ApiError> {
         let Some(value) = headers.get(name) else {
@@ -288,7 +289,7 @@ async fn scheme_tile(
     serve_tile(&state, &principal, &headers, id, &scheme, &address).await
 }
 
-/// The same tiles under the `wmts100` path of spec 4.5.
+/// The same tiles under the `wmts100` path (docs/tiles.md#endpoints).
 #[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts100/{schemeId}/{tileMatrix}/{tileRow}/{tileCol}",
     tag = "tiles",
     params(("id" = uuid::Uuid, Path), ("schemeId" = String, Path), ("tileMatrix" = String, Path),
@@ -347,7 +348,7 @@ async fn wmts(
     wmts_kvp(&state, &principal, &base, &headers, id, query.as_deref()).await
 }
 
-/// The key-value WMTS endpoint under the `wmts100` name of spec 4.5.
+/// The key-value WMTS endpoint under the `wmts100` name (docs/tiles.md#endpoints).
 #[utoipa::path(get, path = "/api/tiles/dataset/{id}/wmts100", tag = "tiles",
     params(("id" = uuid::Uuid, Path)),
     responses((status = 200, content_type = "application/xml"), (status = 400), (status = 401),
@@ -437,7 +438,7 @@ fn xml_response(document: String) -> Response {
 
 /// True when `Accept` prefers XML (`application/xml` or `text/xml`) to JSON: an XML type with
 /// a quality above 0 and no JSON type (`application/json`, `*/*` does not count) with a higher
-/// one. Without `Accept`, or with only `*/*`, the capabilities are JSON (spec 4.5).
+/// one. Without `Accept`, or with only `*/*`, the capabilities are JSON (docs/tiles.md#wmts).
 fn wants_xml(headers: &HeaderMap) -> bool {
     let mut xml = 0.0_f32;
     let mut json = 0.0_f32;

@@ -1,4 +1,4 @@
-//! Tiling schemes: how a dataset is cut into tiles and coloured (wire-contract 8).
+//! Tiling schemes: how a dataset is cut into tiles and coloured (docs/tiles.md#schemes).
 //!
 //! Every raster dataset gets two schemes per item, derived from the data so nothing has to
 //! be configured: `xyz-<item>` in WebMercatorQuad for web maps, and `wmts-<item>` in the

@@ -1,6 +1,7 @@
 //! What a dataset record says of its data, taken from the summary the format library gives of
 //! what a transfer wrote: `datasetType`, `spatialInformation` and `temporalInformation`
-//! (wire-contract 4). Fields the data does not tell are left out, never sent as null.
+//! (docs/datasets.md#records-and-operations). Fields the data does not tell are left out,
+//! never sent as null.
 
 use basin_formats::model::DataKind;
 use basin_formats::summary::{DataSize, DataSummary};

@@ -1,4 +1,4 @@
-//! Transfers (spec 4.4, wire-contract 4 and 5): uploads to signed URLs, and the operations
+//! Transfers (docs/conversion.md, docs/blobs.md): uploads to signed URLs, and the operations
 //! that queue an import, export, conversion, update or append as a transfer row, monitored
 //! until it ends. Workers ([`execution`]) run the queued transfers.
 

@@ -1,4 +1,4 @@
-//! Transfer rows, the plan a worker follows, and the wire shapes of wire-contract 5.
+//! Transfer rows, the plan a worker follows, and the wire shapes of docs/conversion.md.
 //!
 //! A transfer row keeps two things apart: the [`TransferPlan`] (what to read, how to convert,
 //! where the result goes), which only workers read, and the public record built from it,
@@ -236,8 +236,8 @@ pub(crate) struct ParameterValueDto {
     pub(crate) value: serde_json::Value,
 }
 
-/// The body every start operation takes (spec 2.4 and 4.4); each operation says which fields
-/// it requires.
+/// The body every start operation takes (docs/conversion.md#the-request); each operation says
+/// which fields it requires.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct TransferRequest {
@@ -353,7 +353,7 @@ pub(crate) struct ImportResultDto {
     pub(crate) dataset_id: DatasetId,
 }
 
-/// `GET /api/conversion/transfer/{id}` (wire-contract 5).
+/// `GET /api/conversion/transfer/{id}` (docs/conversion.md#the-record).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TransferDto {

@@ -163,7 +163,8 @@ fn non_empty(raw: Option<&str>) -> Option<&str> {
 
 /// Parameters as the format library takes them: text values. Numbers and booleans are given
 /// raw, a list of texts as a comma-separated list (the library's `StringList`), anything else
-/// as JSON text (spec 2.4). A `null` value is the same as leaving the parameter out.
+/// as JSON text (docs/conversion.md#the-request). A `null` value is the same as leaving the
+/// parameter out.
 fn parameters(
     field: &str,
     raw: Option<&[ParameterValueDto]>,
@@ -394,7 +395,7 @@ fn fit_defaults(
     Ok(())
 }
 
-/// The node label naming a machine type's VM family (spec 2.4).
+/// The node label naming a machine type's VM family (`nodeSize`, docs/conversion.md#the-request).
 pub(crate) const VM_SIZE_LABEL: &str = "svc.platform/vmsize";
 
 fn whole_multiple_of_1024(memory: f64) -> Option<u64> {

@@ -1,7 +1,7 @@
-//! The operations that queue transfers (spec 4.4): convert, upload-convert, download-convert,
-//! update (from an upload or from another dataset) and append. Each checks the request and
-//! the caller's permissions, then queues one transfer row; nothing else changes until a
-//! worker runs it.
+//! The operations that queue transfers (docs/conversion.md): convert, upload-convert,
+//! download-convert, update (from an upload or from another dataset) and append. Each checks
+//! the request and the caller's permissions, then queues one transfer row; nothing else changes
+//! until a worker runs it.
 
 use crate::auth::{Caller, Principal};
 use crate::blob::BlobPath;

@@ -2,7 +2,7 @@
 //! stream of tagged blocks and typed records (header, time axis, item definitions, custom
 //! blocks, static items), then the dynamic data, one record per item and time step.
 //!
-//! The layout is in `formats/dfs-layout.md` of the shared material; this module knows the
+//! The layout is described in docs/formats.md#the-container; this module knows the
 //! grammar and nothing about grids or meshes. [`DfsFile::open`] reads everything up to the
 //! data and works out where each step and item lies (the data section has no index, but every
 //! step has the same size, so random access is arithmetic); [`DfsFile::read_values`] then reads

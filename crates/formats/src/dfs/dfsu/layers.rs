@@ -2,12 +2,12 @@
 //! what MIKE IO gives for `read(layers="top")`, a 2D mesh of the surface elements with the
 //! bathymetry as node z.
 //!
-//! It relies on the order DFSU files keep (formats/dfs-layout.md 3.13): elements go column by
-//! column from the bottom up, and a layered element lists its bottom face then its top face
-//! in the same order. So an element is the top of its column when the next element does not
-//! stand on its top face. Nodes too go column by column from the bottom up, so the bottom of a
-//! surface node's column (its bathymetry) is the first of the run of nodes before it with
-//! its x and y.
+//! It relies on the order DFSU files keep (docs/formats.md#dfsu-flexible-meshes): elements go
+//! column by column from the bottom up, and a layered element lists its bottom face then its
+//! top face in the same order. So an element is the top of its column when the next element
+//! does not stand on its top face. Nodes too go column by column from the bottom up, so the
+//! bottom of a surface node's column (its bathymetry) is the first of the run of nodes before
+//! it with its x and y.
 
 use std::collections::HashMap;
 
