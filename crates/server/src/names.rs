@@ -20,35 +20,59 @@ const INVISIBLE: &[char] = &[
     '\u{2063}', '\u{2064}', '\u{3164}', '\u{FEFF}', '\u{FFA0}', '\u{2800}',
 ];
 
-/// Checks a name and returns it without surrounding whitespace, or says what is wrong (a
-/// sentence about "name"). `chars_max` bounds its length in characters.
-pub(crate) fn check_name(raw: &str, chars_max: usize) -> Result<String, String> {
+/// Why a name was refused; its text is a sentence about "name".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NameError {
+    /// Nothing but whitespace.
+    #[error("name must not be empty")]
+    Empty,
+    /// Longer than the limit, in characters.
+    #[error("name must be at most {chars_max} characters")]
+    TooLong {
+        /// The limit.
+        chars_max: usize,
+    },
+    /// A control character or a path separator.
+    #[error("name must not contain control characters, / or \\")]
+    ControlOrSeparator,
+    /// `.` or `..`.
+    #[error("name must not be . or ..")]
+    Dots,
+    /// A character that reorders the text around it.
+    #[error("name must not contain bidirectional embedding, override or isolate characters")]
+    Reordering,
+    /// Nothing visible.
+    #[error("name must contain a visible character")]
+    Invisible,
+}
+
+/// Checks a name and returns it without surrounding whitespace, or says what is wrong.
+/// `chars_max` bounds its length in characters.
+pub(crate) fn check_name(raw: &str, chars_max: usize) -> Result<String, NameError> {
     let name = raw.trim();
     if name.is_empty() {
-        return Err("name must not be empty".into());
+        return Err(NameError::Empty);
     }
     if name.chars().count() > chars_max {
-        return Err(format!("name must be at most {chars_max} characters"));
+        return Err(NameError::TooLong { chars_max });
     }
     if name
         .chars()
         .any(|c| c.is_control() || c == '/' || c == '\\')
     {
-        return Err("name must not contain control characters, / or \\".into());
+        return Err(NameError::ControlOrSeparator);
     }
     if name == "." || name == ".." {
-        return Err("name must not be . or ..".into());
+        return Err(NameError::Dots);
     }
     if name.chars().any(|c| BIDI_CONTROLS.contains(&c)) {
-        return Err(
-            "name must not contain bidirectional embedding, override or isolate characters".into(),
-        );
+        return Err(NameError::Reordering);
     }
     if name
         .chars()
         .all(|c| c.is_whitespace() || INVISIBLE.contains(&c))
     {
-        return Err("name must contain a visible character".into());
+        return Err(NameError::Invisible);
     }
     Ok(name.to_owned())
 }
@@ -86,5 +110,21 @@ mod tests {
         ] {
             assert!(check_name(bad, 10).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn each_refusal_says_why_in_one_sentence() {
+        assert_eq!(
+            check_name(" ", 5).unwrap_err().to_string(),
+            "name must not be empty"
+        );
+        assert_eq!(
+            check_name("abcdef", 5).unwrap_err(),
+            NameError::TooLong { chars_max: 5 }
+        );
+        assert_eq!(
+            check_name("a/b", 5).unwrap_err().to_string(),
+            "name must not contain control characters, / or \\"
+        );
     }
 }

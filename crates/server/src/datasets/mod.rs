@@ -19,7 +19,7 @@ use model::DatasetRow;
 #[derive(Debug)]
 pub(crate) enum DatasetChange {
     /// The dataset `row` (as saved, with its deletion time) was just soft-deleted.
-    Deleted(DatasetRow),
+    Deleted(Box<DatasetRow>),
     /// A transfer replaced the content of a dataset (an update or an append).
     ContentReplaced(DatasetId),
     /// New content was written in place at a blob key, the content of every live dataset

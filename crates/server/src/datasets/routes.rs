@@ -138,7 +138,7 @@ async fn update_dataset(
                     row.name = name;
                 }
                 if let Some(description) = description {
-                    row.description = description;
+                    row.description = description.into_string();
                 }
                 if let Some(metadata) = metadata {
                     row.metadata = metadata;

@@ -203,10 +203,10 @@ impl DatasetService {
 
     /// Checks a dataset name (a file name; see [`crate::names`]).
     pub(crate) fn parse_name(raw: &str) -> DatasetResult<String> {
-        crate::names::check_name(raw, DATASET_NAME_CHARS_MAX).map_err(|message| {
+        crate::names::check_name(raw, DATASET_NAME_CHARS_MAX).map_err(|error| {
             DatasetError::Invalid {
                 field: "name",
-                message,
+                message: error.to_string(),
             }
         })
     }
@@ -650,7 +650,7 @@ impl DatasetService {
         };
         let at = row.deleted_at.unwrap_or_else(|| self.clock.now());
         self.reactions
-            .run_in(tx, &DatasetChange::Deleted(row), at)
+            .run_in(tx, &DatasetChange::Deleted(Box::new(row)), at)
             .await?;
         Ok(true)
     }

@@ -39,7 +39,7 @@ impl HierarchyPath {
                 "." | ".." => return Err("path must not contain . or .. segments".into()),
                 name => {
                     let name = crate::names::check_name(name, segment_chars_max)
-                        .map_err(|message| format!("each {message} (in {segment:?})"))?;
+                        .map_err(|error| format!("each {error} (in {segment:?})"))?;
                     segments.push(name);
                 }
             }

@@ -2,6 +2,7 @@
 //! tenant, its members, access levels and the caller's capabilities.
 
 pub(crate) mod access;
+pub(crate) mod fields;
 pub(crate) mod hierarchy_path;
 pub(crate) mod model;
 pub(crate) mod routes;

@@ -5,6 +5,13 @@
 //! Every operation loads the target's chain of ancestors in one query and decides from it.
 //! Projects the caller cannot access, and projects in the recycle bin (or below one), are
 //! "not found"; projects it can see but may not change are "forbidden".
+//!
+//! This file holds the service, its errors and limits, creation, reads, updates and deletes;
+//! the tree (chains, locks, depth, moves), members and lists are in `service/`.
+
+mod listing;
+mod members;
+mod tree;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -18,15 +25,20 @@ use crate::config::LimitsConfig;
 use crate::db::{Db, JsonText, StoreError, Tx};
 use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
-use crate::limits::{PROJECT_DESCRIPTION_CHARS_MAX, PROJECT_JSON_BYTES_MAX};
+use crate::limits::PROJECT_JSON_BYTES_MAX;
 use crate::projects::ProjectChange;
 use crate::projects::access::{Capabilities, Capability, CapabilityFilter, effective_role};
+use crate::projects::fields::{Description, FieldError, ProjectName};
 use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
 use crate::projects::store::{
     self, ChainRow, DescendantRow, DescendantsQuery, ListScope, ProjectListQuery,
 };
 pub(crate) use crate::projects::store::{SortColumn, Window};
 use crate::reactions::Reactions;
+
+pub(crate) use listing::ListFilter;
+use members::member_source;
+pub(crate) use tree::Chain;
 
 /// What went wrong in a project operation.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +80,15 @@ pub(crate) enum ProjectError {
 }
 
 /// Result of project operations.
+impl From<FieldError> for ProjectError {
+    fn from(error: FieldError) -> Self {
+        Self::Invalid {
+            field: error.field(),
+            message: error.message(),
+        }
+    }
+}
+
 pub(crate) type ProjectResult<T> = Result<T, ProjectError>;
 
 fn stale() -> ProjectError {
@@ -99,119 +120,9 @@ impl From<&LimitsConfig> for ProjectLimits {
     }
 }
 
-/// A project with its ancestors, root first, and what the caller may do at each level.
-#[derive(Debug, Clone)]
-pub(crate) struct Chain {
-    ancestors: Vec<ChainNode>,
-    target: ChainNode,
-}
-
-/// One level of a [`Chain`].
-#[derive(Debug, Clone)]
-pub(crate) struct ChainNode {
-    /// The project.
-    pub(crate) row: ProjectRow,
-    /// The caller's membership role, inheritance applied.
-    pub(crate) member_role: Option<ProjectRole>,
-    /// The caller's effective role (membership or access level).
-    pub(crate) role: Option<ProjectRole>,
-    /// In the recycle bin, itself or through an ancestor.
-    pub(crate) deleted: bool,
-}
-
-impl Chain {
-    /// The chain from its rows, root first. Rows that do not end at a top-level project, or
-    /// name a project twice, can only come from a corrupt tree (a cycle): that is an error,
-    /// never a loop.
-    fn build(rows: Vec<ChainRow>, caller: &Caller) -> ProjectResult<Self> {
-        if rows
-            .first()
-            .is_some_and(|top| top.project.parent_id.is_some())
-            || rows
-                .iter()
-                .map(|row| row.project.id)
-                .collect::<BTreeSet<_>>()
-                .len()
-                != rows.len()
-        {
-            return Err(ProjectError::Store(StoreError::Corrupt(
-                "a project's chain of ancestors does not end at a top-level project",
-            )));
-        }
-        let mut nodes: Vec<ChainNode> = Vec::with_capacity(rows.len());
-        for ChainRow {
-            project,
-            caller_role,
-        } in rows
-        {
-            let member_role = match nodes.last() {
-                Some(parent) if project.inherits_members => parent.member_role,
-                _ => caller_role,
-            };
-            let role = effective_role(
-                member_role,
-                caller.standing(project.tenant_id),
-                project.access_level,
-            );
-            let deleted =
-                project.deleted_at.is_some() || nodes.last().is_some_and(|parent| parent.deleted);
-            nodes.push(ChainNode {
-                row: project,
-                member_role,
-                role,
-                deleted,
-            });
-        }
-        let target = nodes.pop().ok_or(ProjectError::NotFound)?;
-        Ok(Self {
-            ancestors: nodes,
-            target,
-        })
-    }
-
-    /// The project itself.
-    pub(crate) fn target(&self) -> &ChainNode {
-        &self.target
-    }
-
-    /// The parent level, for subprojects.
-    pub(crate) fn parent(&self) -> Option<&ChainNode> {
-        self.ancestors.last()
-    }
-
-    /// Every level, root first.
-    pub(crate) fn nodes(&self) -> impl DoubleEndedIterator<Item = &ChainNode> {
-        self.ancestors.iter().chain(std::iter::once(&self.target))
-    }
-
-    /// The caller's capabilities on the project.
-    pub(crate) fn capabilities(&self) -> Capabilities {
-        Capabilities::of(self.target().role)
-    }
-
-    fn contains(&self, id: ProjectId) -> bool {
-        self.nodes().any(|node| node.row.id == id)
-    }
-}
-
 /// How many same-named siblings a path lookup considers. Names need not be unique; among more
 /// than this many namesakes a caller might not find the one it can see, and would get a new one.
 const SAME_NAME_CANDIDATES_MAX: i64 = 100;
-
-/// Filters and order of a project list.
-#[derive(Debug, Clone)]
-pub(crate) struct ListFilter {
-    /// Case-insensitive name prefix.
-    pub(crate) name_prefix: Option<String>,
-    /// The caller's membership role is one of these (empty: any).
-    pub(crate) roles: BTreeSet<ProjectRole>,
-    /// The caller holds this capability.
-    pub(crate) capability: Option<CapabilityFilter>,
-    /// Sort column.
-    pub(crate) column: SortColumn,
-    /// Descending.
-    pub(crate) descending: bool,
-}
 
 /// Project operations.
 #[derive(Debug, Clone)]
@@ -227,9 +138,9 @@ pub(crate) struct ProjectService {
 #[derive(Debug, Clone)]
 pub(crate) struct NewProject {
     /// Name.
-    pub(crate) name: String,
+    pub(crate) name: ProjectName,
     /// Description.
-    pub(crate) description: String,
+    pub(crate) description: Description,
     /// Access level.
     pub(crate) access_level: AccessLevel,
     /// Metadata.
@@ -269,32 +180,14 @@ impl ProjectService {
 
     // ---- parsing helpers used by routes ----
 
-    /// Checks a project name (see [`crate::names`]).
-    pub(crate) fn parse_name(&self, raw: &str) -> ProjectResult<String> {
-        crate::names::check_name(raw, self.limits.name_chars_max).map_err(|message| {
-            ProjectError::Invalid {
-                field: "name",
-                message: if message.contains("at most") {
-                    format!("{message} (limits.project_name_chars_max)")
-                } else {
-                    message
-                },
-            }
-        })
+    /// Checks a project name against the rule for names and the configured limit.
+    pub(crate) fn parse_name(&self, raw: &str) -> ProjectResult<ProjectName> {
+        Ok(ProjectName::parse(raw, self.limits.name_chars_max)?)
     }
 
     /// Checks a description.
-    pub(crate) fn parse_description(raw: Option<&str>) -> ProjectResult<String> {
-        let description = raw.unwrap_or("");
-        if description.chars().count() > PROJECT_DESCRIPTION_CHARS_MAX {
-            return Err(ProjectError::Invalid {
-                field: "description",
-                message: format!(
-                    "description must be at most {PROJECT_DESCRIPTION_CHARS_MAX} characters"
-                ),
-            });
-        }
-        Ok(description.to_owned())
+    pub(crate) fn parse_description(raw: Option<&str>) -> ProjectResult<Description> {
+        Ok(Description::parse(raw)?)
     }
 
     /// Checks a free JSON object (metadata, settings, billing) and returns its text.
@@ -319,27 +212,6 @@ impl ProjectService {
         Ok(text)
     }
 
-    /// Checks a member list: no duplicates, within the limit.
-    pub(crate) fn check_members(&self, members: &[ProjectMember]) -> ProjectResult<()> {
-        if members.len() > self.limits.members_max {
-            return Err(ProjectError::Invalid {
-                field: "members",
-                message: format!(
-                    "a project has at most {} members (limits.project_members_max)",
-                    self.limits.members_max
-                ),
-            });
-        }
-        let unique: BTreeSet<Uuid> = members.iter().map(|member| member.principal_id).collect();
-        if unique.len() != members.len() {
-            return Err(ProjectError::Invalid {
-                field: "members",
-                message: "a principal appears twice in members".into(),
-            });
-        }
-        Ok(())
-    }
-
     /// Parses a `rowVersion` sent by a client.
     pub(crate) fn parse_row_version(raw: Option<&str>) -> ProjectResult<Option<i64>> {
         match raw.map(str::trim).filter(|raw| !raw.is_empty()) {
@@ -356,12 +228,6 @@ impl ProjectService {
 
     // ---- loading ----
 
-    /// The chain of `id` as seen by `caller`, whatever its state.
-    pub(crate) async fn load_chain(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
-        let rows = store::chain(&self.db, id, caller.key(), self.chain_levels_max()).await?;
-        Chain::build(rows, caller)
-    }
-
     /// Whether the project is in the recycle bin, itself or below a deleted project (or gone),
     /// whoever asks.
     pub(crate) async fn in_recycle_bin(&self, id: ProjectId) -> ProjectResult<bool> {
@@ -371,41 +237,6 @@ impl ProjectService {
             Err(ProjectError::NotFound) => Ok(true),
             Err(error) => Err(error),
         }
-    }
-
-    /// The chain of a live project the caller can access.
-    pub(crate) async fn visible(&self, caller: &Caller, id: ProjectId) -> ProjectResult<Chain> {
-        visible_only(self.load_chain(caller, id).await?)
-    }
-
-    /// [`Self::visible`] inside `tx`: a caller holding a write transaction must not wait for a
-    /// second pooled connection (on SQLite, every other writer may be holding one, waiting for
-    /// this transaction's lock).
-    pub(crate) async fn visible_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        id: ProjectId,
-    ) -> ProjectResult<Chain> {
-        visible_only(self.chain_in(tx, caller, id).await?)
-    }
-
-    /// Chains are read one level further than a valid tree reaches, so that a chain cut off at
-    /// the bound is known to be corrupt rather than taken for a whole one.
-    fn chain_levels_max(&self) -> i64 {
-        self.limits.depth_max.saturating_add(1)
-    }
-
-    /// Begins the write transaction of a change to project `id`, takes the lock of its tree
-    /// and loads the caller's chain inside it. Every rule of the change is then checked on what
-    /// this transaction sees: a concurrent change of the same tree either committed before and
-    /// is seen, or waits until this one commits. (SQLite serialises every write transaction;
-    /// PostgreSQL locks the row of the tree's top-level project.)
-    async fn begin_change(&self, caller: &Caller, id: ProjectId) -> ProjectResult<(Tx, Chain)> {
-        let mut tx = self.db.begin().await?;
-        store::lock_tree_of_in(&mut tx, id).await?;
-        let chain = self.visible_in(&mut tx, caller, id).await?;
-        Ok((tx, chain))
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -526,101 +357,6 @@ impl ProjectService {
         Ok((row, members))
     }
 
-    fn check_depth(&self, depth: i64) -> ProjectResult<()> {
-        if depth > self.limits.depth_max {
-            return Err(ProjectError::Rejected {
-                kind: "depth-limit",
-                detail: format!(
-                    "subprojects nest at most {} levels deep (limits.project_depth_max)",
-                    self.limits.depth_max
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// The own members of a new project: the caller as Owner and the listed members, each a
-    /// principal of the tenant; none for a subproject that inherits.
-    async fn initial_members(
-        &self,
-        caller: &Caller,
-        tenant: TenantId,
-        input: &NewProject,
-    ) -> ProjectResult<Vec<ProjectMember>> {
-        if input.inherits_members {
-            if !input.members.is_empty() {
-                return Err(ProjectError::Invalid {
-                    field: "members",
-                    message: "a subproject that inherits members cannot list its own".into(),
-                });
-            }
-            return Ok(Vec::new());
-        }
-        let mut members: Vec<ProjectMember> = input
-            .members
-            .iter()
-            .filter(|member| member.principal_id != caller.id)
-            .cloned()
-            .collect();
-        self.check_members(&members)?;
-        self.check_principals(tenant, &members, &[]).await?;
-        members.insert(
-            0,
-            ProjectMember {
-                principal_id: caller.id,
-                principal_type: caller.principal_type,
-                role: ProjectRole::Owner,
-            },
-        );
-        self.check_members(&members)?;
-        Ok(members)
-    }
-
-    /// Checks that every member is a principal of `tenant` of the type it names (a user in the
-    /// tenant, an API key issued in it). Members already among `current` may stay even if they
-    /// no longer are (a user who left the tenant, a revoked key), so that a member list read
-    /// and sent back is accepted.
-    async fn check_principals(
-        &self,
-        tenant: TenantId,
-        members: &[ProjectMember],
-        current: &[ProjectMember],
-    ) -> ProjectResult<()> {
-        let is_current = |member: &ProjectMember| {
-            current.iter().any(|known| {
-                known.principal_id == member.principal_id
-                    && known.principal_type == member.principal_type
-            })
-        };
-        let new: Vec<(Uuid, PrincipalType)> = members
-            .iter()
-            .filter(|member| !is_current(member))
-            .map(|member| (member.principal_id, member.principal_type))
-            .collect();
-        if new.is_empty() {
-            return Ok(());
-        }
-        let known = self.directory.principals_in_tenant(tenant, &new).await?;
-        for (index, member) in members.iter().enumerate() {
-            let key = (member.principal_id, member.principal_type);
-            if !is_current(member) && !known.contains(&key) {
-                return Err(ProjectError::Invalid {
-                    field: "members",
-                    message: format!(
-                        "members[{index}]: {} is not {} of this project's tenant",
-                        member.principal_id,
-                        match member.principal_type {
-                            PrincipalType::UserIdentity => "a user",
-                            PrincipalType::OpenAPIAccount => "an API key",
-                            PrincipalType::MemberGroup => "a member group",
-                        }
-                    ),
-                });
-            }
-        }
-        Ok(())
-    }
-
     fn new_row(
         &self,
         caller: &Caller,
@@ -637,8 +373,8 @@ impl ProjectService {
             parent_id: parent.map(|(parent, _)| parent),
             root_id: parent.map_or(id, |(_, root)| root),
             depth,
-            name: input.name,
-            description: input.description,
+            name: input.name.into_string(),
+            description: input.description.into_string(),
             metadata: input.metadata,
             settings: input.settings,
             access_level: input.access_level,
@@ -668,17 +404,6 @@ impl ProjectService {
         Ok((chain, members))
     }
 
-    /// The members that apply to a project: its own, or those of the ancestor it inherits
-    /// from (docs/projects.md#inherited-members).
-    pub(crate) async fn effective_members(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-    ) -> ProjectResult<Vec<ProjectMember>> {
-        let chain = self.visible(caller, id).await?;
-        Ok(store::members(&self.db, member_source(&chain)).await?)
-    }
-
     // ---- update ----
 
     /// Writes `row` in `tx` if it is still at `expected` (its own version when `None`).
@@ -703,13 +428,15 @@ impl ProjectService {
         &self,
         caller: &Caller,
         id: ProjectId,
-        fields: (String, String, JsonText, JsonText),
+        fields: (ProjectName, Description, JsonText, JsonText),
         expected: Option<i64>,
     ) -> ProjectResult<(Chain, ProjectRow)> {
         let (mut tx, chain) = self.begin_change(caller, id).await?;
         require(chain.capabilities().can_edit, "edit the project")?;
         let mut row = chain.target().row.clone();
-        (row.name, row.description, row.metadata, row.settings) = fields;
+        let (name, description, metadata, settings) = fields;
+        (row.name, row.description) = (name.into_string(), description.into_string());
+        (row.metadata, row.settings) = (metadata, settings);
         let row = self.save(&mut tx, caller, row, expected).await?;
         tx.commit().await?;
         Ok((chain, row))
@@ -735,185 +462,6 @@ impl ProjectService {
         Ok((chain, row))
     }
 
-    /// Sets the own members (cancelling inheritance). The list must hold an Owner.
-    pub(crate) async fn set_members(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        members: Vec<ProjectMember>,
-        expected: Option<i64>,
-    ) -> ProjectResult<ProjectRow> {
-        self.check_members(&members)?;
-        if !members
-            .iter()
-            .any(|member| member.role == ProjectRole::Owner)
-        {
-            return Err(ProjectError::Invalid {
-                field: "members",
-                message: "members must include at least one Owner".into(),
-            });
-        }
-        let before = self.visible(caller, id).await?;
-        require(before.capabilities().can_grant_access, "change members")?;
-        let current = store::members(&self.db, member_source(&before)).await?;
-        self.check_principals(before.target().row.tenant_id, &members, &current)
-            .await?;
-        let (mut tx, chain) = self.begin_change(caller, id).await?;
-        require(chain.capabilities().can_grant_access, "change members")?;
-        let mut row = chain.target().row.clone();
-        row.inherits_members = false;
-        let row = self.save(&mut tx, caller, row, expected).await?;
-        store::replace_members(&mut tx, id, &members, row.updated_at).await?;
-        tx.commit().await?;
-        Ok(row)
-    }
-
-    /// Makes a subproject inherit its members; its own are cleared.
-    pub(crate) async fn inherit_members(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        expected: Option<i64>,
-    ) -> ProjectResult<ProjectRow> {
-        let (mut tx, chain) = self.begin_change(caller, id).await?;
-        require(chain.capabilities().can_grant_access, "change members")?;
-        if chain.parent().is_none() {
-            return Err(ProjectError::Rejected {
-                kind: "root-cannot-inherit",
-                detail: "a top-level project has no parent to inherit members from".into(),
-            });
-        }
-        let mut row = chain.target().row.clone();
-        row.inherits_members = true;
-        let row = self.save(&mut tx, caller, row, expected).await?;
-        store::replace_members(&mut tx, id, &[], row.updated_at).await?;
-        tx.commit().await?;
-        Ok(row)
-    }
-
-    /// Adds one member. On a subproject that inherits, the inherited members become its own
-    /// first, so nobody loses access.
-    pub(crate) async fn add_member(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        member: ProjectMember,
-    ) -> ProjectResult<ProjectRow> {
-        let before = self.visible(caller, id).await?;
-        require(before.capabilities().can_grant_access, "change members")?;
-        let current = store::members(&self.db, member_source(&before)).await?;
-        self.check_principals(
-            before.target().row.tenant_id,
-            std::slice::from_ref(&member),
-            &current,
-        )
-        .await?;
-        self.edit_members(caller, id, |members| {
-            if members
-                .iter()
-                .any(|existing| existing.principal_id == member.principal_id)
-            {
-                return Err(ProjectError::Conflict {
-                    kind: "already-member",
-                    detail: "the principal is already a member of this project".into(),
-                });
-            }
-            members.push(member);
-            Ok(())
-        })
-        .await
-    }
-
-    /// Removes one member; the last Owner stays.
-    pub(crate) async fn remove_member(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        principal: Uuid,
-    ) -> ProjectResult<ProjectRow> {
-        self.edit_members(caller, id, |members| {
-            let before = members.len();
-            members.retain(|member| member.principal_id != principal);
-            if members.len() == before {
-                return Err(ProjectError::Conflict {
-                    kind: "not-a-member",
-                    detail: "the principal is not a member of this project".into(),
-                });
-            }
-            if !members
-                .iter()
-                .any(|member| member.role == ProjectRole::Owner)
-            {
-                return Err(ProjectError::Conflict {
-                    kind: "last-owner",
-                    detail: "a project must keep at least one Owner".into(),
-                });
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// Applies `change` to the members that apply to the project, read inside the write
-    /// transaction, and stores the result as its own members (ending inheritance).
-    async fn edit_members(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        change: impl FnOnce(&mut Vec<ProjectMember>) -> ProjectResult<()>,
-    ) -> ProjectResult<ProjectRow> {
-        let (mut tx, chain) = self.begin_change(caller, id).await?;
-        require(chain.capabilities().can_grant_access, "change members")?;
-        let mut members = store::members_in(&mut tx, member_source(&chain)).await?;
-        change(&mut members)?;
-        self.check_members(&members)?;
-        let mut row = chain.target().row.clone();
-        row.inherits_members = false;
-        let row = self.save(&mut tx, caller, row, None).await?;
-        store::replace_members(&mut tx, id, &members, row.updated_at).await?;
-        tx.commit().await?;
-        Ok(row)
-    }
-
-    /// Moves a subproject under another subproject or the root of the same tree
-    /// (docs/projects.md#moves). Every rule is checked inside the write transaction, which
-    /// holds the tree's lock: two moves sent at the same moment (A under B, B under A) are
-    /// decided one after the other, and the second sees the first.
-    pub(crate) async fn move_project(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        target: ProjectId,
-    ) -> ProjectResult<ProjectRow> {
-        let (mut tx, chain) = self.begin_change(caller, id).await?;
-        let destination = self.visible_in(&mut tx, caller, target).await?;
-        let row = chain.target().row.clone();
-        check_move(&chain, &destination)?;
-        if chain.parent().is_some_and(|parent| parent.row.id == target) {
-            return Ok(row);
-        }
-        let new_depth = destination.target().row.depth.saturating_add(1);
-        let delta = new_depth.saturating_sub(row.depth);
-        let levels = self.chain_levels_max();
-        let deepest = store::subtree_depth_max_in(&mut tx, id, levels).await?;
-        if deepest.saturating_add(delta) > self.limits.depth_max {
-            return Err(ProjectError::Rejected {
-                kind: "depth-limit",
-                detail: format!(
-                    "after the move the tree would nest deeper than {} levels (limits.project_depth_max)",
-                    self.limits.depth_max
-                ),
-            });
-        }
-        let mut moved = row;
-        moved.parent_id = Some(target);
-        moved.depth = new_depth;
-        let moved = self.save(&mut tx, caller, moved, None).await?;
-        store::shift_subtree_depth_in(&mut tx, id, delta, levels).await?;
-        tx.commit().await?;
-        Ok(moved)
-    }
-
     /// Moves a project to the recycle bin (docs/projects.md#deletion).
     pub(crate) async fn delete(&self, caller: &Caller, id: ProjectId) -> ProjectResult<()> {
         let (mut tx, chain) = self.begin_change(caller, id).await?;
@@ -937,19 +485,6 @@ impl ProjectService {
     /// The database, for operations that span areas in one transaction.
     pub(crate) fn db(&self) -> &Db {
         &self.db
-    }
-
-    /// Makes `tx` the only writer of the tree holding `id` until it ends, so that two bulk
-    /// requests cannot both create the same missing folder.
-    pub(crate) async fn lock_tree_in(&self, tx: &mut Tx, id: ProjectId) -> ProjectResult<()> {
-        Ok(store::lock_tree_of_in(tx, id).await?)
-    }
-
-    /// Makes `tx` the only writer of every tree holding one of `ids` (a restore into another
-    /// tree writes two). The trees are locked in one order for every caller, so that two
-    /// transactions locking the same two trees cannot deadlock.
-    pub(crate) async fn lock_trees_in(&self, tx: &mut Tx, ids: &[ProjectId]) -> ProjectResult<()> {
-        Ok(store::lock_trees_of_in(tx, ids).await?)
     }
 
     /// The first live subproject of `parent` named `name` that the caller can see, read inside
@@ -981,14 +516,14 @@ impl ProjectService {
         tx: &mut Tx,
         caller: &Caller,
         parent: &ProjectRow,
-        name: String,
+        name: ProjectName,
         access_level: AccessLevel,
     ) -> ProjectResult<ProjectRow> {
         let depth = parent.depth.saturating_add(1);
         self.check_depth(depth)?;
         let input = NewProject {
             name,
-            description: String::new(),
+            description: Description::default(),
             access_level,
             metadata: JsonText::empty_object(),
             settings: JsonText::empty_object(),
@@ -1031,292 +566,7 @@ impl ProjectService {
 
     // ---- for the recycle bin ----
 
-    /// The chain of `id` as `caller` sees it inside `tx`, whatever its state (roles are
-    /// computed for deleted levels too: they decide who may restore them).
-    pub(crate) async fn chain_in(
-        &self,
-        tx: &mut Tx,
-        caller: &Caller,
-        id: ProjectId,
-    ) -> ProjectResult<Chain> {
-        let rows = store::chain_in(tx, id, caller.key(), self.chain_levels_max()).await?;
-        Chain::build(rows, caller)
-    }
-
-    /// The deepest depth in the subtree of `id`, read inside `tx`.
-    pub(crate) async fn subtree_depth_max_in(
-        &self,
-        tx: &mut Tx,
-        id: ProjectId,
-    ) -> ProjectResult<i64> {
-        Ok(store::subtree_depth_max_in(tx, id, self.chain_levels_max()).await?)
-    }
-
-    /// How many levels a walk of the tree may take before the tree is known to be corrupt.
-    pub(crate) fn levels_max(&self) -> i64 {
-        self.chain_levels_max()
-    }
-
-    /// The caller's effective role on each of `ids` (projects of `tenant`), whatever their
-    /// state: one query for all of them and their ancestors.
-    pub(crate) async fn roles_on(
-        &self,
-        caller: &Caller,
-        tenant: TenantId,
-        ids: &[ProjectId],
-    ) -> ProjectResult<BTreeMap<ProjectId, Option<ProjectRole>>> {
-        let inputs: BTreeMap<ProjectId, store::RoleInputs> =
-            store::roles_of(&self.db, ids, caller.key())
-                .await?
-                .into_iter()
-                .map(|row| (row.id, row))
-                .collect();
-        let standing = caller.standing(tenant);
-        let mut member_roles: BTreeMap<ProjectId, Option<ProjectRole>> = BTreeMap::new();
-        let mut roles = BTreeMap::new();
-        for id in ids {
-            let Some(project) = inputs.get(id) else {
-                continue;
-            };
-            let member_role =
-                member_role_of(*id, &inputs, &mut member_roles, self.chain_levels_max());
-            roles.insert(
-                *id,
-                effective_role(member_role, standing, project.access_level),
-            );
-        }
-        Ok(roles)
-    }
-
-    /// The projects the caller is an Owner member of.
-    pub(crate) async fn owned_by(&self, caller: &Caller) -> ProjectResult<Vec<ProjectId>> {
-        Ok(store::owned_by(&self.db, caller.key()).await?)
-    }
-
-    /// Before a subproject that inherits its members is restored under `destination`, where
-    /// other members would apply: the members that applied where it was become its own, so
-    /// that restoring it elsewhere changes nobody's access to it.
-    pub(crate) async fn keep_members_in(
-        &self,
-        tx: &mut Tx,
-        chain: &Chain,
-        destination: &Chain,
-    ) -> ProjectResult<()> {
-        let row = &chain.target().row;
-        if !row.inherits_members || member_source(chain) == member_source(destination) {
-            return Ok(());
-        }
-        let members = store::members_in(tx, member_source(chain)).await?;
-        store::replace_members(tx, row.id, &members, self.now()).await?;
-        store::set_inherits_members_in(tx, row.id, false).await?;
-        Ok(())
-    }
-
     // ---- lists ----
-
-    /// Top-level projects (`parent = None`) or direct subprojects of `parent` that the caller
-    /// can access, filtered and ordered. Returns the rows and, for offset windows, the total.
-    pub(crate) async fn list(
-        &self,
-        caller: &Caller,
-        parent: Option<ProjectId>,
-        filter: &ListFilter,
-        window: &Window,
-    ) -> ProjectResult<(Vec<ProjectRow>, Option<u64>)> {
-        let (scope, tenant, parent_member_role, parent_visible) = match parent {
-            Some(parent) => {
-                let chain = self.load_chain(caller, parent).await?;
-                let target = chain.target();
-                if target.deleted {
-                    return Err(ProjectError::NotFound);
-                }
-                (
-                    ListScope::Children(parent),
-                    target.row.tenant_id,
-                    target.member_role,
-                    target.role.is_some(),
-                )
-            }
-            None => match caller.tenant_id() {
-                Some(tenant) => (ListScope::Roots(tenant), tenant, None, true),
-                None => return Ok((Vec::new(), Some(0))),
-            },
-        };
-        let query = ProjectListQuery {
-            scope,
-            caller: caller.key(),
-            parent_member_role,
-            standing: caller.standing(tenant),
-            minimum: filter
-                .capability
-                .map_or(ProjectRole::Reader, CapabilityFilter::minimum_role),
-            roles: &filter.roles,
-            name_prefix: filter.name_prefix.as_deref(),
-        };
-        match window {
-            Window::Keyset { after, fetch } => {
-                let page = filter
-                    .column
-                    .keyset(filter.descending, after.clone(), *fetch);
-                let rows = store::list_projects(&self.db, &query, &page).await?;
-                hide_invisible_parent(parent_visible, after.is_none() && rows.is_empty())?;
-                Ok((rows, None))
-            }
-            Window::Offset { offset, limit } => {
-                let total = store::count_projects(&self.db, &query).await?;
-                hide_invisible_parent(parent_visible, total == 0)?;
-                let rows = store::list_projects_offset(
-                    &self.db,
-                    &query,
-                    filter.column,
-                    filter.descending,
-                    (*offset, *limit),
-                )
-                .await?;
-                Ok((rows, Some(total)))
-            }
-        }
-    }
-
-    /// Every subproject below `id` that the caller can access, with its path below `id`,
-    /// ordered by path; one offset page and the total.
-    pub(crate) async fn list_recursive(
-        &self,
-        caller: &Caller,
-        id: ProjectId,
-        offset: u32,
-        limit: u32,
-    ) -> ProjectResult<(Vec<DescendantRow>, u64)> {
-        let chain = self.load_chain(caller, id).await?;
-        let target = chain.target();
-        if target.deleted {
-            return Err(ProjectError::NotFound);
-        }
-        let query = DescendantsQuery {
-            root: id,
-            caller: caller.key(),
-            parent_member_role: target.member_role,
-            standing: caller.standing(target.row.tenant_id),
-            levels_max: self.chain_levels_max(),
-        };
-        let total = store::count_descendants(&self.db, &query).await?;
-        hide_invisible_parent(target.role.is_some(), total == 0)?;
-        let rows = store::list_descendants(&self.db, &query, offset, limit).await?;
-        Ok((rows, total))
-    }
-}
-
-/// Listing below a project the caller cannot see is allowed (a member of a subproject reaches
-/// it without access to its parents: docs/permissions.md#members-of-a-subproject-only), but
-/// when nothing below is visible either, the parent answers "not found" as it would for any
-/// other call, so its existence does not leak.
-fn hide_invisible_parent(parent_visible: bool, nothing_visible: bool) -> ProjectResult<()> {
-    if !parent_visible && nothing_visible {
-        Err(ProjectError::NotFound)
-    } else {
-        Ok(())
-    }
-}
-
-/// A chain whose target the caller may see: live and with a role.
-fn visible_only(chain: Chain) -> ProjectResult<Chain> {
-    let target = chain.target();
-    if target.deleted || target.role.is_none() {
-        return Err(ProjectError::NotFound);
-    }
-    Ok(chain)
-}
-
-/// The rules of a move (docs/projects.md#moves) on the chains of the moved project and of the
-/// destination, both read inside the move's write transaction.
-fn check_move(chain: &Chain, destination: &Chain) -> ProjectResult<()> {
-    let Some(parent) = chain.parent() else {
-        return Err(ProjectError::Rejected {
-            kind: "cannot-move-root",
-            detail: "top-level projects cannot be moved".into(),
-        });
-    };
-    let moved = &chain.target().row;
-    if destination.target().row.root_id != moved.root_id {
-        return Err(ProjectError::Rejected {
-            kind: "move-across-roots",
-            detail: "a subproject can only move within its own top-level project".into(),
-        });
-    }
-    if destination.contains(moved.id) {
-        return Err(ProjectError::Conflict {
-            kind: "move-loop",
-            detail: "a project cannot move into itself or below itself".into(),
-        });
-    }
-    if !Capabilities::of(parent.role).can_delete_content {
-        return Err(ProjectError::Forbidden(
-            "moving needs delete-content permission on the current parent".into(),
-        ));
-    }
-    require(
-        destination.capabilities().can_create_content,
-        "create content",
-    )?;
-    // A subproject that inherits its members takes them from its new parent's chain after
-    // the move: when that source differs, the move decides who may access the moved subtree,
-    // as a member change does, so it needs the right to grant access there. Without this, a
-    // Contributor could move an inheriting sibling under a subproject of its own (where it is
-    // Owner) and become its Owner.
-    if moved.inherits_members
-        && member_source(chain) != member_source(destination)
-        && !chain.capabilities().can_grant_access
-    {
-        return Err(ProjectError::Forbidden(
-            "moving a subproject that inherits its members to where other members apply changes who may access it; that needs canGrantAccess on it (its Owner)".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The caller's membership role on `id` from the role inputs of it and its ancestors,
-/// memoised in `known`; inheritance followed at most `levels_max` levels.
-fn member_role_of(
-    id: ProjectId,
-    inputs: &BTreeMap<ProjectId, store::RoleInputs>,
-    known: &mut BTreeMap<ProjectId, Option<ProjectRole>>,
-    levels_max: i64,
-) -> Option<ProjectRole> {
-    let mut path = Vec::new();
-    let mut current = id;
-    let mut role = None;
-    for _ in 0..=levels_max {
-        if let Some(found) = known.get(&current) {
-            role = *found;
-            break;
-        }
-        let Some(project) = inputs.get(&current) else {
-            break;
-        };
-        path.push(current);
-        match project.parent_id {
-            Some(parent) if project.inherits_members => current = parent,
-            _ => {
-                role = project.caller_role;
-                break;
-            }
-        }
-    }
-    for project in path {
-        known.insert(project, role);
-    }
-    role
-}
-
-/// The project whose own members apply to the chain's target
-/// (docs/projects.md#inherited-members): the nearest level, from the target up, that does not
-/// inherit.
-fn member_source(chain: &Chain) -> ProjectId {
-    chain
-        .nodes()
-        .rev()
-        .find(|node| !node.row.inherits_members)
-        .map_or(chain.target().row.id, |node| node.row.id)
 }
 
 fn require(allowed: bool, what: &str) -> ProjectResult<()> {
