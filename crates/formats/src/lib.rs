@@ -20,6 +20,7 @@ pub mod summary;
 mod text;
 pub mod transform;
 mod triangulate;
+pub mod wkt;
 
 pub mod ascii_grid;
 pub mod csv;

@@ -613,13 +613,13 @@ pub struct FetchConfig {
 
 impl Default for FetchConfig {
     fn default() -> Self {
-        let policy = crate::fetch::FetchPolicy::default();
+        let policy = basin_fetch::FetchPolicy::default();
         Self {
             allow_private: policy.allow_private,
             allowed_networks: Vec::new(),
-            connect_timeout_ms: crate::fetch::FETCH_CONNECT_TIMEOUT_MS,
-            idle_timeout_ms: crate::fetch::FETCH_IDLE_TIMEOUT_MS,
-            total_timeout_ms: crate::fetch::FETCH_TOTAL_TIMEOUT_MS,
+            connect_timeout_ms: basin_fetch::FETCH_CONNECT_TIMEOUT_MS,
+            idle_timeout_ms: basin_fetch::FETCH_IDLE_TIMEOUT_MS,
+            total_timeout_ms: basin_fetch::FETCH_TOTAL_TIMEOUT_MS,
             redirects_max: policy.redirects_max,
         }
     }
@@ -628,17 +628,17 @@ impl Default for FetchConfig {
 impl FetchConfig {
     /// The fetch policy these settings give; files are at most `bytes_max` (the upload limit,
     /// since an imported file becomes a blob). Fails naming a malformed network.
-    pub(crate) fn policy(&self, bytes_max: u64) -> Result<crate::fetch::FetchPolicy, String> {
+    pub(crate) fn policy(&self, bytes_max: u64) -> Result<basin_fetch::FetchPolicy, String> {
         let allowed_networks = self
             .allowed_networks
             .iter()
             .map(|raw| {
                 raw.trim()
-                    .parse::<crate::fetch::IpNetwork>()
+                    .parse::<basin_fetch::IpNetwork>()
                     .map_err(|error| format!("fetch.allowed_networks: {error}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(crate::fetch::FetchPolicy {
+        Ok(basin_fetch::FetchPolicy {
             allow_private: self.allow_private,
             allowed_networks,
             bytes_max,

@@ -26,7 +26,6 @@ mod db;
 mod error;
 mod events;
 mod features;
-mod fetch;
 mod file_lock;
 mod gis;
 mod health;

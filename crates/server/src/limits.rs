@@ -112,6 +112,12 @@ pub(crate) const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// direct file uploads) are exempt from `request_timeout_ms`, as a large file over a slow line
 /// takes minutes, so this bounds a stalled client instead.
 pub(crate) const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
+// The defaults of imports from URLs (basin-fetch, docs/fetch.md) follow these upload limits: a
+// fetched file becomes a blob, so `basin_fetch::FETCH_BYTES_MAX` is the largest blob, and a
+// stalled server is given as long as a stalled client. The crate cannot name these constants,
+// so the build checks that its own stay equal to them.
+const _: () = assert!(basin_fetch::FETCH_BYTES_MAX == UPLOAD_BYTES_MAX);
+const _: () = assert!(basin_fetch::FETCH_IDLE_TIMEOUT_MS == UPLOAD_IDLE_TIMEOUT_MS);
 /// Age at which staged blocks never committed, and writes a crashed process left, are removed:
 /// a week, as Azure Blob Storage keeps uncommitted blocks.
 pub(crate) const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;

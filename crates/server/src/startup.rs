@@ -144,7 +144,7 @@ pub struct Services {
     /// Woken when a transfer is queued.
     pub(crate) queued: Arc<tokio::sync::Notify>,
     /// Outbound fetches of imports from URLs.
-    pub(crate) fetcher: crate::fetch::Fetcher,
+    pub(crate) fetcher: basin_fetch::Fetcher,
     /// What tells the caches of authentication and access that the store changed.
     pub(crate) changes: ChangeWatch,
 }
@@ -218,7 +218,7 @@ impl Services {
             .policy(config.limits.upload_bytes_max)
             .map_err(anyhow::Error::msg)?;
         let fetcher =
-            crate::fetch::Fetcher::new(fetch_policy).context("cannot set up outbound fetches")?;
+            basin_fetch::Fetcher::new(fetch_policy).context("cannot set up outbound fetches")?;
         let transfers = TransferService::new(TransferDeps {
             db: db.clone(),
             blobs: blobs.clone(),

@@ -7,6 +7,5 @@
 pub(crate) mod model;
 pub(crate) mod routes;
 pub(crate) mod service;
-mod wkt;
 
 pub(crate) use routes::router;

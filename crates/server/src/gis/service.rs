@@ -15,8 +15,8 @@
 use std::sync::LazyLock;
 
 use basin_formats::crs::{self, CrsDefinition, CrsTransform, Projection};
+use basin_formats::wkt::{self, WktError};
 
-use crate::gis::wkt::{self, WktError};
 use crate::limits::{CRS_SEARCH_TEXT_CHARS_MAX, REPROJECT_GEOMETRIES_MAX, REPROJECT_POSITIONS_MAX};
 
 /// The only authority in the registry.

@@ -99,7 +99,7 @@ pub(crate) struct TransferService {
     pub(super) datasets: crate::datasets::service::DatasetService,
     pub(super) config: Arc<crate::config::TransfersConfig>,
     /// Checks the outside addresses imports name.
-    pub(super) fetcher: crate::fetch::Fetcher,
+    pub(super) fetcher: basin_fetch::Fetcher,
     /// Woken when a transfer is queued, so that idle in-process workers start at once.
     pub(super) queued: Arc<tokio::sync::Notify>,
     /// Records uploads and removes them when imported or unused.
@@ -124,7 +124,7 @@ pub(crate) struct TransferDeps {
     /// Transfer settings.
     pub(crate) config: Arc<crate::config::TransfersConfig>,
     /// Outbound fetches of imports from URLs.
-    pub(crate) fetcher: crate::fetch::Fetcher,
+    pub(crate) fetcher: basin_fetch::Fetcher,
     /// Woken when a transfer is queued.
     pub(crate) queued: Arc<tokio::sync::Notify>,
     /// How long unused uploads are kept.

@@ -53,7 +53,7 @@ pub(crate) struct Runner {
     /// This worker's name in leases (`host:pid:uuid`).
     pub(crate) worker_id: String,
     /// Fetches imports from outside addresses.
-    pub(crate) fetcher: crate::fetch::Fetcher,
+    pub(crate) fetcher: basin_fetch::Fetcher,
     /// Removes an upload once an import took its bytes over.
     pub(crate) uploads: crate::transfers::uploads::UploadKeeper,
 }

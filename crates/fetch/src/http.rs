@@ -19,15 +19,13 @@ use reqwest::StatusCode;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, LOCATION};
 
-use crate::fetch::address::AddressRules;
-use crate::fetch::error::{ResolveError, Timeout, describe_chain, find_cause};
-use crate::fetch::sink::{
-    FileSink, clean_content_type, file_name_from_disposition, file_name_from_path,
-};
-use crate::fetch::urls::{FetchUrl, Scheme};
-use crate::fetch::{FetchError, FetchPolicy, Fetched, resolve_checked};
+use crate::address::AddressRules;
+use crate::error::{ResolveError, Timeout, describe_chain, find_cause};
+use crate::sink::{FileSink, clean_content_type, file_name_from_disposition, file_name_from_path};
+use crate::urls::{FetchUrl, Scheme};
+use crate::{FetchError, FetchPolicy, Fetched, resolve_checked};
 
-/// Builds the client every HTTP fetch of one [`crate::fetch::Fetcher`] uses.
+/// Builds the client every HTTP fetch of one [`crate::Fetcher`] uses.
 pub(crate) fn client(
     policy: &FetchPolicy,
     rules: Arc<AddressRules>,

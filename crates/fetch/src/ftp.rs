@@ -20,12 +20,12 @@ use suppaftp::{FtpError, Mode};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
-use crate::fetch::address::AddressRules;
-use crate::fetch::error::Timeout;
-use crate::fetch::http::check_literal;
-use crate::fetch::sink::{FileSink, file_name_from_path};
-use crate::fetch::urls::FetchUrl;
-use crate::fetch::{FetchError, FetchPolicy, Fetched, resolve_checked};
+use crate::address::AddressRules;
+use crate::error::Timeout;
+use crate::http::check_literal;
+use crate::sink::{FileSink, file_name_from_path};
+use crate::urls::FetchUrl;
+use crate::{FetchError, FetchPolicy, Fetched, resolve_checked};
 
 /// Read buffer of the data connection.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -186,6 +186,6 @@ fn map_error(error: FtpError) -> FetchError {
 /// A network failure from an I/O error, whose text never holds the URL.
 fn network(error: &std::io::Error) -> FetchError {
     FetchError::Network {
-        detail: crate::fetch::error::describe_chain(error.to_string(), error),
+        detail: crate::error::describe_chain(error.to_string(), error),
     }
 }

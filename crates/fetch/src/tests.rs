@@ -17,8 +17,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 
 use super::*;
-use crate::fetch::address::{AddressClass, IpNetworkError};
-use crate::fetch::urls::redact;
+use crate::address::{AddressClass, IpNetworkError};
+use crate::urls::redact;
 
 /// Bytes that change under any text-mode conversion (CR, LF, NUL, high bytes).
 fn payload(len: usize) -> Vec<u8> {

@@ -9,12 +9,12 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::fetch::address::AddressClass;
+use crate::address::AddressClass;
 
 /// Why a fetch, or the check of its URL, failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum FetchError {
+pub enum FetchError {
     /// The URL is malformed or cannot be fetched; `reason` is fixed text, never URL content.
     #[error("the URL is not valid: {reason}")]
     InvalidUrl {
@@ -105,7 +105,7 @@ pub(crate) enum FetchError {
 
 /// Which time limit ran out, and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Timeout {
+pub enum Timeout {
     /// No connection within `FetchPolicy::connect_timeout`.
     Connect(Duration),
     /// Nothing arrived for `FetchPolicy::idle_timeout`.

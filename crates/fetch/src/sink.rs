@@ -4,7 +4,7 @@
 use tokio::fs::File;
 use tokio::io::{AsyncWriteExt, BufWriter};
 
-use crate::fetch::FetchError;
+use crate::FetchError;
 
 /// Progress callback: bytes written so far, and the total when the server announced it.
 pub(crate) type Progress<'a> = &'a (dyn Fn(u64, Option<u64>) + Send + Sync);
@@ -12,7 +12,7 @@ pub(crate) type Progress<'a> = &'a (dyn Fn(u64, Option<u64>) + Send + Sync);
 /// Progress is reported after at least this many new bytes (and at the start and the end):
 /// often enough for a progress bar, rare enough that a callback writing to a database costs
 /// nothing measurable.
-pub(crate) const PROGRESS_STEP_BYTES: u64 = 1024 * 1024;
+pub const PROGRESS_STEP_BYTES: u64 = 1024 * 1024;
 
 /// Write buffer in front of the file: fewer trips to tokio's blocking pool than chunk-sized
 /// writes (HTTP chunks are often 8 to 16 KiB).
@@ -98,7 +98,7 @@ pub(crate) fn clean_file_name(raw: &str) -> Option<String> {
     if trimmed.len() != name.len() {
         name = trimmed.to_owned();
     }
-    crate::fetch::error::truncate_on_char(&mut name, FILE_NAME_BYTES_MAX);
+    crate::error::truncate_on_char(&mut name, FILE_NAME_BYTES_MAX);
     if name.is_empty() || name == "." || name == ".." {
         return None;
     }

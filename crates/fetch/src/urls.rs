@@ -11,12 +11,12 @@ use std::net::IpAddr;
 use percent_encoding::percent_decode_str;
 use url::{Host, Url};
 
-use crate::fetch::FetchError;
-use crate::fetch::error::truncate_on_char;
+use crate::FetchError;
+use crate::error::truncate_on_char;
 
 /// Longest URL accepted, in bytes. Presigned S3 and Azure SAS URLs are 0.5 to 2 KiB; 8 KiB is
 /// what common HTTP servers accept in a request line.
-pub(crate) const URL_BYTES_MAX: usize = 8 * 1024;
+pub const URL_BYTES_MAX: usize = 8 * 1024;
 
 /// Longest text [`redact`] returns, in bytes; past it the text is cut and ends with `...`.
 const REDACTED_BYTES_MAX: usize = URL_BYTES_MAX;
@@ -33,7 +33,7 @@ const BLOCKED_PORTS: [u16; 82] = [
 
 /// The protocols a fetch speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scheme {
+pub enum Scheme {
     /// `http://`
     Http,
     /// `https://`
@@ -42,12 +42,12 @@ pub(crate) enum Scheme {
     Ftp,
 }
 
-/// A URL that passed the syntax checks of [`crate::fetch::Fetcher::check_url`].
+/// A URL that passed the syntax checks of [`crate::Fetcher::check_url`].
 ///
 /// It may carry credentials: `Debug` and `Display` show it [`redact`]ed, and only
 /// [`FetchUrl::expose_url`] gives the full text.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct FetchUrl {
+pub struct FetchUrl {
     url: Url,
     scheme: Scheme,
 }
@@ -55,7 +55,7 @@ pub(crate) struct FetchUrl {
 impl FetchUrl {
     /// Parses and checks `raw` as the URL a user gave: size, characters, scheme, host, port,
     /// and for ftp the credentials and path. Addresses are judged by the caller.
-    pub(crate) fn parse(raw: &str) -> Result<Self, FetchError> {
+    pub fn parse(raw: &str) -> Result<Self, FetchError> {
         if raw.len() > URL_BYTES_MAX {
             return Err(FetchError::InvalidUrl {
                 reason: "it is longer than 8192 bytes",
@@ -118,12 +118,12 @@ impl FetchUrl {
     }
 
     /// The protocol.
-    pub(crate) fn scheme(&self) -> Scheme {
+    pub fn scheme(&self) -> Scheme {
         self.scheme
     }
 
     /// The host as written (normalised), IPv6 literals without brackets.
-    pub(crate) fn host(&self) -> String {
+    pub fn host(&self) -> String {
         match self.url.host() {
             Some(Host::Ipv6(address)) => address.to_string(),
             Some(host) => host.to_string(),
@@ -133,7 +133,7 @@ impl FetchUrl {
 
     /// The address of an IP-literal host (`http://10.0.0.1/`, `http://[::1]/`), which no DNS
     /// lookup and so no resolver check ever sees.
-    pub(crate) fn literal_address(&self) -> Option<IpAddr> {
+    pub fn literal_address(&self) -> Option<IpAddr> {
         match self.url.host()? {
             Host::Ipv4(address) => Some(IpAddr::V4(address)),
             Host::Ipv6(address) => Some(IpAddr::V6(address)),
@@ -142,7 +142,7 @@ impl FetchUrl {
     }
 
     /// The port, or the scheme's default.
-    pub(crate) fn port(&self) -> u16 {
+    pub fn port(&self) -> u16 {
         self.url
             .port_or_known_default()
             .unwrap_or(match self.scheme {
@@ -159,17 +159,17 @@ impl FetchUrl {
 
     /// The full URL, credentials included: for storing it where the transfer that fetches it
     /// later can read it. Treat it as a secret; show [`FetchUrl::redacted`] instead.
-    pub(crate) fn expose_url(&self) -> &str {
+    pub fn expose_url(&self) -> &str {
         self.url.as_str()
     }
 
     /// The URL as it may be shown: see [`redact`].
-    pub(crate) fn redacted(&self) -> String {
+    pub fn redacted(&self) -> String {
         redact(self.url.as_str())
     }
 
     /// Whether the URL carries a user name or password.
-    pub(crate) fn has_credentials(&self) -> bool {
+    pub fn has_credentials(&self) -> bool {
         !self.url.username().is_empty() || self.url.password().is_some()
     }
 
@@ -275,7 +275,7 @@ const MASK: &str = "***";
 /// with an unencoded `/` (`ftp://me:pa/ss@host/f`) turns into a port and a path. When an `@`
 /// follows a `:` after the scheme, everything up to the last `@` before the query is masked,
 /// even if that hides a host: leaking is worse than an unclear record.
-pub(crate) fn redact(url: &str) -> String {
+pub fn redact(url: &str) -> String {
     let cleaned: String = url
         .trim()
         .chars()

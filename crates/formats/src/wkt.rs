@@ -1,6 +1,8 @@
-//! WKT geometries for the reprojection endpoint: a parser and a writer for the six
-//! simple-feature types clients send (`POINT`, `MULTIPOINT`, `LINESTRING`, `MULTILINESTRING`,
-//! `POLYGON`, `MULTIPOLYGON`), with `Z`, `M` or `ZM` ordinates and `EMPTY`.
+//! WKT geometries: a parser and a writer for the six simple-feature types clients send
+//! (`POINT`, `MULTIPOINT`, `LINESTRING`, `MULTILINESTRING`, `POLYGON`, `MULTIPOLYGON`), with
+//! `Z`, `M` or `ZM` ordinates and `EMPTY`. The server's reprojection endpoint
+//! (`POST /api/crs/project`, docs/gis.md) reads and writes its geometries with them. The WKT of
+//! coordinate systems is another grammar, read in [`crate::crs`].
 //!
 //! Hand-written rather than a dependency: the grammar is small, the lockfile has no WKT crate,
 //! and the parser must stop at a position budget shared by every geometry of a request (the
@@ -17,7 +19,7 @@ use std::fmt;
 
 /// Which ordinates each position of a geometry has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dims {
+pub enum Dims {
     /// x y.
     Xy,
     /// x y z.
@@ -74,18 +76,18 @@ impl Dims {
 /// A position: x and y, which a reprojection changes, and up to two more ordinates (z and/or
 /// m, as the geometry's [`Dims`] say), which it keeps.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Position {
+pub struct Position {
     /// Easting or longitude.
-    pub(crate) x: f64,
+    pub x: f64,
     /// Northing or latitude.
-    pub(crate) y: f64,
+    pub y: f64,
     /// z and/or m; unused ordinates are 0.
     rest: [f64; 2],
 }
 
 /// The shape of a geometry; `EMPTY` is `Point(None)` or an empty list.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Shape {
+pub enum Shape {
     /// `POINT`.
     Point(Option<Position>),
     /// `MULTIPOINT`.
@@ -102,16 +104,16 @@ pub(crate) enum Shape {
 
 /// A parsed WKT geometry.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Geometry {
+pub struct Geometry {
     /// Its shape and positions.
-    pub(crate) shape: Shape,
+    pub shape: Shape,
     /// The ordinates of every position.
-    pub(crate) dims: Dims,
+    pub dims: Dims,
 }
 
 /// Why a text is not a geometry this module reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum WktError {
+pub enum WktError {
     /// The text breaks the grammar at a character (1-based).
     #[error("at character {at}: {message}")]
     Syntax {
@@ -127,7 +129,7 @@ pub(crate) enum WktError {
 
 /// Parses one geometry, taking one unit of `positions_left` per position; when the budget
 /// runs out the parse stops with [`WktError::PositionBudget`].
-pub(crate) fn parse(text: &str, positions_left: &mut usize) -> Result<Geometry, WktError> {
+pub fn parse(text: &str, positions_left: &mut usize) -> Result<Geometry, WktError> {
     let mut parser = Parser {
         text,
         at: 0,
@@ -453,7 +455,7 @@ fn shorten(text: &str) -> String {
 
 impl Geometry {
     /// Calls `change` on every position in order; stops at its first error.
-    pub(crate) fn try_for_each_position<E>(
+    pub fn try_for_each_position<E>(
         &mut self,
         mut change: impl FnMut(&mut Position) -> Result<(), E>,
     ) -> Result<(), E> {

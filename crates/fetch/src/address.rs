@@ -15,9 +15,11 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+
 /// Why an address is not a public destination. The `Display` form completes "a ... address".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AddressClass {
+pub enum AddressClass {
     /// `0.0.0.0/8`, `::`: connecting to them reaches the local host.
     Unspecified,
     /// `127.0.0.0/8`, `::1`.
@@ -70,71 +72,97 @@ pub(crate) fn classify(address: IpAddr) -> Option<AddressClass> {
     }
 }
 
+/// The IPv4 block `a.b.c.d/prefix_len`. Used in constants only, where a prefix length past 32
+/// fails the build.
+const fn v4_block(octets: [u8; 4], prefix_len: u8) -> Ipv4Net {
+    let [a, b, c, d] = octets;
+    Ipv4Net::new_assert(Ipv4Addr::new(a, b, c, d), prefix_len)
+}
+
+/// The IPv6 block whose first two groups are `first` and `second`, the rest zero. Used in
+/// constants only, where a prefix length past 128 fails the build.
+const fn v6_block(first: u16, second: u16, prefix_len: u8) -> Ipv6Net {
+    Ipv6Net::new_assert(Ipv6Addr::new(first, second, 0, 0, 0, 0, 0, 0), prefix_len)
+}
+
 /// IPv4 special-purpose blocks (RFC 6890 and the IANA registry) that are not global.
-const V4_BLOCKS: [([u8; 4], u8, AddressClass); 15] = [
-    ([0, 0, 0, 0], 8, AddressClass::Unspecified),
-    ([10, 0, 0, 0], 8, AddressClass::Private),
-    ([100, 64, 0, 0], 10, AddressClass::SharedNat),
-    ([127, 0, 0, 0], 8, AddressClass::Loopback),
-    ([169, 254, 0, 0], 16, AddressClass::LinkLocal),
-    ([172, 16, 0, 0], 12, AddressClass::Private),
-    ([192, 0, 0, 0], 24, AddressClass::Reserved),
-    ([192, 0, 2, 0], 24, AddressClass::Documentation),
-    ([192, 88, 99, 0], 24, AddressClass::Reserved),
-    ([192, 168, 0, 0], 16, AddressClass::Private),
-    ([198, 18, 0, 0], 15, AddressClass::Documentation),
-    ([198, 51, 100, 0], 24, AddressClass::Documentation),
-    ([203, 0, 113, 0], 24, AddressClass::Documentation),
-    ([224, 0, 0, 0], 4, AddressClass::Multicast),
-    ([240, 0, 0, 0], 4, AddressClass::Reserved),
+const V4_BLOCKS: [(Ipv4Net, AddressClass); 15] = [
+    (v4_block([0, 0, 0, 0], 8), AddressClass::Unspecified),
+    (v4_block([10, 0, 0, 0], 8), AddressClass::Private),
+    (v4_block([100, 64, 0, 0], 10), AddressClass::SharedNat),
+    (v4_block([127, 0, 0, 0], 8), AddressClass::Loopback),
+    (v4_block([169, 254, 0, 0], 16), AddressClass::LinkLocal),
+    (v4_block([172, 16, 0, 0], 12), AddressClass::Private),
+    (v4_block([192, 0, 0, 0], 24), AddressClass::Reserved),
+    (v4_block([192, 0, 2, 0], 24), AddressClass::Documentation),
+    (v4_block([192, 88, 99, 0], 24), AddressClass::Reserved),
+    (v4_block([192, 168, 0, 0], 16), AddressClass::Private),
+    (v4_block([198, 18, 0, 0], 15), AddressClass::Documentation),
+    (v4_block([198, 51, 100, 0], 24), AddressClass::Documentation),
+    (v4_block([203, 0, 113, 0], 24), AddressClass::Documentation),
+    (v4_block([224, 0, 0, 0], 4), AddressClass::Multicast),
+    (v4_block([240, 0, 0, 0], 4), AddressClass::Reserved),
 ];
+
+/// IPv6 blocks outside global unicast that have a class of their own; the rest of the space
+/// outside `2000::/3` is reserved.
+const V6_BLOCKS: [(Ipv6Net, AddressClass); 4] = [
+    (v6_block(0xff00, 0, 8), AddressClass::Multicast),
+    (v6_block(0xfe80, 0, 10), AddressClass::LinkLocal),
+    (v6_block(0xfc00, 0, 7), AddressClass::Private),
+    (v6_block(0xfec0, 0, 10), AddressClass::Private),
+];
+
+/// Global unicast, `2000::/3`: the only IPv6 space a fetch may reach.
+const V6_GLOBAL_UNICAST: Ipv6Net = v6_block(0x2000, 0, 3);
+
+/// Inside global unicast: documentation (2001:db8::/32, 3fff::/20), the IETF protocol block
+/// 2001::/23 (Teredo, benchmarking 2001:2::/48, ORCHID) and nothing else.
+const V6_GLOBAL_BLOCKS: [(Ipv6Net, AddressClass); 3] = [
+    (v6_block(0x2001, 0x0db8, 32), AddressClass::Documentation),
+    (v6_block(0x3fff, 0, 20), AddressClass::Documentation),
+    (v6_block(0x2001, 0, 23), AddressClass::Reserved),
+];
+
+/// NAT64, `64:ff9b::/96`: the last 32 bits are an IPv4 address.
+const V6_NAT64: Ipv6Net = v6_block(0x0064, 0xff9b, 96);
+
+/// 6to4, `2002::/16`: the 32 bits after the prefix are an IPv4 address.
+const V6_6TO4: Ipv6Net = v6_block(0x2002, 0, 16);
 
 fn classify_v4(address: Ipv4Addr) -> Option<AddressClass> {
     if address.is_broadcast() {
         return Some(AddressClass::Broadcast);
     }
-    let bits = u32::from(address);
     V4_BLOCKS
         .iter()
-        .find(|(network, prefix_len, _)| {
-            in_v4(bits, u32::from(Ipv4Addr::from(*network)), *prefix_len)
-        })
-        .map(|(_, _, class)| *class)
+        .find(|(block, _)| block.contains(&address))
+        .map(|(_, class)| *class)
 }
 
 fn classify_v6(address: Ipv6Addr) -> Option<AddressClass> {
     if let Some(v4) = embedded_v4(address) {
         return classify_v4(v4);
     }
-    let bits = u128::from(address);
-    let in_block = |network: u128, prefix_len: u8| in_v6(bits, network, prefix_len);
     if address.is_unspecified() {
         return Some(AddressClass::Unspecified);
     }
     if address.is_loopback() {
         return Some(AddressClass::Loopback);
     }
-    if in_block(0xff00 << 112, 8) {
-        return Some(AddressClass::Multicast);
+    let class_in = |blocks: &[(Ipv6Net, AddressClass)]| {
+        blocks
+            .iter()
+            .find(|(block, _)| block.contains(&address))
+            .map(|(_, class)| *class)
+    };
+    if let Some(class) = class_in(&V6_BLOCKS) {
+        return Some(class);
     }
-    if in_block(0xfe80 << 112, 10) {
-        return Some(AddressClass::LinkLocal);
-    }
-    if in_block(0xfc00 << 112, 7) || in_block(0xfec0 << 112, 10) {
-        return Some(AddressClass::Private);
-    }
-    if !in_block(0x2000 << 112, 3) {
+    if !V6_GLOBAL_UNICAST.contains(&address) {
         return Some(AddressClass::Reserved);
     }
-    // Inside global unicast: documentation (2001:db8::/32, 3fff::/20), the IETF protocol
-    // block 2001::/23 (Teredo, benchmarking 2001:2::/48, ORCHID) and nothing else.
-    if in_block(0x2001_0db8 << 96, 32) || in_block(0x3fff << 112, 20) {
-        return Some(AddressClass::Documentation);
-    }
-    if in_block(0x2001 << 112, 23) {
-        return Some(AddressClass::Reserved);
-    }
-    None
+    class_in(&V6_GLOBAL_BLOCKS)
 }
 
 /// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`), NAT64
@@ -145,52 +173,25 @@ fn embedded_v4(address: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = address.to_ipv4_mapped() {
         return Some(v4);
     }
-    let bits = u128::from(address);
-    if in_v6(bits, 0x0064_ff9b << 96, 96) {
-        return Some(Ipv4Addr::from(low_u32(bits)));
+    if V6_NAT64.contains(&address) {
+        let [.., a, b, c, d] = address.octets();
+        return Some(Ipv4Addr::new(a, b, c, d));
     }
-    if in_v6(bits, 0x2002 << 112, 16) {
-        return Some(Ipv4Addr::from(low_u32(bits >> 80)));
+    if V6_6TO4.contains(&address) {
+        let [_, _, a, b, c, d, ..] = address.octets();
+        return Some(Ipv4Addr::new(a, b, c, d));
     }
     None
-}
-
-/// The low 32 bits of `bits`.
-fn low_u32(bits: u128) -> u32 {
-    u32::try_from(bits & u128::from(u32::MAX)).unwrap_or(0)
-}
-
-/// The netmask of an IPv4 prefix length (`0` for `/0`; lengths past 32 count as 32).
-fn mask_v4(prefix_len: u8) -> u32 {
-    let host_bits = u32::BITS.saturating_sub(u32::from(prefix_len));
-    u32::MAX.checked_shl(host_bits).unwrap_or(0)
-}
-
-/// The netmask of an IPv6 prefix length (`0` for `/0`; lengths past 128 count as 128).
-fn mask_v6(prefix_len: u8) -> u128 {
-    let host_bits = u128::BITS.saturating_sub(u32::from(prefix_len));
-    u128::MAX.checked_shl(host_bits).unwrap_or(0)
-}
-
-fn in_v4(bits: u32, network: u32, prefix_len: u8) -> bool {
-    (bits ^ network) & mask_v4(prefix_len) == 0
-}
-
-fn in_v6(bits: u128, network: u128, prefix_len: u8) -> bool {
-    (bits ^ network) & mask_v6(prefix_len) == 0
 }
 
 /// A block of IP addresses in CIDR notation: `10.1.0.0/16`, `fd00::/8`, or one address
 /// (`192.0.2.7`, meaning `/32` or `/128`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IpNetwork {
-    address: IpAddr,
-    prefix_len: u8,
-}
+pub struct IpNetwork(IpNet);
 
 /// Why a CIDR string was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum IpNetworkError {
+pub enum IpNetworkError {
     /// The part before `/` is not an IP address.
     #[error("{0:?} is not an IP address or network (like 10.1.0.0/16 or fd00::/8)")]
     Address(String),
@@ -203,34 +204,27 @@ pub(crate) enum IpNetworkError {
 }
 
 impl IpNetwork {
-    /// The network `address/prefix_len`, refusing host bits past the prefix.
-    pub(crate) fn new_checked(address: IpAddr, prefix_len: u8) -> Option<Self> {
-        let host_bits_clear = match address {
-            IpAddr::V4(v4) => prefix_len <= 32 && u32::from(v4) & !mask_v4(prefix_len) == 0,
-            IpAddr::V6(v6) => prefix_len <= 128 && u128::from(v6) & !mask_v6(prefix_len) == 0,
-        };
-        host_bits_clear.then_some(Self {
-            address,
-            prefix_len,
-        })
+    /// The network `address/prefix_len`; `None` for a prefix length past the address width or
+    /// host bits set past the prefix.
+    pub fn new_checked(address: IpAddr, prefix_len: u8) -> Option<Self> {
+        IpNet::new(address, prefix_len)
+            .ok()
+            .and_then(Self::without_host_bits)
+    }
+
+    /// `network` when no bit is set past its prefix.
+    fn without_host_bits(network: IpNet) -> Option<Self> {
+        (network.trunc() == network).then_some(Self(network))
     }
 
     /// Whether `address` lies in this network. An IPv4-mapped IPv6 address is compared as the
     /// IPv4 address it carries.
-    pub(crate) fn contains(&self, address: IpAddr) -> bool {
+    pub fn contains(&self, address: IpAddr) -> bool {
         let address = match address {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
             IpAddr::V4(_) => address,
         };
-        match (self.address, address) {
-            (IpAddr::V4(network), IpAddr::V4(candidate)) => {
-                in_v4(u32::from(candidate), u32::from(network), self.prefix_len)
-            }
-            (IpAddr::V6(network), IpAddr::V6(candidate)) => {
-                in_v6(u128::from(candidate), u128::from(network), self.prefix_len)
-            }
-            _ => false,
-        }
+        self.0.contains(&address)
     }
 }
 
@@ -245,24 +239,23 @@ impl FromStr for IpNetwork {
         let address: IpAddr = address_text
             .parse()
             .map_err(|_| IpNetworkError::Address(raw.to_owned()))?;
-        let width = if address.is_ipv4() { 32 } else { 128 };
-        let prefix_len = match prefix_text {
-            None => width,
-            Some(text) if text.bytes().all(|byte| byte.is_ascii_digit()) => text
-                .parse::<u8>()
-                .ok()
-                .filter(|len| *len <= width)
+        let network = match prefix_text {
+            None => IpNet::from(address),
+            Some(text) => text
+                .bytes()
+                .all(|byte| byte.is_ascii_digit())
+                .then(|| text.parse::<u8>().ok())
+                .flatten()
+                .and_then(|prefix_len| IpNet::new(address, prefix_len).ok())
                 .ok_or_else(|| IpNetworkError::PrefixLen(raw.to_owned()))?,
-            Some(_) => return Err(IpNetworkError::PrefixLen(raw.to_owned())),
         };
-        Self::new_checked(address, prefix_len)
-            .ok_or_else(|| IpNetworkError::HostBits(raw.to_owned()))
+        Self::without_host_bits(network).ok_or_else(|| IpNetworkError::HostBits(raw.to_owned()))
     }
 }
 
 impl fmt::Display for IpNetwork {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}/{}", self.address, self.prefix_len)
+        self.0.fmt(formatter)
     }
 }
 
