@@ -93,7 +93,7 @@ impl From<&CreditsConfig> for CreditSettings {
             timeout_default: (config.reservation_timeout_default_seconds > 0)
                 .then_some(config.reservation_timeout_default_seconds),
             timeout_max: config.reservation_timeout_max_seconds,
-            settle_interval: Duration::from_secs(config.settle_interval_seconds.max(1)),
+            settle_interval: config.settle_interval_seconds,
         }
     }
 }

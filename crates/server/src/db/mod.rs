@@ -135,7 +135,7 @@ impl Db {
 
     /// Connects to `url`, creating a missing SQLite file or PostgreSQL database.
     pub(crate) async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
-        let acquire_timeout = Duration::from_millis(config.acquire_timeout_ms);
+        let acquire_timeout = config.acquire_timeout_ms;
         if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -158,11 +158,11 @@ impl Db {
                     .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
             }
             let pool = SqlitePoolOptions::new()
-                .max_connections(config.max_connections)
+                .max_connections(config.max_connections.get())
                 .acquire_timeout(acquire_timeout)
                 .connect_with(options)
                 .await?;
-            let idle_max = usize::try_from(config.max_connections).unwrap_or(usize::MAX);
+            let idle_max = usize::try_from(config.max_connections.get()).unwrap_or(usize::MAX);
             Ok(Self::Sqlite(
                 pool,
                 Arc::new(SqliteReader::new(path, idle_max)),
@@ -178,7 +178,7 @@ impl Db {
             }
             let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
-                .max_connections(config.max_connections)
+                .max_connections(config.max_connections.get())
                 .acquire_timeout(acquire_timeout)
                 .connect_with(options)
                 .await?;
