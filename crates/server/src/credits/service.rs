@@ -116,7 +116,10 @@ macro_rules! in_transaction {
         match &$service.writer {
             Some(writer) => {
                 writer
-                    .transaction(move |conn| futures::executor::block_on($work(conn, $($input),+)))
+                    .transaction(move |conn| {
+                        SqliteWriter::ready($work(conn, $($input),+))
+                            .unwrap_or_else(|error| Err(error.into()))
+                    })
                     .await
             }
             None => {
