@@ -586,7 +586,7 @@ fn negative_oversized_and_non_numeric_values_are_refused_naming_the_unit() {
         (
             "BASIN_TRANSFERS__LEASE_SECONDS",
             "soon",
-            "invalid type: string \"soon\", expected a whole number of seconds",
+            "invalid type: found string \"soon\", expected a whole number of seconds",
         ),
     ]);
 }

@@ -910,7 +910,8 @@ async fn second_app(
     (stop, server)
 }
 
-/// `basin <command>` on the app's store relaying to `receiver`, with a lease of one second.
+/// `basin <command>` on the app's store relaying to `receiver`, with a lease of one second
+/// (and so a webhook timeout under it: a lease must outlast the POST it covers).
 fn relay_process(app: &TestApp, receiver: &Receiver, command_args: &[&str]) -> std::process::Child {
     let config_file = app.config.data_dir.join("relay.toml");
     std::fs::write(
@@ -918,7 +919,8 @@ fn relay_process(app: &TestApp, receiver: &Receiver, command_args: &[&str]) -> s
         format!(
             "[events]\npoll_interval_ms = 50\nbatch_size = 5\nlease_ms = 1000\n\
              backoff_initial_ms = 0\nbackoff_max_ms = 0\n\n\
-             [[events.webhooks]]\nname = \"test\"\nurl = \"{}\"\nsecret = \"{SECRET}\"\n",
+             [[events.webhooks]]\nname = \"test\"\nurl = \"{}\"\nsecret = \"{SECRET}\"\n\
+             timeout_ms = 500\n",
             receiver.url
         ),
     )
