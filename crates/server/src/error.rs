@@ -336,7 +336,8 @@ impl From<StoreError> for ApiError {
             | StoreError::Corrupt(_)
             | StoreError::Database(_)
             | StoreError::Read(_)
-            | StoreError::Migrate(_)) => Self::Internal(error.into()),
+            | StoreError::Migrate(_)
+            | StoreError::NotReadyOnWriter) => Self::Internal(error.into()),
         }
     }
 }

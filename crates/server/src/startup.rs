@@ -215,7 +215,7 @@ impl Services {
         let queued = Arc::new(tokio::sync::Notify::new());
         let fetch_policy = config
             .fetch
-            .policy(config.limits.upload_bytes_max)
+            .policy(config.limits.upload_bytes_max.get())
             .map_err(anyhow::Error::msg)?;
         let fetcher =
             basin_fetch::Fetcher::new(fetch_policy).context("cannot set up outbound fetches")?;
@@ -229,12 +229,12 @@ impl Services {
             config: Arc::new(config.transfers.clone()),
             fetcher: fetcher.clone(),
             queued: queued.clone(),
-            upload_retention: Duration::from_secs(config.blob.upload_retention_seconds),
+            upload_retention: config.blob.upload_retention_seconds,
         });
         let blob_limits = BlobLimits {
-            upload_bytes_max: config.limits.upload_bytes_max,
+            upload_bytes_max: config.limits.upload_bytes_max.get(),
             direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
-            upload_idle_timeout: Duration::from_millis(config.limits.upload_idle_timeout_ms),
+            upload_idle_timeout: config.limits.upload_idle_timeout_ms,
         };
         let hierarchy = HierarchyService::new(
             projects.clone(),
@@ -316,9 +316,9 @@ impl Services {
             catalogue: self.state.catalogue.clone(),
             clock: self.state.clock.clone(),
             work_dir: transfers.work_dir(&self.config.data_dir),
-            lease: Duration::from_secs(transfers.lease_seconds.max(1)),
-            heartbeat: Duration::from_secs(transfers.heartbeat_seconds.max(1)),
-            result_bytes_max: self.config.limits.upload_bytes_max,
+            lease: transfers.lease_seconds,
+            heartbeat: transfers.heartbeat_seconds,
+            result_bytes_max: self.config.limits.upload_bytes_max.get(),
             worker_id: worker_id(),
             fetcher: self.fetcher.clone(),
             uploads: self.state.transfers.upload_keeper().clone(),
@@ -326,8 +326,8 @@ impl Services {
         WorkerPool::new(
             runner,
             QueueSettings {
-                attempts_max: transfers.attempts_max.max(1),
-                poll_interval: Duration::from_millis(transfers.poll_interval_ms.max(10)),
+                attempts_max: transfers.attempts_max.get(),
+                poll_interval: transfers.poll_interval_ms,
                 export_ttl: chrono::TimeDelta::hours(
                     i64::try_from(transfers.export_ttl_hours).unwrap_or(i64::MAX / 4_000_000),
                 ),
@@ -381,7 +381,7 @@ impl Services {
             client: Arc::new(client),
             config: transfers.kubernetes.clone(),
             attempts_max: transfers.attempts_max,
-            poll_interval: Duration::from_millis(transfers.poll_interval_ms.max(10)),
+            poll_interval: transfers.poll_interval_ms,
             queued: self.queued.clone(),
         })))
     }
@@ -400,7 +400,7 @@ impl Services {
                 state.db.clone(),
                 state.blobs.clone(),
                 state.clock.clone(),
-                Duration::from_secs(self.config.transfers.checksum_repair_seconds.max(1)),
+                self.config.transfers.checksum_repair_seconds,
             ))
     }
 
@@ -418,10 +418,10 @@ impl Services {
             tasks.push(self.spawn_pyramid_renderer(stop));
         }
         let refresh = self.config.auth.access_refresh_ms;
-        if refresh > 0 {
+        if !refresh.is_zero() {
             tasks.push(tokio::spawn(self.changes.clone().run(
                 self.state.db.clone(),
-                Duration::from_millis(refresh),
+                refresh,
                 stop.clone(),
             )));
         }
@@ -549,7 +549,7 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let address = self.local_addr()?;
-        let grace = Duration::from_millis(self.services.config.limits.shutdown_grace_ms);
+        let grace = self.services.config.limits.shutdown_grace_ms;
         let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(None);
         let signal = async move {
             shutdown.await;
@@ -646,7 +646,7 @@ pub(crate) fn router(
         .split_for_parts();
     let (uploads, uploads_openapi) = crate::transfers::upload_router().split_for_parts();
     openapi.merge(uploads_openapi);
-    crate::openapi::add_api_version_header(&mut openapi, limits.page_size_max);
+    crate::openapi::add_api_version_header(&mut openapi, limits.page_size_max.get());
     crate::openapi::add_problem_responses(&mut openapi);
     crate::openapi::name_paths_with_their_suffix(&mut openapi);
     let middleware = ServiceBuilder::new()
@@ -675,7 +675,7 @@ pub(crate) fn router(
     }
     app.layer(TimeoutLayer::with_status_code(
         StatusCode::REQUEST_TIMEOUT,
-        Duration::from_millis(limits.request_timeout_ms),
+        limits.request_timeout_ms,
     ))
     .merge(uploads)
     .merge(crate::blob::router())

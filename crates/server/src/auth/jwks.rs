@@ -68,7 +68,7 @@ impl JwksVerifier {
             issuer: config.issuer.clone(),
             audience: config.audience.clone(),
             source,
-            ttl: Duration::from_secs(config.jwks_cache_ttl_seconds),
+            ttl: config.jwks_cache_ttl_seconds,
             cache: RwLock::new(None),
             last_forced_refresh: Mutex::new(None),
             client,

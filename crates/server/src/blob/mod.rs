@@ -117,7 +117,7 @@ pub(crate) async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn BlobSt
 }
 
 async fn open_backend(config: &Config) -> anyhow::Result<Arc<dyn BlobStore>> {
-    let compaction_delay = std::time::Duration::from_secs(config.blob.compaction_delay_seconds);
+    let compaction_delay = config.blob.compaction_delay_seconds;
     let Some(raw) = config.blob.url.as_deref() else {
         let root = config.data_dir.join(LOCAL_BLOBS_DIR);
         return open_local(root, compaction_delay).await;

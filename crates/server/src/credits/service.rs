@@ -91,7 +91,7 @@ impl From<&CreditsConfig> for CreditSettings {
             timeout_default: (config.reservation_timeout_default_seconds > 0)
                 .then_some(config.reservation_timeout_default_seconds),
             timeout_max: config.reservation_timeout_max_seconds,
-            settle_interval: Duration::from_secs(config.settle_interval_seconds.max(1)),
+            settle_interval: config.settle_interval_seconds,
         }
     }
 }
@@ -114,7 +114,10 @@ macro_rules! in_transaction {
         match &$service.writer {
             Some(writer) => {
                 writer
-                    .transaction(move |conn| futures::executor::block_on($work(conn, $($input),+)))
+                    .transaction(move |conn| {
+                        SqliteWriter::ready($work(conn, $($input),+))
+                            .unwrap_or_else(|error| Err(error.into()))
+                    })
                     .await
             }
             None => {

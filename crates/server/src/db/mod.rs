@@ -9,6 +9,38 @@
 //! On SQLite two more paths exist for hot statements: [`SqliteReader`] runs reads outside
 //! transactions on rusqlite connections, and [`SqliteWriter`] runs whole write transactions on
 //! a thread of its own (the credit ledger's); both bind values encoded as sqlx encodes them.
+//!
+//! # Which path a new store function takes
+//!
+//! Three paths reach SQLite, and each costs something the others do not, so a store function
+//! takes the first that fits:
+//!
+//! 1. **The sqlx pool** ([`Db`], [`on_db!`], [`on_tx!`], [`Tx`]), for ordinary async SQL: every
+//!    write and transaction, and every read that is not measured hot. It is the only path on
+//!    PostgreSQL, so a function written for it works on both databases. Start here.
+//! 2. **The reader** ([`SqliteReader`], `sqlite_read.rs`), for a hot read path only: a read
+//!    that runs on most requests, outside any transaction, where sqlx's per-statement
+//!    hand-off to its connection thread was measured as the cost (the list benchmark in
+//!    docs/benchmarks.md: 1.1 ms -> 0.67 ms of CPU per list request). It runs inline on the
+//!    request's task, so its statements must be bounded and short; it never writes.
+//! 3. **The writer thread** ([`SqliteWriter`], `sqlite_write.rs`), only for ledger-style work:
+//!    short synchronous write transactions, all taking the same rows, whose throughput was
+//!    measured faster here than through the pool. Today that is the credit ledger alone
+//!    (`credits/service.rs` runs `credits/ledger.rs` on it). The figures that justify it are
+//!    `scripts/bench-credits` (the ignored tests `credits_load::bench_credit_pairs_*`),
+//!    recorded in docs/benchmarks.md, "Credits: reserve+spend pairs": 309 reserve+spend
+//!    pairs/s with every statement through sqlx, 1,498 with the transactions on the writer
+//!    thread, 2,809 with group commit (p99 360.6 ms -> 11.8 ms), 32 clients on one tenant.
+//!
+//! A function may use the writer thread only when all of these hold: it is a write
+//! transaction of a few statements with no wait inside (no network, no file, no timer, no
+//! other pool: one such wait holds every SQLite write of the process behind it); a benchmark
+//! shows the pool is the bottleneck for it, recorded in docs/benchmarks.md beside the
+//! credits figures; and it also runs on PostgreSQL through the pool, as the ledger does. The
+//! ledger's functions are `async` so that one body serves both paths; on the writer thread
+//! their futures must be complete at the first poll, and [`SqliteWriter::ready`] refuses one
+//! that is not (a 500 and an error in the log) instead of letting it hang the writer. An
+//! `.await` on real I/O added to `ledger.rs` shows there, in the credits tests on SQLite.
 
 pub(crate) mod changes;
 mod json;
@@ -101,6 +133,10 @@ pub(crate) enum StoreError {
     /// Migrations failed.
     #[error("migration failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A transaction body handed to the SQLite writer thread awaited something not ready at
+    /// once, which would have blocked the thread ([`SqliteWriter::ready`]).
+    #[error("a transaction on the SQLite writer thread was not ready at once")]
+    NotReadyOnWriter,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -135,7 +171,7 @@ impl Db {
 
     /// Connects to `url`, creating a missing SQLite file or PostgreSQL database.
     pub(crate) async fn connect(url: &str, config: &DatabaseConfig) -> StoreResult<Self> {
-        let acquire_timeout = Duration::from_millis(config.acquire_timeout_ms);
+        let acquire_timeout = config.acquire_timeout_ms;
         if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -158,11 +194,11 @@ impl Db {
                     .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
             }
             let pool = SqlitePoolOptions::new()
-                .max_connections(config.max_connections)
+                .max_connections(config.max_connections.get())
                 .acquire_timeout(acquire_timeout)
                 .connect_with(options)
                 .await?;
-            let idle_max = usize::try_from(config.max_connections).unwrap_or(usize::MAX);
+            let idle_max = usize::try_from(config.max_connections.get()).unwrap_or(usize::MAX);
             Ok(Self::Sqlite(
                 pool,
                 Arc::new(SqliteReader::new(path, idle_max)),
@@ -178,7 +214,7 @@ impl Db {
             }
             let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
-                .max_connections(config.max_connections)
+                .max_connections(config.max_connections.get())
                 .acquire_timeout(acquire_timeout)
                 .connect_with(options)
                 .await?;

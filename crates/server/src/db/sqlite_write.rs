@@ -9,11 +9,13 @@
 //! thread loses nothing. Statements bind [`Arg`]s encoded exactly as sqlx encodes them, so
 //! rows written here read back equal through sqlx and the other way round.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::sqlite_read::{bind, unavailable};
@@ -104,6 +106,25 @@ impl SqliteWriter {
         answer
             .await
             .map_err(|_| E::from(unavailable(rusqlite::Error::InvalidQuery)))?
+    }
+}
+
+impl SqliteWriter {
+    /// The output of `future`, an async transaction body run inside [`Self::transaction`]
+    /// (the credit ledger's, written once for both databases), which must be complete at its
+    /// first poll: on this thread its statements are synchronous rusqlite calls, so nothing
+    /// in it waits. A body that awaits anything else (a pool, a socket, a timer) would, under
+    /// `block_on`, hold the writer thread and every write queued behind it until that
+    /// completes, or forever; it is refused instead, with [`StoreError::NotReadyOnWriter`]
+    /// (a 500) and an error in the log, and its savepoint is rolled back.
+    pub(crate) fn ready<F: Future>(future: F) -> Result<F::Output, StoreError> {
+        future.now_or_never().ok_or_else(|| {
+            tracing::error!(
+                "a transaction on the SQLite writer thread awaited something that was not \
+                 ready (real I/O in a ledger function?): refused so that the writer does not hang"
+            );
+            StoreError::NotReadyOnWriter
+        })
     }
 }
 
@@ -252,5 +273,31 @@ mod tests {
             .await;
         assert!(matches!(panicked, Err(StoreError::Unavailable(_))));
         assert_eq!(count(&writer).await, 1, "only the committed row is left");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_is_not_ready_at_once_is_refused_and_the_writer_goes_on() {
+        let (_dir, writer) = writer();
+        assert_eq!(SqliteWriter::ready(async { 7 }).unwrap(), 7);
+        let pending = writer
+            .transaction(|tx| {
+                SqliteWriter::ready(async move {
+                    insert(tx, 1)?;
+                    std::future::pending::<()>().await;
+                    insert(tx, 2)
+                })
+                .unwrap_or_else(Err)
+            })
+            .await;
+        assert!(
+            matches!(pending, Err(StoreError::NotReadyOnWriter)),
+            "{pending:?}"
+        );
+        writer.transaction(|tx| insert(tx, 3)).await.unwrap();
+        assert_eq!(
+            count(&writer).await,
+            1,
+            "the refused body's write was rolled back"
+        );
     }
 }

@@ -66,7 +66,7 @@ impl NatsSink {
         let wanted = jetstream::stream::Config {
             name: self.config.stream.clone(),
             subjects: vec![format!("{}.>", self.config.subject_prefix)],
-            duplicate_window: Duration::from_secs(self.config.duplicate_window_seconds),
+            duplicate_window: self.config.duplicate_window_seconds,
             ..Default::default()
         };
         let mut stream = context

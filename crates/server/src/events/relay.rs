@@ -47,12 +47,12 @@ pub(crate) struct RelaySettings {
 impl From<&EventsConfig> for RelaySettings {
     fn from(config: &EventsConfig) -> Self {
         Self {
-            poll_interval: Duration::from_millis(config.poll_interval_ms.max(10)),
-            batch_size: config.batch_size.max(1),
-            lease: Duration::from_millis(config.lease_ms.max(100)),
-            attempts_max: config.attempts_max.max(1),
-            backoff_initial: Duration::from_millis(config.backoff_initial_ms),
-            backoff_max: Duration::from_millis(config.backoff_max_ms),
+            poll_interval: config.poll_interval_ms,
+            batch_size: config.batch_size.get(),
+            lease: config.lease_ms,
+            attempts_max: config.attempts_max.get(),
+            backoff_initial: config.backoff_initial_ms,
+            backoff_max: config.backoff_max_ms,
         }
     }
 }

@@ -7,8 +7,6 @@
 //! at once, and an operator replays it after fixing the receiver. 3xx is not followed (the
 //! configured URL is the endpoint) and counts as a refusal.
 
-use std::time::Duration;
-
 use secrecy::ExposeSecret;
 
 use crate::clock::Clock;
@@ -38,7 +36,7 @@ impl WebhookSink {
     ) -> anyhow::Result<Self> {
         let secret = WebhookSecret::parse(config.secret.expose_secret())?;
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(config.timeout_ms.max(1)))
+            .timeout(config.timeout_ms)
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Self {

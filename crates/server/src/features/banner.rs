@@ -40,9 +40,9 @@ pub(crate) struct BannerSettings {
 impl From<&FeaturesConfig> for BannerSettings {
     fn from(config: &FeaturesConfig) -> Self {
         Self {
-            refresh: Duration::from_millis(config.banner_refresh_ms),
+            refresh: config.banner_refresh_ms,
             max_age_seconds: config.banner_max_age_seconds,
-            messages_max: config.banner_messages_max,
+            messages_max: config.banner_messages_max.get(),
         }
     }
 }

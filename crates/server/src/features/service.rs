@@ -107,7 +107,7 @@ impl From<&FeaturesConfig> for FeatureSettings {
     fn from(config: &FeaturesConfig) -> Self {
         Self {
             retention: TimeDelta::days(i64::from(config.message_retention_days)),
-            retention_interval: Duration::from_secs(config.retention_interval_seconds.max(1)),
+            retention_interval: config.retention_interval_seconds,
             banner: BannerSettings::from(config),
         }
     }

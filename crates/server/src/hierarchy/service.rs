@@ -108,8 +108,8 @@ pub(crate) struct HierarchyLimits {
 impl From<&crate::config::LimitsConfig> for HierarchyLimits {
     fn from(limits: &crate::config::LimitsConfig) -> Self {
         Self {
-            actions_max: limits.hierarchy_actions_max,
-            created_max: limits.hierarchy_created_max,
+            actions_max: limits.hierarchy_actions_max.get(),
+            created_max: limits.hierarchy_created_max.get(),
         }
     }
 }

@@ -29,8 +29,8 @@ pub(crate) struct PageLimits {
 impl From<&LimitsConfig> for PageLimits {
     fn from(limits: &LimitsConfig) -> Self {
         Self {
-            default: limits.page_size_default,
-            max: limits.page_size_max,
+            default: limits.page_size_default.get(),
+            max: limits.page_size_max.get(),
         }
     }
 }

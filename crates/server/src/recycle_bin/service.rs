@@ -71,8 +71,8 @@ impl From<&RecycleBinConfig> for BinSettings {
     fn from(config: &RecycleBinConfig) -> Self {
         Self {
             retention: TimeDelta::days(i64::from(config.retention_days)),
-            check_interval: std::time::Duration::from_secs(config.retention_check_seconds.max(1)),
-            batch: i64::from(config.purge_batch_size.max(1)),
+            check_interval: config.retention_check_seconds,
+            batch: i64::from(config.purge_batch_size.get()),
         }
     }
 }

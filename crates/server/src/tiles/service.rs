@@ -114,8 +114,8 @@ impl From<&crate::config::TilesConfig> for TileSettings {
             band_cache_bytes: bytes(config.band_cache_mb),
             max_age_seconds: config.max_age_seconds,
             stored_tiles_max: config.stored_tiles_max,
-            pyramid_lease: std::time::Duration::from_secs(config.pyramid_lease_seconds.max(1)),
-            pyramid_poll: std::time::Duration::from_millis(config.pyramid_poll_ms.max(10)),
+            pyramid_lease: config.pyramid_lease_seconds,
+            pyramid_poll: config.pyramid_poll_ms,
         }
     }
 }

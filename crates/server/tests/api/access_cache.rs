@@ -242,7 +242,7 @@ const REVOKE: &str = "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND $2 I
 
 api_test_with!(
     changes_made_by_another_process_are_seen_within_the_refresh,
-    |config| config.auth.access_refresh_ms = 100,
+    |config| config.auth.access_refresh_ms = std::time::Duration::from_millis(100),
     |app| {
         let (_, dataset) = pond(&app, "Shared").await;
         let (key_id, key) = app.create_api_key(app.tenant_id(), "User").await;
@@ -275,7 +275,7 @@ api_test_with!(
 
 api_test_with!(
     no_cache_reads_the_store_every_time,
-    |config| config.auth.access_refresh_ms = 0,
+    |config| config.auth.access_refresh_ms = std::time::Duration::from_millis(0),
     |app| {
         let (_, dataset) = pond(&app, "Shared").await;
         let (key_id, key) = app.create_api_key(app.tenant_id(), "User").await;

@@ -322,7 +322,7 @@ fn oidc_config(jwks_url: Option<String>) -> impl FnOnce(&mut basin::Config) {
             audience: vec![AUDIENCE.into()],
             jwks_file: jwks_url.is_none().then(|| fixture("jwks.json")),
             jwks_url,
-            jwks_cache_ttl_seconds: 600,
+            jwks_cache_ttl_seconds: std::time::Duration::from_secs(600),
         });
     }
 }

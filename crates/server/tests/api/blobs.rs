@@ -573,7 +573,7 @@ api_test!(an_upload_cut_off_midway_leaves_no_blob, |app| {
 });
 
 fn small_upload_limit(config: &mut basin::Config) {
-    config.limits.upload_bytes_max = 1000;
+    config.limits.upload_bytes_max = std::num::NonZeroU64::new(1000).unwrap();
 }
 
 api_test_with!(
@@ -1394,7 +1394,7 @@ api_test!(
 );
 
 fn compact_at_once(config: &mut basin::Config) {
-    config.blob.compaction_delay_seconds = 0;
+    config.blob.compaction_delay_seconds = std::time::Duration::from_secs(0);
 }
 
 api_test_with!(

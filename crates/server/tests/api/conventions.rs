@@ -459,7 +459,7 @@ async fn check_request_timeout(app: TestApp) {
 }
 
 fn short_timeout(config: &mut basin::Config) {
-    config.limits.request_timeout_ms = 300;
+    config.limits.request_timeout_ms = std::time::Duration::from_millis(300);
 }
 
 api_test_with!(

@@ -13,7 +13,7 @@ use crate::helpers::*;
 /// The settle job runs once at start and then not again during the test: what settles,
 /// settles because a request read the pool.
 fn without_the_job(config: &mut basin::Config) {
-    config.credits.settle_interval_seconds = 86_400;
+    config.credits.settle_interval_seconds = std::time::Duration::from_secs(86_400);
 }
 
 /// Moves the app's clock to the last microsecond of today (UTC).
@@ -218,7 +218,7 @@ api_test_with!(
 
 api_test_with!(
     the_settle_job_settles_pools_nobody_reads,
-    |config| config.credits.settle_interval_seconds = 1,
+    |config| config.credits.settle_interval_seconds = std::time::Duration::from_secs(1),
     |app| {
         let tenant = app.tenant_id();
         add(&app, Some(tenant), "5", "soon", &day(&app, 0)).await;

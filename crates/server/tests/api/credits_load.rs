@@ -224,7 +224,7 @@ fn assert_no_server_errors(tallies: &[ClientTally]) -> std::collections::BTreeMa
 
 api_test_with!(
     sixty_four_clients_for_ten_seconds_break_no_invariant,
-    |config| config.database.max_connections = 10,
+    |config| config.database.max_connections = std::num::NonZeroU32::new(10).unwrap(),
     |app| {
         let added = fund(&app, Some(app.tenant_id()), "400").await;
         let generic_added = fund(&app, None, "100").await;
@@ -270,7 +270,7 @@ api_test_with!(
 /// Reserve+spend pairs per second at 32 clients for 10 s, with latency percentiles.
 async fn bench(backend: Backend) {
     let Some(app) = spawn_app_on(backend, |config| {
-        config.database.max_connections = 10;
+        config.database.max_connections = std::num::NonZeroU32::new(10).unwrap();
         config.log.level = "warn".into();
     })
     .await

@@ -239,16 +239,16 @@ impl Drop for InFlight<'_> {
 
 /// A relay polling every 50 ms, retrying at once, delivering to `receiver`.
 fn relay_to(config: &mut basin::Config, receiver: &Receiver, attempts_max: u32) {
-    config.events.poll_interval_ms = 50;
-    config.events.backoff_initial_ms = 0;
-    config.events.backoff_max_ms = 0;
-    config.events.attempts_max = attempts_max;
+    config.events.poll_interval_ms = std::time::Duration::from_millis(50);
+    config.events.backoff_initial_ms = std::time::Duration::from_millis(0);
+    config.events.backoff_max_ms = std::time::Duration::from_millis(0);
+    config.events.attempts_max = std::num::NonZeroU32::new(attempts_max).unwrap();
     config.events.webhooks = vec![basin::WebhookConfig {
         name: "test".into(),
         url: receiver.url.clone(),
         secret: SecretString::from(SECRET),
         types: Vec::new(),
-        timeout_ms: 5_000,
+        timeout_ms: std::time::Duration::from_millis(5_000),
     }];
 }
 
@@ -875,7 +875,8 @@ scenario_test!(
 
 api_test_with!(
     without_sinks_events_are_logged_and_pruned,
-    |config: &mut basin::Config| config.events.poll_interval_ms = 50,
+    |config: &mut basin::Config| config.events.poll_interval_ms =
+        std::time::Duration::from_millis(50),
     |app| {
         record_samples(&app, 25, 5).await;
         wait_for_empty_outbox(&app.db).await;
@@ -897,8 +898,8 @@ async fn second_app(
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.events.relay = true;
     relay_to(&mut config, receiver, 20);
-    config.events.batch_size = 5;
-    config.events.lease_ms = 1_000;
+    config.events.batch_size = std::num::NonZeroU32::new(5).unwrap();
+    config.events.lease_ms = std::time::Duration::from_millis(1_000);
     let app = basin::App::build(config, Arc::new(basin::SystemClock))
         .await
         .unwrap();
@@ -909,7 +910,8 @@ async fn second_app(
     (stop, server)
 }
 
-/// `basin <command>` on the app's store relaying to `receiver`, with a lease of one second.
+/// `basin <command>` on the app's store relaying to `receiver`, with a lease of one second
+/// (and so a webhook timeout under it: a lease must outlast the POST it covers).
 fn relay_process(app: &TestApp, receiver: &Receiver, command_args: &[&str]) -> std::process::Child {
     let config_file = app.config.data_dir.join("relay.toml");
     std::fs::write(
@@ -917,7 +919,8 @@ fn relay_process(app: &TestApp, receiver: &Receiver, command_args: &[&str]) -> s
         format!(
             "[events]\npoll_interval_ms = 50\nbatch_size = 5\nlease_ms = 1000\n\
              backoff_initial_ms = 0\nbackoff_max_ms = 0\n\n\
-             [[events.webhooks]]\nname = \"test\"\nurl = \"{}\"\nsecret = \"{SECRET}\"\n",
+             [[events.webhooks]]\nname = \"test\"\nurl = \"{}\"\nsecret = \"{SECRET}\"\n\
+             timeout_ms = 500\n",
             receiver.url
         ),
     )
@@ -981,7 +984,7 @@ async fn two_relays_share_the_outbox_in_order_per_resource(backend: Backend) {
     receiver.state.fail_next.store(10, Ordering::Relaxed);
     let Some(app) = spawn_app_on(backend, |config| {
         relay_to(config, &receiver, 20);
-        config.events.batch_size = 5;
+        config.events.batch_size = std::num::NonZeroU32::new(5).unwrap();
     })
     .await
     else {
@@ -1158,12 +1161,12 @@ async fn events_reach_a_nats_jetstream_subscriber_as_documented(backend: Backend
     let url = nats.url.clone();
     let (stream_name, subject_prefix) = (stream.clone(), prefix.clone());
     let Some(app) = spawn_app_on(backend, move |config| {
-        config.events.poll_interval_ms = 50;
+        config.events.poll_interval_ms = std::time::Duration::from_millis(50);
         config.events.nats = Some(basin::NatsConfig {
             url,
             stream: stream_name,
             subject_prefix,
-            duplicate_window_seconds: 120,
+            duplicate_window_seconds: std::time::Duration::from_secs(120),
         });
     })
     .await
@@ -1227,14 +1230,14 @@ async fn a_deleted_nats_stream_is_created_again(backend: Backend) {
     let stream = format!("BASIN_TEST_{}", uuid::Uuid::new_v4().simple());
     let (url, stream_name) = (nats.url.clone(), stream.clone());
     let Some(app) = spawn_app_on(backend, move |config| {
-        config.events.poll_interval_ms = 50;
-        config.events.backoff_initial_ms = 0;
-        config.events.backoff_max_ms = 0;
+        config.events.poll_interval_ms = std::time::Duration::from_millis(50);
+        config.events.backoff_initial_ms = std::time::Duration::from_millis(0);
+        config.events.backoff_max_ms = std::time::Duration::from_millis(0);
         config.events.nats = Some(basin::NatsConfig {
             url,
             stream: stream_name,
             subject_prefix: format!("test.{}", uuid::Uuid::new_v4().simple()),
-            duplicate_window_seconds: 120,
+            duplicate_window_seconds: std::time::Duration::from_secs(120),
         });
     })
     .await
@@ -1277,7 +1280,7 @@ async fn bench(backend: Backend) {
             url,
             stream: stream_name,
             subject_prefix: format!("bench.{}", uuid::Uuid::new_v4().simple()),
-            duplicate_window_seconds: 120,
+            duplicate_window_seconds: std::time::Duration::from_secs(120),
         });
     })
     .await
@@ -1289,12 +1292,12 @@ async fn bench(backend: Backend) {
     let mut config = app.config.clone();
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.events.relay = true;
-    config.events.poll_interval_ms = 10;
+    config.events.poll_interval_ms = std::time::Duration::from_millis(10);
     if let Some(batch_size) = std::env::var("BENCH_BATCH_SIZE")
         .ok()
         .and_then(|value| value.parse().ok())
     {
-        config.events.batch_size = batch_size;
+        config.events.batch_size = std::num::NonZeroU32::new(batch_size).unwrap();
     }
     let batch_size = config.events.batch_size;
     let relay = basin::App::build(config, Arc::new(basin::SystemClock))

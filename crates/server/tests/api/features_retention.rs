@@ -112,7 +112,7 @@ api_test_with!(
 
 api_test_with!(
     the_job_removes_expired_messages_by_itself,
-    |config| config.features.retention_interval_seconds = 1,
+    |config| config.features.retention_interval_seconds = std::time::Duration::from_secs(1),
     |app| {
         let id = publish(&app, "/api/admin/feature/message", 5).await;
         app.clock.advance(TimeDelta::days(31));

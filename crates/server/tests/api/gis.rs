@@ -144,10 +144,10 @@ api_test!(the_list_pages_the_whole_registry_by_ascending_id, |app| {
     let next = list(&app, &[("offset", "5"), ("limit", "5")]).await;
     assert!(ids(&next)[0] > first[4]);
     let default = list(&app, &[]).await;
-    assert_eq!(default["limit"], app.config.limits.page_size_default);
+    assert_eq!(default["limit"], app.config.limits.page_size_default.get());
     assert_eq!(
         default["data"].as_array().unwrap().len() as u32,
-        app.config.limits.page_size_default
+        app.config.limits.page_size_default.get()
     );
     // The last entry, and past the end: no rows, the same total.
     let last = list(&app, &[("offset", (total - 1).to_string().as_str())]).await;
@@ -247,7 +247,7 @@ api_test!(
 );
 
 api_test!(list_parameters_out_of_bounds_are_400s_naming_them, |app| {
-    let max = app.config.limits.page_size_max;
+    let max = app.config.limits.page_size_max.get();
     list(&app, &[("limit", max.to_string().as_str())]).await;
     for (name, value) in [
         ("limit", "0".to_owned()),

@@ -336,7 +336,7 @@ pub async fn spawn_app_on(
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.data_dir = data_dir.path().to_path_buf();
     config.database_url = database.as_ref().map(|db| db.url.clone());
-    config.database.max_connections = 4;
+    config.database.max_connections = std::num::NonZeroU32::new(4).unwrap();
     config.auth.jwt_secret = Some(SecretString::from(TEST_SECRET));
     configure(&mut config);
     let clock = ManualClock::new(chrono::Utc::now());
@@ -533,8 +533,8 @@ pub async fn expect_problem(response: Response, status: StatusCode, kind: &str) 
 /// Request timeout 300 ms, upload idle limit 600 ms: uploads sent by [`slow_body`] outlast
 /// the first and stay within the second.
 pub fn short_idle_timeout(config: &mut basin::Config) {
-    config.limits.request_timeout_ms = 300;
-    config.limits.upload_idle_timeout_ms = 600;
+    config.limits.request_timeout_ms = std::time::Duration::from_millis(300);
+    config.limits.upload_idle_timeout_ms = std::time::Duration::from_millis(600);
 }
 
 /// `bytes` as a body sent 1000 bytes at a time, 200 ms apart.

@@ -354,7 +354,7 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
 });
 
 fn small_pool(config: &mut basin::Config) {
-    config.database.max_connections = 2;
+    config.database.max_connections = std::num::NonZeroU32::new(2).unwrap();
 }
 
 api_test_with!(
@@ -387,7 +387,7 @@ api_test_with!(
 );
 
 fn few_created(config: &mut basin::Config) {
-    config.limits.hierarchy_created_max = 5;
+    config.limits.hierarchy_created_max = std::num::NonZeroUsize::new(5).unwrap();
 }
 
 // Issue 9, fault 8: one request could create 50,000 projects (1,000 actions, 50 levels deep).

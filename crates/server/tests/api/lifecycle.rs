@@ -557,7 +557,7 @@ api_test!(
 );
 
 fn short_grace(config: &mut basin::Config) {
-    config.limits.shutdown_grace_ms = 400;
+    config.limits.shutdown_grace_ms = std::time::Duration::from_millis(400);
 }
 
 // Issue 9, fault 1: shutdown waited for whatever a request was doing. An upload that trickles

@@ -163,7 +163,7 @@ api_test!(
 );
 
 api_test!(page_limits_and_bad_cursors_are_400, |app| {
-    let max = app.config.limits.page_size_max;
+    let max = app.config.limits.page_size_max.get();
     expect_status(
         app.back_office(Method::GET, &format!("/api/admin/tenants?limit={max}"))
             .send()

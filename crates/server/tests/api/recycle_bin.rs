@@ -1529,7 +1529,8 @@ async fn purge_until_quiet(app: &TestApp) {
 
 api_test_with!(
     a_purged_project_takes_its_subtree_rows_and_blobs_and_cannot_come_back,
-    |config: &mut basin::Config| config.recycle_bin.purge_batch_size = 2,
+    |config: &mut basin::Config| config.recycle_bin.purge_batch_size =
+        std::num::NonZeroU32::new(2).unwrap(),
     |app| {
         let kept = root(&app, "Kept").await;
         let kept_dataset = upload(&app, &kept, "kept.txt", b"kept").await;

@@ -625,12 +625,12 @@ pub(crate) async fn until_files(folder: &Path, count: usize) {
 /// new content or a purge at once.
 fn quick_leases(config: &mut basin::Config) {
     quick_renderers(config);
-    config.tiles.pyramid_lease_seconds = 1;
+    config.tiles.pyramid_lease_seconds = std::time::Duration::from_secs(1);
 }
 
 /// Renderers look for work every 50 ms, so the tests need not wait for them.
 fn quick_renderers(config: &mut basin::Config) {
-    config.tiles.pyramid_poll_ms = 50;
+    config.tiles.pyramid_poll_ms = std::time::Duration::from_millis(50);
 }
 
 api_test_with!(

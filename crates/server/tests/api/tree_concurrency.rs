@@ -374,7 +374,7 @@ async fn rename_ledger(app: &TestApp, storm: &Storm, index: usize, counter: usiz
 const CLIENTS: usize = 32;
 
 fn storm_config(config: &mut basin::Config) {
-    config.database.max_connections = 16;
+    config.database.max_connections = std::num::NonZeroU32::new(16).unwrap();
 }
 
 api_test_with!(

@@ -152,7 +152,7 @@ api_test!(a_staged_import_takes_its_upload_over, |app| {
 });
 
 fn short_retention_no_workers(config: &mut basin::Config) {
-    config.blob.upload_retention_seconds = 2;
+    config.blob.upload_retention_seconds = std::time::Duration::from_secs(2);
     config.transfers.executor = basin::TransferExecutor::External;
 }
 
@@ -279,7 +279,7 @@ api_test!(a_tenant_reports_the_bytes_it_stores_by_place, |app| {
 });
 
 fn quick_checksum_repair(config: &mut basin::Config) {
-    config.transfers.checksum_repair_seconds = 1;
+    config.transfers.checksum_repair_seconds = std::time::Duration::from_secs(1);
 }
 
 // Issue 33, item 10: a large result is hashed after its transfer completed; a worker that

@@ -334,8 +334,8 @@ api_test_with!(
 api_test_with!(
     a_running_transfer_cancelled_stops_and_leaves_nothing,
     |config: &mut basin::Config| {
-        config.transfers.heartbeat_seconds = 1;
-        config.transfers.workers = 1;
+        config.transfers.heartbeat_seconds = std::time::Duration::from_secs(1);
+        config.transfers.workers = std::num::NonZeroUsize::MIN;
     },
     |app| {
         let project = project(&app, "Cancelled").await;

@@ -50,13 +50,13 @@ impl WorkerPool {
 
     /// Runs `count` workers until `stop` is cancelled; a transfer running then goes back to the
     /// queue, its attempt not counted, for another worker (or this one after a restart).
-    pub(crate) async fn run(self, count: usize, stop: CancellationToken) {
+    pub(crate) async fn run(self, count: std::num::NonZeroUsize, stop: CancellationToken) {
         if let Err(error) = tokio::fs::create_dir_all(&self.runner.work_dir).await {
             tracing::error!(%error, dir = %self.runner.work_dir.display(), "cannot create the transfer work dir; no transfers will run");
             return;
         }
         let mut tasks = tokio::task::JoinSet::new();
-        for _ in 0..count.max(1) {
+        for _ in 0..count.get() {
             tasks.spawn(self.clone().work(stop.clone()));
         }
         tasks.spawn(self.clone().sweep(stop.clone()));

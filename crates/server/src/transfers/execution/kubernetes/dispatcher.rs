@@ -85,7 +85,8 @@ pub(crate) struct DispatcherDeps {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) client: Arc<dyn JobClient>,
     pub(crate) config: KubernetesConfig,
-    pub(crate) attempts_max: u32,
+    /// Claims of a transfer before it ends in `Error` (`transfers.attempts_max`).
+    pub(crate) attempts_max: std::num::NonZeroU32,
     pub(crate) poll_interval: Duration,
     /// Woken when this process queues a transfer.
     pub(crate) queued: Arc<Notify>,
@@ -99,7 +100,7 @@ impl Dispatcher {
             clock: deps.clock,
             client: deps.client,
             config: deps.config,
-            attempts_max: deps.attempts_max.max(1),
+            attempts_max: deps.attempts_max.get(),
             poll_interval: deps.poll_interval,
             queued: deps.queued,
             refusals: HashMap::new(),
@@ -182,7 +183,7 @@ impl Dispatcher {
             done.lost += 1;
             let lost = self.lost.entry(id).or_insert(0);
             *lost = lost.saturating_add(1);
-            if *lost >= self.config.create_refusals_max.max(1) {
+            if *lost >= self.config.create_refusals_max.get() {
                 let message = format!(
                     "The transfer could not be started: its Kubernetes Jobs ended {lost} times \
                      without running it (the last one: {job})."
@@ -238,7 +239,7 @@ impl Dispatcher {
             Err(error @ CreateError::Refused { .. }) => {
                 let refusals = self.refusals.entry(id).or_insert(0);
                 *refusals = refusals.saturating_add(1);
-                if *refusals < self.config.create_refusals_max.max(1) {
+                if *refusals < self.config.create_refusals_max.get() {
                     tracing::warn!(transfer = %id, job = %name, %error, refusals = *refusals, "the Job was refused; retrying");
                     return Ok(Step::Deferred);
                 }
@@ -454,7 +455,7 @@ mod tests {
                 clock: clock.clone(),
                 client: jobs.clone(),
                 config: KubernetesConfig::default(),
-                attempts_max: 3,
+                attempts_max: std::num::NonZeroU32::new(3).unwrap(),
                 poll_interval: Duration::from_millis(10),
                 queued: Arc::new(Notify::new()),
             });

@@ -325,7 +325,7 @@ pub(crate) mod tests {
             active_deadline_seconds: Some(86_400),
             termination_grace_period_seconds: 90,
             storage_class: Some("fast-ssd".into()),
-            create_refusals_max: 3,
+            create_refusals_max: std::num::NonZeroU32::new(3).unwrap(),
             start_timeout_seconds: 600,
             labels: BTreeMap::from([("team".into(), "hydro".into())]),
             annotations: BTreeMap::from([("sidecar.istio.io/inject".into(), "false".into())]),
