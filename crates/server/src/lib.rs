@@ -39,12 +39,14 @@ mod names;
 mod openapi;
 mod periodic;
 mod projects;
+mod public_base;
 mod reactions;
 mod recycle_bin;
 mod startup;
 mod telemetry;
 mod tiles;
 mod transfers;
+mod webhook_signature;
 
 pub use auth::{SigningSecret, TokenRequest, issue_token};
 pub use blob::resign_blob_url;

@@ -17,7 +17,7 @@ use crate::blob::ACCOUNT;
 use crate::blob::path::{BlobPath, BlobPathError};
 use crate::blob::signing::{BlobSigner, Permissions};
 use crate::error::ApiError;
-use crate::http::public_base::PublicBase;
+use crate::public_base::PublicBase;
 
 /// Characters left unencoded in blob name segments: RFC 3986 unreserved.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC

@@ -100,7 +100,7 @@ impl EventsConfig {
                     webhook.name
                 )));
             }
-            crate::events::signature::WebhookSecret::parse(webhook.secret.expose_secret())
+            crate::webhook_signature::WebhookSecret::parse(webhook.secret.expose_secret())
                 .map_err(|error| {
                     ConfigError::Inconsistent(format!(
                         "events.webhooks '{}': {error}",

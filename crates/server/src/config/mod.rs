@@ -186,7 +186,7 @@ impl Config {
     /// between settings. The first rule broken is the error.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.public_url
-            && crate::http::public_base::PublicBase::parse(url).is_none()
+            && crate::public_base::PublicBase::parse(url).is_none()
         {
             return Err(ConfigError::Inconsistent(
                 "public_url must be an http or https URL without query or fragment".into(),

@@ -24,7 +24,7 @@ use axum::http::HeaderValue;
 pub(crate) use routes::router;
 
 use crate::config::ConsoleConfig;
-use crate::http::public_base::PublicBase;
+use crate::public_base::PublicBase;
 use assets::{AssetError, AssetSet};
 
 include!(concat!(env!("OUT_DIR"), "/console_files.rs"));

@@ -17,10 +17,10 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{Cursor, CursorPage, CursorRequest, SortKind};
-use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::access::Capability;
 use crate::projects::service::ProjectService;
+use crate::public_base::PublicBase;
 
 /// What the dataset endpoints need: a substate of the app's state (axum `FromRef`).
 #[derive(Debug, Clone)]

@@ -9,7 +9,6 @@ mod nats;
 mod outbox;
 pub(crate) mod relay;
 pub(crate) mod routes;
-pub(crate) mod signature;
 mod sink;
 mod store;
 pub(crate) mod transfer;

@@ -11,8 +11,8 @@ use secrecy::ExposeSecret;
 
 use crate::clock::Clock;
 use crate::config::WebhookConfig;
-use crate::events::signature::WebhookSecret;
 use crate::events::sink::{DeliveryError, Outgoing, Sink};
+use crate::webhook_signature::WebhookSecret;
 
 /// Content type of CloudEvents JSON in structured mode.
 const CLOUDEVENTS_JSON: &str = "application/cloudevents+json";

@@ -11,12 +11,12 @@ use crate::blob::{BlobPath, BlobUrls};
 use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
-use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId};
 use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
 use crate::projects::service::{ProjectError, ProjectService};
+use crate::public_base::PublicBase;
 
 crate::wire_enum! {
     /// What an action does.

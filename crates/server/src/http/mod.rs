@@ -7,7 +7,6 @@ pub(crate) mod etag;
 pub(crate) mod extract;
 pub(crate) mod paging;
 pub(crate) mod problem;
-pub(crate) mod public_base;
 pub(crate) mod time;
 pub(crate) mod unread_body;
 pub(crate) mod wire_enum;

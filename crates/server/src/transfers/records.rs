@@ -73,7 +73,7 @@ impl TransferService {
     pub(crate) fn record(
         &self,
         row: &TransferRow,
-        base: &crate::http::public_base::PublicBase,
+        base: &crate::public_base::PublicBase,
     ) -> Result<TransferDto, TransferError> {
         let plan = row
             .plan()

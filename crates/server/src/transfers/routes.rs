@@ -14,8 +14,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::api_version::{self, ApiVersion, CONVERSION, METADATA};
 use crate::http::extract::{Json, JsonBody, Path, Query};
 use crate::http::paging::{DataList, OffsetPage, OffsetRequest};
-use crate::http::public_base::PublicBase;
 use crate::ids::{DatasetId, ProjectId, TransferId};
+use crate::public_base::PublicBase;
 use crate::transfers::model::{
     TransferDto, TransferRequest, TransferRow, TransferStatus, TransferSummaryDto,
 };

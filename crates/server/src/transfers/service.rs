@@ -17,8 +17,8 @@ use crate::blob::{
 };
 use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
-use crate::http::public_base::PublicBase;
 use crate::ids::TenantId;
+use crate::public_base::PublicBase;
 
 /// Why a transfer request failed.
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,9 @@
 //! `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the bytes of a `whsec_` secret.
 //!
 //! Kept apart from the HTTP sink so that the scheme is checked against a vector computed
-//! elsewhere (the tests below) and the receiver example in docs/events.md follows it exactly.
+//! elsewhere (the tests below) and the receiver example in docs/events.md follows it exactly,
+//! and below every other module (ARCHITECTURE.md), so that the configuration can check a
+//! webhook's secret when it loads without depending on the events area.
 
 use aws_lc_rs::hmac;
 use base64::Engine;

@@ -1,7 +1,7 @@
 //! Where clients reach Basin, `scheme://host[:port][/prefix]`: the configured `public_url`, or
-//! the `Host` a request came in on. Signed blob URLs are built on it. Parsing lives here, apart
-//! from the blob area, so that the configuration can check `public_url` without depending on
-//! an area.
+//! the `Host` a request came in on. Signed blob URLs are built on it. It sits below every other
+//! module (ARCHITECTURE.md), so that the configuration can check `public_url` and the areas
+//! and the blob endpoint can build on it without depending on one another.
 
 /// Where clients reach Basin: `scheme://host[:port][/prefix]`, without a trailing slash.
 #[derive(Debug, Clone, PartialEq, Eq)]
