@@ -1,5 +1,10 @@
 //! `GET /api/iam/principal/me` and `GET /api/iam/tenant/my` (wire-contract 7).
 
+mod access_cache;
+mod admin;
+mod auth;
+mod permissions;
+
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

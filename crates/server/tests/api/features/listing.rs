@@ -6,7 +6,7 @@ use basin::Clock;
 use chrono::TimeDelta;
 use reqwest::{Method, StatusCode};
 
-use crate::features_messages::{
+use super::messages::{
     admin, create_id, delete_message, get_page, list_ids, message, messages_path, page_ids,
     whole_second_now,
 };

@@ -1,6 +1,8 @@
 //! Blob transfer (issue 3, wire-contract 4): upload URLs, the Azure-compatible blob endpoint
 //! (PUT, staged blocks, GET with ranges, HEAD), signatures, limits and all-or-nothing writes.
 
+mod uploads;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use basin::Clock;

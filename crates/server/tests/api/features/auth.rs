@@ -6,7 +6,7 @@ use chrono::TimeDelta;
 use reqwest::{Method, StatusCode};
 use uuid::Uuid;
 
-use crate::features_messages::{
+use super::messages::{
     READ_SCOPE, READWRITE_SCOPE, active_message, create_id, list_ids, messages_path,
 };
 use crate::helpers::*;

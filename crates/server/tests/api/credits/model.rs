@@ -2,9 +2,9 @@
 //!
 //! proptest generates sequences of 20 to 60 steps (adds, reserves, spends whole, partial and
 //! too large, direct spends, releases, moves, retries of earlier requests, clock jumps across
-//! expiry dates and reservation timeouts; see `steps.rs`). Each case starts a fresh app and
-//! sends every step to the HTTP API and to the in-memory ledger of `model.rs`, which is
-//! docs/credits.md written a second time. After every step:
+//! expiry dates and reservation timeouts; see `model/steps.rs`). Each case starts a fresh app
+//! and sends every step to the HTTP API and to the in-memory ledger of `model/ledger.rs`, which
+//! is docs/credits.md written a second time. After every step:
 //! - the status and problem type, and the body of a success, are what the model predicts;
 //! - every pool's breakdown and details (lot by lot) equal the model's;
 //! - no amount is negative, and per billing reference all pools and statuses add up to what
@@ -23,12 +23,12 @@
 //! Configuration: 48 cases on SQLite, 12 on PostgreSQL (each case creates a database there),
 //! `PROPTEST_CASES` for more, `PROPTEST_MAX_SHRINK_ITERS` to bound shrinking (300 by
 //! default: each iteration replays a case). Failing inputs are kept in
-//! `tests/proptest-regressions/credits_model.txt` (proptest's `SourceParallel`) and replayed
+//! `tests/proptest-regressions/credits/model.txt` (proptest's `SourceParallel`) and replayed
 //! first on every later run; each failure found is also a plain test in
-//! `credits_model_regressions.rs`. `CREDITS_MODEL_STATS=1` (with `--nocapture`) prints what
+//! `model_regressions.rs`. `CREDITS_MODEL_STATS=1` (with `--nocapture`) prints what
 //! the cases did: requests by kind and answer, and how often the model took its rarer paths.
 
-mod model;
+mod ledger;
 mod observe;
 mod steps;
 
@@ -43,7 +43,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::helpers::{Backend, TestApp, postgres_admin_url, spawn_app_on};
-use model::{Action, Ledger, Micros, Pool, PoolView};
+use ledger::{Action, Ledger, Micros, Pool, PoolView};
 use observe::JournalTracker;
 use steps::{Step, TENANTS, TIMEOUT_MAX_SECONDS, WireRequest};
 
@@ -165,7 +165,7 @@ fn label(action: &Action) -> String {
     }
 }
 
-fn answer_label(outcome: &model::Outcome) -> &'static str {
+fn answer_label(outcome: &ledger::Outcome) -> &'static str {
     match outcome {
         Ok(_) => "200",
         Err(refusal) => refusal.kind,
@@ -347,7 +347,7 @@ impl<'a> Case<'a> {
             let journal = journals.remove(&pool).unwrap_or_default();
             self.read_pool(pool, journal)
         });
-        let mut by_reference: BTreeMap<model::Reference, Micros> = BTreeMap::new();
+        let mut by_reference: BTreeMap<ledger::Reference, Micros> = BTreeMap::new();
         let mut outcome = Ok(());
         for (pool, observed, journal) in futures::future::join_all(reads).await {
             outcome = outcome.and(self.compare_pool(pool, observed, &journal, &mut by_reference));
@@ -392,7 +392,7 @@ impl<'a> Case<'a> {
         pool: Pool,
         observed: Result<PoolView, String>,
         journal: &JournalTracker,
-        by_reference: &mut BTreeMap<model::Reference, Micros>,
+        by_reference: &mut BTreeMap<ledger::Reference, Micros>,
     ) -> Result<(), String> {
         let observed = observed?;
         let expected = self.ledger.view(pool);
@@ -424,7 +424,7 @@ impl<'a> Case<'a> {
     async fn check_at_end(&self) -> Result<(), String> {
         for ((tenant, op), operation) in self.ledger.operations() {
             let observed = observe::read_operation(self.app, self.tenants[*tenant], op).await?;
-            let expected = model::view_of(operation);
+            let expected = ledger::view_of(operation);
             if observed != expected {
                 return Err(format!(
                     "operation {tenant}/{op}: the API shows\n  {observed:?}\nthe model\n  {expected:?}"
@@ -472,7 +472,7 @@ impl<'a> Case<'a> {
     async fn check_filtered(&self, pool: Pool) -> Result<(), String> {
         let filter = "filter=expired&filter=Reserved";
         let observed = observe::read_filtered(self.app, pool, &self.tenants, filter).await?;
-        let listed = |amounts: &model::Amounts| {
+        let listed = |amounts: &ledger::Amounts| {
             vec![
                 ("Reserved".to_owned(), amounts.reserved),
                 ("Expired".to_owned(), amounts.expired),

@@ -2,6 +2,8 @@
 //! against the source, the empty tile, WMTS key-value requests, caching headers, and every
 //! refusal.
 
+pub(crate) mod pyramids;
+
 use basin_formats::crs::{Crs, CrsTransform, Projection};
 use basin_formats::model::{
     Data, DataType, Dataset, GeoTransform, GridGeometry, GridHeader, Header, Item, TimeAxis, Values,

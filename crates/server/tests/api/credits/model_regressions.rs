@@ -1,4 +1,4 @@
-//! Plain tests of what the model-based test of the credit ledger (`credits_model.rs`) found:
+//! Plain tests of what the model-based test of the credit ledger (`model.rs`) found:
 //! each failure it reported, reduced to the requests that show it, so that it stays fixed
 //! whatever proptest generates next.
 

@@ -1,6 +1,10 @@
 //! HTTP conventions (wire-contract 1): problem+json shape, unknown routes and methods, body
 //! limits, content types, api-version, case-insensitive binding, timestamps, request ids.
 
+mod authorization_first;
+mod connections;
+mod paging;
+
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

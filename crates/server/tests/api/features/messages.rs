@@ -1,5 +1,5 @@
 //! Feature status messages (spec 2.2, 4.2; docs/features.md "Feature status messages"): the
-//! request helpers every `features_*.rs` suite shares, then create, read, change and delete on
+//! request helpers every suite of this folder shares, then create, read, change and delete on
 //! both endpoint families, rule 1, every field's validation, timestamps, the limits counted in
 //! code points, control characters and the title and body sanitizing.
 

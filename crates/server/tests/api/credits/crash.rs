@@ -12,7 +12,7 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::credits_load::{Load, Mix, micros, run_load};
+use super::load::{Load, Mix, micros, run_load};
 use crate::helpers::*;
 
 /// A `basin serve` process on a store of the test's own.

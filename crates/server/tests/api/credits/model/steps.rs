@@ -17,7 +17,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::model::{Action, Ledger, MICROS_PER_CREDIT, Micros, Pool, Reference};
+use super::ledger::{Action, Ledger, MICROS_PER_CREDIT, Micros, Pool, Reference};
 
 /// Tenants in a case: the bootstrap tenant and two more.
 pub const TENANTS: usize = 3;

@@ -3,6 +3,8 @@
 //! elsewhere with their rules, permanent deletion with the blobs, and retention by the
 //! settable clock.
 
+mod retention_crash;
+
 use chrono::TimeDelta;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};

@@ -1,6 +1,19 @@
-//! Credits (spec 4.1, docs/credits.md): the request helpers every credit suite shares
-//! (`credits_*.rs`), and a round trip through add, reserve, spend and the reads. The suites
-//! check docs/credits.md as a contract, each test on SQLite and PostgreSQL.
+//! Credits (spec 4.1, docs/credits.md): the request helpers every credit suite shares (the
+//! other files of this folder), and a round trip through add, reserve, spend and the reads. The
+//! suites check docs/credits.md as a contract, each test on SQLite and PostgreSQL.
+
+mod add;
+mod auth;
+mod crash;
+mod expiry;
+mod journal;
+mod load;
+mod model;
+mod model_regressions;
+mod moves;
+mod operations;
+mod queries;
+mod spend;
 
 use basin::Clock;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};

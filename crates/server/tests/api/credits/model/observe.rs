@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::model::{
+use super::ledger::{
     Amounts, Answer, LotKey, LotView, Micros, MovedLot, OperationView, Outcome, Pool, PoolView,
     Reference, Share,
 };
@@ -471,7 +471,7 @@ pub async fn read_operation(
 }
 
 /// A lot of the extended details: its key and its operations, as
-/// [`super::model::Ledger::lot_operations`] gives them.
+/// [`super::ledger::Ledger::lot_operations`] gives them.
 pub type LotOperations = (LotKey, Vec<(String, &'static str, Share)>);
 
 /// The extended details of a tenant: each lot with its operations.

@@ -2,6 +2,8 @@
 //! blob PUT -> transfer -> dataset -> raw download; download-convert -> downloadPath), the
 //! transfer record, lists and cancel, and each validation error (nothing is queued).
 
+mod dfs;
+
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

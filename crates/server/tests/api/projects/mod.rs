@@ -1,6 +1,8 @@
 //! Projects and subprojects (spec 4.7, wire-contract 3): creation, capabilities, member
 //! inheritance, per-caller listings, filters, move, optimistic concurrency, limits, deletion.
 
+mod tree_concurrency;
+
 use std::collections::BTreeSet;
 
 use reqwest::{Method, StatusCode};

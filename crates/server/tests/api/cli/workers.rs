@@ -408,13 +408,13 @@ api_test_with!(
         config.tiles.serve_renders_pyramids = false;
     },
     |app| {
-        use crate::tiles_pyramids::{files_under, pyramid_folder, pyramid_row, pyramid_row_until};
+        use crate::tiles::pyramids::{files_under, pyramid_folder, pyramid_row, pyramid_row_until};
         let (_, dataset) =
             crate::tiles::uploaded(&app, &crate::tiles::utm_grid(), "depth.tif").await;
-        let tiles = crate::tiles_pyramids::created(
+        let tiles = crate::tiles::pyramids::created(
             &app,
             &dataset,
-            crate::tiles_pyramids::web_levels_13_to_16(),
+            crate::tiles::pyramids::web_levels_13_to_16(),
         )
         .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -428,7 +428,7 @@ api_test_with!(
         // A worker with a lease of 2 s starts rendering and is killed midway.
         let folder = pyramid_folder(&app, &tiles);
         let mut first = Worker::start(&app, 1, 2);
-        crate::tiles_pyramids::until_files(&folder, 5).await;
+        crate::tiles::pyramids::until_files(&folder, 5).await;
         first.kill();
         let files = files_under(&folder);
         assert!(
@@ -452,11 +452,11 @@ api_test_with!(
         })
         .await;
         assert_eq!((stored.attempts, stored.leased), (0, false), "{stored:?}");
-        let metadata = crate::tiles_pyramids::stored_metadata(&app, &tiles).await;
+        let metadata = crate::tiles::pyramids::stored_metadata(&app, &tiles).await;
         let files = files_under(&folder);
         assert_eq!(
             metadata["tileStorageSizeKB"],
-            crate::tiles_pyramids::stored_kilobytes(&files)
+            crate::tiles::pyramids::stored_kilobytes(&files)
         );
         assert!(files.len() > 100, "{} files", files.len());
     }
