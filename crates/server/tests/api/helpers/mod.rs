@@ -6,6 +6,9 @@
 //! Without it the PostgreSQL variants skip with a message, unless
 //! `CI` or `TEST_BASIN_REQUIRE_POSTGRES` is set, in which case they fail.
 
+pub mod client;
+pub mod routes;
+
 use std::sync::Arc;
 
 use basin::App;
@@ -17,6 +20,8 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use secrecy::SecretString;
 use serde_json::Value;
 use uuid::Uuid;
+
+pub use client::*;
 
 /// Which database a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,7 +440,7 @@ impl TestApp {
     /// Creates a tenant as BackOffice and returns its id.
     pub async fn create_tenant(&self, name: &str) -> Uuid {
         let response = self
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&serde_json::json!({ "name": name }))
             .send()
             .await
@@ -452,7 +457,7 @@ impl TestApp {
             body["role"] = role.into();
         }
         let response = self
-            .back_office(Method::POST, "/api/admin/users")
+            .back_office(Method::POST, &routes::users())
             .json(&body)
             .send()
             .await
@@ -463,10 +468,7 @@ impl TestApp {
     /// Creates an API key in `tenant` with `role` as BackOffice and returns (id, key).
     pub async fn create_api_key(&self, tenant: Uuid, role: &str) -> (Uuid, String) {
         let response = self
-            .back_office(
-                Method::POST,
-                &format!("/api/admin/tenants/{tenant}/api-keys"),
-            )
+            .back_office(Method::POST, &routes::tenant_api_keys(tenant))
             .json(&serde_json::json!({ "name": "test key", "role": role }))
             .send()
             .await
@@ -499,35 +501,32 @@ pub fn id_of(body: &Value) -> Uuid {
         .unwrap()
 }
 
-/// Asserts the status and returns the JSON body (Null when empty).
-pub async fn expect_status(response: Response, status: StatusCode) -> Value {
-    let actual = response.status();
-    let text = response.text().await.unwrap();
-    assert_eq!(actual, status, "unexpected status; body: {text}");
-    if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+/// An answer to read whole: a `reqwest::Response`, or a [`Reply`] of the typed clients.
+pub trait Answer {
+    /// The answer, read.
+    fn into_reply(self) -> impl std::future::Future<Output = Reply> + Send;
+}
+
+impl Answer for Response {
+    async fn into_reply(self) -> Reply {
+        Reply::of(self).await
     }
 }
 
-/// Asserts an RFC 9457 problem of `kind` with `status` and returns it.
-pub async fn expect_problem(response: Response, status: StatusCode, kind: &str) -> Value {
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    let has_versions = response.headers().contains_key("api-supported-versions");
-    let body = expect_status(response, status).await;
-    assert_eq!(content_type, "application/problem+json", "{body}");
-    assert!(has_versions, "api-supported-versions missing on a problem");
-    assert_eq!(body["type"], format!("urn:basin:problem:{kind}"), "{body}");
-    assert_eq!(body["status"], status.as_u16(), "{body}");
-    for member in ["title", "detail", "instance"] {
-        assert!(body[member].is_string(), "problem without {member}: {body}");
+impl<T: Send> Answer for Reply<T> {
+    async fn into_reply(self) -> Reply {
+        self.into_json()
     }
-    body
+}
+
+/// Asserts the status and returns the JSON body (Null when empty).
+pub async fn expect_status(response: impl Answer, status: StatusCode) -> Value {
+    response.into_reply().await.expect(status)
+}
+
+/// Asserts an RFC 9457 problem of `kind` with `status` and returns it.
+pub async fn expect_problem(response: impl Answer, status: StatusCode, kind: &str) -> Value {
+    response.into_reply().await.problem(status, kind)
 }
 
 /// Request timeout 300 ms, upload idle limit 600 ms: uploads sent by [`slow_body`] outlast
@@ -563,7 +562,7 @@ pub fn resigned(app: &TestApp, url: &str, permissions: &str) -> String {
 /// The read URL `GET /api/raw/dataset/{id}` hands out for a dataset's content.
 pub async fn read_url(app: &TestApp, dataset: &str) -> String {
     let raw = expect_status(
-        app.with_key(Method::GET, &format!("/api/raw/dataset/{dataset}"))
+        app.with_key(Method::GET, &routes::raw_dataset(dataset))
             .send()
             .await
             .unwrap(),
@@ -629,10 +628,8 @@ impl TestApp {
     /// its record.
     pub async fn create_project(&self, who: As<'_>, name: &str, extra: Value) -> Value {
         let body = with_fields(serde_json::json!({ "name": name }), extra);
-        let response = self
-            .send_as(who, Method::POST, "/api/metadata/project", Some(body))
-            .await;
-        expect_status(response, StatusCode::CREATED).await
+        let reply = self.by(who).projects().create(&body).await;
+        reply.expect(StatusCode::CREATED)
     }
 
     /// Creates a subproject of `parent` as `who` (201) and returns its record.
@@ -644,43 +641,39 @@ impl TestApp {
         extra: Value,
     ) -> Value {
         let body = with_fields(serde_json::json!({ "name": name }), extra);
-        let path = format!("/api/metadata/project/{}/subproject", id_str(parent));
-        let response = self.send_as(who, Method::POST, &path, Some(body)).await;
-        expect_status(response, StatusCode::CREATED).await
+        let project = self.by(who).project(id_str(parent));
+        project
+            .create_subproject(&body)
+            .await
+            .expect(StatusCode::CREATED)
     }
 
-    /// Adds `member` to `project` with `role` as `who` and returns the response.
+    /// Adds `member` to `project` with `role` as `who` and returns the answer.
     pub async fn add_project_member(
         &self,
         who: As<'_>,
         project: &Value,
         member: Uuid,
         role: &str,
-    ) -> Response {
-        let path = format!("/api/metadata/project/{}/member", id_str(project));
-        let body = serde_json::json!({ "userId": member, "role": role });
-        self.send_as(who, Method::POST, &path, Some(body)).await
+    ) -> Reply {
+        let project = self.by(who).project(id_str(project));
+        project.members().add(member, role).await
     }
 
-    /// Moves `project` under `target` as `who` and returns the response.
-    pub async fn move_project(&self, who: As<'_>, project: &str, target: &str) -> Response {
-        let path = format!("/api/metadata/project/{project}/move");
-        let body = serde_json::json!({ "targetProjectId": target });
-        self.send_as(who, Method::POST, &path, Some(body)).await
+    /// Moves `project` under `target` as `who` and returns the answer.
+    pub async fn move_project(&self, who: As<'_>, project: &str, target: &str) -> Reply<Project> {
+        self.by(who).project(project).move_to(target).await
     }
 
     /// Uploads `bytes` as `file_name` into `project` with the direct upload and returns the
     /// response.
     pub async fn upload_file(&self, project: &str, file_name: &str, bytes: Vec<u8>) -> Response {
         let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
-        self.with_key(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/upload"),
-        )
-        .multipart(reqwest::multipart::Form::new().part("file", part))
-        .send()
-        .await
-        .unwrap()
+        self.with_key(Method::POST, &routes::file_upload(project))
+            .multipart(reqwest::multipart::Form::new().part("file", part))
+            .send()
+            .await
+            .unwrap()
     }
 }
 
