@@ -11,13 +11,9 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-async fn caps(app: &TestApp, who: &Person, project: &Value) -> Value {
-    let path = format!("/api/metadata/project/{}/capabilities", id_str(project));
-    expect_status(
-        app.send_as(As::Person(who), Method::GET, &path, None).await,
-        StatusCode::OK,
-    )
-    .await
+async fn caps(app: &TestApp, who: &Person, project: &Value) -> Capabilities {
+    let project = app.by(As::Person(who)).project(id_str(project));
+    project.capabilities().await.ok()
 }
 
 fn names(page: &Value) -> Vec<String> {
@@ -71,17 +67,12 @@ api_test!(
         );
         assert_eq!(project["capabilities"]["canGrantAccess"], true);
         assert_eq!(project["capabilities"].as_object().unwrap().len(), 9);
-        let got = expect_status(
-            app.send_as(
-                As::Person(&ann),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&project)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let got = app
+            .by(As::Person(&ann))
+            .project(id_str(&project))
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(got, project);
     }
 );
@@ -100,36 +91,23 @@ api_test!(project_input_is_validated_at_and_past_the_limits, |app| {
         json!({"name": "x", "members": [{"userId": ann.id, "role": "Boss"}]}),
         json!({"name": "x", "members": [{"userId": Uuid::nil(), "role": "Reader"}, {"userId": Uuid::nil(), "role": "Owner"}]}),
     ] {
-        let response = app
-            .send_as(
-                As::Person(&ann),
-                Method::POST,
-                "/api/metadata/project",
-                Some(body.clone()),
-            )
-            .await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        app.by(As::Person(&ann))
+            .projects()
+            .create(&body)
+            .await
+            .problem(StatusCode::BAD_REQUEST, "validation");
     }
-    let response = app
-        .send_as(
-            As::Person(&ann),
-            Method::POST,
-            "/api/metadata/project",
-            Some(json!({"name": "x", "inheritsMembers": true})),
-        )
-        .await;
-    expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
-    let page = expect_status(
-        app.send_as(
-            As::Person(&ann),
-            Method::GET,
-            "/api/metadata/project/offset-list",
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    app.by(As::Person(&ann))
+        .projects()
+        .create(&json!({"name": "x", "inheritsMembers": true}))
+        .await
+        .problem(StatusCode::BAD_REQUEST, "root-cannot-inherit");
+    let page = app
+        .by(As::Person(&ann))
+        .projects()
+        .offset_list("")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(
         page["totalCount"], 1,
         "failed creations left nothing behind"
@@ -147,61 +125,38 @@ api_test!(
         let project = app.create_project(As::Person(&owner), "P", json!({"members": [
         {"userId": contributor.id, "role": "Contributor"}, {"userId": reader.id, "role": "reader"}]})).await;
         let owner_caps = caps(&app, &owner, &project).await;
-        assert!(
-            owner_caps.as_object().unwrap().values().all(|v| v == true),
-            "{owner_caps}"
-        );
+        assert!(owner_caps.all(), "{owner_caps:?}");
         let c = caps(&app, &contributor, &project).await;
         assert_eq!(
             (
-                c["canCreateContent"].clone(),
-                c["canDeleteContent"].clone(),
-                c["canEdit"].clone(),
-                c["canGrantAccess"].clone()
+                c.can_create_content,
+                c.can_delete_content,
+                c.can_edit,
+                c.can_grant_access
             ),
-            (json!(true), json!(true), json!(false), json!(false))
+            (true, true, false, false)
         );
         let r = caps(&app, &reader, &project).await;
         assert_eq!(
-            (
-                r["canReadContent"].clone(),
-                r["canListContent"].clone(),
-                r["canCreateContent"].clone()
-            ),
-            (json!(true), json!(true), json!(false))
+            (r.can_read_content, r.can_list_content, r.can_create_content),
+            (true, true, false)
         );
         // Private: a tenant administrator is Owner, a stranger sees nothing.
-        assert_eq!(caps(&app, &admin, &project).await["canEdit"], true);
-        let response = app
-            .send_as(
-                As::Person(&stranger),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&project)),
-                None,
-            )
-            .await;
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        assert!(caps(&app, &admin, &project).await.can_edit);
+        app.by(As::Person(&stranger))
+            .project(id_str(&project))
+            .get()
+            .await
+            .problem(StatusCode::NOT_FOUND, "not-found");
         // Shared: every tenant member reads; Confidential: the administrator loses implicit access.
         let patch = |level: &str| json!({"id": id_str(&project), "accessLevel": level});
-        expect_status(
-            app.send_as(
-                As::Person(&owner),
-                Method::PATCH,
-                "/api/metadata/project",
-                Some(patch("Shared")),
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
-        assert_eq!(
-            caps(&app, &stranger, &project).await["canReadContent"],
-            true
-        );
-        assert_eq!(
-            caps(&app, &stranger, &project).await["canCreateContent"],
-            false
-        );
+        app.by(As::Person(&owner))
+            .projects()
+            .patch(&patch("Shared"))
+            .await
+            .expect(StatusCode::OK);
+        assert!(caps(&app, &stranger, &project).await.can_read_content);
+        assert!(!caps(&app, &stranger, &project).await.can_create_content);
         expect_status(
             app.send_as(
                 As::Person(&owner),
@@ -213,25 +168,17 @@ api_test!(
             StatusCode::OK,
         )
         .await;
-        let response = app
-            .send_as(
-                As::Person(&admin),
-                Method::GET,
-                &format!("/api/metadata/project/{}/capabilities", id_str(&project)),
-                None,
-            )
-            .await;
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        app.by(As::Person(&admin))
+            .project(id_str(&project))
+            .capabilities()
+            .await
+            .problem(StatusCode::NOT_FOUND, "not-found");
         // Only Owners may change the access level or edit.
-        let response = app
-            .send_as(
-                As::Person(&contributor),
-                Method::PATCH,
-                "/api/metadata/project",
-                Some(patch("Shared")),
-            )
-            .await;
-        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        app.by(As::Person(&contributor))
+            .projects()
+            .patch(&patch("Shared"))
+            .await
+            .problem(StatusCode::FORBIDDEN, "forbidden");
     }
 );
 
@@ -270,102 +217,57 @@ api_test!(
         );
         assert_eq!(b["inheritsMembers"], true);
         assert_eq!(b["parentProjectId"], a["id"]);
-        let members = expect_status(
-            app.send_as(
-                As::Person(&reader),
-                Method::GET,
-                &format!("/api/metadata/project/{}/member", id_str(&b)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let as_reader = app.by(As::Person(&reader)).project(id_str(&b));
+        let members = as_reader.members().list().await.ok();
         assert_eq!(
-            members["data"].as_array().unwrap().len(),
+            members.data.len(),
             2,
-            "inherited from the root: {members}"
+            "inherited from the root: {members:?}"
         );
-        let caps = expect_status(
-            app.send_as(
-                As::Person(&reader),
-                Method::GET,
-                &format!("/api/metadata/project/{}/capabilities", id_str(&b)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
-        assert_eq!(caps["canReadContent"], true);
+        assert!(as_reader.capabilities().await.ok().can_read_content);
         // Setting own members on `a` cancels inheritance there, and `b` now inherits from `a`.
         let body = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": a["rowVersion"]});
-        let answer = expect_status(
-            app.send_as(
-                As::Person(&owner),
-                Method::PUT,
-                &format!("/api/metadata/project/{}/members", id_str(&a)),
-                Some(body),
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let answer = app
+            .by(As::Person(&owner))
+            .project(id_str(&a))
+            .members()
+            .set(&body)
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(answer["id"], a["id"]);
         assert_ne!(answer["rowVersion"], a["rowVersion"]);
-        let response = app
-            .send_as(
-                As::Person(&reader),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&b)),
-                None,
-            )
-            .await;
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        app.by(As::Person(&reader))
+            .project(id_str(&b))
+            .get()
+            .await
+            .problem(StatusCode::NOT_FOUND, "not-found");
         // members/inherit restores inheritance and clears the own list.
         let body = json!({"rowVersion": answer["rowVersion"]});
-        expect_status(
-            app.send_as(
-                As::Person(&owner),
-                Method::PUT,
-                &format!("/api/metadata/project/{}/members/inherit", id_str(&a)),
-                Some(body),
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
-        expect_status(
-            app.send_as(
-                As::Person(&reader),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&b)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
-        let response = app
-            .send_as(
-                As::Person(&owner),
-                Method::PUT,
-                &format!("/api/metadata/project/{}/members/inherit", id_str(&root)),
-                Some(json!({})),
-            )
-            .await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "root-cannot-inherit").await;
+        app.by(As::Person(&owner))
+            .project(id_str(&a))
+            .members()
+            .inherit(&body)
+            .await
+            .expect(StatusCode::OK);
+        app.by(As::Person(&reader))
+            .project(id_str(&b))
+            .get()
+            .await
+            .expect(StatusCode::OK);
+        app.by(As::Person(&owner))
+            .project(id_str(&root))
+            .members()
+            .inherit(&json!({}))
+            .await
+            .problem(StatusCode::BAD_REQUEST, "root-cannot-inherit");
         // A member list without an Owner is refused.
         let body = json!({"members": [{"userId": reader.id, "role": "Reader"}]});
-        let response = app
-            .send_as(
-                As::Person(&owner),
-                Method::PUT,
-                &format!("/api/metadata/project/{}/members", id_str(&root)),
-                Some(body),
-            )
-            .await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        app.by(As::Person(&owner))
+            .project(id_str(&root))
+            .members()
+            .set(&body)
+            .await
+            .problem(StatusCode::BAD_REQUEST, "validation");
     }
 );
 
@@ -387,29 +289,20 @@ api_test!(
             .await;
         app.create_subproject(As::Person(&owner), &root, "closed", json!({}))
             .await;
-        let response = app
-            .send_as(
-                As::Person(&guest),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&root)),
-                None,
-            )
-            .await;
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-        let sub = expect_status(
-            app.send_as(
-                As::Person(&guest),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&open)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        app.by(As::Person(&guest))
+            .project(id_str(&root))
+            .get()
+            .await
+            .problem(StatusCode::NOT_FOUND, "not-found");
+        let sub = app
+            .by(As::Person(&guest))
+            .project(id_str(&open))
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(sub["capabilities"]["canCreateContent"], true);
         // Listings are filtered per caller.
-        let listing = format!("/api/metadata/project/{}/subproject/list", id_str(&root));
+        let listing = routes::project_subproject_list(id_str(&root));
         let mine = expect_status(
             app.send_as(As::Person(&guest), Method::GET, &listing, None)
                 .await,
@@ -424,30 +317,20 @@ api_test!(
         )
         .await;
         assert_eq!(names(&all), vec!["closed", "open"]);
-        let roots = expect_status(
-            app.send_as(
-                As::Person(&guest),
-                Method::GET,
-                "/api/metadata/project/list",
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let roots = app
+            .by(As::Person(&guest))
+            .projects()
+            .list("")
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(names(&roots), Vec::<String>::new());
         // The path shows the ancestors without capabilities there.
-        let path = expect_status(
-            app.send_as(
-                As::Person(&guest),
-                Method::GET,
-                &format!("/api/metadata/project/{}/path", id_str(&open)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let path = app
+            .by(As::Person(&guest))
+            .project(id_str(&open))
+            .path()
+            .await
+            .expect(StatusCode::OK);
         let entries = path["data"].as_array().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0]["id"], root["id"]);
@@ -472,7 +355,7 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
             let mut all = Vec::new();
             let mut cursor: Option<String> = None;
             loop {
-                let mut path = format!("/api/metadata/project/list?{query}&Limit=2");
+                let mut path = format!("{}?{query}&Limit=2", routes::project_list());
                 if let Some(cursor) = &cursor {
                     path.push_str(&format!("&Cursor={cursor}"));
                 }
@@ -498,7 +381,7 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
                 app.send_as(
                     As::Person(other),
                     Method::GET,
-                    &format!("/api/metadata/project/offset-list?{query}"),
+                    &format!("{}?{query}", routes::project_offset_list()),
                     None,
                 )
                 .await,
@@ -554,7 +437,10 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
         .send_as(
             As::Person(&other),
             Method::GET,
-            "/api/metadata/project/list?role=Reader&capability=CanReadContent",
+            &format!(
+                "{}?role=Reader&capability=CanReadContent",
+                routes::project_list()
+            ),
             None,
         )
         .await;
@@ -563,7 +449,7 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
         .send_as(
             As::Person(&other),
             Method::GET,
-            "/api/metadata/project/list?capability=canreadcontent",
+            &format!("{}?capability=canreadcontent", routes::project_list()),
             None,
         )
         .await;
@@ -572,14 +458,19 @@ api_test!(list_filters_sorts_and_both_paging_forms_agree, |app| {
         .send_as(
             As::Person(&other),
             Method::GET,
-            "/api/metadata/project/offset-list?sortBy=Size",
+            &format!("{}?sortBy=Size", routes::project_offset_list()),
             None,
         )
         .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     let legacy = expect_status(
-        app.send_as(As::Person(&other), Method::GET, "/api/project/list", None)
-            .await,
+        app.send_as(
+            As::Person(&other),
+            Method::GET,
+            &routes::legacy_project_list(),
+            None,
+        )
+        .await,
         StatusCode::OK,
     )
     .await;
@@ -592,83 +483,46 @@ api_test!(a_stale_row_version_is_409_and_changes_nothing, |app| {
         .create_project(As::Person(&owner), "Versioned", json!({}))
         .await;
     let first = json!({"id": id_str(&project), "name": "Renamed", "description": "new", "rowVersion": project["rowVersion"]});
-    let updated = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            "/api/metadata/project",
-            Some(first),
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    let updated = app
+        .by(As::Person(&owner))
+        .projects()
+        .update(&first)
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(updated["name"], "Renamed");
     assert_ne!(updated["rowVersion"], project["rowVersion"]);
     let stale =
         json!({"id": id_str(&project), "name": "Lost update", "rowversion": project["rowVersion"]});
-    expect_problem(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            "/api/metadata/project",
-            Some(stale),
-        )
-        .await,
-        StatusCode::CONFLICT,
-        "row-version-conflict",
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .projects()
+        .update(&stale)
+        .await
+        .problem(StatusCode::CONFLICT, "row-version-conflict");
     let stale_patch = json!({"id": id_str(&project), "accesslevel": "Shared", "rowVersion": project["rowVersion"]});
-    expect_problem(
-        app.send_as(
-            As::Person(&owner),
-            Method::PATCH,
-            "/api/metadata/project",
-            Some(stale_patch),
-        )
-        .await,
-        StatusCode::CONFLICT,
-        "row-version-conflict",
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .projects()
+        .patch(&stale_patch)
+        .await
+        .problem(StatusCode::CONFLICT, "row-version-conflict");
     let stale_members = json!({"members": [{"userId": owner.id, "role": "Owner"}], "rowVersion": project["rowVersion"]});
-    expect_problem(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            &format!("/api/metadata/project/{}/members", id_str(&project)),
-            Some(stale_members),
-        )
-        .await,
-        StatusCode::CONFLICT,
-        "row-version-conflict",
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .project(id_str(&project))
+        .members()
+        .set(&stale_members)
+        .await
+        .problem(StatusCode::CONFLICT, "row-version-conflict");
     let bad = json!({"id": id_str(&project), "name": "x", "rowVersion": "AAAA=="});
-    expect_problem(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            "/api/metadata/project",
-            Some(bad),
-        )
-        .await,
-        StatusCode::BAD_REQUEST,
-        "validation",
-    )
-    .await;
-    let now = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}", id_str(&project)),
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .projects()
+        .update(&bad)
+        .await
+        .problem(StatusCode::BAD_REQUEST, "validation");
+    let now = app
+        .by(As::Person(&owner))
+        .project(id_str(&project))
+        .get()
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(now["name"], "Renamed");
     assert_eq!(now["accessLevel"], "Private");
     assert_eq!(now["rowVersion"], updated["rowVersion"]);
@@ -690,7 +544,7 @@ api_test!(
                 json!({"inheritsMembers": true}),
             )
             .await;
-        let path = format!("/api/metadata/project/{}/member", id_str(&sub));
+        let path = routes::project_member(id_str(&sub));
         expect_status(
             app.send_as(
                 As::Person(&owner),
@@ -713,17 +567,12 @@ api_test!(
             2,
             "the inherited Owner was kept: {members}"
         );
-        let project = expect_status(
-            app.send_as(
-                As::Person(&owner),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&sub)),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let project = app
+            .by(As::Person(&owner))
+            .project(id_str(&sub))
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(project["inheritsMembers"], false);
         expect_problem(
             app.send_as(
@@ -843,7 +692,7 @@ api_test!(moves_follow_rule_5, |app| {
             json!({"inheritsMembers": true}),
         )
         .await;
-    let mv = |project: &Value| format!("/api/metadata/project/{}/move", id_str(project));
+    let mv = |project: &Value| routes::project_move(id_str(project));
     let to = |target: &Value| json!({"targetProjectId": target["id"]});
     expect_problem(
         app.send_as(
@@ -885,29 +734,19 @@ api_test!(moves_follow_rule_5, |app| {
     .await;
     // A Contributor on the target only, without delete-content on the current parent: 403.
     let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Contributor"}]});
-    expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            &format!("/api/metadata/project/{}/members", id_str(&c)),
-            Some(body),
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .project(id_str(&c))
+        .members()
+        .set(&body)
+        .await
+        .expect(StatusCode::OK);
     let body = json!({"members": [{"userId": owner.id, "role": "Owner"}, {"userId": helper.id, "role": "Reader"}]});
-    expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::PUT,
-            &format!("/api/metadata/project/{}/members", id_str(&a)),
-            Some(body),
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .project(id_str(&a))
+        .members()
+        .set(&body)
+        .await
+        .expect(StatusCode::OK);
     expect_problem(
         app.send_as(As::Person(&helper), Method::POST, &mv(&b), Some(to(&c)))
             .await,
@@ -927,10 +766,7 @@ api_test!(moves_follow_rule_5, |app| {
         app.send_as(
             As::Person(&owner),
             Method::GET,
-            &format!(
-                "/api/metadata/project/{}/subproject/offset-list",
-                id_str(&c)
-            ),
+            &routes::project_subproject_offset_list(id_str(&c)),
             None,
         )
         .await,
@@ -938,29 +774,19 @@ api_test!(moves_follow_rule_5, |app| {
     )
     .await;
     assert_eq!(names(&under_c), vec!["b"]);
-    let under_a = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}/subproject/list", id_str(&a)),
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    let under_a = app
+        .by(As::Person(&owner))
+        .project(id_str(&a))
+        .subprojects("")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(names(&under_a), Vec::<String>::new());
-    let path = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}/path", id_str(&b)),
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    let path = app
+        .by(As::Person(&owner))
+        .project(id_str(&b))
+        .path()
+        .await
+        .expect(StatusCode::OK);
     let ids: Vec<&Value> = path["data"]
         .as_array()
         .unwrap()
@@ -988,7 +814,7 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
             .await;
         chain.push(current.clone());
     }
-    let path = format!("/api/metadata/project/{}/subproject", id_str(&current));
+    let path = routes::project_subprojects(id_str(&current));
     expect_problem(
         app.send_as(
             As::Person(&owner),
@@ -1001,17 +827,12 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
         "depth-limit",
     )
     .await;
-    let path = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}/path", id_str(&current)),
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    let path = app
+        .by(As::Person(&owner))
+        .project(id_str(&current))
+        .path()
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(path["data"].as_array().unwrap().len(), max + 1);
     // Moving a two-level subtree to the second-deepest level would pass the limit.
     let subtree = app
@@ -1033,7 +854,7 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
         .send_as(
             As::Person(&owner),
             Method::POST,
-            &format!("/api/metadata/project/{}/move", id_str(&subtree)),
+            &routes::project_move(id_str(&subtree)),
             Some(json!({"targetProjectId": id_str(&chain[max - 1])})),
         )
         .await;
@@ -1042,7 +863,7 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
         .send_as(
             As::Person(&owner),
             Method::POST,
-            &format!("/api/metadata/project/{}/move", id_str(&subtree)),
+            &routes::project_move(id_str(&subtree)),
             Some(json!({"targetProjectId": id_str(&chain[max - 2])})),
         )
         .await;
@@ -1052,8 +873,8 @@ api_test!(nesting_is_limited_at_the_configured_depth, |app| {
             As::Person(&owner),
             Method::GET,
             &format!(
-                "/api/metadata/project/{}/offset-list-recursive?limit=1000",
-                id_str(&chain[0])
+                "{}?limit=1000",
+                routes::project_recursive_list(id_str(&chain[0]))
             ),
             None,
         )
@@ -1102,10 +923,7 @@ api_test!(
             json!({"inheritsMembers": true}),
         )
         .await;
-        let listing = format!(
-            "/api/metadata/project/{}/offset-list-recursive",
-            id_str(&root)
-        );
+        let listing = routes::project_recursive_list(id_str(&root));
         let all = expect_status(
             app.send_as(As::Person(&owner), Method::GET, &listing, None)
                 .await,
@@ -1171,36 +989,22 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
             json!({"inheritsMembers": true}),
         )
         .await;
-    expect_problem(
-        app.send_as(
-            As::Person(&reader),
-            Method::DELETE,
-            &format!("/api/metadata/project/{}", id_str(&sub)),
-            None,
-        )
-        .await,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-    )
-    .await;
-    expect_problem(
-        app.send_as(
-            As::Person(&contributor),
-            Method::DELETE,
-            &format!("/api/metadata/project/{}", id_str(&root)),
-            None,
-        )
-        .await,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-    )
-    .await;
+    app.by(As::Person(&reader))
+        .project(id_str(&sub))
+        .delete()
+        .await
+        .problem(StatusCode::FORBIDDEN, "forbidden");
+    app.by(As::Person(&contributor))
+        .project(id_str(&root))
+        .delete()
+        .await
+        .problem(StatusCode::FORBIDDEN, "forbidden");
     // DeleteContent on the parent is enough for a subproject.
     expect_status(
         app.send_as(
             As::Person(&contributor),
             Method::DELETE,
-            &format!("/api/project/{}", id_str(&sub)),
+            &routes::legacy_project(id_str(&sub)),
             None,
         )
         .await,
@@ -1208,33 +1012,24 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
     )
     .await;
     for project in [&sub, &deep] {
-        let response = app
-            .send_as(
-                As::Person(&owner),
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(project)),
-                None,
-            )
-            .await;
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+        app.by(As::Person(&owner))
+            .project(id_str(project))
+            .get()
+            .await
+            .problem(StatusCode::NOT_FOUND, "not-found");
     }
-    let listing = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}/subproject/list", id_str(&root)),
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    let listing = app
+        .by(As::Person(&owner))
+        .project(id_str(&root))
+        .subprojects("")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(names(&listing), Vec::<String>::new());
     let path = expect_status(
         app.send_as(
             As::Person(&owner),
             Method::GET,
-            &format!("/api/project/{}/path", id_str(&deep)),
+            &routes::legacy_project_path(id_str(&deep)),
             None,
         )
         .await,
@@ -1248,34 +1043,23 @@ api_test!(deletion_follows_rule_4_and_hides_the_subtree, |app| {
         .map(|e| e["isDeleted"].as_bool().unwrap())
         .collect();
     assert_eq!(flags, vec![false, true, true]);
-    expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::DELETE,
-            &format!("/api/metadata/project/{}", id_str(&root)),
-            None,
-        )
-        .await,
-        StatusCode::NO_CONTENT,
-    )
-    .await;
-    let roots = expect_status(
-        app.send_as(
-            As::Person(&owner),
-            Method::GET,
-            "/api/metadata/project/list",
-            None,
-        )
-        .await,
-        StatusCode::OK,
-    )
-    .await;
+    app.by(As::Person(&owner))
+        .project(id_str(&root))
+        .delete()
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    let roots = app
+        .by(As::Person(&owner))
+        .projects()
+        .list("")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(names(&roots), Vec::<String>::new());
 });
 
 api_test!(projects_need_credentials_and_a_tenant, |app| {
     let response = app
-        .anonymous(Method::GET, "/api/metadata/project/list")
+        .anonymous(Method::GET, &routes::project_list())
         .send()
         .await
         .unwrap();
@@ -1288,7 +1072,7 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
         ..Default::default()
     });
     let page = expect_status(
-        app.with_token(Method::GET, "/api/metadata/project/list", &token)
+        app.with_token(Method::GET, &routes::project_list(), &token)
             .send()
             .await
             .unwrap(),
@@ -1297,7 +1081,7 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
     .await;
     assert_eq!(page["data"], json!([]));
     let response = app
-        .with_token(Method::POST, "/api/metadata/project", &token)
+        .with_token(Method::POST, &routes::projects(), &token)
         .json(&json!({"name": "x"}))
         .send()
         .await
@@ -1305,7 +1089,7 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     // The bootstrap API key (tenant Owner) creates and lists projects.
     let response = app
-        .with_key(Method::POST, "/api/metadata/project")
+        .with_key(Method::POST, &routes::projects())
         .json(&json!({"name": "By key"}))
         .send()
         .await
@@ -1313,7 +1097,7 @@ api_test!(projects_need_credentials_and_a_tenant, |app| {
     let project = expect_status(response, StatusCode::CREATED).await;
     assert_eq!(project["members"][0]["principalType"], "OpenAPIAccount");
     let response = app
-        .with_key(Method::GET, "/api/metadata/project/list")
+        .with_key(Method::GET, &routes::project_list())
         .header("api-version", "9")
         .send()
         .await
@@ -1353,13 +1137,13 @@ api_test!(
                 .contains("canGrantAccess"),
             "{problem}"
         );
-        let members_path = format!("/api/metadata/project/{}/members", id_str(&y));
+        let members_path = routes::project_members(id_str(&y));
         let takeover = json!({"members": [{"userId": carl.id, "role": "Owner"}]});
         let set = app
             .send_as(carl_as, Method::PUT, &members_path, Some(takeover))
             .await;
         expect_problem(set, StatusCode::FORBIDDEN, "forbidden").await;
-        let caps_path = format!("/api/metadata/project/{}/capabilities", id_str(&y));
+        let caps_path = routes::project_capabilities(id_str(&y));
         let olga_caps = expect_status(
             app.send_as(olga, Method::GET, &caps_path, None).await,
             StatusCode::OK,
@@ -1403,7 +1187,7 @@ api_test!(
     members_must_be_principals_of_the_projects_tenant_of_their_type,
     |app| {
         let project = app.create_project(As::Key, "P", json!({})).await;
-        let path = format!("/api/metadata/project/{}/member", id_str(&project));
+        let path = routes::project_member(id_str(&project));
         let other_tenant = app.create_tenant("Elsewhere").await;
         let stranger = app
             .create_user("Stranger", Some(other_tenant), "User")
@@ -1428,10 +1212,7 @@ api_test!(
             );
         }
         let foreign_read = app
-            .anonymous(
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&project)),
-            )
+            .anonymous(Method::GET, &routes::project(id_str(&project)))
             .header("svc-open-api-key", &foreign_key)
             .send()
             .await
@@ -1442,16 +1223,16 @@ api_test!(
             {"userId": colleague.id, "role": "Owner"},
             {"userId": stranger, "role": "Reader"}
         ]});
-        let list_path = format!("/api/metadata/project/{}/members", id_str(&project));
+        let list_path = routes::project_members(id_str(&project));
         let response = app
             .send_as(As::Key, Method::PUT, &list_path, Some(members))
             .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         let create = json!({"name": "Q", "members": [{"userId": foreign_key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
-        let response = app
-            .send_as(As::Key, Method::POST, "/api/metadata/project", Some(create))
-            .await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        app.projects()
+            .create(&create)
+            .await
+            .problem(StatusCode::BAD_REQUEST, "validation");
 
         // Principals of the tenant, of the stated type, are members; the key can then read.
         let body =
@@ -1468,10 +1249,7 @@ api_test!(
         )
         .await;
         let own_read = app
-            .anonymous(
-                Method::GET,
-                &format!("/api/metadata/project/{}", id_str(&project)),
-            )
+            .anonymous(Method::GET, &routes::project(id_str(&project)))
             .header("svc-open-api-key", &own_key)
             .send()
             .await
@@ -1481,11 +1259,7 @@ api_test!(
         let removed = app
             .back_office(
                 Method::DELETE,
-                &format!(
-                    "/api/admin/tenants/{}/members/{}",
-                    app.tenant_id(),
-                    colleague.id
-                ),
+                &routes::tenant_member(app.tenant_id(), colleague.id),
             )
             .send()
             .await
@@ -1524,14 +1298,14 @@ api_test!(membership_is_matched_on_the_principal_type_too, |app| {
     .map(|done| done.rows_affected()))
     .unwrap();
     let read = app
-        .anonymous(Method::GET, &format!("/api/metadata/project/{project_id}"))
+        .anonymous(Method::GET, &routes::project(project_id))
         .header("svc-open-api-key", &key)
         .send()
         .await
         .unwrap();
     expect_problem(read, StatusCode::NOT_FOUND, "not-found").await;
     let list = app
-        .anonymous(Method::GET, "/api/metadata/project/list")
+        .anonymous(Method::GET, &routes::project_list())
         .header("svc-open-api-key", &key)
         .send()
         .await

@@ -76,14 +76,7 @@ async fn check_tree(app: &TestApp, root: Uuid) -> BTreeSet<Uuid> {
         }
     }
     for &id in &live {
-        let path = app
-            .send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/project/{id}/path"),
-                None,
-            )
-            .await;
+        let path = app.project(id).path().await;
         let path = expect_status(path, StatusCode::OK).await;
         let entries = path["data"].as_array().unwrap();
         assert_eq!(entries.first().unwrap()["id"], root.to_string());
@@ -242,7 +235,7 @@ async fn random_create(
 ) -> Option<StatusCode> {
     let parent = storm.pick(rng);
     let body = json!({"name": format!("c{index}-{counter}"), "inheritsMembers": rng.below(2) == 0});
-    let path = format!("/api/metadata/project/{parent}/subproject");
+    let path = routes::project_subprojects(&parent);
     let response = app.send_as(As::Key, Method::POST, &path, Some(body)).await;
     let status = response.status();
     if status == StatusCode::CREATED {
@@ -260,7 +253,7 @@ async fn random_delete(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<St
     if project == storm.root {
         return None;
     }
-    let path = format!("/api/metadata/project/{project}");
+    let path = routes::project(&project);
     let status = app
         .send_as(As::Key, Method::DELETE, &path, None)
         .await
@@ -275,7 +268,7 @@ async fn random_member(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Option<St
     let project = storm.pick(rng);
     let other = &storm.people[rng.below(storm.people.len())];
     let role = ["Reader", "Contributor", "Owner"][rng.below(3)];
-    let path = format!("/api/metadata/project/{project}/member");
+    let path = routes::project_member(&project);
     let body = json!({"userId": other.id, "role": role});
     Some(
         app.send_as(As::Key, Method::POST, &path, Some(body))
@@ -290,12 +283,12 @@ async fn random_inheritance(app: &TestApp, storm: &Storm, rng: &mut Rng) -> Opti
         return None;
     }
     let response = if rng.below(2) == 0 {
-        let path = format!("/api/metadata/project/{project}/members/inherit");
+        let path = routes::project_members_inherit(&project);
         app.send_as(As::Key, Method::PUT, &path, Some(json!({})))
             .await
     } else {
         let other = &storm.people[rng.below(storm.people.len())];
-        let path = format!("/api/metadata/project/{project}/members");
+        let path = routes::project_members(&project);
         let body = json!({"members": [{"userId": other.id, "role": "Owner"}]});
         app.send_as(As::Key, Method::PUT, &path, Some(body)).await
     };
@@ -309,7 +302,7 @@ async fn random_bulk(
     index: usize,
 ) -> Option<StatusCode> {
     let project = storm.pick(rng);
-    let path = format!("/api/hierarchy/project/{project}");
+    let path = routes::hierarchy(&project);
     let body = json!({"actions": [
         {"type": "PathActionCreateIfNotExists", "path": format!("h{}/x{}", rng.below(4), rng.below(4)), "isFolder": true},
         {"type": "PathActionCreateIfNotExists", "path": format!("h{}/f{index}.txt", rng.below(4)), "isFolder": false}
@@ -330,7 +323,7 @@ async fn toggle_ledger_member(
     in_ledger: &mut bool,
 ) -> StatusCode {
     let me = &storm.people[index];
-    let path = format!("/api/metadata/project/{}/member", storm.ledger);
+    let path = routes::project_member(&storm.ledger);
     let response = if *in_ledger {
         let path = format!("{path}/{}", me.id);
         app.send_as(As::Key, Method::DELETE, &path, None).await
@@ -348,7 +341,7 @@ async fn toggle_ledger_member(
 /// A read-modify-write of the ledger's name with its rowVersion: a stale version must be 409,
 /// so two successful writes can never answer the same new version.
 async fn rename_ledger(app: &TestApp, storm: &Storm, index: usize, counter: usize) -> StatusCode {
-    let path = format!("/api/metadata/project/{}", storm.ledger);
+    let path = routes::project(&storm.ledger);
     let current = app.send_as(As::Key, Method::GET, &path, None).await;
     if current.status() != StatusCode::OK {
         return current.status();
@@ -359,12 +352,10 @@ async fn rename_ledger(app: &TestApp, storm: &Storm, index: usize, counter: usiz
         "name": format!("ledger {index}-{counter}"),
         "rowVersion": current["rowVersion"],
     });
-    let response = app
-        .send_as(As::Key, Method::PUT, "/api/metadata/project", Some(body))
-        .await;
+    let response = app.projects().update(&body).await;
     let status = response.status();
     if status == StatusCode::OK {
-        let saved: Value = response.json().await.unwrap();
+        let saved = response.expect(StatusCode::OK);
         let version = saved["rowVersion"].as_str().unwrap().to_owned();
         storm.shared.lock().unwrap().rename_versions.push(version);
     }
@@ -417,7 +408,7 @@ api_test_with!(
             ));
         }
         let me = app
-            .send_as(As::Key, Method::GET, "/api/iam/principal/me", None)
+            .send_as(As::Key, Method::GET, &routes::principal_me(), None)
             .await;
         let key_id = id_of(&expect_status(me, StatusCode::OK).await);
         let mut expected_members = BTreeSet::from([key_id]);
@@ -445,14 +436,7 @@ api_test_with!(
             rename_versions.len(),
             "two renames answered the same rowVersion: an update was lost"
         );
-        let members = app
-            .send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/project/{}/member", storm.ledger),
-                None,
-            )
-            .await;
+        let members = app.project(&storm.ledger).members().list().await;
         let members = expect_status(members, StatusCode::OK).await;
         let members: BTreeSet<Uuid> = members["data"]
             .as_array()
