@@ -17,17 +17,13 @@ use crate::helpers::*;
 // ---- helpers ----
 
 /// GET as `who` with the bin's default api-version.
-async fn get(app: &TestApp, who: As<'_>, path: &str) -> Response {
-    app.request_as(who, Method::GET, path)
-        .header("api-version", "2")
-        .send()
-        .await
-        .unwrap()
+async fn get(app: &TestApp, who: As<'_>, path: &str) -> Reply {
+    app.by(who).recycle_bin().read(path).await
 }
 
 /// A bin listing (200) as `who`.
 async fn bin(app: &TestApp, who: As<'_>, path: &str) -> Value {
-    expect_status(get(app, who, path).await, StatusCode::OK).await
+    get(app, who, path).await.expect(StatusCode::OK)
 }
 
 fn ids(page: &Value) -> Vec<String> {
@@ -50,7 +46,11 @@ fn names(page: &Value) -> Vec<String> {
 
 /// The ids of `all-deleted-items` as `who`, sorted.
 async fn visible(app: &TestApp, who: As<'_>) -> Vec<String> {
-    let mut found = ids(&bin(app, who, "/api/recycle-bin/all-deleted-items?limit=100").await);
+    let bin = app.by(who).recycle_bin();
+    let mut found = ids(&bin
+        .all_deleted_items("limit=100")
+        .await
+        .expect(StatusCode::OK));
     found.sort();
     found
 }
@@ -67,11 +67,12 @@ async fn delete(app: &TestApp, who: As<'_>, path: &str) {
 }
 
 async fn delete_project(app: &TestApp, project: &str) {
-    delete(app, As::Key, &format!("/api/metadata/project/{project}")).await;
+    let reply = app.project(project).delete().await;
+    reply.expect(StatusCode::NO_CONTENT);
 }
 
 async fn delete_dataset(app: &TestApp, dataset: &str) {
-    delete(app, As::Key, &format!("/api/metadata/dataset/{dataset}")).await;
+    delete(app, As::Key, &routes::dataset(dataset)).await;
 }
 
 async fn upload(app: &TestApp, project: &str, name: &str, bytes: &[u8]) -> String {
@@ -111,11 +112,11 @@ async fn restored(app: &TestApp, who: As<'_>, path: &str, body: Option<Value>) {
 }
 
 fn project_restore(project: &str) -> String {
-    format!("/api/recycle-bin/project/{project}/restore")
+    routes::bin_project_restore(project)
 }
 
 fn dataset_restore(dataset: &str) -> String {
-    format!("/api/recycle-bin/dataset/{dataset}/restore")
+    routes::bin_dataset_restore(dataset)
 }
 
 async fn status_of(app: &TestApp, who: As<'_>, path: &str) -> StatusCode {
@@ -123,11 +124,11 @@ async fn status_of(app: &TestApp, who: As<'_>, path: &str) -> StatusCode {
 }
 
 async fn project_status(app: &TestApp, project: &str) -> StatusCode {
-    status_of(app, As::Key, &format!("/api/metadata/project/{project}")).await
+    app.project(project).get().await.status()
 }
 
 async fn dataset_status(app: &TestApp, dataset: &str) -> StatusCode {
-    status_of(app, As::Key, &format!("/api/metadata/dataset/{dataset}")).await
+    status_of(app, As::Key, &routes::dataset(dataset)).await
 }
 
 /// `purgeAfter - deletedAt` of a bin item (wire times: UTC without an offset).
@@ -149,7 +150,7 @@ async fn purge_expired(app: &TestApp) -> Value {
         ..Default::default()
     });
     let response = app
-        .with_token(Method::POST, "/api/admin/recycle-bin/purge-expired", &token)
+        .with_token(Method::POST, &routes::bin_purge_expired(), &token)
         .header("api-version", "2")
         .send()
         .await
@@ -189,26 +190,21 @@ api_test!(
         let legacy_dataset = upload(&app, &r, "legacy.txt", b"one").await;
         let meta_dataset = upload(&app, &r, "meta.txt", b"two").await;
         let kept_dataset = upload(&app, &r, "kept.txt", b"three").await;
-        delete(&app, As::Key, &format!("/api/project/{legacy_root}")).await;
-        delete(&app, As::Key, &format!("/api/metadata/project/{meta_sub}")).await;
+        delete(&app, As::Key, &routes::legacy_project(&legacy_root)).await;
+        delete(&app, As::Key, &routes::project(&meta_sub)).await;
         delete(
             &app,
             As::Key,
-            &format!("/api/project/{r}/dataset/{legacy_dataset}"),
+            &routes::legacy_project_dataset(&r, &legacy_dataset),
         )
         .await;
-        delete(
-            &app,
-            As::Key,
-            &format!("/api/metadata/dataset/{meta_dataset}"),
-        )
-        .await;
+        delete(&app, As::Key, &routes::dataset(&meta_dataset)).await;
         let body = json!({"actions": [
             {"type": "PathActionCreate", "path": "folder/inner.txt"},
             {"type": "PathActionCreate", "path": "file.txt"},
         ]});
         let bulk = |body: Value| {
-            app.with_key(Method::POST, &format!("/api/hierarchy/project/{r}"))
+            app.with_key(Method::POST, &routes::hierarchy(&r))
                 .header("api-version", "3")
                 .json(&body)
                 .send()
@@ -227,7 +223,7 @@ api_test!(
         let all = bin(
             &app,
             As::Key,
-            "/api/recycle-bin/all-deleted-items?limit=100",
+            &format!("{}?limit=100", routes::all_deleted_items()),
         )
         .await;
         assert_eq!(all["totalCount"], 6, "{all}");
@@ -265,29 +261,9 @@ api_test!(
         }
         assert_eq!(project_status(&app, &kept_sub).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &kept_dataset).await, StatusCode::OK);
-        let subs = expect_status(
-            app.send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/project/{r}/subproject/list"),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let subs = app.project(&r).subprojects("").await.expect(StatusCode::OK);
         assert_eq!(names(&subs), vec!["Kept"], "{subs}");
-        let datasets = expect_status(
-            app.send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/project/{r}/dataset/list"),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let datasets = app.project(&r).datasets("").await.expect(StatusCode::OK);
         assert_eq!(names(&datasets), vec!["kept.txt"], "{datasets}");
     }
 );
@@ -304,7 +280,12 @@ api_test!(
         delete_project(&app, &r).await;
 
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r]));
-        let item = bin(&app, As::Key, &format!("/api/recycle-bin/project/{r}")).await;
+        let item = app
+            .recycle_bin()
+            .project(&r)
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(item["itemType"], "Project", "{item}");
         assert_eq!(item["storageSize"], 3000, "live datasets below it: {item}");
         assert_eq!(item["sizeKB"], 3, "{item}");
@@ -314,28 +295,21 @@ api_test!(
         assert_eq!(project_status(&app, &s).await, StatusCode::NOT_FOUND);
         assert_eq!(dataset_status(&app, &in_root).await, StatusCode::NOT_FOUND);
         assert_eq!(dataset_status(&app, &in_sub).await, StatusCode::NOT_FOUND);
-        let hidden = get(
-            &app,
-            As::Key,
-            &format!("/api/recycle-bin/dataset/{deleted_first}"),
-        )
-        .await;
+        let hidden = app.recycle_bin().dataset(&deleted_first).get().await;
         expect_problem(hidden, StatusCode::NOT_FOUND, "not-found").await;
-        let alone = restore(&app, As::Key, &dataset_restore(&deleted_first), None).await;
+        let alone = app.recycle_bin().dataset(&deleted_first).restore().await;
         expect_problem(alone, StatusCode::CONFLICT, "container-in-recycle-bin").await;
         let elsewhere = root(&app, "Elsewhere").await;
-        let alone = restore(
-            &app,
-            As::Key,
-            &dataset_restore(&deleted_first),
-            Some(json!({"targetProjectId": elsewhere})),
-        )
-        .await;
+        let alone = app
+            .recycle_bin()
+            .dataset(&deleted_first)
+            .restore_to(&json!({"targetProjectId": elsewhere}))
+            .await;
         expect_problem(alone, StatusCode::CONFLICT, "container-in-recycle-bin").await;
-        let listed = bin(&app, As::Key, "/api/recycle-bin/dataset/list").await;
+        let listed = bin(&app, As::Key, &routes::bin_dataset_list()).await;
         assert_eq!(listed["totalCount"], 0, "{listed}");
 
-        restored(&app, As::Key, &project_restore(&r), None).await;
+        app.recycle_bin().project(&r).restore().await.no_content();
         assert_eq!(project_status(&app, &s).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &in_root).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &in_sub).await, StatusCode::OK);
@@ -343,7 +317,7 @@ api_test!(
         let record = bin(
             &app,
             As::Key,
-            &format!("/api/recycle-bin/project/{s}/dataset/{deleted_first}"),
+            &routes::bin_project_dataset(&s, &deleted_first),
         )
         .await;
         assert_eq!(record["name"], "deleted-first.txt", "{record}");
@@ -366,14 +340,14 @@ api_test!(deleted_items_vanish_from_every_regular_call, |app| {
     delete_project(&app, &live_sub).await;
     delete_dataset(&app, &in_live).await;
     for path in [
-        "/api/metadata/project/list".to_owned(),
-        "/api/metadata/project/offset-list".to_owned(),
-        "/api/project/list".to_owned(),
-        format!("/api/metadata/project/{live}/subproject/list"),
-        format!("/api/metadata/project/{live}/subproject/offset-list"),
-        format!("/api/project/{live}/subprojects"),
-        format!("/api/metadata/project/{live}/offset-list-recursive"),
-        format!("/api/metadata/project/{live}/dataset/list"),
+        routes::project_list(),
+        routes::project_offset_list(),
+        routes::legacy_project_list(),
+        routes::project_subproject_list(&live),
+        routes::project_subproject_offset_list(&live),
+        routes::legacy_project_subprojects(&live),
+        routes::project_recursive_list(&live),
+        routes::project_dataset_list(&live),
     ] {
         let page = expect_status(
             app.send_as(As::Key, Method::GET, &path, None).await,
@@ -387,28 +361,24 @@ api_test!(deleted_items_vanish_from_every_regular_call, |app| {
         );
     }
     for path in [
-        format!("/api/metadata/project/{r}"),
-        format!("/api/metadata/project/{s}"),
-        format!("/api/metadata/project/{deep}"),
-        format!("/api/metadata/project/{s}/subproject/list"),
-        format!("/api/metadata/project/{deep}/dataset/list"),
-        format!("/api/metadata/project/{deep}/capabilities"),
-        format!("/api/metadata/project/{deep}/member"),
-        format!("/api/metadata/dataset/{in_deep}"),
-        format!("/api/metadata/dataset/{in_live}"),
-        format!("/api/raw/dataset/{in_deep}"),
-        format!("/api/raw/dataset/{in_live}"),
+        routes::project(&r),
+        routes::project(&s),
+        routes::project(&deep),
+        routes::project_subproject_list(&s),
+        routes::project_dataset_list(&deep),
+        routes::project_capabilities(&deep),
+        routes::project_member(&deep),
+        routes::dataset(&in_deep),
+        routes::dataset(&in_live),
+        routes::raw_dataset(&in_deep),
+        routes::raw_dataset(&in_live),
     ] {
         let response = app.send_as(As::Key, Method::GET, &path, None).await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
     }
     let response = app
-        .send_as(
-            As::Key,
-            Method::POST,
-            &format!("/api/metadata/project/{deep}/subproject"),
-            Some(json!({"name": "New"})),
-        )
+        .project(&deep)
+        .create_subproject(&json!({"name": "New"}))
         .await;
     assert_eq!(
         response.status(),
@@ -450,28 +420,19 @@ async fn five_deleted(app: &TestApp) -> String {
 api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
     let r = five_deleted(&app).await;
     for (path, expected) in [
+        (routes::bin_dataset_list(), vec!["a.txt", "c.txt", "b.txt"]),
+        (routes::bin_project_list(), vec!["Alpha", "Beta"]),
         (
-            "/api/recycle-bin/dataset/list".to_owned(),
+            routes::bin_project_dataset_list(&r),
             vec!["a.txt", "c.txt", "b.txt"],
         ),
+        (routes::bin_project_subprojects(&r), vec!["Alpha", "Beta"]),
         (
-            "/api/recycle-bin/project/list".to_owned(),
-            vec!["Alpha", "Beta"],
-        ),
-        (
-            format!("/api/recycle-bin/project/{r}/dataset/list"),
-            vec!["a.txt", "c.txt", "b.txt"],
-        ),
-        (
-            format!("/api/recycle-bin/project/{r}/subprojects"),
-            vec!["Alpha", "Beta"],
-        ),
-        (
-            "/api/recycle-bin/all-deleted-items".to_owned(),
+            routes::all_deleted_items(),
             vec!["a.txt", "Alpha", "c.txt", "Beta", "b.txt"],
         ),
         (
-            "/api/recycle-bin/my-deleted-items".to_owned(),
+            routes::my_deleted_items(),
             vec!["a.txt", "Alpha", "c.txt", "Beta", "b.txt"],
         ),
     ] {
@@ -483,7 +444,7 @@ api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
     let page = bin(
         &app,
         As::Key,
-        "/api/recycle-bin/all-deleted-items?offset=1&limit=2",
+        &format!("{}?offset=1&limit=2", routes::all_deleted_items()),
     )
     .await;
     assert_eq!(names(&page), vec!["Alpha", "c.txt"], "{page}");
@@ -493,19 +454,29 @@ api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
     let page = bin(
         &app,
         As::Key,
-        "/api/recycle-bin/all-deleted-items?offset=5&limit=2",
+        &format!("{}?offset=5&limit=2", routes::all_deleted_items()),
     )
     .await;
     assert_eq!(names(&page), Vec::<String>::new(), "{page}");
     assert_eq!(page["totalCount"], 5, "{page}");
-    let item = &bin(&app, As::Key, "/api/recycle-bin/dataset/list?limit=1").await["data"][0];
+    let item = &bin(
+        &app,
+        As::Key,
+        &format!("{}?limit=1", routes::bin_dataset_list()),
+    )
+    .await["data"][0];
     assert_eq!(item["projectId"], r.as_str(), "{item}");
     assert_eq!(item["itemType"], "Dataset", "{item}");
     assert_eq!(item["storageSize"], 2000, "{item}");
     assert_eq!(item["sizeKB"], 2, "{item}");
     assert!(item["datasetFormat"].is_string(), "{item}");
     assert_eq!(retention_of(item), TimeDelta::days(180), "{item}");
-    let project = &bin(&app, As::Key, "/api/recycle-bin/project/list?limit=1").await["data"][0];
+    let project = &bin(
+        &app,
+        As::Key,
+        &format!("{}?limit=1", routes::bin_project_list()),
+    )
+    .await["data"][0];
     assert_eq!(project["parentProjectId"], r.as_str(), "{project}");
     assert!(project.get("projectId").is_none(), "{project}");
 });
@@ -514,7 +485,7 @@ api_test!(
     every_sort_key_sorts_both_ways_and_query_names_ignore_case,
     |app| {
         five_deleted(&app).await;
-        let all = "/api/recycle-bin/all-deleted-items";
+        let all = &routes::all_deleted_items();
         for (query, expected) in [
             (
                 "sortBy=Name&sortOrder=Asc",
@@ -548,7 +519,7 @@ api_test!(
             let page = bin(&app, As::Key, &format!("{all}?{query}")).await;
             assert_eq!(names(&page), expected, "{query}: {page}");
         }
-        let datasets = "/api/recycle-bin/dataset/list";
+        let datasets = &routes::bin_dataset_list();
         for (query, expected) in [
             (
                 "sortBy=StorageSize&sortOrder=Asc",
@@ -579,7 +550,7 @@ api_test!(bad_listing_queries_are_400_problems, |app| {
         let response = get(
             &app,
             As::Key,
-            &format!("/api/recycle-bin/all-deleted-items?{query}"),
+            &format!("{}?{query}", routes::all_deleted_items()),
         )
         .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
@@ -598,25 +569,14 @@ api_test!(my_deleted_items_lists_only_what_the_caller_deleted, |app| {
     let mine = upload(&app, &r, "mine.txt", b"m").await;
     let theirs = upload(&app, &r, "theirs.txt", b"t").await;
     let my_sub = sub_with(&app, &r, "my sub", json!({"inheritsMembers": true})).await;
-    delete(
-        &app,
-        As::Person(&person),
-        &format!("/api/metadata/dataset/{mine}"),
-    )
-    .await;
-    delete(
-        &app,
-        As::Person(&person),
-        &format!("/api/metadata/project/{my_sub}"),
-    )
-    .await;
+    delete(&app, As::Person(&person), &routes::dataset(&mine)).await;
+    delete(&app, As::Person(&person), &routes::project(&my_sub)).await;
     delete_dataset(&app, &theirs).await;
-    let page = bin(
-        &app,
-        As::Person(&person),
-        "/api/recycle-bin/my-deleted-items",
-    )
-    .await;
+    let persons_bin = app.by(As::Person(&person)).recycle_bin();
+    let page = persons_bin
+        .my_deleted_items("")
+        .await
+        .expect(StatusCode::OK);
     let mut found = ids(&page);
     found.sort();
     assert_eq!(found, sorted(&[&mine, &my_sub]), "{page}");
@@ -625,7 +585,11 @@ api_test!(my_deleted_items_lists_only_what_the_caller_deleted, |app| {
         person.id.to_string(),
         "{page}"
     );
-    let page = bin(&app, As::Key, "/api/recycle-bin/my-deleted-items").await;
+    let page = app
+        .recycle_bin()
+        .my_deleted_items("")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(ids(&page), vec![theirs.clone()], "{page}");
     assert_eq!(
         visible(&app, As::Key).await,
@@ -752,21 +716,21 @@ api_test!(each_caller_sees_the_items_it_may_delete, |app| {
     );
     let key = foreign_key(&app).await;
     for path in [
-        "/api/recycle-bin/all-deleted-items",
-        "/api/recycle-bin/my-deleted-items",
-        "/api/recycle-bin/dataset/list",
-        "/api/recycle-bin/project/list",
+        &routes::all_deleted_items(),
+        &routes::my_deleted_items(),
+        &routes::bin_dataset_list(),
+        &routes::bin_project_list(),
     ] {
         let response = foreign(&app, &key, Method::GET, path).send().await.unwrap();
         let page = expect_status(response, StatusCode::OK).await;
         assert_eq!(page["totalCount"], 0, "{path}: {page}");
     }
     for path in [
-        format!("/api/recycle-bin/project/{}/dataset/list", x.p),
-        format!("/api/recycle-bin/project/{}/subprojects", x.p),
-        format!("/api/recycle-bin/project/{}", x.q),
-        format!("/api/recycle-bin/dataset/{}", x.d),
-        format!("/api/recycle-bin/project/{}/dataset/{}", x.p, x.d),
+        routes::bin_project_dataset_list(&x.p),
+        routes::bin_project_subprojects(&x.p),
+        routes::bin_project(&x.q),
+        routes::bin_dataset(&x.d),
+        routes::bin_project_dataset(&x.p, &x.d),
     ] {
         let response = foreign(&app, &key, Method::GET, &path)
             .send()
@@ -777,7 +741,7 @@ api_test!(each_caller_sees_the_items_it_may_delete, |app| {
     let in_p = bin(
         &app,
         As::Person(&x.reader),
-        &format!("/api/recycle-bin/project/{}/dataset/list", x.p),
+        &routes::bin_project_dataset_list(&x.p),
     )
     .await;
     assert_eq!(
@@ -787,7 +751,7 @@ api_test!(each_caller_sees_the_items_it_may_delete, |app| {
     let response = get(
         &app,
         As::Person(&x.subonly),
-        &format!("/api/recycle-bin/project/{}/subprojects", x.p),
+        &routes::bin_project_subprojects(&x.p),
     )
     .await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
@@ -803,56 +767,56 @@ api_test!(
             (
                 "reader on P's dataset",
                 Some(&x.reader),
-                format!("/api/recycle-bin/dataset/{}", x.d),
+                routes::bin_dataset(&x.d),
                 dataset_restore(&x.d),
                 StatusCode::FORBIDDEN,
             ),
             (
                 "reader on P's subproject",
                 Some(&x.reader),
-                format!("/api/recycle-bin/project/{}", x.s2),
+                routes::bin_project(&x.s2),
                 project_restore(&x.s2),
                 StatusCode::FORBIDDEN,
             ),
             (
                 "contributor on the root Q",
                 Some(&x.contributor),
-                format!("/api/recycle-bin/project/{}", x.q),
+                routes::bin_project(&x.q),
                 project_restore(&x.q),
                 StatusCode::FORBIDDEN,
             ),
             (
                 "reader on Q (no role)",
                 Some(&x.reader),
-                format!("/api/recycle-bin/project/{}", x.q),
+                routes::bin_project(&x.q),
                 project_restore(&x.q),
                 StatusCode::NOT_FOUND,
             ),
             (
                 "member of T on P's dataset",
                 Some(&x.subonly),
-                format!("/api/recycle-bin/dataset/{}", x.d),
+                routes::bin_dataset(&x.d),
                 dataset_restore(&x.d),
                 StatusCode::NOT_FOUND,
             ),
             (
                 "admin on a Confidential project's dataset",
                 Some(&x.admin),
-                format!("/api/recycle-bin/dataset/{}", x.g),
+                routes::bin_dataset(&x.g),
                 dataset_restore(&x.g),
                 StatusCode::NOT_FOUND,
             ),
             (
                 "admin on a Confidential project's subproject",
                 Some(&x.admin),
-                format!("/api/recycle-bin/project/{}", x.c2),
+                routes::bin_project(&x.c2),
                 project_restore(&x.c2),
                 StatusCode::NOT_FOUND,
             ),
             (
                 "another tenant",
                 None,
-                format!("/api/recycle-bin/project/{}", x.q),
+                routes::bin_project(&x.q),
                 project_restore(&x.q),
                 StatusCode::NOT_FOUND,
             ),
@@ -901,34 +865,32 @@ api_test!(
     owners_contributors_and_inherited_members_restore_and_purge_what_they_see,
     |app| {
         let x = fixture(&app).await;
-        restored(
-            &app,
-            As::Person(&x.contributor),
-            &dataset_restore(&x.f),
-            None,
-        )
-        .await;
+        app.by(As::Person(&x.contributor))
+            .recycle_bin()
+            .dataset(&x.f)
+            .restore()
+            .await
+            .no_content();
         assert_eq!(dataset_status(&app, &x.f).await, StatusCode::OK);
-        restored(
-            &app,
-            As::Person(&x.contributor),
-            &project_restore(&x.s2),
-            None,
-        )
-        .await;
+        app.by(As::Person(&x.contributor))
+            .recycle_bin()
+            .project(&x.s2)
+            .restore()
+            .await
+            .no_content();
         assert_eq!(project_status(&app, &x.s2).await, StatusCode::OK);
-        restored(&app, As::Person(&x.owner), &project_restore(&x.q), None).await;
+        app.by(As::Person(&x.owner))
+            .recycle_bin()
+            .project(&x.q)
+            .restore()
+            .await
+            .no_content();
         assert_eq!(project_status(&app, &x.q).await, StatusCode::OK);
-        delete(
-            &app,
-            As::Person(&x.subonly),
-            &format!("/api/recycle-bin/dataset/{}", x.e),
-        )
-        .await;
+        delete(&app, As::Person(&x.subonly), &routes::bin_dataset(&x.e)).await;
         delete(
             &app,
             As::Person(&x.owner),
-            &format!("/api/recycle-bin/project/{}/dataset/{}", x.p, x.d),
+            &routes::bin_project_dataset(&x.p, &x.d),
         )
         .await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&x.g, &x.c2]));
@@ -942,7 +904,7 @@ async fn path_flags(app: &TestApp, project: &str) -> Vec<(String, bool)> {
         app.send_as(
             As::Key,
             Method::GET,
-            &format!("/api/project/{project}/path"),
+            &routes::legacy_project_path(project),
             None,
         )
         .await,
@@ -980,18 +942,13 @@ api_test!(
         delete_project(&app, &a).await;
         delete_project(&app, &r).await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r, &a, &b]));
-        let subs = bin(
-            &app,
-            As::Key,
-            &format!("/api/recycle-bin/project/{a}/subprojects"),
-        )
-        .await;
+        let subs = bin(&app, As::Key, &routes::bin_project_subprojects(&a)).await;
         assert_eq!(ids(&subs), vec![b.clone()], "{subs}");
         assert_eq!(
             path_flags(&app, &b).await,
             flags(&[("R", true), ("A", true), ("B", true)])
         );
-        restored(&app, As::Key, &project_restore(&b), None).await;
+        app.recycle_bin().project(&b).restore().await.no_content();
         for project in [&r, &a, &b] {
             assert_eq!(project_status(&app, project).await, StatusCode::OK);
         }
@@ -1020,7 +977,12 @@ api_test!(
         delete_project(&app, &b).await;
         delete_project(&app, &a).await;
         delete_project(&app, &r).await;
-        let response = restore(&app, As::Person(&person), &project_restore(&b), None).await;
+        let response = app
+            .by(As::Person(&person))
+            .recycle_bin()
+            .project(&b)
+            .restore()
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
         let response = app
             .request_as(As::Person(&person), Method::POST, &project_restore(&b))
@@ -1047,13 +1009,12 @@ api_test!(
             .await,
         )
         .to_owned();
-        restored(
-            &app,
-            As::Person(&person),
-            &project_restore(&b),
-            Some(json!({"targetProjectId": elsewhere})),
-        )
-        .await;
+        app.by(As::Person(&person))
+            .recycle_bin()
+            .project(&b)
+            .restore_to(&json!({"targetProjectId": elsewhere}))
+            .await
+            .no_content();
         assert_eq!(
             path_flags(&app, &b).await,
             flags(&[("Elsewhere", false), ("B", false)])
@@ -1075,7 +1036,7 @@ api_test!(
         for path in [
             project_restore(&s),
             dataset_restore(&d1),
-            format!("/api/recycle-bin/project/{r}/dataset/{d2}/restore"),
+            routes::bin_project_dataset_restore(&r, &d2),
         ] {
             // As clients send them: the JSON-patch content type, `Accept: text/plain`, no body.
             let response = app
@@ -1113,19 +1074,19 @@ api_test!(
         for dataset in [&d1, &d2, &d3] {
             delete_dataset(&app, dataset).await;
         }
-        let record = bin(&app, As::Key, &format!("/api/recycle-bin/dataset/{d1}")).await;
+        let record = app
+            .recycle_bin()
+            .dataset(&d1)
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(record["projectId"], r.as_str(), "{record}");
-        let wrong = get(
-            &app,
-            As::Key,
-            &format!("/api/recycle-bin/project/{other}/dataset/{d1}"),
-        )
-        .await;
+        let wrong = app.recycle_bin().project_dataset(&other, &d1).get().await;
         expect_problem(wrong, StatusCode::NOT_FOUND, "not-found").await;
         let wrong = restore(
             &app,
             As::Key,
-            &format!("/api/recycle-bin/project/{other}/dataset/{d1}/restore"),
+            &routes::bin_project_dataset_restore(&other, &d1),
             None,
         )
         .await;
@@ -1133,7 +1094,7 @@ api_test!(
         restored(
             &app,
             As::Key,
-            &format!("/api/recycle-bin/project/{r}/dataset/{d1}/restore"),
+            &routes::bin_project_dataset_restore(&r, &d1),
             None,
         )
         .await;
@@ -1141,32 +1102,25 @@ api_test!(
         restored(
             &app,
             As::Key,
-            &format!("/api/recycle-bin/project/{r}/dataset/{d2}/restore"),
+            &routes::bin_project_dataset_restore(&r, &d2),
             Some(json!({"targetprojectid": other})),
         )
         .await;
-        restored(
-            &app,
-            As::Key,
-            &dataset_restore(&d3),
-            Some(json!({"TargetProjectId": other})),
-        )
-        .await;
+        app.recycle_bin()
+            .dataset(&d3)
+            .restore_to(&json!({"TargetProjectId": other}))
+            .await
+            .no_content();
         for (dataset, project) in [(&d1, &r), (&d2, &other), (&d3, &other)] {
             let record = expect_status(
-                app.send_as(
-                    As::Key,
-                    Method::GET,
-                    &format!("/api/metadata/dataset/{dataset}"),
-                    None,
-                )
-                .await,
+                app.send_as(As::Key, Method::GET, &routes::dataset(dataset), None)
+                    .await,
                 StatusCode::OK,
             )
             .await;
             assert_eq!(record["projectId"], project.as_str(), "{record}");
         }
-        let again = restore(&app, As::Key, &dataset_restore(&d1), None).await;
+        let again = app.recycle_bin().dataset(&d1).restore().await;
         expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
     }
 );
@@ -1182,30 +1136,18 @@ api_test!(
         delete_dataset(&app, &d).await;
         delete_project(&app, &s).await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&s]));
-        restored(
-            &app,
-            As::Key,
-            &project_restore(&s),
-            Some(json!({"targetProjectId": target})),
-        )
-        .await;
+        app.recycle_bin()
+            .project(&s)
+            .restore_to(&json!({"targetProjectId": target}))
+            .await
+            .no_content();
         assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
-        let listed = bin(
-            &app,
-            As::Key,
-            &format!("/api/recycle-bin/project/{inner}/dataset/list"),
-        )
-        .await;
+        let listed = bin(&app, As::Key, &routes::bin_project_dataset_list(&inner)).await;
         assert_eq!(ids(&listed), vec![d.clone()], "{listed}");
-        restored(&app, As::Key, &dataset_restore(&d), None).await;
+        app.recycle_bin().dataset(&d).restore().await.no_content();
         let record = expect_status(
-            app.send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/dataset/{d}"),
-                None,
-            )
-            .await,
+            app.send_as(As::Key, Method::GET, &routes::dataset(&d), None)
+                .await,
             StatusCode::OK,
         )
         .await;
@@ -1260,11 +1202,19 @@ api_test!(
         let case_differs = upload(&app, &r, "Case.txt", b"c").await;
         delete_dataset(&app, &case_differs).await;
         upload(&app, &r, "case.txt", b"c").await;
-        restored(&app, As::Key, &dataset_restore(&case_differs), None).await;
+        app.recycle_bin()
+            .dataset(&case_differs)
+            .restore()
+            .await
+            .no_content();
         let kind_differs = sub(&app, &r, "one name").await;
         delete_project(&app, &kind_differs).await;
         upload(&app, &r, "one name", b"n").await;
-        restored(&app, As::Key, &project_restore(&kind_differs), None).await;
+        app.recycle_bin()
+            .project(&kind_differs)
+            .restore()
+            .await
+            .no_content();
     }
 );
 
@@ -1276,7 +1226,7 @@ api_test!(
         delete_project(&app, &a).await;
         delete_project(&app, &r).await;
         let usurper = root(&app, "Top").await;
-        let response = restore(&app, As::Key, &project_restore(&a), None).await;
+        let response = app.recycle_bin().project(&a).restore().await;
         expect_problem(response, StatusCode::CONFLICT, "restore-name-taken").await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r, &a]));
         assert_eq!(project_status(&app, &usurper).await, StatusCode::OK);
@@ -1295,13 +1245,11 @@ api_test!(
         let b = sub(&app, &a, "B").await;
         delete_project(&app, &r).await;
         for target in [&r, &a, &b] {
-            let response = restore(
-                &app,
-                As::Key,
-                &project_restore(&r),
-                Some(json!({"targetProjectId": target})),
-            )
-            .await;
+            let response = app
+                .recycle_bin()
+                .project(&r)
+                .restore_to(&json!({"targetProjectId": target}))
+                .await;
             expect_problem(response, StatusCode::CONFLICT, "restore-loop").await;
         }
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r]));
@@ -1339,7 +1287,7 @@ api_test!(
         let d = upload(&app, &r, "d.txt", b"d").await;
         delete_dataset(&app, &d).await;
         let key = foreign_key(&app).await;
-        let response = foreign(&app, &key, Method::POST, "/api/metadata/project")
+        let response = foreign(&app, &key, Method::POST, &routes::projects())
             .header("api-version", "3")
             .json(&json!({"name": "Theirs"}))
             .send()
@@ -1347,13 +1295,11 @@ api_test!(
             .unwrap();
         let theirs = id_str(&expect_status(response, StatusCode::CREATED).await).to_owned();
         for target in [theirs, Uuid::new_v4().to_string()] {
-            let response = restore(
-                &app,
-                As::Key,
-                &dataset_restore(&d),
-                Some(json!({"targetProjectId": target})),
-            )
-            .await;
+            let response = app
+                .recycle_bin()
+                .dataset(&d)
+                .restore_to(&json!({"targetProjectId": target}))
+                .await;
             expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         }
         assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
@@ -1382,13 +1328,12 @@ api_test!(
         .to_owned();
         let d = upload(&app, &r, "d.txt", b"d").await;
         delete_dataset(&app, &d).await;
-        let response = restore(
-            &app,
-            As::Person(&person),
-            &dataset_restore(&d),
-            Some(json!({"targetProjectId": read_only})),
-        )
-        .await;
+        let response = app
+            .by(As::Person(&person))
+            .recycle_bin()
+            .dataset(&d)
+            .restore_to(&json!({"targetProjectId": read_only}))
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
     }
@@ -1404,22 +1349,18 @@ api_test_with!(
         let moved = root(&app, "Moved").await;
         let child = sub(&app, &moved, "Child").await;
         delete_project(&app, &moved).await;
-        let response = restore(
-            &app,
-            As::Key,
-            &project_restore(&moved),
-            Some(json!({"targetProjectId": two})),
-        )
-        .await;
+        let response = app
+            .recycle_bin()
+            .project(&moved)
+            .restore_to(&json!({"targetProjectId": two}))
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "depth-limit").await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&moved]));
-        restored(
-            &app,
-            As::Key,
-            &project_restore(&moved),
-            Some(json!({"targetProjectId": one})),
-        )
-        .await;
+        app.recycle_bin()
+            .project(&moved)
+            .restore_to(&json!({"targetProjectId": one}))
+            .await
+            .no_content();
         assert_eq!(
             path_flags(&app, &child).await,
             flags(&[
@@ -1457,46 +1398,27 @@ api_test!(
         )
         .to_owned();
         delete_project(&app, &s).await;
-        restored(
-            &app,
-            As::Key,
-            &project_restore(&s),
-            Some(json!({"targetProjectId": target})),
-        )
-        .await;
-        let record = expect_status(
-            app.send_as(
-                As::Person(&person),
-                Method::GET,
-                &format!("/api/metadata/project/{s}"),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        app.recycle_bin()
+            .project(&s)
+            .restore_to(&json!({"targetProjectId": target}))
+            .await
+            .no_content();
+        let record = app
+            .by(As::Person(&person))
+            .project(&s)
+            .get()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(record["parentProjectId"], target.as_str(), "{record}");
-        let caps = expect_status(
-            app.send_as(
-                As::Person(&person),
-                Method::GET,
-                &format!("/api/metadata/project/{s}/capabilities"),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let caps = app
+            .by(As::Person(&person))
+            .project(&s)
+            .capabilities()
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(caps["canCreateContent"], true, "{caps}");
         assert_eq!(record["inheritsMembers"], false, "{record}");
-        let response = app
-            .send_as(
-                As::Person(&outsider),
-                Method::GET,
-                &format!("/api/metadata/project/{s}"),
-                None,
-            )
-            .await;
+        let response = app.by(As::Person(&outsider)).project(&s).get().await;
         assert_eq!(
             response.status(),
             StatusCode::NOT_FOUND,
@@ -1560,30 +1482,16 @@ api_test_with!(
         delete_project(&app, &s1).await;
         delete_project(&app, &r).await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r, &s1]));
-        let hidden = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/recycle-bin/dataset/{deleted_alone}"),
-                None,
-            )
-            .await;
+        let hidden = app.recycle_bin().dataset(&deleted_alone).purge().await;
         expect_problem(hidden, StatusCode::NOT_FOUND, "not-found").await;
-        delete(&app, As::Key, &format!("/api/recycle-bin/project/{r}")).await;
+        delete(&app, As::Key, &routes::bin_project(&r)).await;
         // Gone for users at once, whether or not the background purge is still working.
         assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
         for path in [project_restore(&r), project_restore(&s1)] {
             let response = restore(&app, As::Key, &path, None).await;
             expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         }
-        let again = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/recycle-bin/project/{r}"),
-                None,
-            )
-            .await;
+        let again = app.recycle_bin().project(&r).purge().await;
         expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
         purge_until_quiet(&app).await;
         for project in [&r, &s1, &s2, &s3] {
@@ -1592,27 +1500,17 @@ api_test_with!(
                 .send_as(
                     As::Key,
                     Method::GET,
-                    &format!("/api/project/{project}/path"),
+                    &routes::legacy_project_path(project),
                     None,
                 )
                 .await;
             assert_eq!(path.status(), StatusCode::NOT_FOUND);
-            let item = get(
-                &app,
-                As::Key,
-                &format!("/api/recycle-bin/project/{project}"),
-            )
-            .await;
+            let item = app.recycle_bin().project(project).get().await;
             assert_eq!(item.status(), StatusCode::NOT_FOUND);
         }
         for dataset in &datasets {
             assert_eq!(dataset_status(&app, dataset).await, StatusCode::NOT_FOUND);
-            let item = get(
-                &app,
-                As::Key,
-                &format!("/api/recycle-bin/dataset/{dataset}"),
-            )
-            .await;
+            let item = app.recycle_bin().dataset(dataset).get().await;
             assert_eq!(item.status(), StatusCode::NOT_FOUND);
         }
         for url in &urls {
@@ -1651,19 +1549,14 @@ api_test!(
         let url = read_url(&app, &second).await;
         assert_eq!(blob_status(&app, &url).await, StatusCode::OK);
         delete_dataset(&app, &first).await;
-        delete(&app, As::Key, &format!("/api/recycle-bin/dataset/{first}")).await;
+        delete(&app, As::Key, &routes::bin_dataset(&first)).await;
         purge_until_quiet(&app).await;
         let url = read_url(&app, &second).await;
         let kept = reqwest::get(&url).await.unwrap();
         assert_eq!(kept.status(), StatusCode::OK);
         assert_eq!(kept.bytes().await.unwrap().as_ref(), b"shared bytes");
         delete_dataset(&app, &second).await;
-        delete(
-            &app,
-            As::Key,
-            &format!("/api/recycle-bin/project/{r}/dataset/{second}"),
-        )
-        .await;
+        delete(&app, As::Key, &routes::bin_project_dataset(&r, &second)).await;
         purge_until_quiet(&app).await;
         assert_eq!(blob_status(&app, &url).await, StatusCode::NOT_FOUND);
     }
@@ -1679,25 +1572,15 @@ api_test!(
         let in_kept = upload(&app, &kept, "in-kept.txt", b"k").await;
         delete_project(&app, &s).await;
         delete_project(&app, &r).await;
-        delete(&app, As::Key, &format!("/api/recycle-bin/project/{s}")).await;
+        delete(&app, As::Key, &routes::bin_project(&s)).await;
         purge_until_quiet(&app).await;
         assert_eq!(visible(&app, As::Key).await, sorted(&[&r]));
-        restored(&app, As::Key, &project_restore(&r), None).await;
+        app.recycle_bin().project(&r).restore().await.no_content();
         assert_eq!(project_status(&app, &s).await, StatusCode::NOT_FOUND);
         assert_eq!(dataset_status(&app, &in_s).await, StatusCode::NOT_FOUND);
         assert_eq!(project_status(&app, &kept).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &in_kept).await, StatusCode::OK);
-        let subs = expect_status(
-            app.send_as(
-                As::Key,
-                Method::GET,
-                &format!("/api/metadata/project/{r}/subproject/list"),
-                None,
-            )
-            .await,
-            StatusCode::OK,
-        )
-        .await;
+        let subs = app.project(&r).subprojects("").await.expect(StatusCode::OK);
         assert_eq!(names(&subs), vec!["Kept"], "{subs}");
         assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
     }
@@ -1747,7 +1630,7 @@ api_test!(retention_counts_from_the_latest_deletion, |app| {
     let d = upload(&app, &r, "d.txt", b"d").await;
     delete_dataset(&app, &d).await;
     app.clock.advance(TimeDelta::days(100));
-    restored(&app, As::Key, &dataset_restore(&d), None).await;
+    app.recycle_bin().dataset(&d).restore().await.no_content();
     delete_dataset(&app, &d).await;
     app.clock.advance(TimeDelta::days(100));
     let counts = purge_expired(&app).await;
@@ -1767,7 +1650,7 @@ api_test_with!(
         let r = root(&app, "R").await;
         let d = upload(&app, &r, "d.txt", b"d").await;
         delete_dataset(&app, &d).await;
-        let item = bin(&app, As::Key, "/api/recycle-bin/dataset/list").await;
+        let item = bin(&app, As::Key, &routes::bin_dataset_list()).await;
         let item = &item["data"][0];
         assert_eq!(retention_of(item), TimeDelta::days(7), "{item}");
         app.clock
@@ -1781,16 +1664,11 @@ api_test_with!(
 
 api_test!(only_platform_administrators_run_the_retention_job, |app| {
     let response = app
-        .send_as(
-            As::Key,
-            Method::POST,
-            "/api/admin/recycle-bin/purge-expired",
-            None,
-        )
+        .send_as(As::Key, Method::POST, &routes::bin_purge_expired(), None)
         .await;
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     let response = app
-        .anonymous(Method::POST, "/api/admin/recycle-bin/purge-expired")
+        .anonymous(Method::POST, &routes::bin_purge_expired())
         .send()
         .await
         .unwrap();
@@ -1841,7 +1719,11 @@ api_test!(malformed_ids_and_restore_bodies_are_400_problems, |app| {
         json!({"targetProjectId": r, "overwrite": true}),
         json!({"targetProjectId": "a\u{0}b"}),
     ] {
-        let response = restore(&app, As::Key, &dataset_restore(&d), Some(body.clone())).await;
+        let response = app
+            .recycle_bin()
+            .dataset(&d)
+            .restore_to(&body.clone())
+            .await;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(problem["detail"].is_string(), "{body}: {problem}");
@@ -1857,17 +1739,11 @@ api_test!(malformed_ids_and_restore_bodies_are_400_problems, |app| {
     assert_eq!(visible(&app, As::Key).await, sorted(&[&d]));
     let unknown = Uuid::new_v4();
     for (method, path) in [
-        (Method::GET, format!("/api/recycle-bin/project/{unknown}")),
-        (Method::GET, format!("/api/recycle-bin/dataset/{unknown}")),
+        (Method::GET, routes::bin_project(unknown)),
+        (Method::GET, routes::bin_dataset(unknown)),
         (Method::PUT, project_restore(&unknown.to_string())),
-        (
-            Method::DELETE,
-            format!("/api/recycle-bin/dataset/{unknown}"),
-        ),
-        (
-            Method::GET,
-            format!("/api/recycle-bin/project/{unknown}/subprojects"),
-        ),
+        (Method::DELETE, routes::bin_dataset(unknown)),
+        (Method::GET, routes::bin_project_subprojects(unknown)),
     ] {
         let response = app.send_as(As::Key, method, &path, None).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
@@ -1876,17 +1752,11 @@ api_test!(malformed_ids_and_restore_bodies_are_400_problems, |app| {
     // found, and nothing happens to it.
     let other = root(&app, "Other").await;
     for (method, path) in [
-        (Method::GET, format!("/api/recycle-bin/project/{d}")),
+        (Method::GET, routes::bin_project(&d)),
         (Method::PUT, project_restore(&d)),
-        (Method::DELETE, format!("/api/recycle-bin/project/{d}")),
-        (
-            Method::DELETE,
-            format!("/api/recycle-bin/project/{other}/dataset/{d}"),
-        ),
-        (
-            Method::GET,
-            format!("/api/recycle-bin/project/{other}/dataset/{d}"),
-        ),
+        (Method::DELETE, routes::bin_project(&d)),
+        (Method::DELETE, routes::bin_project_dataset(&other, &d)),
+        (Method::GET, routes::bin_project_dataset(&other, &d)),
     ] {
         let response = app.send_as(As::Key, method, &path, None).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
@@ -1899,7 +1769,7 @@ api_test!(
     |app| {
         for version in ["1", "2", "3"] {
             let response = app
-                .with_key(Method::GET, "/api/recycle-bin/all-deleted-items")
+                .with_key(Method::GET, &routes::all_deleted_items())
                 .header("api-version", version)
                 .send()
                 .await
@@ -1907,13 +1777,13 @@ api_test!(
             expect_status(response, StatusCode::OK).await;
         }
         let response = app
-            .with_key(Method::GET, "/api/recycle-bin/all-deleted-items")
+            .with_key(Method::GET, &routes::all_deleted_items())
             .send()
             .await
             .unwrap();
         expect_status(response, StatusCode::OK).await;
         let response = app
-            .with_key(Method::GET, "/api/recycle-bin/all-deleted-items")
+            .with_key(Method::GET, &routes::all_deleted_items())
             .header("api-version", "9")
             .send()
             .await
@@ -1981,8 +1851,7 @@ api_test!(
         for round in 0..5 {
             let d = upload(&app, &r, &format!("d{round}.txt"), b"d").await;
             delete_dataset(&app, &d).await;
-            let (restore_path, purge_path) =
-                (dataset_restore(&d), format!("/api/recycle-bin/dataset/{d}"));
+            let (restore_path, purge_path) = (dataset_restore(&d), routes::bin_dataset(&d));
             let (restored, purged) = tokio::join!(
                 restore(&app, As::Key, &restore_path, None),
                 app.send_as(As::Key, Method::DELETE, &purge_path, None)

@@ -65,7 +65,7 @@ async fn hierarchy(app: &TestApp, root: &str, actions: Vec<Value>) {
         .send_as(
             As::Key,
             Method::POST,
-            &format!("/api/hierarchy/project/{root}"),
+            &routes::hierarchy(root),
             Some(json!({ "actions": actions })),
         )
         .await;
@@ -94,11 +94,11 @@ api_test!(
                 StatusCode::CREATED,
             )
             .await;
-            let path = format!("/api/metadata/dataset/{}", id_str(&dataset));
+            let path = routes::dataset(id_str(&dataset));
             let response = app.send_as(As::Key, Method::DELETE, &path, None).await;
             expect_status(response, StatusCode::NO_CONTENT).await;
         }
-        let path = format!("/api/metadata/project/{}", id_str(&big));
+        let path = routes::project(id_str(&big));
         let response = app.send_as(As::Key, Method::DELETE, &path, None).await;
         expect_status(response, StatusCode::NO_CONTENT).await;
         // One item deleted a day later than the others: not expired when the job runs.
@@ -109,7 +109,7 @@ api_test!(
         )
         .await;
         app.clock.advance(chrono::TimeDelta::days(1));
-        let path = format!("/api/metadata/dataset/{}", id_str(&kept));
+        let path = routes::dataset(id_str(&kept));
         let response = app.send_as(As::Key, Method::DELETE, &path, None).await;
         expect_status(response, StatusCode::NO_CONTENT).await;
         assert_eq!(dataset_blobs(&app), 21);
