@@ -21,7 +21,7 @@ async fn import(
     let url = upload(app, file_name, bytes).await;
     let summary = start(
         app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         with_fields(
             json!({
                 "uploadUrl": url, "originalFileName": file_name, "projectId": project,
@@ -45,7 +45,7 @@ async fn dataset_of(app: &TestApp, record: &Value) -> Value {
 
 api_test!(the_dfs_readers_and_writers_are_in_the_catalogue, |app| {
     let readers = expect_status(
-        app.with_key(Method::GET, "/api/conversion/reader/list")
+        app.with_key(Method::GET, &routes::reader_list())
             .send()
             .await
             .unwrap(),
@@ -142,7 +142,7 @@ api_test!(dfs_uploads_become_datasets_of_their_kind, |app| {
     let id = made["id"].as_str().unwrap();
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{id}/convert"),
+        &routes::dataset_convert(id),
         json!({"writerName": "ShpWriter", "outputDatasetData": {"name": "elements"},
                "writerParameters": [{"name": "TimeStep", "value": 1}]}),
     )

@@ -19,14 +19,7 @@ const POINTS: &str = r#"{"type":"FeatureCollection","features":[
 
 /// Uploads `bytes` to a fresh upload URL and returns the URL without its query.
 pub(crate) async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> String {
-    let body = expect_status(
-        app.with_key(Method::GET, "/api/conversion/transfer/upload-url")
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let body = app.transfers().upload_url().await.expect(StatusCode::OK);
     let url = body["data"].as_str().unwrap().to_owned();
     let put = app
         .client
@@ -44,16 +37,9 @@ pub(crate) async fn upload(app: &TestApp, file_name: &str, bytes: &[u8]) -> Stri
 /// Polls a transfer every 50 ms until it ends; returns its record.
 pub(crate) async fn wait_for(app: &TestApp, transfer: &str) -> Value {
     for _ in 0..600 {
-        let record = expect_status(
-            app.with_key(Method::GET, &format!("/api/conversion/transfer/{transfer}"))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
-        let status = record["status"].as_str().unwrap();
-        if status == "Completed" || status == "Error" {
+        let record = app.transfers().get(transfer).await.expect(StatusCode::OK);
+        let current: Transfer = serde_json::from_value(record.clone()).unwrap();
+        if current.ended() {
             return record;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -61,31 +47,19 @@ pub(crate) async fn wait_for(app: &TestApp, transfer: &str) -> Value {
     panic!("transfer {transfer} did not end within 30 s");
 }
 
+/// Starts a transfer at `path` (`routes::upload_convert()`, `routes::dataset_convert(id)`,
+/// ...) with `body`, expecting 200; returns its summary.
 pub(crate) async fn start(app: &TestApp, path: &str, body: Value) -> Value {
-    expect_status(
-        app.with_key(Method::POST, path)
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await
+    let summary = app.transfers().start(path, &body).await;
+    summary.expect(StatusCode::OK)
 }
 
 /// Cancels a transfer (200 expected); returns its record.
 pub(crate) async fn cancel(app: &TestApp, transfer: &str) -> Value {
-    expect_status(
-        app.with_key(
-            Method::POST,
-            &format!("/api/conversion/transfer/{transfer}/cancel"),
-        )
-        .send()
+    app.transfers()
+        .cancel(&transfer)
         .await
-        .unwrap(),
-        StatusCode::OK,
-    )
-    .await
+        .expect(StatusCode::OK)
 }
 
 pub(crate) async fn project(app: &TestApp, name: &str) -> String {
@@ -104,7 +78,7 @@ pub(crate) async fn import(
     let url = upload(app, file_name, bytes).await;
     let summary = start(
         app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": file_name, "projectId": project,
             "readerName": reader, "writerName": writer,
@@ -118,13 +92,10 @@ pub(crate) async fn import(
 /// The dataset list of a project.
 pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> Value {
     expect_status(
-        app.with_key(
-            Method::GET,
-            &format!("/api/metadata/project/{project}/dataset/list"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        app.with_key(Method::GET, &routes::project_dataset_list(project))
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await
@@ -132,7 +103,7 @@ pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> Value {
 
 pub(crate) async fn dataset(app: &TestApp, id: &str) -> Value {
     expect_status(
-        app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
+        app.with_key(Method::GET, &routes::dataset(id))
             .send()
             .await
             .unwrap(),
@@ -150,10 +121,13 @@ async fn content(app: &TestApp, dataset: &str) -> Vec<u8> {
 
 api_test!(the_catalogue_lists_readers_writers_and_their_pairs, |app| {
     let readers = expect_status(
-        app.with_key(Method::GET, "/api/conversion/reader/list?filter=All")
-            .send()
-            .await
-            .unwrap(),
+        app.with_key(
+            Method::GET,
+            &format!("{}?filter=All", routes::reader_list()),
+        )
+        .send()
+        .await
+        .unwrap(),
         StatusCode::OK,
     )
     .await;
@@ -182,16 +156,19 @@ api_test!(the_catalogue_lists_readers_writers_and_their_pairs, |app| {
         .unwrap();
     assert_eq!(file["writers"], json!(["FileWriter"]));
     let dedicated = expect_status(
-        app.with_key(Method::GET, "/api/conversion/writer/list?Filter=dedicated")
-            .send()
-            .await
-            .unwrap(),
+        app.with_key(
+            Method::GET,
+            &format!("{}?Filter=dedicated", routes::writer_list()),
+        )
+        .send()
+        .await
+        .unwrap(),
         StatusCode::OK,
     )
     .await;
     assert_eq!(dedicated["data"], json!([]));
     let one = expect_status(
-        app.with_key(Method::GET, "/api/conversion/writer/vtuwriter")
+        app.with_key(Method::GET, &routes::writer("vtuwriter"))
             .send()
             .await
             .unwrap(),
@@ -201,7 +178,7 @@ api_test!(the_catalogue_lists_readers_writers_and_their_pairs, |app| {
     assert_eq!(one["name"], "VtuWriter");
     assert!(one.get("writers").is_none());
     expect_problem(
-        app.with_key(Method::GET, "/api/conversion/reader/NoSuchReader")
+        app.with_key(Method::GET, &routes::reader("NoSuchReader"))
             .send()
             .await
             .unwrap(),
@@ -210,16 +187,19 @@ api_test!(the_catalogue_lists_readers_writers_and_their_pairs, |app| {
     )
     .await;
     expect_problem(
-        app.with_key(Method::GET, "/api/conversion/reader/list?filter=Some")
-            .send()
-            .await
-            .unwrap(),
+        app.with_key(
+            Method::GET,
+            &format!("{}?filter=Some", routes::reader_list()),
+        )
+        .send()
+        .await
+        .unwrap(),
         StatusCode::BAD_REQUEST,
         "validation",
     )
     .await;
     expect_problem(
-        app.anonymous(Method::GET, "/api/conversion/reader/list")
+        app.anonymous(Method::GET, &routes::reader_list())
             .send()
             .await
             .unwrap(),
@@ -302,7 +282,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     let other = crate::transfers::project(&app, "Elsewhere").await;
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{source}/convert"),
+        &routes::dataset_convert(&source),
         json!({
             "writerName": "ShpWriter", "outputProjectId": other,
             "outputDatasetData": {"name": "points utm"},
@@ -324,7 +304,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     // download-convert: a signed downloadPath once completed.
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{source}/download-convert"),
+        &routes::dataset_download_convert(&source),
         json!({"writerName": "GeoJsonWriter"}),
     )
     .await;
@@ -348,7 +328,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     // one at downloadPath, not the planned points.shp, and its format is the result's.
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{source}/download-convert"),
+        &routes::dataset_download_convert(&source),
         json!({"writerName": "ShpWriter"}),
     )
     .await;
@@ -376,7 +356,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     .await;
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{source}/update"),
+        &routes::dataset_update(&source),
         json!({"uploadUrl": url, "originalFileName": "three.geojson", "readerName": "GeoJsonReader"}),
     )
     .await;
@@ -389,12 +369,7 @@ api_test!(a_dataset_is_converted_exported_and_updated, |app| {
     assert!(text.contains("\"c\"") && !text.contains("\"b\""), "{text}");
 
     // update from another dataset: formats inferred on both sides.
-    let summary = start(
-        &app,
-        &format!("/api/metadata/dataset/{shp}/update/{source}"),
-        json!({}),
-    )
-    .await;
+    let summary = start(&app, &routes::dataset_update_from(shp, &source), json!({})).await;
     let updated = wait_for(&app, summary["id"].as_str().unwrap()).await;
     assert_eq!(updated["status"], "Completed", "{updated}");
     assert_eq!(updated["importParameters"]["readerName"], "ShpReader");
@@ -571,12 +546,7 @@ api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
     ];
     for (change, field) in cases {
         let body = with_fields(base.clone(), change.clone());
-        let response = app
-            .with_key(Method::POST, "/api/conversion/upload-convert")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let response = app.transfers().upload_convert(&body).await;
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(
             problem["errors"].get(field).is_some(),
@@ -584,7 +554,7 @@ api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
         );
     }
     let summaries = expect_status(
-        app.with_key(Method::GET, "/api/transfer/list-summaries")
+        app.with_key(Method::GET, &routes::legacy_transfer_list_summaries())
             .send()
             .await
             .unwrap(),
@@ -594,7 +564,7 @@ api_test!(invalid_requests_are_400_and_queue_nothing, |app| {
     assert_eq!(summaries["data"], json!([]), "nothing was queued");
     // api-version 1 clients may leave out originalFileName: the URL's last segment names it.
     let v1 = app
-        .with_key(Method::POST, "/api/conversion/upload-convert")
+        .with_key(Method::POST, &routes::upload_convert())
         .header("api-version", "1")
         .json(&with_fields(
             base.clone(),
@@ -615,19 +585,14 @@ api_test!(foreign_and_missing_targets_are_404, |app| {
         "outputDatasetData": {"name": "g"}
     });
     let missing = with_fields(body.clone(), json!({"projectId": uuid::Uuid::new_v4()}));
-    let response = app
-        .with_key(Method::POST, "/api/conversion/upload-convert")
-        .json(&missing)
-        .send()
-        .await
-        .unwrap();
+    let response = app.transfers().upload_convert(&missing).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     // Another tenant may neither use this upload nor see this project.
     let tenant = app.create_tenant("Other").await;
     let (_, key) = app.create_api_key(tenant, "Owner").await;
     let response = app
         .client
-        .post(app.url("/api/conversion/upload-convert"))
+        .post(app.url(&routes::upload_convert()))
         .header("svc-open-api-key", &key)
         .json(&body)
         .send()
@@ -635,23 +600,13 @@ api_test!(foreign_and_missing_targets_are_404, |app| {
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/metadata/dataset/{}/convert", uuid::Uuid::new_v4()),
-        )
+        .with_key(Method::POST, &routes::dataset_convert(uuid::Uuid::new_v4()))
         .json(&json!({"writerName": "GeoTiffWriter", "outputDatasetData": {"name": "x"}}))
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
-    let response = app
-        .with_key(
-            Method::GET,
-            &format!("/api/conversion/transfer/{}", uuid::Uuid::new_v4()),
-        )
-        .send()
-        .await
-        .unwrap();
+    let response = app.transfers().get(uuid::Uuid::new_v4()).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 });
 
@@ -667,7 +622,7 @@ api_test!(transfers_are_listed_filtered_and_cancelled, |app| {
     )
     .await;
     let legacy = expect_status(
-        app.with_key(Method::GET, "/api/transfer/list-summaries")
+        app.with_key(Method::GET, &routes::legacy_transfer_list_summaries())
             .send()
             .await
             .unwrap(),
@@ -675,66 +630,41 @@ api_test!(transfers_are_listed_filtered_and_cancelled, |app| {
     )
     .await;
     assert_eq!(legacy["data"][0]["id"], done["id"]);
-    let page = expect_status(
-        app.with_key(
-            Method::GET,
-            &format!("/api/conversion/transfer/list?projectId={project}&status=Completed&status=Error&offset=0&limit=10"),
-        )
-        .send()
+    let page = app
+        .transfers()
+        .list(&format!(
+            "projectId={project}&status=Completed&status=Error&offset=0&limit=10"
+        ))
         .await
-        .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+        .expect(StatusCode::OK);
     assert_eq!(page["totalCount"], 1);
     assert_eq!(page["data"][0]["status"], "Completed");
-    let none = expect_status(
-        app.with_key(Method::GET, "/api/conversion/transfer/list?status=Pending")
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
-    assert_eq!(none["totalCount"], 0);
-    expect_problem(
-        app.with_key(Method::GET, "/api/conversion/transfer/list?status=Sleeping")
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::BAD_REQUEST,
-        "validation",
-    )
-    .await;
-    expect_problem(
-        app.with_key(Method::GET, "/api/conversion/transfer/list?from=yesterday")
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::BAD_REQUEST,
-        "validation",
-    )
-    .await;
-    let id = done["id"].as_str().unwrap();
-    expect_problem(
-        app.with_key(
-            Method::POST,
-            &format!("/api/conversion/transfer/{id}/cancel"),
-        )
-        .send()
+    let none = app
+        .transfers()
+        .list("status=Pending")
         .await
-        .unwrap(),
-        StatusCode::CONFLICT,
-        "transfer-ended",
-    )
-    .await;
+        .expect(StatusCode::OK);
+    assert_eq!(none["totalCount"], 0);
+    app.transfers()
+        .list("status=Sleeping")
+        .await
+        .problem(StatusCode::BAD_REQUEST, "validation");
+    app.transfers()
+        .list("from=yesterday")
+        .await
+        .problem(StatusCode::BAD_REQUEST, "validation");
+    let id = done["id"].as_str().unwrap();
+    app.transfers()
+        .cancel(&id)
+        .await
+        .problem(StatusCode::CONFLICT, "transfer-ended");
     // A member who did not start it and may not see the project does not see it at all.
     let stranger = app.person("Stranger", "User").await;
     let response = app
         .send_as(
             As::Person(&stranger),
             Method::GET,
-            &format!("/api/conversion/transfer/{id}"),
+            &routes::transfer(id),
             None,
         )
         .await;
@@ -749,7 +679,7 @@ api_test_with!(
         let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
         let summary = start(
             &app,
-            "/api/conversion/upload-convert",
+            &routes::upload_convert(),
             json!({
                 "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
                 "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
@@ -759,14 +689,7 @@ api_test_with!(
         )
         .await;
         let id = summary["id"].as_str().unwrap();
-        let record = expect_status(
-            app.with_key(Method::GET, &format!("/api/conversion/transfer/{id}"))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let record = app.transfers().get(&id).await.expect(StatusCode::OK);
         assert_eq!(record["status"], "Pending");
         assert_eq!(record["nodeSize"], "Medium");
         assert_eq!(record["memoryRequestMb"], 8192);
@@ -814,7 +737,7 @@ api_test!(features_are_appended_and_described, |app| {
     let url = upload(&app, "more.geojson", more.as_bytes()).await;
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{id}/append"),
+        &routes::dataset_append(&id),
         json!({"uploadUrl": url, "originalFileName": "more.geojson", "readerName": "GeoJsonReader"}),
     )
     .await;
@@ -831,7 +754,7 @@ api_test!(features_are_appended_and_described, |app| {
     let url = upload(&app, "grid.geojson", br#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"other":1},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#).await;
     let summary = start(
         &app,
-        &format!("/api/metadata/dataset/{id}/append"),
+        &routes::dataset_append(&id),
         json!({"uploadUrl": url, "originalFileName": "grid.geojson", "readerName": "GeoJsonReader"}),
     )
     .await;
@@ -849,7 +772,7 @@ api_test!(an_item_filter_and_a_reprojection_apply_on_import, |app| {
     let url = upload(&app, "points.geojson", POINTS.as_bytes()).await;
     let summary = start(
         &app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": "points.geojson", "projectId": project,
             "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
@@ -873,7 +796,7 @@ api_test!(an_item_filter_and_a_reprojection_apply_on_import, |app| {
 async fn import_grid_from(app: &TestApp, project: &str, url: &str) -> Value {
     let summary = start(
         app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
             "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
@@ -945,16 +868,11 @@ api_test!(
             ("gopher://example.com/grid.asc".to_owned(), "scheme"),
             ("http://example.com:25/grid.asc".to_owned(), "port"),
         ] {
-            let problem = expect_problem(
-                app.with_key(Method::POST, "/api/conversion/upload-convert")
-                    .json(&request(url.clone()))
-                    .send()
-                    .await
-                    .unwrap(),
-                StatusCode::BAD_REQUEST,
-                "validation",
-            )
-            .await;
+            let problem = app
+                .transfers()
+                .upload_convert(&request(url.clone()))
+                .await
+                .problem(StatusCode::BAD_REQUEST, "validation");
             let text = problem.to_string();
             assert!(text.contains("uploadUrl"), "{url}: {text}");
             assert!(text.contains(says), "{url}: {text}");
@@ -1006,31 +924,22 @@ api_test_with!(
             "{record}"
         );
         // Addresses outside the allowed network stay refused.
-        expect_problem(
-            app.with_key(Method::POST, "/api/conversion/upload-convert")
-                .json(&json!({
-                    "uploadUrl": "http://10.0.0.1/grid.asc", "originalFileName": "grid.asc",
-                    "projectId": project,
-                    "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
-                    "outputDatasetData": {"name": "g"}
-                }))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::BAD_REQUEST,
-            "validation",
-        )
-        .await;
+        app.transfers()
+            .upload_convert(&json!({
+                "uploadUrl": "http://10.0.0.1/grid.asc", "originalFileName": "grid.asc",
+                "projectId": project,
+                "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
+                "outputDatasetData": {"name": "g"}
+            }))
+            .await
+            .problem(StatusCode::BAD_REQUEST, "validation");
     }
 );
 
 /// Imports staged files into `project`; returns the status and the body.
 async fn import_staged(app: &TestApp, project: &str, body: Value) -> (StatusCode, Value) {
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/import-staged"),
-        )
+        .with_key(Method::POST, &routes::import_staged(project))
         .json(&body)
         .send()
         .await
@@ -1069,7 +978,7 @@ api_test!(staged_files_become_datasets_in_a_created_folder, |app| {
     let folder = record["projectId"].as_str().unwrap();
     assert_ne!(folder, project);
     let folder_record = expect_status(
-        app.with_key(Method::GET, &format!("/api/metadata/project/{folder}"))
+        app.with_key(Method::GET, &routes::project(folder))
             .send()
             .await
             .unwrap(),
@@ -1174,7 +1083,7 @@ api_test!(
         let (_, key) = app.create_api_key(tenant, "Owner").await;
         let other_project = expect_status(
             app.client
-                .post(app.url("/api/metadata/project"))
+                .post(app.url(&routes::projects()))
                 .header("svc-open-api-key", &key)
                 .json(&json!({"name": "Theirs"}))
                 .send()
@@ -1185,9 +1094,7 @@ api_test!(
         .await;
         let as_other = |project: &str| {
             app.client
-                .post(app.url(&format!(
-                    "/api/conversion/project/{project}/file/import-staged"
-                )))
+                .post(app.url(&routes::import_staged(project)))
                 .header("svc-open-api-key", &key)
                 .json(&json!({ "files": [file] }))
         };
@@ -1211,7 +1118,7 @@ api_test!(
         let response = app
             .with_token(
                 Method::POST,
-                &format!("/api/conversion/project/{project}/file/import-staged"),
+                &routes::import_staged(&project),
                 &reader.token,
             )
             .json(&json!({ "files": [file] }))
@@ -1283,7 +1190,7 @@ api_test!(
             let url = upload(&app, "more.geojson", more.as_bytes()).await;
             let summary = start(
             &app,
-            &format!("/api/metadata/dataset/{id}/append"),
+            &routes::dataset_append(&id),
             json!({"uploadUrl": url, "originalFileName": "more.geojson", "readerName": "GeoJsonReader"}),
         )
         .await;
@@ -1321,7 +1228,7 @@ api_test!(
             let url = upload(&app, "new.geojson", replacement.as_bytes()).await;
             let summary = start(
             &app,
-            &format!("/api/metadata/dataset/{id}/update"),
+            &routes::dataset_update(&id),
             json!({"uploadUrl": url, "originalFileName": "new.geojson", "readerName": "GeoJsonReader"}),
         )
         .await;
@@ -1377,7 +1284,7 @@ api_test!(
                 .header("svc-open-api-key", &key)
         };
         let theirs = expect_status(
-            as_other(Method::POST, "/api/metadata/project")
+            as_other(Method::POST, &routes::projects())
                 .json(&json!({"name": "Theirs"}))
                 .send()
                 .await
@@ -1387,7 +1294,7 @@ api_test!(
         .await;
         let theirs = id_str(&theirs).to_owned();
         let upload_url = expect_status(
-            as_other(Method::GET, "/api/conversion/transfer/upload-url")
+            as_other(Method::GET, &routes::upload_url())
                 .send()
                 .await
                 .unwrap(),
@@ -1408,7 +1315,7 @@ api_test!(
         assert_eq!(put.status(), StatusCode::CREATED);
         let their_upload = upload_url.split_once('?').unwrap().0.to_owned();
         let started = expect_status(
-        as_other(Method::POST, "/api/conversion/upload-convert")
+        as_other(Method::POST, &routes::upload_convert())
             .json(&json!({
                 "uploadUrl": their_upload, "originalFileName": "points.geojson",
                 "projectId": theirs, "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
@@ -1424,13 +1331,10 @@ api_test!(
         let mut their_dataset = String::new();
         for _ in 0..600 {
             let record = expect_status(
-                as_other(
-                    Method::GET,
-                    &format!("/api/conversion/transfer/{their_transfer}"),
-                )
-                .send()
-                .await
-                .unwrap(),
+                as_other(Method::GET, &routes::transfer(&their_transfer))
+                    .send()
+                    .await
+                    .unwrap(),
                 StatusCode::OK,
             )
             .await;
@@ -1449,71 +1353,67 @@ api_test!(
         let tries: Vec<(Method, String, Value)> = vec![
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{my_dataset}/convert"),
+                routes::dataset_convert(&my_dataset),
                 json!({"writerName": "GeoJsonWriter", "outputProjectId": theirs, "outputDatasetData": {"name": "x"}}),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{their_dataset}/convert"),
+                routes::dataset_convert(&their_dataset),
                 json!({"writerName": "GeoJsonWriter", "outputProjectId": mine, "outputDatasetData": {"name": "x"}}),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{my_dataset}/download-convert"),
+                routes::dataset_download_convert(&my_dataset),
                 json!({"writerName": "GeoJsonWriter"}),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{my_dataset}/update"),
+                routes::dataset_update(&my_dataset),
                 with_upload(&their_upload),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{their_dataset}/update"),
+                routes::dataset_update(&their_dataset),
                 with_upload(&my_upload),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{my_dataset}/update/{their_dataset}"),
+                routes::dataset_update_from(&my_dataset, &their_dataset),
                 json!({}),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{their_dataset}/update/{my_dataset}"),
+                routes::dataset_update_from(&their_dataset, &my_dataset),
                 json!({}),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{my_dataset}/append"),
+                routes::dataset_append(&my_dataset),
                 with_upload(&their_upload),
             ),
             (
                 Method::POST,
-                format!("/api/metadata/dataset/{their_dataset}/append"),
+                routes::dataset_append(&their_dataset),
                 with_upload(&my_upload),
             ),
             (
                 Method::POST,
-                "/api/conversion/upload-convert".to_owned(),
+                routes::upload_convert(),
                 json!({
                     "uploadUrl": their_upload, "originalFileName": "points.geojson", "projectId": mine,
                     "readerName": "GeoJsonReader", "writerName": "GeoJsonWriter",
                     "outputDatasetData": {"name": "x"}
                 }),
             ),
+            (Method::GET, routes::transfer(&my_transfer), Value::Null),
             (
-                Method::GET,
-                format!("/api/conversion/transfer/{my_transfer}"),
+                Method::POST,
+                routes::transfer_cancel(&my_transfer),
                 Value::Null,
             ),
             (
                 Method::POST,
-                format!("/api/conversion/transfer/{my_transfer}/cancel"),
-                Value::Null,
-            ),
-            (
-                Method::POST,
-                format!("/api/conversion/project/{mine}/file/import-staged"),
+                routes::import_staged(&mine),
                 json!({"files": [{"url": their_upload, "fileName": "x.geojson"}]}),
             ),
         ];
@@ -1535,13 +1435,10 @@ api_test!(
             format!("datasetId={my_dataset}"),
             String::new(),
         ] {
-            let response = as_other(
-                Method::GET,
-                &format!("/api/conversion/transfer/list?{query}"),
-            )
-            .send()
-            .await
-            .unwrap();
+            let response = as_other(Method::GET, &format!("{}?{query}", routes::transfer_list()))
+                .send()
+                .await
+                .unwrap();
             let status = response.status();
             let text = response.text().await.unwrap();
             assert!(
@@ -1553,17 +1450,11 @@ api_test!(
         let after = dataset(&app, &my_dataset).await;
         assert_eq!(before["rowVersion"], after["rowVersion"]);
         assert_eq!(content(&app, &my_dataset).await, my_content);
-        let mine_record = expect_status(
-            app.with_key(
-                Method::GET,
-                &format!("/api/conversion/transfer/{my_transfer}"),
-            )
-            .send()
+        let mine_record = app
+            .transfers()
+            .get(&my_transfer)
             .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+            .expect(StatusCode::OK);
         assert_eq!(mine_record["status"], "Completed");
         assert_eq!(
             datasets_in(&app, &mine).await["data"]
@@ -1695,7 +1586,7 @@ api_test!(every_reader_writer_pair_of_the_catalogue_runs, |app| {
                 let url = upload(&app, &file_name, &bytes).await;
                 let summary = start(
                     &app,
-                    "/api/conversion/upload-convert",
+                    &routes::upload_convert(),
                     json!({
                         "uploadUrl": url, "originalFileName": file_name, "projectId": project,
                         "readerName": reader_name, "writerName": writer_name,
