@@ -96,14 +96,14 @@ api_test!(
         let first = send_text(
             &app,
             Method::POST,
-            "/api/iam/credit",
+            &routes::credits(),
             &order_text(tenant, "10.5"),
         )
         .await;
         let first = expect_status(first, StatusCode::OK).await;
         for credits in ["10.5", "10.50", "1.05e1", "\"10.5\""] {
             let again = order_text(tenant, credits);
-            let again = send_text(&app, Method::POST, "/api/iam/credit", &again).await;
+            let again = send_text(&app, Method::POST, &routes::credits(), &again).await;
             assert_eq!(
                 expect_status(again, StatusCode::OK).await,
                 first,
@@ -168,13 +168,7 @@ api_test!(without_a_sales_order_every_add_adds, |app| {
         balances(&app, Some(tenant)).await,
         statuses(4.0, 0.0, 0.0, 0.0)
     );
-    let details = send(
-        &app,
-        Method::POST,
-        "/api/iam/credit/details",
-        &json!({"tenantId": tenant}),
-    )
-    .await;
+    let details = app.credits().details(&json!({"tenantId": tenant})).await;
     let details = expect_status(details, StatusCode::OK).await;
     assert_eq!(details["totalCount"], 1, "one lot per reference and date");
 });
@@ -189,7 +183,7 @@ api_test!(
             "not-found",
         )
         .await;
-        let response = send_text(&app, Method::POST, "/api/iam/credit", "{credits: 1").await;
+        let response = send_text(&app, Method::POST, &routes::credits(), "{credits: 1").await;
         expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
         let mut bad_tenant = order_body(None, json!(1));
         bad_tenant["tenantId"] = json!("not-a-uuid");
@@ -306,7 +300,7 @@ api_test!(amounts_outside_the_rules_are_refused_whole, |app| {
         "{\"value\": 1}",
     ] {
         let body = add_text(Some(tenant), credits, "amount", FAR);
-        let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+        let response = send_text(&app, Method::POST, &routes::credits(), &body).await;
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(
             problem["errors"]["credits"].is_array(),
@@ -337,7 +331,7 @@ api_test!(
             ("1000000000", "1000000000.0"),
         ] {
             let body = add_text(Some(tenant), sent, "exact", FAR);
-            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let response = send_text(&app, Method::POST, &routes::credits(), &body).await;
             assert_eq!(response.status(), StatusCode::OK, "{sent}");
             let text = response.text().await.unwrap();
             assert!(
@@ -348,7 +342,7 @@ api_test!(
         let response = back_office(
             &app,
             Method::GET,
-            &format!("/api/iam/credit/{tenant}?filter=Available"),
+            &format!("{}?filter=Available", routes::tenant_credits(tenant)),
         )
         .send()
         .await
@@ -373,7 +367,7 @@ api_test!(a_pool_receives_at_most_a_trillion_credits, |app| {
     .unwrap());
     add(&app, Some(tenant), "1", "limit", FAR).await;
     let over = add_text(Some(tenant), "0.000001", "limit", FAR);
-    let response = send_text(&app, Method::POST, "/api/iam/credit", &over).await;
+    let response = send_text(&app, Method::POST, &routes::credits(), &over).await;
     expect_problem(response, StatusCode::CONFLICT, "credit-limit").await;
     add(&app, None, "5", "limit", FAR).await;
     let moved = json!({"credits": 1, "targetTenantId": tenant});
@@ -393,13 +387,13 @@ api_test!(
         // Not JSON: a leading zero, a bare sign or point. They were read as 1 and 1.5.
         for credits in ["00001", "01.5", "-01", "+1", "1.", ".5"] {
             let body = add_text(Some(tenant), credits, "lenient", FAR);
-            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let response = send_text(&app, Method::POST, &routes::credits(), &body).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
         }
         // JSON strings, but no number as JSON writes it: white space, leading zeros.
         for credits in [r#"" 1""#, r#""1 ""#, r#""\t1""#, r#""00001""#, r#""+1""#] {
             let body = add_text(Some(tenant), credits, "lenient", FAR);
-            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let response = send_text(&app, Method::POST, &routes::credits(), &body).await;
             let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
             assert!(
                 problem["errors"]["credits"].is_array(),
@@ -412,14 +406,14 @@ api_test!(
             let mut body = order_body(Some(tenant), json!(1));
             body[field] = json!("NUMBER");
             let body = body.to_string().replace(r#""NUMBER""#, number);
-            let response = send_text(&app, Method::POST, "/api/iam/credit", &body).await;
+            let response = send_text(&app, Method::POST, &routes::credits(), &body).await;
             let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
             assert!(problem["errors"][field].is_array(), "{field}: {problem}");
         }
         // The other number of the credit bodies, a reservation's timeout, is read alike.
         add(&app, Some(tenant), "10", "abc", FAR).await;
         let operation = format!(r#"{{"credits": 1, "tenantId": "{tenant}", "operationId": 5}}"#);
-        let response = send_text(&app, Method::PUT, "/api/iam/credit/reserve", &operation).await;
+        let response = send_text(&app, Method::PUT, &routes::credit_reserve(), &operation).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         for (timeout, kind) in [
             ("0060", "invalid-body"),
@@ -430,7 +424,7 @@ api_test!(
             let body = format!(
                 r#"{{"credits": 1, "tenantId": "{tenant}", "operationId": "t", "timeoutSeconds": {timeout}}}"#
             );
-            let response = send_text(&app, Method::PUT, "/api/iam/credit/reserve", &body).await;
+            let response = send_text(&app, Method::PUT, &routes::credit_reserve(), &body).await;
             expect_problem(response, StatusCode::BAD_REQUEST, kind).await;
         }
         assert_eq!(

@@ -156,10 +156,10 @@ api_test!(only_platform_administrators_add_and_move, |app| {
     let tenant = app.tenant_id();
     add(&app, None, "100", "g", FAR).await;
     let added = |_| Some(serde_json::from_str(&add_text(Some(tenant), "1", "abc", FAR)).unwrap());
-    let post = (Method::POST, "/api/iam/credit");
+    let post = (Method::POST, &*routes::credits());
     check_row(&app, &callers, post, added, ADMINS, StatusCode::FORBIDDEN).await;
     let moved = |_| Some(json!({"credits": 1, "targetTenantId": tenant}));
-    let put = (Method::PUT, "/api/iam/credit/move");
+    let put = (Method::PUT, &*routes::credit_move());
     check_row(&app, &callers, put, moved, ADMINS, StatusCode::FORBIDDEN).await;
     assert_eq!(
         balances(&app, Some(tenant)).await,
@@ -194,10 +194,10 @@ api_test!(
         let reserved = |caller| {
             Some(json!({"credits": 1, "tenantId": tenant, "operationId": op("reserve", caller)}))
         };
-        let put = (Method::PUT, "/api/iam/credit/reserve");
+        let put = (Method::PUT, &*routes::credit_reserve());
         check_row(&app, &callers, put, reserved, SPENDERS, forbidden).await;
         let spent = |caller| Some(json!({"tenantId": tenant, "operationId": own("spend", caller)}));
-        let put = (Method::PUT, "/api/iam/credit/spend");
+        let put = (Method::PUT, &*routes::credit_spend());
         check_row(&app, &callers, put, spent, SPENDERS, forbidden).await;
         let direct = |caller| {
             let operation = op("direct", caller);
@@ -205,11 +205,11 @@ api_test!(
                 json!({"tenantId": tenant, "operationId": operation, "credits": 1, "direct": true}),
             )
         };
-        let put = (Method::PUT, "/api/iam/credit/spend");
+        let put = (Method::PUT, &*routes::credit_spend());
         check_row(&app, &callers, put, direct, SPENDERS, forbidden).await;
         let released =
             |caller| Some(json!({"tenantId": tenant, "operationId": own("release", caller)}));
-        let put = (Method::PUT, "/api/iam/credit/release");
+        let put = (Method::PUT, &*routes::credit_release());
         check_row(&app, &callers, put, released, SPENDERS, forbidden).await;
         assert_eq!(
             balances(&app, Some(tenant)).await,
@@ -227,7 +227,7 @@ api_test!(
         reserve_ok(&app, tenant, 1.0, "run").await;
         let none = |_| None;
         let by_body = |_| Some(json!({"tenantId": tenant}));
-        let breakdown = format!("/api/iam/credit/{tenant}");
+        let breakdown = routes::tenant_credits(tenant);
         check_row(
             &app,
             &callers,
@@ -237,7 +237,7 @@ api_test!(
             StatusCode::NOT_FOUND,
         )
         .await;
-        let run = format!("/api/iam/credit/{tenant}/operation/run");
+        let run = routes::credit_operation(tenant, "run");
         check_row(
             &app,
             &callers,
@@ -248,8 +248,8 @@ api_test!(
         )
         .await;
         for path in [
-            "/api/iam/credit/details",
-            "/api/iam/credit/details/extended",
+            &routes::credit_details(),
+            &routes::credit_details_extended(),
         ] {
             check_row(
                 &app,
@@ -283,10 +283,10 @@ api_test!(
         add(&app, None, "10", "g", FAR).await;
         let none = |_| None;
         for (method, path) in [
-            (Method::POST, "/api/iam/credit/unassigned"),
-            (Method::GET, "/api/iam/credit/unassigned"),
-            (Method::POST, "/api/iam/credit/unassigned/details"),
-            (Method::GET, "/api/iam/credit/unassigned/journal"),
+            (Method::POST, &routes::unassigned_credits()),
+            (Method::GET, &routes::unassigned_credits()),
+            (Method::POST, &routes::unassigned_credit_details()),
+            (Method::GET, &routes::unassigned_credit_journal()),
         ] {
             check_row(
                 &app,
@@ -328,11 +328,7 @@ api_test!(
 
 /// `GET /api/iam/credit/{tenant}` as BackOffice with `api-version: version`, when given.
 async fn with_version(app: &TestApp, version: Option<&str>) -> reqwest::Response {
-    let mut request = back_office(
-        app,
-        Method::GET,
-        &format!("/api/iam/credit/{}", app.tenant_id()),
-    );
+    let mut request = back_office(app, Method::GET, &routes::tenant_credits(app.tenant_id()));
     if let Some(version) = version {
         request = request.header("api-version", version);
     }
@@ -352,10 +348,10 @@ api_test!(the_credit_endpoints_speak_api_version_4_only, |app| {
             expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
         assert_eq!(problem["supportedVersions"], json!(["4.0"]), "{version}");
     }
-    let query = format!("/api/iam/credit/{}?api-version=3", app.tenant_id());
+    let query = format!("{}?api-version=3", routes::tenant_credits(app.tenant_id()));
     let response = back_office(&app, Method::GET, &query).send().await.unwrap();
     expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
-    let refused = back_office(&app, Method::PUT, "/api/iam/credit/reserve")
+    let refused = back_office(&app, Method::PUT, &routes::credit_reserve())
         .header("api-version", "3")
         .json(&json!({"credits": 1, "tenantId": app.tenant_id()}))
         .send()
@@ -363,7 +359,7 @@ api_test!(the_credit_endpoints_speak_api_version_4_only, |app| {
         .unwrap();
     expect_problem(refused, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
     let response = app
-        .anonymous(Method::POST, "/api/iam/credit")
+        .anonymous(Method::POST, &routes::credits())
         .send()
         .await
         .unwrap();

@@ -119,7 +119,7 @@ async fn fund(load: &Load) -> i64 {
         if let Some(tenant) = tenant {
             body["tenantId"] = json!(tenant);
         }
-        added += micros(&send(load, Method::POST, "/api/iam/credit", Some(body)).await["credits"]);
+        added += micros(&send(load, Method::POST, &routes::credits(), Some(body)).await["credits"]);
     }
     added
 }
@@ -181,14 +181,8 @@ async fn killed_mid_load(backend: Backend) {
     assert!(served > 0, "the load did nothing before the kill");
     let restarted = serve(dir.path(), url.as_deref());
     load.base = restarted.address.clone();
-    let pool = send(
-        &load,
-        Method::GET,
-        &format!("/api/iam/credit/{tenant}"),
-        None,
-    )
-    .await;
-    let generic = send(&load, Method::POST, "/api/iam/credit/unassigned", None).await;
+    let pool = send(&load, Method::GET, &routes::tenant_credits(tenant), None).await;
+    let generic = send(&load, Method::POST, &routes::unassigned_credits(), None).await;
     assert_eq!(
         total_of(&pool) + total_of(&generic),
         added,
@@ -197,7 +191,7 @@ async fn killed_mid_load(backend: Backend) {
     let audit = send(
         &load,
         Method::GET,
-        &format!("/api/iam/credit/{tenant}/audit"),
+        &routes::tenant_credit_audit(tenant),
         None,
     )
     .await;

@@ -68,7 +68,7 @@ api_test_with!(
 /// The details of `tenant`, as BackOffice.
 async fn get_details(app: &TestApp, tenant: Uuid) -> Value {
     let body = json!({"tenantId": tenant});
-    let response = send(app, reqwest::Method::POST, "/api/iam/credit/details", &body).await;
+    let response = send(app, reqwest::Method::POST, &routes::credit_details(), &body).await;
     expect_status(response, StatusCode::OK).await
 }
 

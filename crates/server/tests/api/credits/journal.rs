@@ -11,8 +11,6 @@ use uuid::Uuid;
 use crate::credits::*;
 use crate::helpers::*;
 
-const EXTENDED: &str = "/api/iam/credit/details/extended";
-
 /// A mixed history for the bootstrap tenant: credits moved in from the generic pool and
 /// added, a reservation across two lots partly spent, one released, one timed out, a direct
 /// spend and a lot expiring. Ends with Available 12, Spent 6, Expired 2, in 13 entries.
@@ -86,7 +84,10 @@ api_test!(
             "{sequences:?}"
         );
         assert_eq!(sums(&whole), breakdown_sums(&app, tenant).await);
-        let path = format!("/api/iam/credit/{tenant}/journal?sortOrder=Desc&limit=5");
+        let path = format!(
+            "{}?sortOrder=Desc&limit=5",
+            routes::tenant_credit_journal(tenant)
+        );
         let newest = get_ok(&app, &path).await;
         let mut reversed = whole.clone();
         reversed.reverse();
@@ -94,13 +95,16 @@ api_test!(
         let next = newest["cursor"].as_str().unwrap();
         let older = get_ok(&app, &format!("{path}&cursor={next}")).await;
         assert_eq!(older["data"].as_array().unwrap(), &reversed[5..10]);
-        let asc = format!("/api/iam/credit/{tenant}/journal?sortOrder=Asc&cursor={next}");
+        let asc = format!(
+            "{}?sortOrder=Asc&cursor={next}",
+            routes::tenant_credit_journal(tenant)
+        );
         let response = back_office(&app, Method::GET, &asc).send().await.unwrap();
         expect_problem(response, StatusCode::BAD_REQUEST, "invalid-cursor").await;
         let response = back_office(
             &app,
             Method::GET,
-            &format!("/api/iam/credit/{tenant}/journal?cursor=nonsense"),
+            &format!("{}?cursor=nonsense", routes::tenant_credit_journal(tenant)),
         )
         .send()
         .await
@@ -161,19 +165,19 @@ api_test!(the_audit_finds_balances_and_journal_equal, |app| {
     let fresh = app.create_tenant("Fresh").await;
     mixed_history(&app).await;
     // The first read after the clock moved: the audit settles the timeout and expiry too.
-    let audit = get_ok(&app, &format!("/api/iam/credit/{tenant}/audit")).await;
+    let audit = app.credits().audit(tenant).await.expect(StatusCode::OK);
     assert_eq!(
         audit,
         json!({"tenantId": tenant, "balances": statuses(12.0, 0.0, 6.0, 2.0),
             "journal": statuses(12.0, 0.0, 6.0, 2.0), "consistent": true})
     );
-    let audit = get_ok(&app, &format!("/api/iam/credit/{fresh}/audit")).await;
+    let audit = app.credits().audit(fresh).await.expect(StatusCode::OK);
     assert_eq!(audit["balances"], statuses(0.0, 0.0, 0.0, 0.0));
     assert_eq!(audit["consistent"], true);
     let response = back_office(
         &app,
         Method::GET,
-        &format!("/api/iam/credit/{}/audit", Uuid::new_v4()),
+        &routes::tenant_credit_audit(Uuid::new_v4()),
     )
     .send()
     .await
@@ -198,14 +202,20 @@ api_test!(the_database_refuses_to_change_the_journal, |app| {
         let error = result.expect_err(statement).to_string();
         assert!(error.contains("append-only"), "{statement}: {error}");
     }
-    let audit = get_ok(&app, &format!("/api/iam/credit/{}/audit", app.tenant_id())).await;
+    let audit = get_ok(&app, &routes::tenant_credit_audit(app.tenant_id())).await;
     assert_eq!(audit["journal"], statuses(5.0, 0.0, 0.0, 0.0));
 });
 
 /// The extended details of the bootstrap tenant with `query`, as BackOffice.
 async fn extended(app: &TestApp, query: &str) -> Value {
     let body = json!({"tenantId": app.tenant_id()});
-    let response = send(app, Method::POST, &format!("{EXTENDED}?{query}"), &body).await;
+    let response = send(
+        app,
+        Method::POST,
+        &format!("{}?{query}", routes::credit_details_extended()),
+        &body,
+    )
+    .await;
     expect_status(response, StatusCode::OK).await
 }
 
@@ -312,7 +322,13 @@ api_test!(extended_details_bound_the_operations_per_lot, |app| {
         "operationsLimit=-1",
     ] {
         let body = json!({"tenantId": tenant});
-        let response = send(&app, Method::POST, &format!("{EXTENDED}?{query}"), &body).await;
+        let response = send(
+            &app,
+            Method::POST,
+            &format!("{}?{query}", routes::credit_details_extended()),
+            &body,
+        )
+        .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
     extended(&app, "operationsLimit=1000").await;
@@ -326,7 +342,11 @@ api_test!(extended_details_bound_the_operations_per_lot, |app| {
         "newest first, also within one instant"
     );
     assert_eq!(page["data"][0]["operationsTotal"], 3);
-    let by_caller = app.with_key(Method::POST, EXTENDED).send().await.unwrap();
+    let by_caller = app
+        .with_key(Method::POST, &routes::credit_details_extended())
+        .send()
+        .await
+        .unwrap();
     let by_caller = expect_status(by_caller, StatusCode::OK).await;
     assert_eq!(operation_ids(&by_caller).len(), 3);
 });

@@ -97,7 +97,7 @@ async fn client_loop(load: Load, client: usize, mix: Mix, deadline: Instant) -> 
         );
         let reserve = json!({"credits": amount, "tenantId": load.tenant, "operationId": operation});
         let (status, _) = load
-            .put("/api/iam/credit/reserve", &reserve, &mut tally)
+            .put(&routes::credit_reserve(), &reserve, &mut tally)
             .await;
         if status != 200 {
             continue;
@@ -105,15 +105,15 @@ async fn client_loop(load: Load, client: usize, mix: Mix, deadline: Instant) -> 
         let choice = if mix == Mix::Pairs { 0 } else { step % 5 };
         let (path, body) = match choice {
             0 | 1 => (
-                "/api/iam/credit/spend",
+                &routes::credit_spend(),
                 json!({"tenantId": load.tenant, "operationId": operation}),
             ),
             2 => (
-                "/api/iam/credit/spend",
+                &routes::credit_spend(),
                 json!({"tenantId": load.tenant, "operationId": operation, "credits": "0.000001"}),
             ),
             3 => (
-                "/api/iam/credit/release",
+                &routes::credit_release(),
                 json!({"tenantId": load.tenant, "operationId": operation}),
             ),
             _ => {
@@ -123,9 +123,9 @@ async fn client_loop(load: Load, client: usize, mix: Mix, deadline: Instant) -> 
                 } else {
                     json!({"credits": "0.5", "targetTenantId": load.tenant})
                 };
-                load.put("/api/iam/credit/move", &body, &mut tally).await;
+                load.put(&routes::credit_move(), &body, &mut tally).await;
                 (
-                    "/api/iam/credit/release",
+                    &routes::credit_release(),
                     json!({"tenantId": load.tenant, "operationId": operation}),
                 )
             }
@@ -173,7 +173,7 @@ pub async fn fund(app: &TestApp, tenant: Option<uuid::Uuid>, credits: &str) -> i
             body["tenantId"] = json!(tenant);
         }
         let response = app
-            .back_office(Method::POST, "/api/iam/credit")
+            .back_office(Method::POST, &routes::credits())
             .json(&body)
             .send()
             .await
@@ -232,8 +232,8 @@ api_test_with!(
         let tallies = run_load(&load, 64, Mix::Mixed, Duration::from_secs(10)).await;
         let statuses = assert_no_server_errors(&tallies);
         let tenant = app.tenant_id();
-        let pool = statuses_of(&app, &format!("/api/iam/credit/{tenant}"), Method::GET).await;
-        let generic = statuses_of(&app, "/api/iam/credit/unassigned", Method::POST).await;
+        let pool = statuses_of(&app, &routes::tenant_credits(tenant), Method::GET).await;
+        let generic = statuses_of(&app, &routes::unassigned_credits(), Method::POST).await;
         assert!(
             pool.iter().chain(&generic).all(|amount| *amount >= 0),
             "{pool:?} {generic:?}"
@@ -250,7 +250,7 @@ api_test_with!(
             "spent differs from what the clients were told"
         );
         let audit = expect_status(
-            app.back_office(Method::GET, &format!("/api/iam/credit/{tenant}/audit"))
+            app.back_office(Method::GET, &routes::tenant_credit_audit(tenant))
                 .send()
                 .await
                 .unwrap(),

@@ -38,18 +38,9 @@ pub fn day(app: &TestApp, days: i64) -> String {
     (app.clock.now().date_naive() + chrono::TimeDelta::days(days)).to_string()
 }
 
-/// A request as BackOffice, with a token signed at the app's now (the bootstrap token expires
-/// when a test moves the clock by days). Like the bootstrap token, it acts for the bootstrap
-/// Owner in its tenant.
+/// A request as BackOffice, with a token signed at the app's now (see [`TestApp::credits`]).
 pub fn back_office(app: &TestApp, method: Method, path: &str) -> RequestBuilder {
-    let token = app.token(basin::TokenRequest {
-        subject: app.owner_id(),
-        tenant_id: Some(basin::TenantId::from_uuid(app.tenant_id())),
-        roles: vec!["BackOffice".to_owned()],
-        ttl: chrono::TimeDelta::hours(1),
-        ..Default::default()
-    });
-    app.with_token(method, path, &token)
+    app.credits().request(method, path)
 }
 
 /// Sends `body` (JSON) with `method` to `path` as BackOffice.
@@ -98,53 +89,44 @@ pub async fn add(
     expires: &str,
 ) -> Value {
     let body = add_text(tenant, credits, name, expires);
-    let response = send_text(app, Method::POST, "/api/iam/credit", &body).await;
-    expect_status(response, StatusCode::OK).await
+    app.credits().add_text(&body).await.expect(StatusCode::OK)
 }
 
 /// `POST /api/iam/credit` with a JSON body as BackOffice.
-pub async fn add_json(app: &TestApp, body: &Value) -> Response {
-    send(app, Method::POST, "/api/iam/credit", body).await
+pub async fn add_json(app: &TestApp, body: &Value) -> Reply {
+    app.credits().add(body).await
 }
 
 /// `PUT /api/iam/credit/reserve` as BackOffice.
-pub async fn reserve(app: &TestApp, body: &Value) -> Response {
-    send(app, Method::PUT, "/api/iam/credit/reserve", body).await
+pub async fn reserve(app: &TestApp, body: &Value) -> Reply {
+    app.credits().reserve(body).await
 }
 
 /// Reserves `credits` of `tenant` for `operation`, expecting 200.
 pub async fn reserve_ok(app: &TestApp, tenant: Uuid, credits: f64, operation: &str) -> Value {
     let body = json!({"credits": credits, "tenantId": tenant, "operationId": operation});
-    expect_status(reserve(app, &body).await, StatusCode::OK).await
+    app.credits().reserve(&body).await.expect(StatusCode::OK)
 }
 
 /// `PUT /api/iam/credit/spend` as BackOffice.
-pub async fn spend(app: &TestApp, body: &Value) -> Response {
-    send(app, Method::PUT, "/api/iam/credit/spend", body).await
+pub async fn spend(app: &TestApp, body: &Value) -> Reply {
+    app.credits().spend(body).await
 }
 
 /// `PUT /api/iam/credit/release` of `operation` as BackOffice.
-pub async fn release(app: &TestApp, tenant: Uuid, operation: &str) -> Response {
-    let body = json!({"tenantId": tenant, "operationId": operation});
-    send(app, Method::PUT, "/api/iam/credit/release", &body).await
+pub async fn release(app: &TestApp, tenant: Uuid, operation: &str) -> Reply {
+    app.credits().release(tenant, operation).await
 }
 
 /// `PUT /api/iam/credit/move` as BackOffice, with an `Idempotency-Key` when given.
-pub async fn move_credits(app: &TestApp, body: &Value, key: Option<&str>) -> Response {
-    let mut request = back_office(app, Method::PUT, "/api/iam/credit/move").json(body);
-    if let Some(key) = key {
-        request = request.header("Idempotency-Key", key);
-    }
-    request.send().await.unwrap()
+pub async fn move_credits(app: &TestApp, body: &Value, key: Option<&str>) -> Reply {
+    app.credits().move_credits(body, key).await
 }
 
 /// `GET /api/iam/credit/{tenant}/operation/{operation}` as BackOffice, expecting 200.
 pub async fn operation(app: &TestApp, tenant: Uuid, operation: &str) -> Value {
-    get_ok(
-        app,
-        &format!("/api/iam/credit/{tenant}/operation/{operation}"),
-    )
-    .await
+    let reply = app.credits().operation(tenant, operation).await;
+    reply.expect(StatusCode::OK)
 }
 
 /// The statuses of a breakdown, in their fixed order, with these amounts.
@@ -159,27 +141,21 @@ pub fn statuses(available: f64, reserved: f64, spent: f64, expired: f64) -> Valu
 
 /// The statuses of `tenant`'s breakdown (the generic pool's for `None`), as BackOffice.
 pub async fn balances(app: &TestApp, tenant: Option<Uuid>) -> Value {
-    let path = tenant.map_or_else(
-        || "/api/iam/credit/unassigned".to_owned(),
-        |tenant| format!("/api/iam/credit/{tenant}"),
-    );
-    get_ok(app, &path).await["statuses"].clone()
+    let breakdown = app.credits().breakdown(tenant).await;
+    breakdown.expect(StatusCode::OK)["statuses"].clone()
 }
 
 /// The whole journal of `tenant` (the generic pool for `None`), read in pages of `limit`.
 pub async fn journal(app: &TestApp, tenant: Option<Uuid>, limit: u32) -> Vec<Value> {
-    let base = tenant.map_or_else(
-        || "/api/iam/credit/unassigned/journal".to_owned(),
-        |tenant| format!("/api/iam/credit/{tenant}/journal"),
-    );
     let mut entries = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let path = match &cursor {
-            Some(cursor) => format!("{base}?limit={limit}&cursor={cursor}"),
-            None => format!("{base}?limit={limit}"),
+        let query = match &cursor {
+            Some(cursor) => format!("limit={limit}&cursor={cursor}"),
+            None => format!("limit={limit}"),
         };
-        let page = get_ok(app, &path).await;
+        let page = app.credits().journal(tenant, &query).await;
+        let page = page.expect(StatusCode::OK);
         entries.extend(page["data"].as_array().unwrap().iter().cloned());
         match page["cursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
@@ -242,19 +218,16 @@ api_test!(add_reserve_spend_then_read_it_back, |app| {
         balances(&app, Some(tenant)).await,
         statuses(8.25, 0.0, 2.25, 0.0)
     );
-    let audit = get_ok(&app, &format!("/api/iam/credit/{tenant}/audit")).await;
+    let audit = app.credits().audit(tenant).await.expect(StatusCode::OK);
     assert_eq!(audit["consistent"], true, "{audit}");
     assert_eq!(
         kinds(&journal(&app, Some(tenant), 100).await),
         ["Add", "Reserve", "Spend"]
     );
-    let details = send(
-        &app,
-        Method::POST,
-        "/api/iam/credit/details/extended",
-        &json!({"tenantId": tenant}),
-    )
-    .await;
+    let details = app
+        .credits()
+        .extended_details(&json!({"tenantId": tenant}))
+        .await;
     let details = expect_status(details, StatusCode::OK).await;
     assert_eq!(
         details["data"][0]["operations"][0]["operationId"], "run-1",

@@ -19,7 +19,7 @@ async fn put(app: &TestApp, path: &str, body: Value) -> reqwest::Response {
 async fn add(app: &TestApp, tenant: uuid::Uuid, credits: &str) {
     let expires = (chrono::Utc::now() + chrono::TimeDelta::days(365)).date_naive();
     let response = app
-        .back_office(Method::POST, "/api/iam/credit")
+        .back_office(Method::POST, &routes::credits())
         .header("content-type", "application/json")
         .body(format!(
             r#"{{"credits":{credits},"billingReference":{{"billingReference":"abc"}},"expiresAt":"{expires}","tenantId":"{tenant}"}}"#
@@ -45,7 +45,7 @@ api_test!(
         expect_status(
             put(
                 &app,
-                "/api/iam/credit/spend",
+                &routes::credit_spend(),
                 json!({"tenantId": spent_all, "operationId": "all", "credits": 2, "direct": true}),
             )
             .await,
@@ -56,7 +56,7 @@ api_test!(
             expect_problem(
                 put(
                     &app,
-                    "/api/iam/credit/move",
+                    &routes::credit_move(),
                     json!({"credits": 1, "sourceTenantId": source, "targetTenantId": target}),
                 )
                 .await,
@@ -70,7 +70,7 @@ api_test!(
         expect_problem(
             put(
                 &app,
-                "/api/iam/credit/move",
+                &routes::credit_move(),
                 json!({"credits": 1, "sourceTenantId": never_had_credits}),
             )
             .await,
@@ -93,7 +93,7 @@ api_test!(
             expect_status(
                 put(
                     &app,
-                    "/api/iam/credit/reserve",
+                    &routes::credit_reserve(),
                     json!({"tenantId": tenant, "operationId": operation, "credits": 1}),
                 )
                 .await,
@@ -102,7 +102,7 @@ api_test!(
             .await;
         }
         let details = expect_status(
-            app.back_office(Method::POST, "/api/iam/credit/details/extended")
+            app.back_office(Method::POST, &routes::credit_details_extended())
                 .json(&json!({"tenantId": tenant}))
                 .send()
                 .await

@@ -17,8 +17,8 @@ fn moved(name: &str, expires: &str, credits: f64) -> Value {
 /// The lots of `tenant` as (reference, date, available), as BackOffice.
 async fn lots(app: &TestApp, tenant: Option<Uuid>) -> Vec<(String, String, f64)> {
     let (path, body) = match tenant {
-        Some(tenant) => ("/api/iam/credit/details", json!({"tenantId": tenant})),
-        None => ("/api/iam/credit/unassigned/details", json!({})),
+        Some(tenant) => (&routes::credit_details(), json!({"tenantId": tenant})),
+        None => (&routes::unassigned_credit_details(), json!({})),
     };
     let page = expect_status(send(app, Method::POST, path, &body).await, StatusCode::OK).await;
     page["data"]

@@ -89,7 +89,7 @@ api_test!(
         add(&app, Some(tenant), "5", "abc", FAR).await;
         reserve_ok(&app, tenant, 1.0, "held").await;
         let body = json!({"credits": 4.000001, "tenantId": tenant, "operationId": "too-much"});
-        let path = "/api/iam/credit/reserve";
+        let path = &routes::credit_reserve();
         expect_unchanged(
             &app,
             path,
@@ -101,7 +101,7 @@ api_test!(
         let response = back_office(
             &app,
             Method::GET,
-            &format!("/api/iam/credit/{tenant}/operation/too-much"),
+            &routes::credit_operation(tenant, "too-much"),
         )
         .send()
         .await
@@ -141,7 +141,7 @@ api_test!(
             expect_status(reserve(&app, &same).await, StatusCode::OK).await,
             first
         );
-        let path = "/api/iam/credit/reserve";
+        let path = &routes::credit_reserve();
         for (field, value) in [
             ("credits", json!(4)),
             ("projectId", json!(Uuid::new_v4())),
@@ -191,7 +191,7 @@ api_test!(a_reservation_without_an_operation_id_gets_one, |app| {
 api_test!(timeouts_are_whole_seconds_up_to_the_maximum, |app| {
     let tenant = app.tenant_id();
     add(&app, Some(tenant), "10", "abc", FAR).await;
-    let path = "/api/iam/credit/reserve";
+    let path = &routes::credit_reserve();
     for timeout in [json!(7_776_001), json!(-1), json!(1.5), json!("soon")] {
         let body = json!({"credits": 1, "tenantId": tenant, "operationId": "t",
             "timeoutSeconds": timeout});

@@ -34,7 +34,7 @@ api_test!(
     |app| {
         let tenant = app.tenant_id();
         every_status(&app, tenant).await;
-        let base = format!("/api/iam/credit/{tenant}");
+        let base = routes::tenant_credits(tenant);
         let all = get_ok(&app, &base).await;
         assert_eq!(
             all,
@@ -76,7 +76,7 @@ api_test!(
 api_test!(the_generic_pool_has_its_breakdown_by_post_and_get, |app| {
     add(&app, None, "7.25", "g", FAR).await;
     add(&app, Some(app.tenant_id()), "1", "t", FAR).await;
-    let path = "/api/iam/credit/unassigned";
+    let path = &routes::unassigned_credits();
     let posted = post_ok(&app, path, &json!({})).await;
     assert_eq!(posted, json!({"statuses": statuses(7.25, 0.0, 0.0, 0.0)}));
     assert_eq!(get_ok(&app, path).await, posted);
@@ -122,7 +122,7 @@ api_test!(
         let tenant = app.tenant_id();
         four_lots(&app, tenant).await;
         let body = json!({"tenantId": tenant});
-        let all = post_ok(&app, "/api/iam/credit/details", &body).await;
+        let all = post_ok(&app, &routes::credit_details(), &body).await;
         assert_eq!(
             (all["totalCount"].clone(), all["offset"].clone()),
             (json!(4), json!(0))
@@ -133,23 +133,38 @@ api_test!(
             json!({"billingReference": reference("d"), "expiresAt": "2097-01-01",
             "isExpired": false, "statuses": statuses(1.0, 0.0, 0.0, 0.0)})
         );
-        let first = post_ok(&app, "/api/iam/credit/details?limit=3", &body).await;
+        let first = post_ok(
+            &app,
+            &format!("{}?limit=3", routes::credit_details()),
+            &body,
+        )
+        .await;
         assert_eq!(
             (first["limit"].clone(), names(&first)),
             (json!(3), vec!["d", "c", "a"])
         );
-        let rest = post_ok(&app, "/api/iam/credit/details?limit=3&offset=3", &body).await;
+        let rest = post_ok(
+            &app,
+            &format!("{}?limit=3&offset=3", routes::credit_details()),
+            &body,
+        )
+        .await;
         assert_eq!(
             (rest["totalCount"].clone(), names(&rest)),
             (json!(4), vec!["b"])
         );
-        let beyond = post_ok(&app, "/api/iam/credit/details?offset=10", &body).await;
+        let beyond = post_ok(
+            &app,
+            &format!("{}?offset=10", routes::credit_details()),
+            &body,
+        )
+        .await;
         assert_eq!(
             (beyond["totalCount"].clone(), names(&beyond).len()),
             (json!(4), 0)
         );
         for query in ["limit=0", "limit=100000", "offset=-1", "limit=x"] {
-            let path = format!("/api/iam/credit/details?{query}");
+            let path = format!("{}?{query}", routes::credit_details());
             let response = send(&app, Method::POST, &path, &body).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         }
@@ -163,7 +178,7 @@ api_test!(
         let other = app.create_tenant("Other").await;
         add(&app, Some(tenant), "1", "mine", FAR).await;
         add(&app, Some(other), "1", "theirs", FAR).await;
-        let path = "/api/iam/credit/details";
+        let path = &routes::credit_details();
         let by_body = post_ok(
             &app,
             &format!("{path}?tenantId={tenant}"),
@@ -227,14 +242,19 @@ api_test!(details_filter_lots_and_their_amounts_by_status, |app| {
     let tenant = app.tenant_id();
     every_status(&app, tenant).await;
     let body = json!({"tenantId": tenant});
-    let expired = post_ok(&app, "/api/iam/credit/details?filter=Expired", &body).await;
+    let expired = post_ok(
+        &app,
+        &format!("{}?filter=Expired", routes::credit_details()),
+        &body,
+    )
+    .await;
     assert_eq!(
         expired,
         json!({"totalCount": 1, "offset": 0, "limit": expired["limit"], "data": [
             {"billingReference": reference("short"), "expiresAt": day(&app, -2),
              "isExpired": true, "statuses": [status("Expired", 1.5)]}]})
     );
-    let path = "/api/iam/credit/details?filter=Reserved,Spent";
+    let path = &format!("{}?filter=Reserved,Spent", routes::credit_details());
     let used = post_ok(&app, path, &body).await;
     assert_eq!(names(&used), ["main"]);
     assert_eq!(
@@ -243,7 +263,10 @@ api_test!(details_filter_lots_and_their_amounts_by_status, |app| {
     );
     let both = post_ok(
         &app,
-        "/api/iam/credit/details?filter=available&filter=expired",
+        &format!(
+            "{}?filter=available&filter=expired",
+            routes::credit_details()
+        ),
         &body,
     )
     .await;
@@ -251,7 +274,7 @@ api_test!(details_filter_lots_and_their_amounts_by_status, |app| {
     let response = send(
         &app,
         Method::POST,
-        "/api/iam/credit/details?filter=Gone",
+        &format!("{}?filter=Gone", routes::credit_details()),
         &body,
     )
     .await;
@@ -262,7 +285,7 @@ api_test!(the_generic_pool_has_details_too, |app| {
     add(&app, None, "2", "late", FAR).await;
     add(&app, None, "3", "early", "2098-01-01").await;
     add(&app, Some(app.tenant_id()), "1", "tenant", FAR).await;
-    let path = "/api/iam/credit/unassigned/details";
+    let path = &routes::unassigned_credit_details();
     let page = post_ok(&app, path, &json!({})).await;
     assert_eq!(
         (page["totalCount"].clone(), names(&page)),

@@ -9,10 +9,6 @@ use uuid::Uuid;
 use crate::credits::*;
 use crate::helpers::*;
 
-const RESERVE: &str = "/api/iam/credit/reserve";
-const SPEND: &str = "/api/iam/credit/spend";
-const RELEASE: &str = "/api/iam/credit/release";
-
 /// 3 credits of `early` expiring 2098-01-01 and 7 of `late` expiring 2099-01-01.
 async fn two_lots(app: &TestApp, tenant: Uuid) {
     add(app, Some(tenant), "7", "late", "2099-01-01").await;
@@ -26,7 +22,7 @@ fn share(name: &str, expires: &str, reserved: f64, spent: f64) -> Value {
 }
 
 /// Expects `response` to be the problem `kind` with `status`.
-async fn expect_conflict(response: reqwest::Response, kind: &str) {
+async fn expect_conflict(response: impl Answer, kind: &str) {
     expect_problem(response, StatusCode::CONFLICT, kind).await;
 }
 
@@ -278,14 +274,10 @@ api_test!(
         expect_conflict(spend(&app, &body).await, "operation-conflict").await;
         assert_eq!(balances(&app, Some(tenant)).await, before);
         assert_eq!(operation(&app, tenant, "reserved-run").await, reserved);
-        let response = back_office(
-            &app,
-            Method::GET,
-            &format!("/api/iam/credit/{tenant}/operation/d"),
-        )
-        .send()
-        .await
-        .unwrap();
+        let response = back_office(&app, Method::GET, &routes::credit_operation(tenant, "d"))
+            .send()
+            .await
+            .unwrap();
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         let empty = app.create_tenant("Without credits").await;
         let body = json!({"tenantId": empty, "operationId": "d", "direct": true, "credits": 1});
@@ -310,14 +302,14 @@ api_test!(operation_ids_are_1_to_255_characters_of_plain_text, |app| {
         let body = json!({"credits": 1, "tenantId": tenant, "operationId": bad});
         let response = reserve(&app, &body).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-        for path in [SPEND, RELEASE] {
+        for path in [&*routes::credit_spend(), &*routes::credit_release()] {
             let body = json!({"tenantId": tenant, "operationId": bad, "credits": 1});
             let response = send(&app, Method::PUT, path, &body).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         }
     }
     for missing in [json!({"tenantId": tenant}), json!({"operationId": "x"})] {
-        let response = send(&app, Method::PUT, SPEND, &missing).await;
+        let response = send(&app, Method::PUT, &routes::credit_spend(), &missing).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
     assert_eq!(balances(&app, Some(tenant)).await, before);
@@ -330,15 +322,21 @@ api_test!(
         let nil = Uuid::nil();
         let bodies = [
             (
-                RESERVE,
+                &*routes::credit_reserve(),
                 json!({"credits": 1, "tenantId": nil, "operationId": "g"}),
             ),
             (
-                SPEND,
+                &*routes::credit_spend(),
                 json!({"tenantId": nil, "operationId": "g", "credits": 1, "direct": true}),
             ),
-            (SPEND, json!({"tenantId": nil, "operationId": "g"})),
-            (RELEASE, json!({"tenantId": nil, "operationId": "g"})),
+            (
+                &*routes::credit_spend(),
+                json!({"tenantId": nil, "operationId": "g"}),
+            ),
+            (
+                &*routes::credit_release(),
+                json!({"tenantId": nil, "operationId": "g"}),
+            ),
         ];
         for (path, body) in bodies {
             let response = send(&app, Method::PUT, path, &body).await;

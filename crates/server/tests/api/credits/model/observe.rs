@@ -17,7 +17,7 @@ use super::ledger::{
     Reference, Share,
 };
 use super::steps::WireRequest;
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, routes};
 
 /// A response: status, whether it is a problem document, and its JSON body.
 #[derive(Debug, Clone)]
@@ -239,19 +239,19 @@ fn paths(pool: Pool, tenants: &[Uuid]) -> (Method, String, String, Option<Value>
     match pool {
         Pool::Generic => (
             Method::POST,
-            "/api/iam/credit/unassigned".to_owned(),
-            "/api/iam/credit/unassigned/details?limit=1000".to_owned(),
+            routes::unassigned_credits(),
+            format!("{}?limit=1000", routes::unassigned_credit_details()),
             None,
-            "/api/iam/credit/unassigned/journal".to_owned(),
+            routes::unassigned_credit_journal(),
         ),
         Pool::Tenant(index) => {
             let tenant = tenants[index];
             (
                 Method::GET,
-                format!("/api/iam/credit/{tenant}"),
-                "/api/iam/credit/details?limit=1000".to_owned(),
+                routes::tenant_credits(tenant),
+                format!("{}?limit=1000", routes::credit_details()),
                 Some(json!({ "tenantId": tenant })),
-                format!("/api/iam/credit/{tenant}/journal"),
+                routes::tenant_credit_journal(tenant),
             )
         }
     }
@@ -288,13 +288,7 @@ pub async fn read_pool(app: &TestApp, pool: Pool, tenants: &[Uuid]) -> Result<Po
 
 /// Checks `GET .../audit` of tenant: consistent, and both sides equal to `expected`.
 pub async fn check_audit(app: &TestApp, tenant: Uuid, expected: &Amounts) -> Result<(), String> {
-    let audit = read(
-        app,
-        Method::GET,
-        &format!("/api/iam/credit/{tenant}/audit"),
-        None,
-    )
-    .await?;
+    let audit = read(app, Method::GET, &routes::tenant_credit_audit(tenant), None).await?;
     let balances = amounts_of(&audit["balances"])?;
     let journal = amounts_of(&audit["journal"])?;
     if audit["consistent"] != true || balances != *expected || journal != *expected {
@@ -463,7 +457,7 @@ pub async fn read_operation(
     let body = read(
         app,
         Method::GET,
-        &format!("/api/iam/credit/{tenant}/operation/{op}"),
+        &routes::credit_operation(tenant, op),
         None,
     )
     .await?;
@@ -479,7 +473,10 @@ pub async fn read_extended(app: &TestApp, tenant: Uuid) -> Result<Vec<LotOperati
     let details = read(
         app,
         Method::POST,
-        "/api/iam/credit/details/extended?limit=1000&operationsLimit=1000",
+        &format!(
+            "{}?limit=1000&operationsLimit=1000",
+            routes::credit_details_extended()
+        ),
         Some(json!({ "tenantId": tenant })),
     )
     .await?;

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::ledger::{Action, Ledger, MICROS_PER_CREDIT, Micros, Pool, Reference};
+use crate::helpers::routes;
 
 /// Tenants in a case: the bootstrap tenant and two more.
 pub const TENANTS: usize = 3;
@@ -595,7 +596,7 @@ pub fn wire(action: &Action, tenants: &[Uuid]) -> WireRequest {
                 body["timeoutSeconds"] = Value::from(*seconds);
             }
             put(
-                "/api/iam/credit/reserve",
+                &routes::credit_reserve(),
                 with_credits(body, &amount_literal(*amount)),
             )
         }
@@ -605,17 +606,17 @@ pub fn wire(action: &Action, tenants: &[Uuid]) -> WireRequest {
                 Some(amount) => with_credits(body, &amount_literal(*amount)),
                 None => body.to_string(),
             };
-            put("/api/iam/credit/spend", body)
+            put(&routes::credit_spend(), body)
         }
         Action::DirectSpend { tenant, op, amount } => {
             let body = json!({"tenantId": tenants[*tenant], "operationId": op, "direct": true});
             put(
-                "/api/iam/credit/spend",
+                &routes::credit_spend(),
                 with_credits(body, &amount_literal(*amount)),
             )
         }
         Action::Release { tenant, op } => put(
-            "/api/iam/credit/release",
+            &routes::credit_release(),
             json!({"tenantId": tenants[*tenant], "operationId": op}).to_string(),
         ),
         Action::Move {
@@ -627,7 +628,7 @@ pub fn wire(action: &Action, tenants: &[Uuid]) -> WireRequest {
         } => WireRequest {
             idempotency_key: key.clone(),
             ..put(
-                "/api/iam/credit/move",
+                &routes::credit_move(),
                 move_body(*source, *target, *amount, reference.as_ref(), tenants),
             )
         },
@@ -674,7 +675,7 @@ fn wire_add(
     }
     WireRequest {
         method: Method::POST,
-        path: "/api/iam/credit".to_owned(),
+        path: routes::credits(),
         body: with_credits(body, &amount_literal(amount)),
         idempotency_key: None,
     }
