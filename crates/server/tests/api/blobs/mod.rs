@@ -26,7 +26,7 @@ async fn upload_url(app: &TestApp, file_name: Option<&str>) -> String {
 }
 
 fn upload_url_path(file_name: Option<&str>) -> String {
-    let path = "/api/conversion/transfer/upload-url";
+    let path = &routes::upload_url();
     match file_name {
         None => path.to_owned(),
         Some(name) => {
@@ -107,7 +107,7 @@ async fn assert_no_temporary_files(app: &TestApp) {
 
 api_test!(an_upload_url_requires_credentials, |app| {
     let response = app
-        .anonymous(Method::GET, "/api/conversion/transfer/upload-url")
+        .anonymous(Method::GET, &routes::upload_url())
         .send()
         .await
         .unwrap();
@@ -995,7 +995,7 @@ api_test!(
                     .send_as(
                         As::Key,
                         Method::POST,
-                        &format!("/api/hierarchy/project/{parent}"),
+                        &routes::hierarchy(&parent),
                         Some(body),
                     )
                     .await;
@@ -1018,12 +1018,7 @@ api_test!(
         // The dataset itself deleted: whole blobs, blocks and block lists are refused.
         let dataset = in_project["results"][0]["datasetId"].as_str().unwrap();
         let deleted = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/metadata/dataset/{dataset}"),
-                None,
-            )
+            .send_as(As::Key, Method::DELETE, &routes::dataset(dataset), None)
             .await;
         expect_status(deleted, StatusCode::NO_CONTENT).await;
         for response in [
@@ -1046,14 +1041,7 @@ api_test!(
             "AuthorizationFailure",
         )
         .await;
-        let restored = app
-            .send_as(
-                As::Key,
-                Method::PUT,
-                &format!("/api/recycle-bin/dataset/{dataset}/restore"),
-                None,
-            )
-            .await;
+        let restored = app.recycle_bin().dataset(dataset).restore().await;
         expect_status(restored, StatusCode::NO_CONTENT).await;
         let content = app
             .client
@@ -1066,12 +1054,7 @@ api_test!(
             .unwrap();
         assert_eq!(content.to_vec(), data(10), "content in the bin changed");
         let deleted = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/metadata/dataset/{dataset}"),
-                None,
-            )
+            .send_as(As::Key, Method::DELETE, &routes::dataset(dataset), None)
             .await;
         expect_status(deleted, StatusCode::NO_CONTENT).await;
         // A live dataset of the same project is still writable.
@@ -1080,14 +1063,7 @@ api_test!(
             StatusCode::CREATED
         );
         // A dataset below a deleted project is refused too.
-        let deleted = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/metadata/project/{}", id_str(&folder)),
-                None,
-            )
-            .await;
+        let deleted = app.project(id_str(&folder)).delete().await;
         expect_status(deleted, StatusCode::NO_CONTENT).await;
         expect_azure_error(
             put_blob(&app, &sas(&in_folder, 0), data(10)).await,
@@ -1096,14 +1072,7 @@ api_test!(
         )
         .await;
         // Removed for good: the URL cannot write a blob that nothing would reach.
-        let purged = app
-            .send_as(
-                As::Key,
-                Method::DELETE,
-                &format!("/api/recycle-bin/dataset/{dataset}"),
-                None,
-            )
-            .await;
+        let purged = app.recycle_bin().dataset(dataset).purge().await;
         expect_status(purged, StatusCode::NO_CONTENT).await;
         let gone = app.client.get(&read).send().await.unwrap();
         assert_eq!(
@@ -1161,16 +1130,16 @@ api_test!(
         served(StatusCode::OK).await;
         let cases = [
             (
-                format!("/api/metadata/dataset/{dataset}"),
-                format!("/api/recycle-bin/dataset/{dataset}/restore"),
+                routes::dataset(&dataset),
+                routes::bin_dataset_restore(&dataset),
             ),
             (
-                format!("/api/metadata/project/{}", id_str(&folder)),
-                format!("/api/recycle-bin/project/{}/restore", id_str(&folder)),
+                routes::project(id_str(&folder)),
+                routes::bin_project_restore(id_str(&folder)),
             ),
             (
-                format!("/api/metadata/project/{}", id_str(&project)),
-                format!("/api/recycle-bin/project/{}/restore", id_str(&project)),
+                routes::project(id_str(&project)),
+                routes::bin_project_restore(id_str(&project)),
             ),
         ];
         for (delete, restore) in cases {

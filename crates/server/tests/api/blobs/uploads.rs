@@ -35,13 +35,10 @@ async fn wait_gone(app: &TestApp, url: &str, within: Duration) -> bool {
 
 async fn storage(app: &TestApp) -> Value {
     let tenant = expect_status(
-        app.back_office(
-            Method::GET,
-            &format!("/api/admin/tenants/{}", app.tenant_id()),
-        )
-        .send()
-        .await
-        .unwrap(),
+        app.back_office(Method::GET, &routes::tenant(app.tenant_id()))
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await;
@@ -80,7 +77,7 @@ fn body(bytes: usize) -> Vec<u8> {
 async fn upload_convert(app: &TestApp, project: &str, url: &str, name: &str) -> Value {
     start(
         app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": name, "projectId": project,
             "readerName": "FileReader", "writerName": "FileWriter",
@@ -115,15 +112,13 @@ api_test!(an_imported_upload_is_stored_once, |app| {
     assert_eq!(storage["datasetsBytes"], SIZE, "{storage}");
     assert_eq!(storage["recycleBinBytes"], 0, "{storage}");
     let again = app
-        .with_key(Method::POST, "/api/conversion/upload-convert")
-        .json(&json!({
+        .transfers()
+        .upload_convert(&json!({
             "uploadUrl": url, "originalFileName": "big.bin", "projectId": project,
             "readerName": "FileReader", "writerName": "FileWriter",
             "outputDatasetData": {"name": "again.bin"}
         }))
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
 });
 
@@ -133,10 +128,7 @@ api_test!(a_staged_import_takes_its_upload_over, |app| {
     let project = project(&app, "Staged").await;
     let url = upload(&app, "a.bin", &body(1000)).await;
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/import-staged"),
-        )
+        .with_key(Method::POST, &routes::import_staged(&project))
         .json(&json!({"files": [
             {"url": url, "fileName": "a.bin"},
             {"url": url, "fileName": "b.bin"},
@@ -188,15 +180,13 @@ api_test_with!(
         assert_eq!(storage(&app).await["uploadsBytes"], 500);
         // A transfer started from the removed upload is refused; nothing is queued.
         let refused = app
-            .with_key(Method::POST, "/api/conversion/upload-convert")
-            .json(&json!({
+            .transfers()
+            .upload_convert(&json!({
                 "uploadUrl": unused, "originalFileName": "unused.bin", "projectId": project,
                 "readerName": "FileReader", "writerName": "FileWriter",
                 "outputDatasetData": {"name": "late.bin"}
             }))
-            .send()
-            .await
-            .unwrap();
+            .await;
         expect_problem(refused, StatusCode::NOT_FOUND, "not-found").await;
         // Once the transfer is cancelled, the old upload goes with the next round.
         let id = queued["id"].as_str().unwrap();
@@ -236,19 +226,14 @@ api_test!(a_tenant_reports_the_bytes_it_stores_by_place, |app| {
         json!({"datasetsBytes": 123, "uploadsBytes": 4000, "recycleBinBytes": 0})
     );
     let gone = app
-        .send_as(
-            As::Key,
-            Method::DELETE,
-            &format!("/api/metadata/dataset/{deleted}"),
-            None,
-        )
+        .send_as(As::Key, Method::DELETE, &routes::dataset(&deleted), None)
         .await;
     expect_status(gone, StatusCode::NO_CONTENT).await;
     let gone = app
         .send_as(
             As::Key,
             Method::DELETE,
-            &format!("/api/metadata/project/{}", id_str(&folder)),
+            &routes::project(id_str(&folder)),
             None,
         )
         .await;
@@ -263,7 +248,7 @@ api_test!(a_tenant_reports_the_bytes_it_stores_by_place, |app| {
     let (_, other_key) = app.create_api_key(other, "Owner").await;
     let refused = app
         .client
-        .get(app.url(&format!("/api/admin/tenants/{}", app.tenant_id())))
+        .get(app.url(&routes::tenant(app.tenant_id())))
         .header("svc-open-api-key", other_key)
         .send()
         .await
@@ -334,23 +319,21 @@ api_test!(
         let starts = (0..20).map(|i| {
             let (app, project, url) = (&app, project.clone(), url.clone());
             async move {
-                app.with_key(Method::POST, "/api/conversion/upload-convert")
-                    .json(&json!({
+                app.transfers()
+                    .upload_convert(&json!({
                         "uploadUrl": url, "originalFileName": "a.bin", "projectId": project,
                         "readerName": "FileReader", "writerName": "FileWriter",
                         "outputDatasetData": {"name": format!("d{i}.bin")}
                     }))
-                    .send()
                     .await
-                    .unwrap()
             }
         });
         let mut started = Vec::new();
         for response in futures::future::join_all(starts).await {
             match response.status() {
-                StatusCode::OK => started.push(response.json::<Value>().await.unwrap()),
+                StatusCode::OK => started.push(response.expect(StatusCode::OK)),
                 StatusCode::NOT_FOUND => {}
-                other => panic!("{other}: {}", response.text().await.unwrap()),
+                other => panic!("{other}: {}", response.text()),
             }
         }
         assert!(!started.is_empty());
