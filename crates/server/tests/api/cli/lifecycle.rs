@@ -64,7 +64,7 @@ store_test!(admin_bootstrap_is_idempotent, |url| {
 api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
     let key_id = {
         let response = app
-            .with_key(Method::GET, "/api/iam/principal/me")
+            .with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap();
@@ -73,7 +73,7 @@ api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
             .unwrap()
             .to_owned()
     };
-    let revoke = format!("/api/admin/tenants/{}/api-keys/{key_id}", app.tenant_id());
+    let revoke = routes::tenant_api_key(app.tenant_id(), &key_id);
     expect_status(
         app.back_office(Method::DELETE, &revoke)
             .send()
@@ -90,7 +90,7 @@ api_test!(the_bootstrap_key_is_replaced_when_revoked, |app| {
     assert_eq!(again.tenant_id, app.bootstrap.tenant_id);
     assert_ne!(again.api_key, app.bootstrap.api_key);
     let response = app
-        .anonymous(Method::GET, "/api/iam/principal/me")
+        .anonymous(Method::GET, &routes::principal_me())
         .header("svc-open-api-key", &again.api_key)
         .send()
         .await
@@ -564,14 +564,7 @@ fn short_grace(config: &mut basin::Config) {
 // on forever must not keep the server from stopping at the end of its grace period.
 api_test_with!(shutdown_ends_within_the_grace_period, short_grace, |app| {
     let mut app = app;
-    let url = expect_status(
-        app.with_key(Method::GET, "/api/conversion/transfer/upload-url")
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await["data"]
+    let url = app.transfers().upload_url().await.expect(StatusCode::OK)["data"]
         .as_str()
         .unwrap()
         .to_owned();

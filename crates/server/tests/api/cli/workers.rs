@@ -111,14 +111,7 @@ fn external(config: &mut basin::Config) {
 }
 
 async fn record(app: &TestApp, id: &str) -> Value {
-    expect_status(
-        app.with_key(Method::GET, &format!("/api/conversion/transfer/{id}"))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await
+    app.transfers().get(&id).await.expect(StatusCode::OK)
 }
 
 /// Polls the transfer until its status is `status`; panics after `seconds`.
@@ -158,7 +151,7 @@ async fn queue_grid_import(app: &TestApp, project: &str, side: u32) -> String {
     let url = upload(app, "big.asc", grid.as_bytes()).await;
     let summary = start(
         app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": "big.asc", "projectId": project,
             "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
@@ -225,7 +218,7 @@ api_test_with!(
             "readerName": "FileReader", "writerName": "FileWriter",
             "outputDatasetData": {"name": "copy"}
         });
-        let summary = start(&app, "/api/conversion/upload-convert", copy.clone()).await;
+        let summary = start(&app, &routes::upload_convert(), copy.clone()).await;
         let id = summary["id"].as_str().unwrap().to_owned();
         let ran = run_job_worker(&app, &id).await;
         let stderr = String::from_utf8_lossy(&ran.stderr);
@@ -237,7 +230,7 @@ api_test_with!(
         // completed import took its upload over, so the next one needs an upload of its own.
         let mut copy = copy;
         copy["uploadUrl"] = json!(upload(&app, "note.txt", b"another small file").await);
-        let summary = start(&app, "/api/conversion/upload-convert", copy).await;
+        let summary = start(&app, &routes::upload_convert(), copy).await;
         let cancelled = summary["id"].as_str().unwrap().to_owned();
         cancel(&app, &cancelled).await;
         let unknown = uuid::Uuid::new_v4().to_string();
@@ -290,7 +283,7 @@ api_test_with!(
         for index in 0..TRANSFERS {
             let summary = start(
                 &app,
-                "/api/conversion/upload-convert",
+                &routes::upload_convert(),
                 json!({
                     "uploadUrl": url, "originalFileName": "note.txt", "projectId": project,
                     "readerName": "FileReader", "writerName": "FileWriter",
@@ -315,7 +308,7 @@ api_test_with!(
         let datasets = expect_status(
             app.with_key(
                 Method::GET,
-                &format!("/api/metadata/project/{project}/dataset/list?limit=1000"),
+                &format!("{}?limit=1000", routes::project_dataset_list(&project)),
             )
             .send()
             .await
