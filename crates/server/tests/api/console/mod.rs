@@ -244,7 +244,7 @@ api_test_with!(
         expect_problem(response, StatusCode::NOT_FOUND, "route-not-found").await;
         // The API is unaffected.
         let response = app
-            .with_key(Method::GET, "/api/iam/principal/me")
+            .with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap();
