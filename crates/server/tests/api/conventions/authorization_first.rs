@@ -207,7 +207,7 @@ api_test!(
             "expiresAt": "2099-12-31", "tenantId": app.tenant_id()});
         for body in [json!({}), json!({"credits": 1}), complete] {
             let response = app
-                .anonymous(Method::POST, "/api/iam/credit")
+                .anonymous(Method::POST, &routes::credits())
                 .header("svc-open-api-key", &user_key)
                 .json(&body)
                 .send()

@@ -23,7 +23,7 @@ api_test!(unknown_routes_are_a_404_problem, |app| {
 
 api_test!(a_wrong_method_is_a_405_problem_with_allow, |app| {
     let response = app
-        .with_key(Method::DELETE, "/api/iam/principal/me")
+        .with_key(Method::DELETE, &routes::principal_me())
         .send()
         .await
         .unwrap();
@@ -41,14 +41,14 @@ api_test!(
     |app| {
         let name = "x".repeat(usize::try_from(app.config.limits.json_body_bytes_max).unwrap() + 1);
         let response = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&json!({ "name": name }))
             .send()
             .await
             .unwrap();
         expect_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large").await;
         let list = app
-            .back_office(Method::GET, "/api/admin/tenants")
+            .back_office(Method::GET, &routes::tenants())
             .send()
             .await
             .unwrap();
@@ -69,7 +69,7 @@ api_test!(json_bodies_are_read_whatever_the_content_type, |app| {
         "application/octet-stream",
     ] {
         let response = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .header("content-type", content_type)
             .header("accept", "text/plain")
             .body(json!({ "name": format!("T {content_type}") }).to_string())
@@ -80,7 +80,7 @@ api_test!(json_bodies_are_read_whatever_the_content_type, |app| {
     }
     // GET with the JSON-patch content type and no body, as clients send it.
     let response = app
-        .with_key(Method::GET, "/api/iam/principal/me")
+        .with_key(Method::GET, &routes::principal_me())
         .header("content-type", "application/json-patch+json")
         .send()
         .await
@@ -90,7 +90,7 @@ api_test!(json_bodies_are_read_whatever_the_content_type, |app| {
 
 api_test!(an_empty_body_is_read_as_an_empty_object, |app| {
     let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
+        .back_office(Method::POST, &routes::tenants())
         .header("content-type", "application/json-patch+json")
         .send()
         .await
@@ -105,7 +105,7 @@ api_test!(an_empty_body_is_read_as_an_empty_object, |app| {
 
 api_test!(malformed_json_is_a_400_invalid_body, |app| {
     let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
+        .back_office(Method::POST, &routes::tenants())
         .body("{\"name\": ")
         .send()
         .await
@@ -117,7 +117,7 @@ api_test!(
     unknown_and_mistyped_fields_are_validation_problems_naming_the_field,
     |app| {
         let response = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&json!({ "name": "A", "colour": "blue" }))
             .send()
             .await
@@ -128,7 +128,7 @@ api_test!(
             "{problem}"
         );
         let response = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&json!({ "name": 5 }))
             .send()
             .await
@@ -140,7 +140,7 @@ api_test!(
 
 api_test!(json_property_names_bind_in_any_case, |app| {
     let response = app
-        .back_office(Method::POST, "/api/admin/users")
+        .back_office(Method::POST, &routes::users())
         .json(&json!({ "NAME": "Ann", "EMAIL": "ann@example.com", "tenantid": app.tenant_id(), "ROLE": "administrator" }))
         .send()
         .await
@@ -149,10 +149,7 @@ api_test!(json_property_names_bind_in_any_case, |app| {
     assert_eq!(user["name"], "Ann");
     assert_eq!(user["email"], "ann@example.com");
     let members = app
-        .back_office(
-            Method::GET,
-            &format!("/api/admin/tenants/{}/members", app.tenant_id()),
-        )
+        .back_office(Method::GET, &routes::tenant_members(app.tenant_id()))
         .send()
         .await
         .unwrap();
@@ -178,7 +175,7 @@ api_test!(
         let response = app
             .back_office(
                 Method::GET,
-                "/api/admin/tenants?LIMIT=2&SortBy=name&SORTORDER=desc",
+                &format!("{}?LIMIT=2&SortBy=name&SORTORDER=desc", routes::tenants()),
             )
             .send()
             .await
@@ -193,7 +190,7 @@ api_test!(
         assert_eq!(names, vec!["c", "b"]);
         assert!(page["cursor"].is_string());
         let response = app
-            .back_office(Method::GET, "/api/admin/tenants?sortBy=Colour")
+            .back_office(Method::GET, &format!("{}?sortBy=Colour", routes::tenants()))
             .send()
             .await
             .unwrap();
@@ -206,7 +203,7 @@ api_test!(
             "{problem}"
         );
         let response = app
-            .back_office(Method::GET, "/api/admin/tenants?limit=ten")
+            .back_office(Method::GET, &format!("{}?limit=ten", routes::tenants()))
             .send()
             .await
             .unwrap();
@@ -219,7 +216,7 @@ api_test!(
     api_version_defaults_accepts_minor_zero_and_rejects_others,
     |app| {
         for version in [None, Some("1"), Some("1.0"), Some("4"), Some("3.0")] {
-            let mut request = app.with_key(Method::GET, "/api/iam/principal/me");
+            let mut request = app.with_key(Method::GET, &routes::principal_me());
             if let Some(version) = version {
                 request = request.header("api-version", version);
             }
@@ -231,7 +228,7 @@ api_test!(
             expect_status(response, StatusCode::OK).await;
         }
         let response = app
-            .with_key(Method::GET, "/api/iam/principal/me")
+            .with_key(Method::GET, &routes::principal_me())
             .header("api-version", "9")
             .send()
             .await
@@ -251,7 +248,7 @@ api_test!(
         );
         // The admin API supports only 1, also when named in the query string.
         let response = app
-            .back_office(Method::GET, "/api/admin/tenants?API-VERSION=2")
+            .back_office(Method::GET, &format!("{}?API-VERSION=2", routes::tenants()))
             .send()
             .await
             .unwrap();
@@ -272,7 +269,7 @@ api_test!(every_response_carries_api_supported_versions, |app| {
 
 api_test!(timestamps_have_seven_fractional_digits_and_no_zone, |app| {
     let response = app
-        .with_key(Method::GET, "/api/iam/tenant/my")
+        .with_key(Method::GET, &routes::my_tenants())
         .send()
         .await
         .unwrap();
@@ -290,13 +287,13 @@ api_test!(timestamps_have_seven_fractional_digits_and_no_zone, |app| {
 
 api_test!(request_ids_are_generated_or_kept, |app| {
     let response = app
-        .with_key(Method::GET, "/api/iam/principal/me")
+        .with_key(Method::GET, &routes::principal_me())
         .send()
         .await
         .unwrap();
     assert!(response.headers().contains_key("x-request-id"));
     let response = app
-        .with_key(Method::GET, "/api/iam/principal/me")
+        .with_key(Method::GET, &routes::principal_me())
         .header("x-request-id", "trace-me-42")
         .send()
         .await
@@ -348,11 +345,11 @@ api_test!(the_openapi_document_and_swagger_ui_are_served, |app| {
     )
     .await;
     for path in [
-        "/api/iam/principal/me",
-        "/api/iam/tenant/my",
-        "/api/admin/tenants",
+        &routes::principal_me(),
+        &routes::my_tenants(),
+        &routes::tenants(),
         "/api/admin/tenants/{tenantId}/api-keys",
-        "/api/admin/users",
+        &routes::users(),
     ] {
         assert!(
             spec["paths"][path].is_object(),
@@ -401,13 +398,13 @@ api_test!(a_broken_database_is_a_503_that_leaks_nothing, |app| {
         assert!(!text.contains(leak), "{leak} leaked: {problem}");
     }
     let response = app
-        .with_key(Method::GET, "/api/iam/principal/me")
+        .with_key(Method::GET, &routes::principal_me())
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
     let response = app
-        .back_office(Method::POST, "/api/admin/tenants")
+        .back_office(Method::POST, &routes::tenants())
         .json(&json!({"name": "x"}))
         .send()
         .await
@@ -423,7 +420,7 @@ api_test!(concurrent_writes_all_succeed, |app| {
     let mut tasks = Vec::new();
     for index in 0..24 {
         let request = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&json!({ "name": format!("concurrent {index:02}") }));
         tasks.push(tokio::spawn(async move {
             request.send().await.unwrap().status()
@@ -433,7 +430,7 @@ api_test!(concurrent_writes_all_succeed, |app| {
         assert_eq!(task.await.unwrap(), StatusCode::CREATED);
     }
     let list = expect_status(
-        app.back_office(Method::GET, "/api/admin/tenants")
+        app.back_office(Method::GET, &routes::tenants())
             .send()
             .await
             .unwrap(),
@@ -481,49 +478,49 @@ api_test!(nul_characters_are_refused_in_every_text_input, |app| {
     let cases: Vec<(Method, String, serde_json::Value, &str)> = vec![
         (
             Method::POST,
-            "/api/metadata/project".into(),
+            routes::projects(),
             json!({"name": "a\u{0}b"}),
             "name",
         ),
         (
             Method::POST,
-            "/api/metadata/project".into(),
+            routes::projects(),
             json!({"name": "ok", "description": "\u{0}"}),
             "description",
         ),
         (
             Method::POST,
-            "/api/metadata/project".into(),
+            routes::projects(),
             json!({"name": "ok", "metadata": {"k": {"x": ["y", "z\u{0}"]}}}),
             "metadata.k.x[1]",
         ),
         (
             Method::POST,
-            "/api/metadata/project".into(),
+            routes::projects(),
             json!({"name": "ok", "settings": {"\u{0}": 1}}),
             "settings.\\0",
         ),
         (
             Method::PUT,
-            "/api/metadata/project".into(),
+            routes::projects(),
             json!({"id": project_id, "name": "x\u{0}"}),
             "name",
         ),
         (
             Method::POST,
-            format!("/api/metadata/project/{project_id}/subproject"),
+            routes::project_subprojects(&project_id),
             json!({"name": "\u{0}"}),
             "name",
         ),
         (
             Method::POST,
-            format!("/api/hierarchy/project/{project_id}"),
+            routes::hierarchy(&project_id),
             json!({"actions": [{"type": "PathActionCreate", "path": "a/\u{0}", "isFolder": true}]}),
             "actions[0].path",
         ),
         (
             Method::POST,
-            "/api/admin/tenants".into(),
+            routes::tenants(),
             json!({"name": "t\u{0}"}),
             "name",
         ),
@@ -542,7 +539,7 @@ api_test!(nul_characters_are_refused_in_every_text_input, |app| {
         );
     }
     for query in ["namePrefix=a%00", "na%00mePrefix=a", "cursor=%00"] {
-        let path = format!("/api/metadata/project/list?{query}");
+        let path = format!("{}?{query}", routes::project_list());
         let response = app
             .request_as(As::Key, Method::GET, &path)
             .send()
@@ -551,7 +548,7 @@ api_test!(nul_characters_are_refused_in_every_text_input, |app| {
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
     let list = app
-        .send_as(As::Key, Method::GET, "/api/metadata/project/list", None)
+        .send_as(As::Key, Method::GET, &routes::project_list(), None)
         .await;
     let list = expect_status(list, StatusCode::OK).await;
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
@@ -561,7 +558,7 @@ api_test!(nul_characters_are_refused_in_every_text_input, |app| {
 // Issue 9, fault 10: an api-version header that is not text was ignored.
 api_test!(an_api_version_that_is_not_text_is_400, |app| {
     let response = app
-        .with_key(Method::GET, "/api/metadata/project/list")
+        .with_key(Method::GET, &routes::project_list())
         .header(
             "api-version",
             reqwest::header::HeaderValue::from_bytes(b"3\xff").unwrap(),

@@ -54,7 +54,7 @@ api_test!(cursor_pages_return_every_row_once_in_every_order, |app| {
     ] {
         let all = collect_all(
             &app,
-            &format!("/api/admin/tenants?sortBy={sort}&sortOrder={order}"),
+            &format!("{}?sortBy={sort}&sortOrder={order}", routes::tenants()),
             1000,
         )
         .await;
@@ -62,7 +62,7 @@ api_test!(cursor_pages_return_every_row_once_in_every_order, |app| {
         for limit in [1, 3, 4] {
             let paged = collect_all(
                 &app,
-                &format!("/api/admin/tenants?sortBy={sort}&sortOrder={order}"),
+                &format!("{}?sortBy={sort}&sortOrder={order}", routes::tenants()),
                 limit,
             )
             .await;
@@ -91,7 +91,7 @@ api_test!(
                     .await,
             ));
         }
-        let path = format!("/api/admin/users?tenantId={tenant}&limit=4");
+        let path = format!("{}?tenantId={tenant}&limit=4", routes::users());
         let first = expect_status(
             app.back_office(Method::GET, &path).send().await.unwrap(),
             StatusCode::OK,
@@ -108,10 +108,7 @@ api_test!(
         // Remove a member already seen and one not yet seen; add members before and after the cursor.
         for (name, id) in [&users[1], &users[8]] {
             let response = app
-                .back_office(
-                    Method::DELETE,
-                    &format!("/api/admin/tenants/{tenant}/members/{id}"),
-                )
+                .back_office(Method::DELETE, &routes::tenant_member(tenant, id))
                 .send()
                 .await
                 .unwrap();
@@ -165,7 +162,7 @@ api_test!(
 api_test!(page_limits_and_bad_cursors_are_400, |app| {
     let max = app.config.limits.page_size_max;
     expect_status(
-        app.back_office(Method::GET, &format!("/api/admin/tenants?limit={max}"))
+        app.back_office(Method::GET, &format!("{}?limit={max}", routes::tenants()))
             .send()
             .await
             .unwrap(),
@@ -178,7 +175,7 @@ api_test!(page_limits_and_bad_cursors_are_400, |app| {
         "limit=-1".to_owned(),
     ] {
         let response = app
-            .back_office(Method::GET, &format!("/api/admin/tenants?{query}"))
+            .back_office(Method::GET, &format!("{}?{query}", routes::tenants()))
             .send()
             .await
             .unwrap();
@@ -186,14 +183,17 @@ api_test!(page_limits_and_bad_cursors_are_400, |app| {
         assert!(problem["errors"]["limit"].is_array(), "{query}: {problem}");
     }
     let response = app
-        .back_office(Method::GET, "/api/admin/tenants?cursor=garbage")
+        .back_office(
+            Method::GET,
+            &format!("{}?cursor=garbage", routes::tenants()),
+        )
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-cursor").await;
     app.create_tenant("b").await;
     let page = expect_status(
-        app.back_office(Method::GET, "/api/admin/tenants?limit=1")
+        app.back_office(Method::GET, &format!("{}?limit=1", routes::tenants()))
             .send()
             .await
             .unwrap(),
@@ -205,7 +205,10 @@ api_test!(page_limits_and_bad_cursors_are_400, |app| {
     let response = app
         .back_office(
             Method::GET,
-            &format!("/api/admin/tenants?limit=1&sortBy=CreatedAt&cursor={cursor}"),
+            &format!(
+                "{}?limit=1&sortBy=CreatedAt&cursor={cursor}",
+                routes::tenants()
+            ),
         )
         .send()
         .await
@@ -214,7 +217,7 @@ api_test!(page_limits_and_bad_cursors_are_400, |app| {
     let response = app
         .back_office(
             Method::GET,
-            &format!("/api/admin/users?limit=1&cursor={cursor}"),
+            &format!("{}?limit=1&cursor={cursor}", routes::users()),
         )
         .send()
         .await
@@ -228,7 +231,7 @@ api_test!(offset_pages_report_the_total_and_accept_any_case, |app| {
         app.create_user(&format!("m{index}"), Some(tenant), "User")
             .await;
     }
-    let path = format!("/api/admin/tenants/{tenant}/members");
+    let path = routes::tenant_members(tenant);
     let page = expect_status(
         app.back_office(Method::GET, &format!("{path}?Offset=2&Limit=2"))
             .send()
