@@ -35,18 +35,15 @@ async fn upload(
 }
 
 async fn upload_part(app: &TestApp, project: &str, part: Part) -> reqwest::Response {
-    app.with_key(
-        Method::POST,
-        &format!("/api/conversion/project/{project}/file/upload"),
-    )
-    .multipart(
-        Form::new()
-            .text("description", "ignored field")
-            .part("file", part),
-    )
-    .send()
-    .await
-    .unwrap()
+    app.with_key(Method::POST, &routes::file_upload(project))
+        .multipart(
+            Form::new()
+                .text("description", "ignored field")
+                .part("file", part),
+        )
+        .send()
+        .await
+        .unwrap()
 }
 
 fn sample(len: usize) -> Vec<u8> {
@@ -55,13 +52,10 @@ fn sample(len: usize) -> Vec<u8> {
 
 async fn listing(app: &TestApp, project: &str) -> Vec<String> {
     let page = expect_status(
-        app.with_key(
-            Method::GET,
-            &format!("/api/metadata/project/{project}/dataset/list"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        app.with_key(Method::GET, &routes::project_dataset_list(project))
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await;
@@ -111,7 +105,7 @@ api_test!(
         );
         let id = dataset["id"].as_str().unwrap();
         let got = expect_status(
-            app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
+            app.with_key(Method::GET, &routes::dataset(id))
                 .send()
                 .await
                 .unwrap(),
@@ -121,7 +115,7 @@ api_test!(
         assert_eq!(got, dataset);
         // The raw endpoint gives a read URL; ranges work as Azure clients expect.
         let raw = expect_status(
-            app.with_key(Method::GET, &format!("/api/raw/dataset/{id}"))
+            app.with_key(Method::GET, &routes::raw_dataset(id))
                 .header("svc-service-id", "raw")
                 .header("svc-project-id", &project)
                 .header("svc-dataset-id", id)
@@ -166,20 +160,14 @@ api_test!(
 api_test!(failed_uploads_create_nothing, |app| {
     let project = project(&app, "P", None).await;
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/upload"),
-        )
+        .with_key(Method::POST, &routes::file_upload(&project))
         .json(&json!({"not": "multipart"}))
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/upload"),
-        )
+        .with_key(Method::POST, &routes::file_upload(&project))
         .multipart(Form::new().text("description", "no file"))
         .send()
         .await
@@ -202,7 +190,7 @@ api_test!(failed_uploads_create_nothing, |app| {
         .create_user("Reader", Some(app.tenant_id()), "User")
         .await;
     let key_id = expect_status(
-        app.with_key(Method::GET, "/api/iam/principal/me")
+        app.with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap(),
@@ -212,24 +200,17 @@ api_test!(failed_uploads_create_nothing, |app| {
         .clone();
     let body = json!({"members": [{"userId": reader, "role": "Reader"}, {"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
     expect_status(
-        app.with_key(
-            Method::PUT,
-            &format!("/api/metadata/project/{project}/members"),
-        )
-        .json(&body)
-        .send()
-        .await
-        .unwrap(),
+        app.with_key(Method::PUT, &routes::project_members(&project))
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await;
     let token = app.user_token(reader, Some(app.tenant_id()));
     let response = app
-        .with_token(
-            Method::POST,
-            &format!("/api/conversion/project/{project}/file/upload"),
-            &token,
-        )
+        .with_token(Method::POST, &routes::file_upload(&project), &token)
         .multipart(form("a.txt", sample(10)))
         .send()
         .await
@@ -282,7 +263,7 @@ api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
     let page = expect_status(
         app.with_key(
             Method::GET,
-            &format!("/api/metadata/project/{root}/dataset/list?limit=2"),
+            &format!("{}?limit=2", routes::project_dataset_list(&root)),
         )
         .send()
         .await
@@ -295,7 +276,10 @@ api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
     let next = expect_status(
         app.with_key(
             Method::GET,
-            &format!("/api/metadata/project/{root}/dataset/list?limit=2&cursor={cursor}"),
+            &format!(
+                "{}?limit=2&cursor={cursor}",
+                routes::project_dataset_list(&root)
+            ),
         )
         .send()
         .await
@@ -310,7 +294,10 @@ api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
         let filtered = expect_status(
             app.with_key(
                 Method::GET,
-                &format!("/api/metadata/project/{root}/dataset/list?namePrefix={prefix}"),
+                &format!(
+                    "{}?namePrefix={prefix}",
+                    routes::project_dataset_list(&root)
+                ),
             )
             .send()
             .await
@@ -341,44 +328,32 @@ api_test!(
         let id = dataset["id"].as_str().unwrap().to_owned();
         let update = json!({"id": id, "name": "renamed.dfsu", "description": "calibrated", "metadata": {"run": 3}, "rowVersion": dataset["rowVersion"]});
         let updated = expect_status(
-            app.with_key(
-                Method::PUT,
-                &format!("/api/metadata/project/{first}/dataset"),
-            )
-            .json(&update)
-            .send()
-            .await
-            .unwrap(),
+            app.with_key(Method::PUT, &routes::project_dataset(&first))
+                .json(&update)
+                .send()
+                .await
+                .unwrap(),
             StatusCode::OK,
         )
         .await;
         assert_eq!(updated["name"], "renamed.dfsu");
         assert_eq!(updated["metadata"], json!({"run": 3}));
         let response = app
-            .with_key(
-                Method::PUT,
-                &format!("/api/metadata/project/{first}/dataset"),
-            )
+            .with_key(Method::PUT, &routes::project_dataset(&first))
             .json(&update)
             .send()
             .await
             .unwrap();
         expect_problem(response, StatusCode::CONFLICT, "row-version-conflict").await;
         let response = app
-            .with_key(
-                Method::PUT,
-                &format!("/api/metadata/project/{second}/dataset"),
-            )
+            .with_key(Method::PUT, &routes::project_dataset(&second))
             .json(&json!({"id": id, "name": "x"}))
             .send()
             .await
             .unwrap();
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         let response = app
-            .with_key(
-                Method::PUT,
-                &format!("/api/metadata/project/{first}/dataset"),
-            )
+            .with_key(Method::PUT, &routes::project_dataset(&first))
             .json(&json!({"id": id, "name": "a/b"}))
             .send()
             .await
@@ -386,7 +361,7 @@ api_test!(
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
 
         let moved = expect_status(
-            app.with_key(Method::POST, &format!("/api/metadata/dataset/{id}/move"))
+            app.with_key(Method::POST, &routes::dataset_move(&id))
                 .json(&json!({"targetProjectId": second}))
                 .send()
                 .await
@@ -398,7 +373,7 @@ api_test!(
         assert_eq!(listing(&app, &first).await, Vec::<String>::new());
         assert_eq!(listing(&app, &second).await, vec!["renamed.dfsu"]);
         let response = app
-            .with_key(Method::POST, &format!("/api/metadata/dataset/{id}/move"))
+            .with_key(Method::POST, &routes::dataset_move(&id))
             .json(&json!({"targetProjectId": uuid::Uuid::new_v4()}))
             .send()
             .await
@@ -406,10 +381,7 @@ api_test!(
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
 
         let response = app
-            .with_key(
-                Method::DELETE,
-                &format!("/api/project/{first}/dataset/{id}"),
-            )
+            .with_key(Method::DELETE, &routes::legacy_project_dataset(&first, &id))
             .send()
             .await
             .unwrap();
@@ -417,7 +389,7 @@ api_test!(
         expect_status(
             app.with_key(
                 Method::DELETE,
-                &format!("/api/project/{second}/dataset/{id}"),
+                &routes::legacy_project_dataset(&second, &id),
             )
             .send()
             .await
@@ -425,10 +397,7 @@ api_test!(
             StatusCode::NO_CONTENT,
         )
         .await;
-        for path in [
-            format!("/api/metadata/dataset/{id}"),
-            format!("/api/raw/dataset/{id}"),
-        ] {
+        for path in [routes::dataset(&id), routes::raw_dataset(&id)] {
             expect_problem(
                 app.with_key(Method::GET, &path).send().await.unwrap(),
                 StatusCode::NOT_FOUND,
@@ -438,7 +407,7 @@ api_test!(
         }
         assert_eq!(listing(&app, &second).await, Vec::<String>::new());
         expect_problem(
-            app.with_key(Method::DELETE, &format!("/api/metadata/dataset/{id}"))
+            app.with_key(Method::DELETE, &routes::dataset(&id))
                 .send()
                 .await
                 .unwrap(),
@@ -462,9 +431,9 @@ api_test!(
         let other_tenant = app.create_tenant("Other").await;
         let (_, other_key) = app.create_api_key(other_tenant, "Owner").await;
         for path in [
-            format!("/api/metadata/dataset/{id}"),
-            format!("/api/raw/dataset/{id}"),
-            format!("/api/metadata/project/{project}/dataset/list"),
+            routes::dataset(id),
+            routes::raw_dataset(id),
+            routes::project_dataset_list(&project),
         ] {
             let response = app
                 .anonymous(Method::GET, &path)
@@ -573,7 +542,7 @@ api_test!(tags_are_bounded_in_number_and_length, |app| {
         StatusCode::CREATED,
     )
     .await;
-    let path = format!("/api/metadata/project/{project}/dataset");
+    let path = routes::project_dataset(&project);
     let update = |tags: Vec<String>| json!({"id": uploaded["id"], "tags": tags});
     for (tags, field_hint) in [
         (
@@ -619,21 +588,14 @@ api_test!(
             "report\u{202E}fdp.exe",
             "\u{00A0}\u{3000}",
         ] {
-            let create = app
-                .send_as(
-                    As::Key,
-                    Method::POST,
-                    "/api/metadata/project",
-                    Some(json!({"name": bad})),
-                )
-                .await;
+            let create = app.projects().create(&json!({"name": bad})).await;
             expect_problem(create, StatusCode::BAD_REQUEST, "validation").await;
-            let path = format!("/api/metadata/project/{}/subproject", id_str(&root));
+            let path = routes::project_subprojects(id_str(&root));
             let sub = app
                 .send_as(As::Key, Method::POST, &path, Some(json!({"name": bad})))
                 .await;
             expect_problem(sub, StatusCode::BAD_REQUEST, "validation").await;
-            let path = format!("/api/metadata/project/{}/dataset", id_str(&root));
+            let path = routes::project_dataset(id_str(&root));
             let rename = app
                 .send_as(
                     As::Key,
@@ -644,7 +606,7 @@ api_test!(
                 .await;
             expect_problem(rename, StatusCode::BAD_REQUEST, "validation").await;
             let bulk = json!({"actions": [{"type": "PathActionCreate", "path": format!("a/{bad}/b"), "isFolder": true}]});
-            let path = format!("/api/hierarchy/project/{}", id_str(&root));
+            let path = routes::hierarchy(id_str(&root));
             let response = app.send_as(As::Key, Method::POST, &path, Some(bulk)).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         }
