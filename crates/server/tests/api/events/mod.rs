@@ -367,7 +367,7 @@ async fn transfer_events_reach_the_webhook_signed_and_as_documented(backend: Bac
     let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
     let summary = start(
         &app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
             "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
@@ -437,21 +437,12 @@ async fn recycle_bin_events_reach_the_webhook_as_documented(backend: Backend) {
     let inner = upload_ten_bytes(&app, id_str(&sub), "inner.txt").await;
     let (lone, inner) = (id_str(&lone).to_owned(), id_str(&inner).to_owned());
     for (method, path) in [
-        (Method::DELETE, format!("/api/metadata/dataset/{lone}")),
-        (
-            Method::PUT,
-            format!("/api/recycle-bin/dataset/{lone}/restore"),
-        ),
-        (Method::DELETE, format!("/api/metadata/dataset/{lone}")),
-        (Method::DELETE, format!("/api/recycle-bin/dataset/{lone}")),
-        (
-            Method::DELETE,
-            format!("/api/metadata/project/{}", id_str(&sub)),
-        ),
-        (
-            Method::DELETE,
-            format!("/api/recycle-bin/project/{}", id_str(&sub)),
-        ),
+        (Method::DELETE, routes::dataset(&lone)),
+        (Method::PUT, routes::bin_dataset_restore(&lone)),
+        (Method::DELETE, routes::dataset(&lone)),
+        (Method::DELETE, routes::bin_dataset(&lone)),
+        (Method::DELETE, routes::project(id_str(&sub))),
+        (Method::DELETE, routes::bin_project(id_str(&sub))),
     ] {
         let response = app.send_as(As::Key, method, &path, None).await;
         expect_status(response, StatusCode::NO_CONTENT).await;
@@ -513,7 +504,7 @@ async fn upload_ten_bytes(app: &TestApp, project: &str, name: &str) -> Value {
 /// A dataset deleted, restored, deleted again and removed for good, by the bootstrap key.
 async fn assert_lone_dataset_events(app: &TestApp, events: &[Value], dataset: &str, project: &str) {
     let me = expect_status(
-        app.with_key(Method::GET, "/api/iam/principal/me")
+        app.with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap(),
@@ -614,7 +605,7 @@ async fn a_queued_transfer_cancelled_sends_finished_without_started(backend: Bac
     let url = upload(&app, "grid.asc", GRID.as_bytes()).await;
     let summary = start(
         &app,
-        "/api/conversion/upload-convert",
+        &routes::upload_convert(),
         json!({
             "uploadUrl": url, "originalFileName": "grid.asc", "projectId": project,
             "readerName": "AsciiGridReader", "writerName": "GeoTiffWriter",
@@ -671,13 +662,10 @@ scenario_test!(
 
 async fn dead_letters(app: &TestApp, query: &str) -> Value {
     expect_status(
-        app.back_office(
-            Method::GET,
-            &format!("/api/admin/events/dead-letters{query}"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        app.back_office(Method::GET, &format!("{}{query}", routes::dead_letters()))
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await
@@ -732,21 +720,15 @@ async fn assert_dead_letter_pages(app: &TestApp, page: &Value) {
 async fn assert_only_operators_see_dead_letters(app: &TestApp, event: &str) {
     // Tenant owners see no dead letters: the list spans every tenant.
     for (method, path) in [
-        (Method::GET, "/api/admin/events/dead-letters".to_owned()),
-        (
-            Method::POST,
-            "/api/admin/events/dead-letters/replay".to_owned(),
-        ),
-        (
-            Method::POST,
-            format!("/api/admin/events/dead-letters/{event}/replay"),
-        ),
+        (Method::GET, routes::dead_letters()),
+        (Method::POST, routes::dead_letters_replay()),
+        (Method::POST, routes::dead_letter_replay(event)),
     ] {
         let response = app.with_key(method, &path).send().await.unwrap();
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     }
     let response = app
-        .anonymous(Method::GET, "/api/admin/events/dead-letters")
+        .anonymous(Method::GET, &routes::dead_letters())
         .send()
         .await
         .unwrap();
@@ -770,7 +752,7 @@ async fn dead_letters_are_listed_and_replayed_by_operators(backend: Backend) {
 
     receiver.state.fail_always.store(false, Ordering::Relaxed);
     let event = first["eventId"].as_str().unwrap().to_owned();
-    let replay_path = format!("/api/admin/events/dead-letters/{event}/replay");
+    let replay_path = routes::dead_letter_replay(&event);
     let replayed = expect_status(
         app.back_office(Method::POST, &replay_path)
             .send()
@@ -801,7 +783,7 @@ async fn dead_letters_are_listed_and_replayed_by_operators(backend: Backend) {
     assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
 
     let all = expect_status(
-        app.back_office(Method::POST, "/api/admin/events/dead-letters/replay")
+        app.back_office(Method::POST, &routes::dead_letters_replay())
             .send()
             .await
             .unwrap(),
