@@ -6,7 +6,7 @@ use chrono::{SecondsFormat, TimeDelta};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, expect_problem, expect_status};
+use crate::helpers::{TestApp, expect_problem, expect_status, routes};
 
 /// The app's now plus `seconds`, as a client writes it.
 fn at(app: &TestApp, seconds: i64) -> String {
@@ -21,8 +21,8 @@ async fn publish(
     window: (i64, i64),
 ) -> i64 {
     let path = match feature {
-        Some(feature) => format!("/api/admin/feature/{feature}/message"),
-        None => "/api/admin/feature/message".to_owned(),
+        Some(feature) => routes::feature_messages(feature),
+        None => routes::global_messages(),
     };
     let body = json!({"type": kind, "title": title, "body": "<p>x</p>",
                       "startDate": at(app, window.0), "expiringDate": at(app, window.1)});
@@ -38,7 +38,7 @@ async fn publish(
 }
 
 async fn banner(app: &TestApp, feature: &str, if_none_match: Option<&str>) -> Response {
-    let mut request = app.with_key(Method::GET, &format!("/api/admin/feature/{feature}/banner"));
+    let mut request = app.with_key(Method::GET, &routes::feature_banner(feature));
     if let Some(tag) = if_none_match {
         request = request.header("if-none-match", tag);
     }
@@ -171,7 +171,7 @@ api_test!(if_none_match_answers_304_until_an_edit_or_delete, |app| {
     let other = banner(&app, "Platform", Some("\"something-else\"")).await;
     assert_eq!(other.status(), StatusCode::OK);
     let edit = app
-        .back_office(Method::PATCH, &format!("/api/admin/feature/message/{id}"))
+        .back_office(Method::PATCH, &routes::global_message(id))
         .json(&json!({"body": "<p>moved to 23:00</p>"}))
         .send()
         .await
@@ -187,7 +187,7 @@ api_test!(if_none_match_answers_304_until_an_edit_or_delete, |app| {
     assert_eq!(body["data"][0]["body"], "<p>moved to 23:00</p>");
     assert_ne!(edited_tag, tag);
     let deleted = app
-        .back_office(Method::DELETE, &format!("/api/admin/feature/message/{id}"))
+        .back_office(Method::DELETE, &routes::global_message(id))
         .send()
         .await
         .unwrap();
@@ -234,7 +234,7 @@ api_test!(any_authenticated_caller_reads_the_banner, |app| {
     .await;
     let plain = app.user_token(app.owner_id(), Some(app.tenant_id()));
     let by_token = app
-        .with_token(Method::GET, "/api/admin/feature/Platform/banner", &plain)
+        .with_token(Method::GET, &routes::feature_banner("Platform"), &plain)
         .send()
         .await
         .unwrap();
@@ -244,14 +244,14 @@ api_test!(any_authenticated_caller_reads_the_banner, |app| {
     );
     let (_, user_key) = app.create_api_key(app.tenant_id(), "User").await;
     let by_key = app
-        .anonymous(Method::GET, "/api/admin/feature/Platform/banner")
+        .anonymous(Method::GET, &routes::feature_banner("Platform"))
         .header("svc-open-api-key", user_key)
         .send()
         .await
         .unwrap();
     expect_status(by_key, StatusCode::OK).await;
     let anonymous = app
-        .anonymous(Method::GET, "/api/admin/feature/Platform/banner")
+        .anonymous(Method::GET, &routes::feature_banner("Platform"))
         .send()
         .await
         .unwrap();

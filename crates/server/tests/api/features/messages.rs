@@ -86,8 +86,8 @@ pub fn active_message(app: &TestApp, kind: &str, title: &str) -> Value {
 /// The list (and create) path of `feature`'s messages, or of the global ones for `None`.
 pub fn messages_path(feature: Option<&str>) -> String {
     match feature {
-        Some(feature) => format!("/api/admin/feature/{feature}/message"),
-        None => "/api/admin/feature/message".to_owned(),
+        Some(feature) => routes::feature_messages(feature),
+        None => routes::global_messages(),
     }
 }
 
@@ -98,7 +98,7 @@ pub fn message_path(feature: Option<&str>, id: i64) -> String {
 
 /// The banner path of `feature`.
 pub fn banner_path(feature: &str) -> String {
-    format!("/api/admin/feature/{feature}/banner")
+    routes::feature_banner(feature)
 }
 
 /// POSTs `body` as a message of `feature` (or a global one) as BackOffice.
@@ -316,9 +316,17 @@ api_test!(
         assert_eq!(patched["featureId"], Value::Null);
         assert_eq!(num(&patched["id"]), global_id);
 
-        let platform = list_ids(&app, "/api/admin/feature/Platform/message?expiry=All").await;
-        let other = list_ids(&app, "/api/admin/feature/Other/message?expiry=All").await;
-        let globals = list_ids(&app, "/api/admin/feature/message?expiry=All").await;
+        let platform = list_ids(
+            &app,
+            &format!("{}?expiry=All", routes::feature_messages("Platform")),
+        )
+        .await;
+        let other = list_ids(
+            &app,
+            &format!("{}?expiry=All", routes::feature_messages("Other")),
+        )
+        .await;
+        let globals = list_ids(&app, &format!("{}?expiry=All", routes::global_messages())).await;
         assert!(platform.contains(&id) && platform.contains(&global_id));
         assert_eq!(other, vec![global_id], "nothing moved to Other");
         assert_eq!(globals, vec![global_id]);
@@ -484,7 +492,11 @@ api_test!(create_names_each_missing_required_field, |app| {
         }
     }
     assert_eq!(
-        list_ids(&app, "/api/admin/feature/Platform/message?expiry=All").await,
+        list_ids(
+            &app,
+            &format!("{}?expiry=All", routes::feature_messages("Platform"))
+        )
+        .await,
         Vec::<i64>::new()
     );
     let mut no_body = full.clone();
@@ -522,7 +534,11 @@ api_test!(create_rejects_each_malformed_field, |app| {
         assert!(problem["detail"].is_string(), "{field}={value}: {problem}");
     }
     assert_eq!(
-        list_ids(&app, "/api/admin/feature/Platform/message?expiry=All").await,
+        list_ids(
+            &app,
+            &format!("{}?expiry=All", routes::feature_messages("Platform"))
+        )
+        .await,
         Vec::<i64>::new()
     );
 });
@@ -969,7 +985,7 @@ api_test!(
 api_test!(feature_message_endpoints_take_api_version_1_to_4, |app| {
     let id = create_id(&app, None, &active_message(&app, "Warning", "versions")).await;
     for version in ["1", "1.0", "2", "3", "4"] {
-        let response = admin(&app, Method::GET, "/api/admin/feature/message")
+        let response = admin(&app, Method::GET, &routes::global_messages())
             .header("api-version", version)
             .send()
             .await
@@ -981,8 +997,8 @@ api_test!(feature_message_endpoints_take_api_version_1_to_4, |app| {
         );
     }
     for path in [
-        "/api/admin/feature/message",
-        "/api/admin/feature/Platform/banner",
+        &routes::global_messages(),
+        &routes::feature_banner("Platform"),
     ] {
         let response = admin(&app, Method::GET, path)
             .header("api-version", "5")

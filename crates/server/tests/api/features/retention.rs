@@ -8,7 +8,7 @@ use chrono::{SecondsFormat, TimeDelta};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{TestApp, expect_problem, expect_status};
+use crate::helpers::{TestApp, expect_problem, expect_status, routes};
 
 /// A BackOffice token valid at the app's now (the clock moves by days here).
 fn operator(app: &TestApp) -> String {
@@ -46,7 +46,10 @@ async fn kept_ids(app: &TestApp) -> Vec<i64> {
     let response = app
         .with_token(
             Method::GET,
-            "/api/admin/feature/Platform/message?expiry=All&sortOrder=Asc&sortBy=ExpiringDate",
+            &format!(
+                "{}?expiry=All&sortOrder=Asc&sortBy=ExpiringDate",
+                routes::feature_messages("Platform")
+            ),
             &operator(app),
         )
         .send()
@@ -65,7 +68,7 @@ async fn purge(app: &TestApp) -> u64 {
     let response = app
         .with_token(
             Method::POST,
-            "/api/admin/feature-messages/purge-expired",
+            &routes::feature_messages_purge_expired(),
             &operator(app),
         )
         .send()
@@ -79,9 +82,9 @@ async fn purge(app: &TestApp) -> u64 {
 api_test!(
     messages_go_only_after_more_than_the_retention_period,
     |app| {
-        let feature = publish(&app, "/api/admin/feature/Platform/message", 10).await;
-        let global = publish(&app, "/api/admin/feature/message", 20).await;
-        let active = publish(&app, "/api/admin/feature/Platform/message", 40 * 86_400).await;
+        let feature = publish(&app, &routes::feature_messages("Platform"), 10).await;
+        let global = publish(&app, &routes::global_messages(), 20).await;
+        let active = publish(&app, &routes::feature_messages("Platform"), 40 * 86_400).await;
         app.clock
             .advance(TimeDelta::days(30) + TimeDelta::seconds(10));
         assert_eq!(purge(&app).await, 0, "ended exactly 30 days ago: kept");
@@ -100,7 +103,7 @@ api_test_with!(
     the_retention_period_is_configurable,
     |config| config.features.message_retention_days = 2,
     |app| {
-        let id = publish(&app, "/api/admin/feature/Platform/message", 0).await;
+        let id = publish(&app, &routes::feature_messages("Platform"), 0).await;
         app.clock.advance(TimeDelta::days(1));
         assert_eq!(purge(&app).await, 0);
         app.clock
@@ -114,7 +117,7 @@ api_test_with!(
     the_job_removes_expired_messages_by_itself,
     |config| config.features.retention_interval_seconds = 1,
     |app| {
-        let id = publish(&app, "/api/admin/feature/message", 5).await;
+        let id = publish(&app, &routes::global_messages(), 5).await;
         app.clock.advance(TimeDelta::days(31));
         for _ in 0..100 {
             if !kept_ids(&app).await.contains(&id) {
@@ -128,13 +131,13 @@ api_test_with!(
 
 api_test!(only_back_office_runs_the_retention_job, |app| {
     let response = app
-        .with_key(Method::POST, "/api/admin/feature-messages/purge-expired")
+        .with_key(Method::POST, &routes::feature_messages_purge_expired())
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     let response = app
-        .anonymous(Method::POST, "/api/admin/feature-messages/purge-expired")
+        .anonymous(Method::POST, &routes::feature_messages_purge_expired())
         .send()
         .await
         .unwrap();
@@ -149,9 +152,9 @@ api_test!(concurrent_runs_remove_each_message_once, |app| {
         created.spawn(async move {
             for _ in 0..150 {
                 let path = if worker % 2 == 0 {
-                    "/api/admin/feature/message"
+                    &routes::global_messages()
                 } else {
-                    "/api/admin/feature/Platform/message"
+                    &routes::feature_messages("Platform")
                 };
                 publish(&app, path, 1).await;
             }

@@ -5,7 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{TestApp, expect_problem, expect_status};
+use crate::helpers::{TestApp, expect_problem, expect_status, routes};
 
 fn feature(id: &str, name: &str, kind: &str) -> Value {
     json!({"id": id, "name": name, "url": format!("https://{id}.example.com"),
@@ -14,7 +14,7 @@ fn feature(id: &str, name: &str, kind: &str) -> Value {
 
 async fn add_feature(app: &TestApp, id: &str, name: &str, kind: &str) -> Value {
     let response = app
-        .back_office(Method::POST, "/api/admin/features")
+        .back_office(Method::POST, &routes::features())
         .json(&feature(id, name, kind))
         .send()
         .await
@@ -23,10 +23,7 @@ async fn add_feature(app: &TestApp, id: &str, name: &str, kind: &str) -> Value {
 }
 
 async fn license(app: &TestApp, id: &str, tenant: Uuid, body: Option<Value>) -> reqwest::Response {
-    let mut request = app.back_office(
-        Method::PUT,
-        &format!("/api/admin/features/{id}/licenses/{tenant}"),
-    );
+    let mut request = app.back_office(Method::PUT, &routes::feature_license(id, tenant));
     if let Some(body) = body {
         request = request.json(&body);
     }
@@ -42,10 +39,7 @@ async fn switch(
     body: Value,
 ) -> reqwest::Response {
     let mut request = app
-        .anonymous(
-            Method::PATCH,
-            &format!("/api/admin/feature/{id}/tenant/{tenant}"),
-        )
+        .anonymous(Method::PATCH, &routes::tenant_feature(id, tenant))
         .header("svc-open-api-key", key)
         .json(&body);
     if let Some(header) = header {
@@ -57,7 +51,7 @@ async fn switch(
 async fn my_list(app: &TestApp, key: &str, query: &str) -> reqwest::Response {
     app.anonymous(
         Method::GET,
-        &format!("/api/admin/feature/tenant/list{query}"),
+        &format!("{}{query}", routes::my_tenant_features()),
     )
     .header("svc-open-api-key", key)
     .send()
@@ -75,7 +69,7 @@ api_test!(
             "https://Platform.example.com/signin"
         );
         let generated = app
-        .back_office(Method::POST, "/api/admin/features")
+        .back_office(Method::POST, &routes::features())
         .json(&json!({"name": "Tiles", "url": "https://t.example.com", "responseUrl": "https://t.example.com/cb", "type": "service"}))
         .send()
         .await
@@ -84,7 +78,7 @@ api_test!(
         let generated_id: Uuid = generated["id"].as_str().unwrap().parse().unwrap();
         assert_eq!(generated["type"], "Service");
         let read = app
-            .back_office(Method::GET, "/api/admin/features/Platform")
+            .back_office(Method::GET, &routes::feature("Platform"))
             .send()
             .await
             .unwrap();
@@ -95,7 +89,7 @@ api_test!(
         let mut replaced = feature("ignored", "Renamed", "Service");
         replaced["url"] = "http://intranet.example.com:8080/app".into();
         let response = app
-            .back_office(Method::PUT, "/api/admin/features/Platform")
+            .back_office(Method::PUT, &routes::feature("Platform"))
             .json(&replaced)
             .send()
             .await
@@ -110,7 +104,7 @@ api_test!(
             (Some("Platform"), Some("Renamed"), Some("Service"))
         );
         let list = app
-            .back_office(Method::GET, "/api/admin/features?limit=1")
+            .back_office(Method::GET, &format!("{}?limit=1", routes::features()))
             .send()
             .await
             .unwrap();
@@ -120,7 +114,7 @@ api_test!(
         let list = app
             .back_office(
                 Method::GET,
-                &format!("/api/admin/features?limit=1&cursor={cursor}"),
+                &format!("{}?limit=1&cursor={cursor}", routes::features()),
             )
             .send()
             .await
@@ -139,7 +133,10 @@ api_test!(
             "pages in id (byte) order"
         );
         let services = app
-            .back_office(Method::GET, "/api/admin/features?featureType=Application")
+            .back_office(
+                Method::GET,
+                &format!("{}?featureType=Application", routes::features()),
+            )
             .send()
             .await
             .unwrap();
@@ -148,13 +145,13 @@ api_test!(
             json!([])
         );
         let deleted = app
-            .back_office(Method::DELETE, "/api/admin/features/Platform")
+            .back_office(Method::DELETE, &routes::feature("Platform"))
             .send()
             .await
             .unwrap();
         assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
         let gone = app
-            .back_office(Method::GET, "/api/admin/features/Platform")
+            .back_office(Method::GET, &routes::feature("Platform"))
             .send()
             .await
             .unwrap();
@@ -165,7 +162,7 @@ api_test!(
 api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
     add_feature(&app, "Platform", "The platform", "Application").await;
     let again = app
-        .back_office(Method::POST, "/api/admin/features")
+        .back_office(Method::POST, &routes::features())
         .json(&feature("Platform", "x", "Service"))
         .send()
         .await
@@ -215,7 +212,7 @@ api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
     ];
     for (body, field) in cases {
         let response = app
-            .back_office(Method::POST, "/api/admin/features")
+            .back_office(Method::POST, &routes::features())
             .json(&body)
             .send()
             .await
@@ -224,7 +221,7 @@ api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
         assert!(problem["errors"].get(field).is_some(), "{field}: {problem}");
     }
     let list = app
-        .back_office(Method::GET, "/api/admin/features")
+        .back_office(Method::GET, &routes::features())
         .send()
         .await
         .unwrap();
@@ -236,9 +233,9 @@ api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
         1
     );
     for (method, path) in [
-        (Method::GET, "/api/admin/features/nope"),
-        (Method::PUT, "/api/admin/features/nope"),
-        (Method::DELETE, "/api/admin/features/nope"),
+        (Method::GET, &routes::feature("nope")),
+        (Method::PUT, &routes::feature("nope")),
+        (Method::DELETE, &routes::feature("nope")),
     ] {
         let response = app
             .back_office(method, path)
@@ -249,7 +246,10 @@ api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     }
     let bad = app
-        .back_office(Method::GET, "/api/admin/features?featureType=Widget")
+        .back_office(
+            Method::GET,
+            &format!("{}?featureType=Widget", routes::features()),
+        )
         .send()
         .await
         .unwrap();
@@ -261,24 +261,15 @@ api_test!(only_back_office_manages_the_catalogue_and_licenses, |app| {
     let tenant = app.tenant_id();
     let owner = app.user_token(app.owner_id(), Some(tenant));
     let calls = [
-        (Method::GET, "/api/admin/features".to_owned()),
-        (Method::POST, "/api/admin/features".to_owned()),
-        (Method::GET, "/api/admin/features/Platform".to_owned()),
-        (Method::PUT, "/api/admin/features/Platform".to_owned()),
-        (Method::DELETE, "/api/admin/features/Platform".to_owned()),
-        (
-            Method::GET,
-            "/api/admin/features/Platform/licenses".to_owned(),
-        ),
-        (
-            Method::PUT,
-            format!("/api/admin/features/Platform/licenses/{tenant}"),
-        ),
-        (
-            Method::DELETE,
-            format!("/api/admin/features/Platform/licenses/{tenant}"),
-        ),
-        (Method::GET, format!("/api/admin/tenants/{tenant}/features")),
+        (Method::GET, routes::features()),
+        (Method::POST, routes::features()),
+        (Method::GET, routes::feature("Platform")),
+        (Method::PUT, routes::feature("Platform")),
+        (Method::DELETE, routes::feature("Platform")),
+        (Method::GET, routes::feature_licenses("Platform")),
+        (Method::PUT, routes::feature_license("Platform", tenant)),
+        (Method::DELETE, routes::feature_license("Platform", tenant)),
+        (Method::GET, routes::tenant_licenses(tenant)),
     ];
     for (method, path) in calls {
         let body = feature("Other", "n", "Service");
@@ -305,7 +296,7 @@ api_test!(only_back_office_manages_the_catalogue_and_licenses, |app| {
         expect_problem(anonymous, StatusCode::UNAUTHORIZED, "credentials-missing").await;
     }
     let read = app
-        .back_office(Method::GET, "/api/admin/features/Platform")
+        .back_office(Method::GET, &routes::feature("Platform"))
         .send()
         .await
         .unwrap();
@@ -356,7 +347,7 @@ api_test!(licenses_are_granted_listed_and_revoked, |app| {
     .await;
     assert_eq!(new_off["enabled"], false);
     let listed = app
-        .back_office(Method::GET, "/api/admin/features/Platform/licenses")
+        .back_office(Method::GET, &routes::feature_licenses("Platform"))
         .send()
         .await
         .unwrap();
@@ -368,43 +359,34 @@ api_test!(licenses_are_granted_listed_and_revoked, |app| {
         2
     );
     let of_tenant = app
-        .back_office(
-            Method::GET,
-            &format!("/api/admin/tenants/{tenant}/features"),
-        )
+        .back_office(Method::GET, &routes::tenant_licenses(tenant))
         .send()
         .await
         .unwrap();
     let of_tenant = expect_status(of_tenant, StatusCode::OK).await;
     assert_eq!(of_tenant["data"][0]["featureId"], "Platform");
     let licensed = app
-        .back_office(Method::DELETE, "/api/admin/features/Platform")
+        .back_office(Method::DELETE, &routes::feature("Platform"))
         .send()
         .await
         .unwrap();
     expect_problem(licensed, StatusCode::CONFLICT, "feature-licensed").await;
     for holder in [tenant, other] {
         let revoked = app
-            .back_office(
-                Method::DELETE,
-                &format!("/api/admin/features/Platform/licenses/{holder}"),
-            )
+            .back_office(Method::DELETE, &routes::feature_license("Platform", holder))
             .send()
             .await
             .unwrap();
         assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
     }
     let twice = app
-        .back_office(
-            Method::DELETE,
-            &format!("/api/admin/features/Platform/licenses/{tenant}"),
-        )
+        .back_office(Method::DELETE, &routes::feature_license("Platform", tenant))
         .send()
         .await
         .unwrap();
     expect_problem(twice, StatusCode::NOT_FOUND, "not-found").await;
     let deleted = app
-        .back_office(Method::DELETE, "/api/admin/features/Platform")
+        .back_office(Method::DELETE, &routes::feature("Platform"))
         .send()
         .await
         .unwrap();
@@ -443,10 +425,7 @@ api_test!(
         .await;
         expect_problem(bad_switch, StatusCode::BAD_REQUEST, "validation").await;
         let unknown_tenant = app
-            .back_office(
-                Method::GET,
-                &format!("/api/admin/tenants/{}/features", Uuid::new_v4()),
-            )
+            .back_office(Method::GET, &routes::tenant_licenses(Uuid::new_v4()))
             .send()
             .await
             .unwrap();
@@ -525,7 +504,7 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
         ..Default::default()
     });
     let no_tenant = app
-        .with_token(Method::GET, "/api/admin/feature/tenant/list", &operator)
+        .with_token(Method::GET, &routes::my_tenant_features(), &operator)
         .send()
         .await
         .unwrap();
@@ -546,7 +525,7 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
     let by_token = app
         .with_token(
             Method::PATCH,
-            &format!("/api/admin/feature/Platform/tenant/{tenant}"),
+            &routes::tenant_feature("Platform", tenant),
             &owner,
         )
         .header("svc-project-id", &id)
@@ -559,7 +538,7 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
         json!({"enabled": false})
     );
     let anonymous = app
-        .anonymous(Method::GET, "/api/admin/feature/tenant/list")
+        .anonymous(Method::GET, &routes::my_tenant_features())
         .send()
         .await
         .unwrap();
@@ -659,7 +638,7 @@ api_test!(switching_never_changes_the_license, |app| {
         assert_eq!(listed["data"][0]["enabled"], enabled);
     }
     let licenses = app
-        .back_office(Method::GET, "/api/admin/features/Platform/licenses")
+        .back_office(Method::GET, &routes::feature_licenses("Platform"))
         .send()
         .await
         .unwrap();
@@ -669,10 +648,7 @@ api_test!(switching_never_changes_the_license, |app| {
     assert_eq!(licenses["data"][0]["licensedBy"], granted["licensedBy"]);
     assert_eq!(licenses["data"][0]["enabled"], false);
     let revoked = app
-        .back_office(
-            Method::DELETE,
-            &format!("/api/admin/features/Platform/licenses/{tenant}"),
-        )
+        .back_office(Method::DELETE, &routes::feature_license("Platform", tenant))
         .send()
         .await
         .unwrap();
@@ -688,7 +664,7 @@ api_test!(switching_never_changes_the_license, |app| {
     .await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let licenses = app
-        .back_office(Method::GET, "/api/admin/features/Platform/licenses")
+        .back_office(Method::GET, &routes::feature_licenses("Platform"))
         .send()
         .await
         .unwrap();
