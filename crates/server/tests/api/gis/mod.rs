@@ -39,7 +39,7 @@ fn list_path(pairs: &[(&str, &str)]) -> String {
     let query = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish();
-    format!("/api/crs/coordinate-system/list?{query}")
+    format!("{}?{query}", routes::coordinate_system_list())
 }
 
 async fn list(app: &TestApp, query: &[(&str, &str)]) -> Value {
@@ -60,7 +60,7 @@ fn ids(page: &Value) -> Vec<u64> {
 }
 
 async fn project(app: &TestApp, body: &Value) -> reqwest::Response {
-    gis(app, Method::POST, "/api/crs/project")
+    gis(app, Method::POST, &routes::crs_project())
         .body(body.to_string())
         .send()
         .await
@@ -272,13 +272,7 @@ api_test!(list_parameters_out_of_bounds_are_400s_naming_them, |app| {
 // ---- one coordinate system ----
 
 api_test!(one_coordinate_system_by_id, |app| {
-    let get = |id: &str| {
-        gis(
-            &app,
-            Method::GET,
-            &format!("/api/crs/coordinate-system/{id}"),
-        )
-    };
+    let get = |id: &str| gis(&app, Method::GET, &routes::coordinate_system(id));
     let wgs84 = expect_status(get("4326").send().await.unwrap(), StatusCode::OK).await;
     assert_eq!(wgs84["id"], 4326);
     assert_eq!(wgs84["name"], "WGS 84");
@@ -682,9 +676,9 @@ api_test_with!(
 api_test!(every_gis_endpoint_needs_credentials, |app| {
     let body = json!({ "inputSrid": 4326, "outputSrid": 25832, "geometries": ["POINT (9 56)"] });
     for (method, path) in [
-        (Method::GET, "/api/crs/coordinate-system/list"),
-        (Method::GET, "/api/crs/coordinate-system/4326"),
-        (Method::POST, "/api/crs/project"),
+        (Method::GET, &*routes::coordinate_system_list()),
+        (Method::GET, &*routes::coordinate_system(4326)),
+        (Method::POST, &*routes::crs_project()),
     ] {
         let response = app
             .anonymous(method.clone(), path)
@@ -718,7 +712,7 @@ api_test!(every_gis_endpoint_needs_credentials, |app| {
 
 api_test!(gis_endpoints_accept_versions_1_and_2, |app| {
     for version in [None, Some("1"), Some("2"), Some("2.0")] {
-        let mut request = app.with_key(Method::GET, "/api/crs/coordinate-system/4326");
+        let mut request = app.with_key(Method::GET, &routes::coordinate_system(4326));
         if let Some(version) = version {
             request = request.header("api-version", version);
         }
@@ -727,7 +721,10 @@ api_test!(gis_endpoints_accept_versions_1_and_2, |app| {
         expect_status(response, StatusCode::OK).await;
     }
     let response = app
-        .with_key(Method::GET, "/api/crs/coordinate-system/list?api-version=3")
+        .with_key(
+            Method::GET,
+            &format!("{}?api-version=3", routes::coordinate_system_list()),
+        )
         .send()
         .await
         .unwrap();
