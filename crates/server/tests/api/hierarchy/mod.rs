@@ -12,7 +12,7 @@ async fn root(app: &TestApp) -> String {
 }
 
 async fn bulk(app: &TestApp, project: &str, body: Value) -> reqwest::Response {
-    app.with_key(Method::POST, &format!("/api/hierarchy/project/{project}"))
+    app.with_key(Method::POST, &routes::hierarchy(project))
         .header("api-version", "3")
         .json(&body)
         .send()
@@ -56,16 +56,12 @@ api_test!(files_and_folders_are_created_with_upload_urls, |app| {
     assert!(results[0].get("sasToken").is_none() && results[0].get("datasetId").is_none());
     // The folders are subprojects that inherit members; the file is a dataset.
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list")
-        )
-        .await,
+        names(&app, &routes::project_subproject_list(&project)).await,
         vec!["docs", "models"]
     );
     let run1 = results[1]["projectId"].as_str().unwrap();
     let folder = expect_status(
-        app.with_key(Method::GET, &format!("/api/metadata/project/{run1}"))
+        app.with_key(Method::GET, &routes::project(run1))
             .send()
             .await
             .unwrap(),
@@ -88,7 +84,7 @@ api_test!(files_and_folders_are_created_with_upload_urls, |app| {
     assert_eq!(put.status(), StatusCode::CREATED);
     let id = file["datasetId"].as_str().unwrap();
     let dataset = expect_status(
-        app.with_key(Method::GET, &format!("/api/metadata/dataset/{id}"))
+        app.with_key(Method::GET, &routes::dataset(id))
             .send()
             .await
             .unwrap(),
@@ -162,11 +158,7 @@ api_test!(a_failing_action_rolls_back_the_whole_request, |app| {
         "{problem}"
     );
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list")
-        )
-        .await,
+        names(&app, &routes::project_subproject_list(&project)).await,
         Vec::<String>::new()
     );
     let body = json!({"actions": [
@@ -180,11 +172,7 @@ api_test!(a_failing_action_rolls_back_the_whole_request, |app| {
     )
     .await;
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list")
-        )
-        .await,
+        names(&app, &routes::project_subproject_list(&project)).await,
         Vec::<String>::new()
     );
 });
@@ -210,15 +198,11 @@ api_test!(delete_actions_move_items_to_the_recycle_bin, |app| {
         json!([])
     );
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list")
-        )
-        .await,
+        names(&app, &routes::project_subproject_list(&project)).await,
         vec!["keep"]
     );
     assert_eq!(
-        names(&app, &format!("/api/metadata/project/{keep}/dataset/list")).await,
+        names(&app, &routes::project_dataset_list(&keep)).await,
         vec!["file.txt"]
     );
 });
@@ -272,11 +256,7 @@ api_test!(invalid_paths_are_400_naming_the_action, |app| {
     )
     .await;
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/dataset/list")
-        )
-        .await,
+        names(&app, &routes::project_dataset_list(&project)).await,
         Vec::<String>::new()
     );
 });
@@ -287,7 +267,7 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
         .create_user("Reader", Some(app.tenant_id()), "User")
         .await;
     let key_id = expect_status(
-        app.with_key(Method::GET, "/api/iam/principal/me")
+        app.with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap(),
@@ -297,25 +277,18 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
         .clone();
     let members = json!({"members": [{"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}, {"userId": reader, "role": "Reader"}]});
     expect_status(
-        app.with_key(
-            Method::PUT,
-            &format!("/api/metadata/project/{project}/members"),
-        )
-        .json(&members)
-        .send()
-        .await
-        .unwrap(),
+        app.with_key(Method::PUT, &routes::project_members(&project))
+            .json(&members)
+            .send()
+            .await
+            .unwrap(),
         StatusCode::OK,
     )
     .await;
     let body = json!({"actions": [{"type": "PathActionCreate", "path": "a/b.txt"}]});
     let token = app.user_token(reader, Some(app.tenant_id()));
     let response = app
-        .with_token(
-            Method::POST,
-            &format!("/api/hierarchy/project/{project}"),
-            &token,
-        )
+        .with_token(Method::POST, &routes::hierarchy(&project), &token)
         .json(&body)
         .send()
         .await
@@ -333,22 +306,14 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
         .await;
     let token = app.user_token(stranger, Some(app.tenant_id()));
     let response = app
-        .with_token(
-            Method::POST,
-            &format!("/api/hierarchy/project/{project}"),
-            &token,
-        )
+        .with_token(Method::POST, &routes::hierarchy(&project), &token)
         .json(&body)
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     assert_eq!(
-        names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list")
-        )
-        .await,
+        names(&app, &routes::project_subproject_list(&project)).await,
         Vec::<String>::new()
     );
 });
@@ -365,7 +330,7 @@ api_test_with!(
         let mut tasks = Vec::new();
         for index in 0..8 {
             let request = app
-                .with_key(Method::POST, &format!("/api/hierarchy/project/{project}"))
+                .with_key(Method::POST, &routes::hierarchy(&project))
                 .json(&json!({"actions": [
                     {"type": "PathActionCreateIfNotExists", "path": "shared", "isFolder": true},
                     {"type": "PathActionCreate", "path": format!("shared/own {index}/file.txt")},
@@ -377,11 +342,7 @@ api_test_with!(
         for task in tasks {
             assert_eq!(task.await.unwrap(), StatusCode::OK);
         }
-        let shared = names(
-            &app,
-            &format!("/api/metadata/project/{project}/subproject/list"),
-        )
-        .await;
+        let shared = names(&app, &routes::project_subproject_list(&project)).await;
         assert_eq!(shared, vec!["shared"], "one folder, created once");
     }
 );
@@ -414,12 +375,9 @@ api_test_with!(
                 .contains("hierarchy_created_max")
         );
         assert!(
-            names(
-                &app,
-                &format!("/api/metadata/project/{project}/subproject/list")
-            )
-            .await
-            .is_empty()
+            names(&app, &routes::project_subproject_list(&project))
+                .await
+                .is_empty()
         );
         let body = json!({"actions": [
             {"type": "PathActionCreate", "path": "a/b/c/d", "isFolder": true},
@@ -453,7 +411,7 @@ api_test!(siblings_the_caller_cannot_see_are_as_if_not_there, |app| {
         .send_as(
             As::Person(&carl),
             Method::POST,
-            &format!("/api/hierarchy/project/{root_id}"),
+            &routes::hierarchy(root_id),
             Some(body),
         )
         .await;
@@ -468,18 +426,15 @@ api_test!(siblings_the_caller_cannot_see_are_as_if_not_there, |app| {
         .send_as(
             As::Person(&carl),
             Method::POST,
-            &format!("/api/hierarchy/project/{root_id}"),
+            &routes::hierarchy(root_id),
             Some(body),
         )
         .await;
     expect_status(response, StatusCode::OK).await;
     let still = app
-        .send_as(
-            As::Person(&owner),
-            Method::GET,
-            &format!("/api/metadata/project/{}", id_str(&secret)),
-            None,
-        )
+        .by(As::Person(&owner))
+        .project(id_str(&secret))
+        .get()
         .await;
     expect_status(still, StatusCode::OK).await;
 });
