@@ -33,7 +33,7 @@ async fn pond(app: &TestApp, access_level: &str) -> (serde_json::Value, String) 
 
 /// The vector tile that holds the pond.
 fn pond_tile(dataset: &str) -> String {
-    format!("/api/vectortiles/dataset/{dataset}/14/8419/5411.vector.pbf")
+    routes::vector_tile(dataset, 14, 8419, 5411)
 }
 
 async fn tile_with_key(app: &TestApp, dataset: &str, key: &str) -> StatusCode {
@@ -90,7 +90,7 @@ api_test!(a_revoked_key_is_refused_at_once, |app| {
     let response = app
         .back_office(
             Method::DELETE,
-            &format!("/api/admin/tenants/{}/api-keys/{key_id}", app.tenant_id()),
+            &routes::tenant_api_key(app.tenant_id(), key_id),
         )
         .send()
         .await
@@ -110,7 +110,7 @@ api_test!(a_disabled_user_is_refused_at_once, |app| {
     let person = app.person("reader", "User").await;
     seen_with_token(&app, &dataset, &person.token).await;
     let response = app
-        .back_office(Method::PATCH, &format!("/api/admin/users/{}", person.id))
+        .back_office(Method::PATCH, &routes::user(person.id))
         .json(&json!({"disabled": true}))
         .send()
         .await
@@ -135,16 +135,9 @@ api_test!(a_removed_project_member_loses_the_tiles_at_once, |app| {
     assert!(response.status().is_success(), "{}", response.status());
     seen_with_token(&app, &dataset, &person.token).await;
     let response = app
-        .send_as(
-            As::Key,
-            Method::DELETE,
-            &format!(
-                "/api/metadata/project/{}/member/{}",
-                id_str(&project),
-                person.id
-            ),
-            None,
-        )
+        .project(id_str(&project))
+        .members()
+        .remove(&person.id)
         .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert_eq!(
@@ -160,11 +153,7 @@ api_test!(a_tenant_member_removed_loses_shared_tiles_at_once, |app| {
     let response = app
         .back_office(
             Method::DELETE,
-            &format!(
-                "/api/admin/tenants/{}/members/{}",
-                app.tenant_id(),
-                person.id
-            ),
+            &routes::tenant_member(app.tenant_id(), person.id),
         )
         .send()
         .await
@@ -182,12 +171,8 @@ api_test!(a_project_made_private_hides_its_tiles_at_once, |app| {
     let person = app.person("colleague", "User").await;
     seen_with_token(&app, &dataset, &person.token).await;
     let response = app
-        .send_as(
-            As::Key,
-            Method::PATCH,
-            "/api/metadata/project",
-            Some(json!({"id": id_str(&project), "accessLevel": "Private"})),
-        )
+        .projects()
+        .patch(&json!({"id": id_str(&project), "accessLevel": "Private"}))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
@@ -209,7 +194,7 @@ api_test!(a_deleted_dataset_has_no_tiles_at_once, |app| {
         );
     }
     let response = app
-        .with_key(Method::DELETE, &format!("/api/metadata/dataset/{dataset}"))
+        .with_key(Method::DELETE, &routes::dataset(&dataset))
         .send()
         .await
         .unwrap();

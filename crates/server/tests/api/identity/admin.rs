@@ -9,7 +9,7 @@ use crate::helpers::*;
 api_test!(back_office_creates_lists_and_gets_tenants, |app| {
     let id = app.create_tenant("  Delta Water  ").await;
     let tenant = expect_status(
-        app.back_office(Method::GET, &format!("/api/admin/tenants/{id}"))
+        app.back_office(Method::GET, &routes::tenant(id))
             .send()
             .await
             .unwrap(),
@@ -18,7 +18,7 @@ api_test!(back_office_creates_lists_and_gets_tenants, |app| {
     .await;
     assert_eq!(tenant["name"], "Delta Water", "names are trimmed");
     let list = expect_status(
-        app.back_office(Method::GET, "/api/admin/tenants")
+        app.back_office(Method::GET, &routes::tenants())
             .send()
             .await
             .unwrap(),
@@ -36,7 +36,7 @@ api_test!(tenant_names_are_validated_at_and_past_the_limit, |app| {
         ("   ".to_owned(), StatusCode::BAD_REQUEST),
     ] {
         let response = app
-            .back_office(Method::POST, "/api/admin/tenants")
+            .back_office(Method::POST, &routes::tenants())
             .json(&json!({"name": name}))
             .send()
             .await
@@ -54,7 +54,7 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     let other = app.create_tenant("Other").await;
     // The bootstrap key is Owner of the default tenant.
     let list = expect_status(
-        app.with_key(Method::GET, "/api/admin/tenants")
+        app.with_key(Method::GET, &routes::tenants())
             .send()
             .await
             .unwrap(),
@@ -63,22 +63,19 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     .await;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
     let response = app
-        .with_key(Method::GET, &format!("/api/admin/tenants/{other}"))
+        .with_key(Method::GET, &routes::tenant(other))
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = app
-        .with_key(Method::GET, &format!("/api/admin/tenants/{other}/members"))
+        .with_key(Method::GET, &routes::tenant_members(other))
         .send()
         .await
         .unwrap();
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = app
-        .with_key(
-            Method::POST,
-            &format!("/api/admin/tenants/{other}/api-keys"),
-        )
+        .with_key(Method::POST, &routes::tenant_api_keys(other))
         .json(&json!({"name": "sneaky"}))
         .send()
         .await
@@ -87,10 +84,7 @@ api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     // A plain member of the tenant sees it exists but may not manage it.
     let (_, user_key) = app.create_api_key(app.tenant_id(), "User").await;
     let response = app
-        .anonymous(
-            Method::GET,
-            &format!("/api/admin/tenants/{}/members", app.tenant_id()),
-        )
+        .anonymous(Method::GET, &routes::tenant_members(app.tenant_id()))
         .header("svc-open-api-key", &user_key)
         .send()
         .await
@@ -103,7 +97,7 @@ api_test!(
     |app| {
         // Only platform admins set e-mail addresses (issue 9, fault 4).
         let response = app
-            .with_key(Method::POST, "/api/admin/users")
+            .with_key(Method::POST, &routes::users())
             .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
             .send()
             .await
@@ -111,14 +105,14 @@ api_test!(
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(problem["errors"]["email"].is_array(), "{problem}");
         let response = app
-            .back_office(Method::POST, "/api/admin/users")
+            .back_office(Method::POST, &routes::users())
             .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
             .send()
             .await
             .unwrap();
         let eve = expect_status(response, StatusCode::CREATED).await;
         let response = app
-            .back_office(Method::POST, "/api/admin/users")
+            .back_office(Method::POST, &routes::users())
             .json(&json!({"name": "Eve 2", "email": "eve@example.COM"}))
             .send()
             .await
@@ -126,7 +120,7 @@ api_test!(
         expect_problem(response, StatusCode::CONFLICT, "email-taken").await;
         // Owners must name their tenant; the e-mail must look like one.
         let response = app
-            .with_key(Method::POST, "/api/admin/users")
+            .with_key(Method::POST, &routes::users())
             .json(&json!({"name": "No tenant"}))
             .send()
             .await
@@ -134,7 +128,7 @@ api_test!(
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(problem["errors"]["tenantId"].is_array(), "{problem}");
         let response = app
-            .back_office(Method::POST, "/api/admin/users")
+            .back_office(Method::POST, &routes::users())
             .json(&json!({"name": "X", "email": "nope"}))
             .send()
             .await
@@ -142,7 +136,7 @@ api_test!(
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         // The owner lists the users of its tenant.
         let users = expect_status(
-            app.with_key(Method::GET, "/api/admin/users")
+            app.with_key(Method::GET, &routes::users())
                 .send()
                 .await
                 .unwrap(),
@@ -158,7 +152,7 @@ api_test!(
         assert_eq!(names, vec!["Eve", "Owner"]);
         let id = eve["id"].as_str().unwrap();
         expect_status(
-            app.with_key(Method::GET, &format!("/api/admin/users/{id}"))
+            app.with_key(Method::GET, &routes::user(id))
                 .send()
                 .await
                 .unwrap(),
@@ -167,7 +161,7 @@ api_test!(
         .await;
         // Only platform admins change users.
         let response = app
-            .with_key(Method::PATCH, &format!("/api/admin/users/{id}"))
+            .with_key(Method::PATCH, &routes::user(id))
             .json(&json!({"name": "Evil"}))
             .send()
             .await
@@ -180,7 +174,7 @@ api_test!(
     members_are_added_changed_and_removed_with_role_rules,
     |app| {
         let tenant = app.tenant_id();
-        let members = format!("/api/admin/tenants/{tenant}/members");
+        let members = routes::tenant_members(tenant);
         let ann = app.create_user("Ann", None, "User").await;
         let response = app
             .with_key(Method::POST, &members)
@@ -314,7 +308,7 @@ api_test!(
     api_keys_are_shown_once_listed_without_secret_and_bounded_by_role,
     |app| {
         let tenant = app.tenant_id();
-        let keys = format!("/api/admin/tenants/{tenant}/api-keys");
+        let keys = routes::tenant_api_keys(tenant);
         let response = app
             .with_key(Method::POST, &keys)
             .json(&json!({"name": "CI", "role": "Administrator"}))
@@ -325,7 +319,7 @@ api_test!(
         let secret = created["apiKey"].as_str().unwrap().to_owned();
         assert_eq!(created["principalType"], "OpenAPIAccount");
         let me = expect_status(
-            app.anonymous(Method::GET, "/api/iam/principal/me")
+            app.anonymous(Method::GET, &routes::principal_me())
                 .header("svc-open-api-key", &secret)
                 .send()
                 .await
@@ -391,10 +385,10 @@ api_test!(
 // 201/404 difference told which addresses existed anywhere on the platform.
 api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     let tenant = app.tenant_id();
-    let members = format!("/api/admin/tenants/{tenant}/members");
+    let members = routes::tenant_members(tenant);
     let elsewhere = app.create_tenant("Elsewhere").await;
     let response = app
-        .back_office(Method::POST, "/api/admin/users")
+        .back_office(Method::POST, &routes::users())
         .json(&json!({"name": "Una", "email": "una@example.com", "tenantId": elsewhere}))
         .send()
         .await
@@ -429,7 +423,7 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     assert_eq!(keys(&known), keys(&unknown), "the answers must look alike");
     assert_eq!(known["email"], "una@example.com");
     let user = app
-        .with_key(Method::GET, &format!("/api/admin/users/{una}"))
+        .with_key(Method::GET, &routes::user(una))
         .send()
         .await
         .unwrap();
@@ -449,7 +443,7 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
         StatusCode::ACCEPTED,
     )
     .await;
-    let invitations_path = format!("/api/admin/tenants/{tenant}/invitations");
+    let invitations_path = routes::tenant_invitations(tenant);
     let invitations = expect_status(
         app.with_key(Method::GET, &invitations_path)
             .send()
@@ -480,7 +474,7 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     // The invited user sees the invitation and accepts it; then the manager reaches it.
     let una_token = app.user_token(una, Some(elsewhere));
     let mine = expect_status(
-        app.with_token(Method::GET, "/api/iam/invitation/my", &una_token)
+        app.with_token(Method::GET, &routes::my_invitations(), &una_token)
             .send()
             .await
             .unwrap(),
@@ -491,17 +485,13 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     assert_eq!(mine["data"][0]["tenantName"], "Default tenant");
     let id = mine["data"][0]["id"].as_str().unwrap();
     let strangers = app
-        .with_key(Method::POST, &format!("/api/iam/invitation/{id}/accept"))
+        .with_key(Method::POST, &routes::invitation_accept(id))
         .send()
         .await
         .unwrap();
     expect_problem(strangers, StatusCode::NOT_FOUND, "not-found").await;
     let accepted = app
-        .with_token(
-            Method::POST,
-            &format!("/api/iam/invitation/{id}/accept"),
-            &una_token,
-        )
+        .with_token(Method::POST, &routes::invitation_accept(id), &una_token)
         .send()
         .await
         .unwrap();
@@ -509,17 +499,13 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     assert_eq!(joined["id"], tenant.to_string());
     assert_eq!(joined["role"], "User");
     let again = app
-        .with_token(
-            Method::POST,
-            &format!("/api/iam/invitation/{id}/accept"),
-            &una_token,
-        )
+        .with_token(Method::POST, &routes::invitation_accept(id), &una_token)
         .send()
         .await
         .unwrap();
     expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
     let user = app
-        .with_key(Method::GET, &format!("/api/admin/users/{una}"))
+        .with_key(Method::GET, &routes::user(una))
         .send()
         .await
         .unwrap();
@@ -527,7 +513,7 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
 
     // Declining removes an invitation; a user of no tenant yet can be added by id.
     let response = app
-        .back_office(Method::POST, "/api/admin/users")
+        .back_office(Method::POST, &routes::users())
         .json(&json!({"name": "Vic", "email": "vic@example.com"}))
         .send()
         .await
@@ -540,7 +526,7 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     .await;
     let vic_token = app.user_token(vic, None);
     let mine = expect_status(
-        app.with_token(Method::GET, "/api/iam/invitation/my", &vic_token)
+        app.with_token(Method::GET, &routes::my_invitations(), &vic_token)
             .send()
             .await
             .unwrap(),
@@ -549,17 +535,13 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     .await;
     let id = mine["data"][0]["id"].as_str().unwrap();
     let declined = app
-        .with_token(
-            Method::POST,
-            &format!("/api/iam/invitation/{id}/decline"),
-            &vic_token,
-        )
+        .with_token(Method::POST, &routes::invitation_decline(id), &vic_token)
         .send()
         .await
         .unwrap();
     expect_status(declined, StatusCode::NO_CONTENT).await;
     let mine = expect_status(
-        app.with_token(Method::GET, "/api/iam/invitation/my", &vic_token)
+        app.with_token(Method::GET, &routes::my_invitations(), &vic_token)
             .send()
             .await
             .unwrap(),

@@ -12,7 +12,6 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-const ME: &str = "/api/iam/principal/me";
 const ISSUER: &str = "https://idp.test/realms/basin";
 const AUDIENCE: &str = "basin-api";
 
@@ -23,7 +22,7 @@ fn fixture(name: &str) -> std::path::PathBuf {
 }
 
 async fn me_with_key(app: &TestApp, key: &str) -> reqwest::Response {
-    app.anonymous(Method::GET, ME)
+    app.anonymous(Method::GET, &routes::principal_me())
         .header("svc-open-api-key", key)
         .send()
         .await
@@ -31,7 +30,10 @@ async fn me_with_key(app: &TestApp, key: &str) -> reqwest::Response {
 }
 
 async fn me_with_token(app: &TestApp, token: &str) -> reqwest::Response {
-    app.with_token(Method::GET, ME, token).send().await.unwrap()
+    app.with_token(Method::GET, &routes::principal_me(), token)
+        .send()
+        .await
+        .unwrap()
 }
 
 fn sign(claims: &Value, algorithm: Algorithm, kid: Option<&str>, key: &EncodingKey) -> String {
@@ -49,7 +51,11 @@ fn hs_claims(app: &TestApp) -> Value {
 }
 
 api_test!(missing_credentials_are_401_with_www_authenticate, |app| {
-    let response = app.anonymous(Method::GET, ME).send().await.unwrap();
+    let response = app
+        .anonymous(Method::GET, &routes::principal_me())
+        .send()
+        .await
+        .unwrap();
     assert!(response.headers().contains_key("www-authenticate"));
     expect_problem(response, StatusCode::UNAUTHORIZED, "credentials-missing").await;
 });
@@ -84,7 +90,7 @@ api_test!(api_keys_are_accepted_in_any_letter_case, |app| {
 api_test!(a_revoked_api_key_is_401_revoked, |app| {
     let (key_id, key) = app.create_api_key(app.tenant_id(), "User").await;
     expect_status(me_with_key(&app, &key).await, StatusCode::OK).await;
-    let path = format!("/api/admin/tenants/{}/api-keys/{key_id}", app.tenant_id());
+    let path = routes::tenant_api_key(app.tenant_id(), key_id);
     let response = app.back_office(Method::DELETE, &path).send().await.unwrap();
     expect_status(response, StatusCode::NO_CONTENT).await;
     expect_problem(
@@ -105,7 +111,7 @@ api_test!(malformed_bearer_tokens_and_other_schemes_are_401, |app| {
         "Token x",
     ] {
         let response = app
-            .anonymous(Method::GET, ME)
+            .anonymous(Method::GET, &routes::principal_me())
             .header("authorization", authorization)
             .send()
             .await
@@ -114,7 +120,7 @@ api_test!(malformed_bearer_tokens_and_other_schemes_are_401, |app| {
     }
     let huge = format!("Bearer {}", "a".repeat(20_000));
     let response = app
-        .anonymous(Method::GET, ME)
+        .anonymous(Method::GET, &routes::principal_me())
         .header("authorization", huge)
         .send()
         .await
@@ -228,7 +234,7 @@ api_test!(
         let user = app.create_user("Dora", Some(app.tenant_id()), "User").await;
         let token = app.user_token(user, None);
         expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
-        let path = format!("/api/admin/users/{user}");
+        let path = routes::user(user);
         let response = app
             .back_office(Method::PATCH, &path)
             .json(&json!({"disabled": true}))
@@ -258,7 +264,7 @@ api_test!(
 
 api_test!(the_bearer_token_wins_over_the_api_key, |app| {
     let response = app
-        .anonymous(Method::GET, ME)
+        .anonymous(Method::GET, &routes::principal_me())
         .bearer_auth(&app.bootstrap.user_token)
         .header("svc-open-api-key", Uuid::new_v4().to_string())
         .send()
@@ -267,7 +273,7 @@ api_test!(the_bearer_token_wins_over_the_api_key, |app| {
     let me = expect_status(response, StatusCode::OK).await;
     assert_eq!(me["principalType"], "UserIdentity");
     let response = app
-        .anonymous(Method::GET, ME)
+        .anonymous(Method::GET, &routes::principal_me())
         .bearer_auth("garbage")
         .header("svc-open-api-key", &app.bootstrap.api_key)
         .send()
@@ -278,12 +284,8 @@ api_test!(the_bearer_token_wins_over_the_api_key, |app| {
 
 api_test!(valid_but_insufficient_credentials_are_403, |app| {
     for request in [
-        app.with_key(Method::POST, "/api/admin/tenants"),
-        app.with_token(
-            Method::POST,
-            "/api/admin/tenants",
-            &app.bootstrap.user_token,
-        ),
+        app.with_key(Method::POST, &routes::tenants()),
+        app.with_token(Method::POST, &routes::tenants(), &app.bootstrap.user_token),
     ] {
         let response = request.json(&json!({"name": "Nope"})).send().await.unwrap();
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
@@ -307,7 +309,7 @@ api_test!(roles_and_scopes_are_parsed_from_the_token, |app| {
     );
     // CloudAdministrator may administer like BackOffice.
     let response = app
-        .with_token(Method::POST, "/api/admin/tenants", &token)
+        .with_token(Method::POST, &routes::tenants(), &token)
         .json(&json!({"name": "By cloud admin"}))
         .send()
         .await

@@ -12,7 +12,7 @@ use crate::helpers::*;
 
 api_test!(principal_me_describes_an_api_key, |app| {
     let me = expect_status(
-        app.with_key(Method::GET, "/api/iam/principal/me")
+        app.with_key(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap(),
@@ -32,7 +32,7 @@ api_test!(principal_me_describes_users_and_back_office, |app| {
     let me = expect_status(
         app.with_token(
             Method::GET,
-            "/api/iam/principal/me",
+            &routes::principal_me(),
             &app.bootstrap.user_token,
         )
         .send()
@@ -46,7 +46,7 @@ api_test!(principal_me_describes_users_and_back_office, |app| {
     assert_eq!(me["role"], "Owner");
     assert_eq!(me["name"], "Owner");
     let me = expect_status(
-        app.back_office(Method::GET, "/api/iam/principal/me")
+        app.back_office(Method::GET, &routes::principal_me())
             .send()
             .await
             .unwrap(),
@@ -70,10 +70,7 @@ api_test!(
             .create_user("Multi", Some(app.tenant_id()), "User")
             .await;
         let response = app
-            .back_office(
-                Method::POST,
-                &format!("/api/admin/tenants/{second}/members"),
-            )
+            .back_office(Method::POST, &routes::tenant_members(second))
             .json(&json!({"userId": user, "role": "Administrator"}))
             .send()
             .await
@@ -82,7 +79,7 @@ api_test!(
         // A token without a tenant claim: the user belongs to two tenants, so it acts in none.
         let token = app.user_token(user, None);
         let mine = expect_status(
-            app.with_token(Method::GET, "/api/iam/tenant/my", &token)
+            app.with_token(Method::GET, &routes::my_tenants(), &token)
                 .send()
                 .await
                 .unwrap(),
@@ -101,7 +98,7 @@ api_test!(
             assert!(second_entry.get(field).is_some(), "{field} missing");
         }
         let me = expect_status(
-            app.with_token(Method::GET, "/api/iam/principal/me", &token)
+            app.with_token(Method::GET, &routes::principal_me(), &token)
                 .send()
                 .await
                 .unwrap(),
@@ -115,7 +112,7 @@ api_test!(
         // With a tenant claim the user acts in that tenant with its role there.
         let token = app.user_token(user, Some(second));
         let me = expect_status(
-            app.with_token(Method::GET, "/api/iam/principal/me", &token)
+            app.with_token(Method::GET, &routes::principal_me(), &token)
                 .send()
                 .await
                 .unwrap(),
@@ -129,7 +126,7 @@ api_test!(
 
 api_test!(tenant_my_of_an_api_key_is_its_tenant, |app| {
     let mine = expect_status(
-        app.with_key(Method::GET, "/api/iam/tenant/my")
+        app.with_key(Method::GET, &routes::my_tenants())
             .send()
             .await
             .unwrap(),

@@ -142,7 +142,7 @@ enum Body {
 struct Row {
     method: Method,
     /// With `{target}`, `{P}`, `{S}`, `{T}`, `{n}` (unique per cell) and the user placeholders.
-    path: &'static str,
+    path: String,
     target: Target,
     body: Body,
     /// In the order of [`WHO`]: anonymous, other tenant, Reader, Contributor, Owner,
@@ -150,10 +150,16 @@ struct Row {
     expect: [u16; 8],
 }
 
-fn row(expect: [u16; 8], method: Method, path: &'static str, target: Target, body: Body) -> Row {
+fn row(
+    expect: [u16; 8],
+    method: Method,
+    path: impl Into<String>,
+    target: Target,
+    body: Body,
+) -> Row {
     Row {
         method,
-        path,
+        path: path.into(),
         target,
         body,
         expect,
@@ -172,81 +178,85 @@ fn matrix() -> Vec<Row> {
     const PATCH: Method = Method::PATCH;
     const DELETE: Method = Method::DELETE;
     let none = Body::None;
+    // The placeholders `Fixture::fill` replaces in each cell.
+    let target = "{target}";
+    let (p, s, t) = ("{P}", "{S}", "{T}");
+    let (inherited, subonly) = ("{inherited}", "{subonly}");
     vec![
         // ---- reading projects ----
         //   anon othr read cont ownr inhr subp bo
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}", P, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}", S, none),
-        row([401, 404, 404, 404, 200, 404, 200, 404], GET, "/api/metadata/project/{target}", T, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/capabilities", P, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/capabilities", S, none),
-        row([401, 404, 404, 404, 200, 404, 200, 404], GET, "/api/metadata/project/{target}/capabilities", T, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/member", P, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/member", S, none),
-        row([401, 404, 404, 404, 200, 404, 200, 404], GET, "/api/metadata/project/{target}/member", T, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/path", S, none),
-        row([401, 404, 404, 404, 200, 404, 200, 404], GET, "/api/metadata/project/{target}/path", T, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project(target), S, none),
+        row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project(target), T, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_capabilities(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_capabilities(target), S, none),
+        row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_capabilities(target), T, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_member(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_member(target), S, none),
+        row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_member(target), T, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_path(target), S, none),
+        row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_path(target), T, none),
         // Listings of P: filtered per caller; the subproject-only member sees T (rule 2). P is
         // invisible to the other tenant and to BackOffice without a tenant, and nothing below it
         // is theirs: 404, as for every other read of P. (The implementation answers 200 with an
         // empty page, which tells a caller in another tenant that the id exists.)
-        row([401, 404, 200, 200, 200, 200, 200, 404], GET, "/api/metadata/project/{target}/subproject/list", P, none),
-        row([401, 404, 200, 200, 200, 200, 200, 404], GET, "/api/metadata/project/{target}/subproject/offset-list", P, none),
-        row([401, 404, 200, 200, 200, 200, 200, 404], GET, "/api/metadata/project/{target}/offset-list-recursive", P, none),
-        row([401, 200, 200, 200, 200, 200, 200, 200], GET, "/api/metadata/project/list", None, none),
+        row([401, 404, 200, 200, 200, 200, 200, 404], GET, routes::project_subproject_list(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 200, 404], GET, routes::project_subproject_offset_list(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 200, 404], GET, routes::project_recursive_list(target), P, none),
+        row([401, 200, 200, 200, 200, 200, 200, 200], GET, routes::project_list(), None, none),
         // ---- reading datasets ----
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/dataset/list", P, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/project/{target}/dataset/list", S, none),
-        row([401, 404, 404, 404, 200, 404, 200, 404], GET, "/api/metadata/project/{target}/dataset/list", T, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/dataset/{target}", D, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/metadata/dataset/{target}", E, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/raw/dataset/{target}", D, none),
-        row([401, 404, 200, 200, 200, 200, 404, 404], GET, "/api/raw/dataset/{target}", E, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_dataset_list(target), P, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_dataset_list(target), S, none),
+        row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_dataset_list(target), T, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::dataset(target), D, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::dataset(target), E, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::raw_dataset(target), D, none),
+        row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::raw_dataset(target), E, none),
         // ---- creating ----
-        row([401, 201, 201, 201, 201, 201, 201, 403], POST, "/api/metadata/project", None, Json(r#"{"name": "top {n}"}"#)),
-        row([401, 404, 403, 201, 201, 403, 404, 404], POST, "/api/metadata/project/{target}/subproject", P, Json(r#"{"name": "sub {n}"}"#)),
-        row([401, 404, 403, 201, 201, 403, 404, 404], POST, "/api/metadata/project/{target}/subproject", S, Json(r#"{"name": "sub {n}"}"#)),
-        row([401, 404, 404, 404, 201, 404, 201, 404], POST, "/api/metadata/project/{target}/subproject", T, Json(r#"{"name": "sub {n}"}"#)),
-        row([401, 404, 403, 201, 201, 403, 404, 404], POST, "/api/conversion/project/{target}/file/upload", P, Upload),
-        row([401, 404, 403, 201, 201, 403, 404, 404], POST, "/api/conversion/project/{target}/file/upload", S, Upload),
-        row([401, 404, 404, 404, 201, 404, 201, 404], POST, "/api/conversion/project/{target}/file/upload", T, Upload),
-        row([401, 404, 403, 200, 200, 403, 404, 404], POST, "/api/hierarchy/project/{target}", S, Json(r#"{"actions": [{"type": "PathActionCreate", "path": "bulk {n}/file {n}.txt", "isFolder": false}]}"#)),
-        row([401, 404, 404, 404, 200, 404, 200, 404], POST, "/api/hierarchy/project/{target}", T, Json(r#"{"actions": [{"type": "PathActionCreate", "path": "bulk {n}", "isFolder": true}]}"#)),
+        row([401, 201, 201, 201, 201, 201, 201, 403], POST, routes::projects(), None, Json(r#"{"name": "top {n}"}"#)),
+        row([401, 404, 403, 201, 201, 403, 404, 404], POST, routes::project_subprojects(target), P, Json(r#"{"name": "sub {n}"}"#)),
+        row([401, 404, 403, 201, 201, 403, 404, 404], POST, routes::project_subprojects(target), S, Json(r#"{"name": "sub {n}"}"#)),
+        row([401, 404, 404, 404, 201, 404, 201, 404], POST, routes::project_subprojects(target), T, Json(r#"{"name": "sub {n}"}"#)),
+        row([401, 404, 403, 201, 201, 403, 404, 404], POST, routes::file_upload(target), P, Upload),
+        row([401, 404, 403, 201, 201, 403, 404, 404], POST, routes::file_upload(target), S, Upload),
+        row([401, 404, 404, 404, 201, 404, 201, 404], POST, routes::file_upload(target), T, Upload),
+        row([401, 404, 403, 200, 200, 403, 404, 404], POST, routes::hierarchy(target), S, Json(r#"{"actions": [{"type": "PathActionCreate", "path": "bulk {n}/file {n}.txt", "isFolder": false}]}"#)),
+        row([401, 404, 404, 404, 200, 404, 200, 404], POST, routes::hierarchy(target), T, Json(r#"{"actions": [{"type": "PathActionCreate", "path": "bulk {n}", "isFolder": true}]}"#)),
         // ---- changing projects ----
-        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, "/api/metadata/project", P, Json(r#"{"id": "{target}", "name": "P", "description": "edited {n}"}"#)),
-        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, "/api/metadata/project", S, Json(r#"{"id": "{target}", "name": "S", "description": "edited {n}"}"#)),
-        row([401, 404, 404, 404, 200, 404, 403, 404], PUT, "/api/metadata/project", T, Json(r#"{"id": "{target}", "name": "T", "description": "edited {n}"}"#)),
-        row([401, 404, 403, 403, 200, 403, 404, 404], PATCH, "/api/metadata/project", FreshP, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
-        row([401, 404, 403, 403, 200, 403, 404, 404], PATCH, "/api/metadata/project", FreshS, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
-        row([401, 404, 404, 404, 200, 404, 403, 404], PATCH, "/api/metadata/project", FreshT, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, routes::projects(), P, Json(r#"{"id": "{target}", "name": "P", "description": "edited {n}"}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, routes::projects(), S, Json(r#"{"id": "{target}", "name": "S", "description": "edited {n}"}"#)),
+        row([401, 404, 404, 404, 200, 404, 403, 404], PUT, routes::projects(), T, Json(r#"{"id": "{target}", "name": "T", "description": "edited {n}"}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], PATCH, routes::projects(), FreshP, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], PATCH, routes::projects(), FreshS, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
+        row([401, 404, 404, 404, 200, 404, 403, 404], PATCH, routes::projects(), FreshT, Json(r#"{"id": "{target}", "accessLevel": "Shared"}"#)),
         // ---- members ----
-        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, "/api/metadata/project/{target}/members", FreshS, Json(r#"{"members": [{"userId": "{owner}", "role": "Owner"}, {"userId": "{extra}", "role": "Reader"}]}"#)),
-        row([401, 404, 404, 404, 200, 404, 403, 404], PUT, "/api/metadata/project/{target}/members", FreshT, Json(r#"{"members": [{"userId": "{owner}", "role": "Owner"}, {"userId": "{subonly}", "role": "Contributor"}, {"userId": "{extra}", "role": "Reader"}]}"#)),
-        row([401, 404, 403, 403, 200, 403, 404, 404], POST, "/api/metadata/project/{target}/member", FreshP, Json(r#"{"userId": "{extra}", "role": "Reader"}"#)),
-        row([401, 404, 403, 403, 200, 403, 404, 404], POST, "/api/metadata/project/{target}/member", FreshS, Json(r#"{"userId": "{extra}", "role": "Reader"}"#)),
-        row([401, 404, 403, 403, 204, 403, 404, 404], DELETE, "/api/metadata/project/{target}/member/{inherited}", FreshS, none),
-        row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, "/api/metadata/project/{target}/member/{subonly}", FreshT, none),
+        row([401, 404, 403, 403, 200, 403, 404, 404], PUT, routes::project_members(target), FreshS, Json(r#"{"members": [{"userId": "{owner}", "role": "Owner"}, {"userId": "{extra}", "role": "Reader"}]}"#)),
+        row([401, 404, 404, 404, 200, 404, 403, 404], PUT, routes::project_members(target), FreshT, Json(r#"{"members": [{"userId": "{owner}", "role": "Owner"}, {"userId": "{subonly}", "role": "Contributor"}, {"userId": "{extra}", "role": "Reader"}]}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], POST, routes::project_member(target), FreshP, Json(r#"{"userId": "{extra}", "role": "Reader"}"#)),
+        row([401, 404, 403, 403, 200, 403, 404, 404], POST, routes::project_member(target), FreshS, Json(r#"{"userId": "{extra}", "role": "Reader"}"#)),
+        row([401, 404, 403, 403, 204, 403, 404, 404], DELETE, routes::project_member_of(target, inherited), FreshS, none),
+        row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, routes::project_member_of(target, subonly), FreshT, none),
         // ---- moving and deleting projects ----
         // Rule 5: delete-content on the current parent (P) and create-content on the target (S).
-        row([401, 404, 403, 200, 200, 403, 404, 404], POST, "/api/metadata/project/{target}/move", FreshS, Json(r#"{"targetProjectId": "{S}"}"#)),
+        row([401, 404, 403, 200, 200, 403, 404, 404], POST, routes::project_move(target), FreshS, Json(r#"{"targetProjectId": "{S}"}"#)),
         // The same inside T: its parent and the target T are T's own.
-        row([401, 404, 404, 404, 200, 404, 200, 404], POST, "/api/metadata/project/{target}/move", FreshUnderT, Json(r#"{"targetProjectId": "{T}"}"#)),
+        row([401, 404, 404, 404, 200, 404, 200, 404], POST, routes::project_move(target), FreshUnderT, Json(r#"{"targetProjectId": "{T}"}"#)),
         // Rule 4: delete-content on the parent is enough for a subproject.
-        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, "/api/metadata/project/{target}", FreshS, none),
+        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, routes::project(target), FreshS, none),
         // ... but a Contributor of T has no delete-content on P and no canDelete on T itself.
-        row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, "/api/metadata/project/{target}", FreshT, none),
-        row([401, 404, 404, 404, 204, 404, 204, 404], DELETE, "/api/metadata/project/{target}", FreshUnderT, none),
-        row([401, 404, 403, 403, 204, 403, 404, 404], DELETE, "/api/metadata/project/{target}", FreshP, none),
+        row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, routes::project(target), FreshT, none),
+        row([401, 404, 404, 404, 204, 404, 204, 404], DELETE, routes::project(target), FreshUnderT, none),
+        row([401, 404, 403, 403, 204, 403, 404, 404], DELETE, routes::project(target), FreshP, none),
         // ---- changing datasets ----
-        row([401, 404, 403, 200, 200, 403, 404, 404], PUT, "/api/metadata/project/{P}/dataset", D, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
-        row([401, 404, 403, 200, 200, 403, 404, 404], PUT, "/api/metadata/project/{S}/dataset", E, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
-        row([401, 404, 404, 404, 200, 404, 200, 404], PUT, "/api/metadata/project/{T}/dataset", FreshInT, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
-        row([401, 404, 403, 200, 200, 403, 404, 404], POST, "/api/metadata/dataset/{target}/move", FreshD, Json(r#"{"targetProjectId": "{S}"}"#)),
+        row([401, 404, 403, 200, 200, 403, 404, 404], PUT, routes::project_dataset(p), D, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
+        row([401, 404, 403, 200, 200, 403, 404, 404], PUT, routes::project_dataset(s), E, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
+        row([401, 404, 404, 404, 200, 404, 200, 404], PUT, routes::project_dataset(t), FreshInT, Json(r#"{"id": "{target}", "description": "edited {n}"}"#)),
+        row([401, 404, 403, 200, 200, 403, 404, 404], POST, routes::dataset_move(target), FreshD, Json(r#"{"targetProjectId": "{S}"}"#)),
         // The subproject-only member cannot see P: moving there is 404.
-        row([401, 404, 404, 404, 200, 404, 404, 404], POST, "/api/metadata/dataset/{target}/move", FreshInT, Json(r#"{"targetProjectId": "{P}"}"#)),
-        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, "/api/metadata/dataset/{target}", FreshD, none),
-        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, "/api/metadata/dataset/{target}", FreshE, none),
-        row([401, 404, 404, 404, 204, 404, 204, 404], DELETE, "/api/metadata/dataset/{target}", FreshInT, none),
+        row([401, 404, 404, 404, 200, 404, 404, 404], POST, routes::dataset_move(target), FreshInT, Json(r#"{"targetProjectId": "{P}"}"#)),
+        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, routes::dataset(target), FreshD, none),
+        row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, routes::dataset(target), FreshE, none),
+        row([401, 404, 404, 404, 204, 404, 204, 404], DELETE, routes::dataset(target), FreshInT, none),
     ]
 }
 
@@ -356,20 +366,14 @@ impl<'a> Fixture<'a> {
             {"userId": self.contributor, "role": "Contributor"},
             {"userId": self.inherited, "role": "Reader"},
         ]});
-        self.created(
-            self.as_owner(Method::POST, "/api/metadata/project")
-                .json(&body),
-        )
-        .await
+        self.created(self.as_owner(Method::POST, &routes::projects()).json(&body))
+            .await
     }
 
     async fn new_sub(&self, parent: &str, body: Value) -> String {
         self.created(
-            self.as_owner(
-                Method::POST,
-                &format!("/api/metadata/project/{parent}/subproject"),
-            )
-            .json(&body),
+            self.as_owner(Method::POST, &routes::project_subprojects(parent))
+                .json(&body),
         )
         .await
     }
@@ -389,11 +393,8 @@ impl<'a> Fixture<'a> {
 
     async fn new_dataset(&self, project: &str, name: &str) -> String {
         self.created(
-            self.as_owner(
-                Method::POST,
-                &format!("/api/conversion/project/{project}/file/upload"),
-            )
-            .multipart(upload_form(name)),
+            self.as_owner(Method::POST, &routes::file_upload(project))
+                .multipart(upload_form(name)),
         )
         .await
     }
@@ -456,7 +457,7 @@ impl<'a> Fixture<'a> {
     /// Sends one cell; returns the status and the body text.
     async fn cell(&self, row: &Row, who: Who, n: usize) -> (StatusCode, String, String) {
         let target = self.target(row.target, n).await;
-        let path = self.fill(row.path, &target, n);
+        let path = self.fill(&row.path, &target, n);
         let mut request = self.request(who, row.method.clone(), &path);
         match row.body {
             Body::None => {}
@@ -509,7 +510,7 @@ async fn content_checks(fixture: &Fixture<'_>, problems: &mut Vec<String>) {
         )
     };
     let p = &fixture.p;
-    let listing = format!("/api/metadata/project/{p}/subproject/list?limit=1000");
+    let listing = format!("{}?limit=1000", routes::project_subproject_list(p));
     let (status, page) = get(Who::SubOnly, listing.clone()).await;
     if status == StatusCode::OK && names(&page) != vec!["T".to_owned()] {
         problems.push(format!(
@@ -540,7 +541,7 @@ async fn content_checks(fixture: &Fixture<'_>, problems: &mut Vec<String>) {
                 names(&page)
             ));
         }
-        let (status, page) = get(who, "/api/metadata/project/list".into()).await;
+        let (status, page) = get(who, routes::project_list()).await;
         if status == StatusCode::OK && names(&page).iter().any(|name| name == "P") {
             problems.push(format!(
                 "{}: GET /api/metadata/project/list should not list P, got {:?}",
@@ -549,28 +550,20 @@ async fn content_checks(fixture: &Fixture<'_>, problems: &mut Vec<String>) {
             ));
         }
     }
-    let (_, page) = get(Who::BackOffice, "/api/metadata/project/list".into()).await;
+    let (_, page) = get(Who::BackOffice, routes::project_list()).await;
     if page["data"] != json!([]) {
         problems.push(format!(
             "BackOffice: GET /api/metadata/project/list should be empty, got {page}"
         ));
     }
     // The inherited member is Reader of S through P; the subproject-only member Contributor of T.
-    let (_, caps) = get(
-        Who::Inherited,
-        format!("/api/metadata/project/{}/capabilities", fixture.s),
-    )
-    .await;
+    let (_, caps) = get(Who::Inherited, routes::project_capabilities(&fixture.s)).await;
     if caps["canReadContent"] != true || caps["canCreateContent"] != false {
         problems.push(format!(
             "inherited: capabilities on S should be Reader's, got {caps}"
         ));
     }
-    let (_, caps) = get(
-        Who::SubOnly,
-        format!("/api/metadata/project/{}/capabilities", fixture.t),
-    )
-    .await;
+    let (_, caps) = get(Who::SubOnly, routes::project_capabilities(&fixture.t)).await;
     if caps["canCreateContent"] != true || caps["canDelete"] != false || caps["canEdit"] != false {
         problems.push(format!(
             "subproject only: capabilities on T should be Contributor's, got {caps}"
