@@ -195,7 +195,7 @@ fn scheme<'a>(metadata: &'a Value, id: &str) -> &'a Value {
 api_test!(metadata_describes_extents_schemes_times_and_layers, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let response = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+    let response = get(&app, &routes::tiles_metadata(&dataset)).await;
     assert_eq!(response.headers()["api-supported-versions"], "1.0");
     let metadata = expect_status(response, StatusCode::OK).await;
     assert_eq!(
@@ -249,8 +249,12 @@ api_test!(metadata_describes_extents_schemes_times_and_layers, |app| {
         wmts["tileUrlTemplate"]
             .as_str()
             .unwrap()
-            .ends_with(&format!(
-                "/api/tiles/dataset/{dataset}/scheme/wmts-0/{{TileMatrix}}/{{TileRow}}/{{TileCol}}"
+            .ends_with(&routes::scheme_tile(
+                &dataset,
+                "wmts-0",
+                "{TileMatrix}",
+                "{TileRow}",
+                "{TileCol}"
             ))
     );
 });
@@ -260,11 +264,7 @@ api_test!(native_tiles_show_each_cell_with_the_ramp_colour, |app| {
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
     let (min, max) = grid.range();
     // Level 1 of wmts-0 is the data's resolution: tile (0, 1) holds columns 256..300.
-    let response = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
-    )
-    .await;
+    let response = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "image/png");
     let (width, height, pixels) = decode_png(&response.bytes().await.unwrap());
@@ -279,11 +279,7 @@ api_test!(native_tiles_show_each_cell_with_the_ramp_colour, |app| {
         }
     }
     // The cell without data is transparent in tile (0, 0).
-    let response = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/0"),
-    )
-    .await;
+    let response = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 0)).await;
     let (_, _, pixels) = decode_png(&response.bytes().await.unwrap());
     assert_eq!(pixels[..4], [0, 0, 0, 0]);
     assert_eq!(pixels[4..8], expected_colour(1.0, min, max));
@@ -312,7 +308,7 @@ api_test!(
         for (tile_row, tile_col) in [(row, col), (row, col + 1), (row + 1, col)] {
             let response = get(
                 &app,
-                &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/{level}/{tile_row}/{tile_col}"),
+                &routes::scheme_tile(&dataset, "xyz-0", level, tile_row, tile_col),
             )
             .await;
             assert_eq!(response.status(), StatusCode::OK);
@@ -350,11 +346,7 @@ api_test!(
 api_test!(tiles_beside_the_data_are_the_empty_tile, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let empty = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/emptyTile"),
-    )
-    .await;
+    let empty = get(&app, &routes::empty_tile(&dataset, "xyz-0")).await;
     assert_eq!(empty.status(), StatusCode::OK);
     assert_eq!(empty.headers()["content-type"], "image/png");
     let empty_tag = empty.headers()["etag"].to_str().unwrap().to_owned();
@@ -362,37 +354,25 @@ api_test!(tiles_beside_the_data_are_the_empty_tile, |app| {
     let (_, _, pixels) = decode_png(&empty);
     assert!(pixels.iter().all(|&byte| byte == 0));
     // Level 1 tiles in the southern hemisphere are far from the data.
-    let far = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0"),
-    )
-    .await;
+    let far = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)).await;
     assert_eq!(far.status(), StatusCode::OK);
     assert_eq!(far.headers()["etag"].to_str().unwrap(), empty_tag);
     assert!(far.bytes().await.unwrap() == empty);
     // At level 8 (611 m pixels) the 7.5 km grid is a dozen pixels of tile 84/135.
-    let near = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/8/84/135"),
-    )
-    .await;
+    let near = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 8, 84, 135)).await;
     assert_ne!(near.headers()["etag"].to_str().unwrap(), empty_tag);
     let (_, _, pixels) = decode_png(&near.bytes().await.unwrap());
     let shown = pixels.chunks(4).filter(|pixel| pixel[3] == 255).count();
     assert!((100..400).contains(&shown), "{shown} pixels drawn");
     // A tile that touches the data's extent but whose pixel centres all miss it is empty too.
-    let world = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/0/0/0"),
-    )
-    .await;
+    let world = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 0, 0, 0)).await;
     assert_eq!(world.headers()["etag"].to_str().unwrap(), empty_tag);
 });
 
 api_test!(tiles_carry_validators_and_answer_304, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let path = format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0");
+    let path = routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0);
     let first = get(&app, &path).await;
     assert_eq!(first.status(), StatusCode::OK);
     assert_eq!(first.headers()["cache-control"], "private, max-age=60");
@@ -419,19 +399,16 @@ api_test!(tiles_carry_validators_and_answer_304, |app| {
 api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
     let grid = utm_grid();
     let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let rest = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
-    )
-    .await;
+    let rest = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
     let rest = rest.bytes().await.unwrap();
     let kvp = app
         .with_key(
             Method::GET,
             &format!(
-                "/api/tiles/dataset/{dataset}/wmts?service=WMTS&Request=GetTile&VERSION=1.0.0\
+                "{}?service=WMTS&Request=GetTile&VERSION=1.0.0\
                  &layer=item-0&style=default&format=image/png&TileMatrixSet=wmts-0\
-                 &TILEMATRIX=1&TileRow=0&tilecol=1"
+                 &TILEMATRIX=1&TileRow=0&tilecol=1",
+                routes::wmts(&dataset)
             ),
         )
         .header("svc-project-id", &project)
@@ -443,14 +420,10 @@ api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
         .unwrap();
     assert_eq!(kvp.status(), StatusCode::OK);
     assert_eq!(kvp.bytes().await.unwrap(), rest);
-    let wmts100 = get(
-        &app,
-        &format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1"),
-    )
-    .await;
+    let wmts100 = get(&app, &routes::wmts100_tile(&dataset, "wmts-0", 1, 0, 1)).await;
     assert_eq!(wmts100.bytes().await.unwrap(), rest);
 
-    let capabilities = get(&app, &format!("/api/tiles/dataset/{dataset}/wmts")).await;
+    let capabilities = get(&app, &routes::wmts(&dataset)).await;
     let capabilities = expect_status(capabilities, StatusCode::OK).await;
     assert_eq!(capabilities["title"], "depth.tif");
     let layer = &capabilities["layers"][0];
@@ -476,7 +449,7 @@ api_test!(
         let grid = utm_grid();
         let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
         let (min, max) = grid.range();
-        let path = format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1");
+        let path = routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1);
         let png = get(&app, &path).await;
         assert_eq!(png.headers()["content-type"], "image/png");
         let png_tag = png.headers()["etag"].to_str().unwrap().to_owned();
@@ -506,7 +479,10 @@ api_test!(
         // The cell without data is NaN in tile (0, 0).
         let first = get(
             &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/0?outputtype=rawdata"),
+            &format!(
+                "{}?outputtype=rawdata",
+                routes::scheme_tile(&dataset, "wmts-0", 1, 0, 0)
+            ),
         )
         .await;
         let first = raw_values(&first.bytes().await.unwrap());
@@ -551,32 +527,35 @@ api_test!(
         // Tiles beside the data: the empty tile of the asked encoding, all NaN for RawData.
         let empty = get(
             &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0?outputType=RawData"),
+            &format!(
+                "{}?outputType=RawData",
+                routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)
+            ),
         )
         .await;
         assert_eq!(empty.headers()["content-type"], "application/octet-stream");
         let empty = raw_values(&empty.bytes().await.unwrap());
         assert_eq!(empty.len(), 256 * 256);
         assert!(empty.iter().all(|value| value.is_nan()));
-        let empty_png = get(
-            &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/xyz-0/1/1/0"),
-        )
-        .await;
+        let empty_png = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)).await;
         assert_eq!(empty_png.headers()["content-type"], "image/png");
 
         // The same tiles on the wmts100 path and through GetTile (`OUTPUTTYPE`, any case).
         let wmts100 = get(
             &app,
-            &format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1?outputType=RawData"),
+            &format!(
+                "{}?outputType=RawData",
+                routes::wmts100_tile(&dataset, "wmts-0", 1, 0, 1)
+            ),
         )
         .await;
         assert_eq!(wmts100.bytes().await.unwrap(), raw);
         let kvp = get(
             &app,
             &format!(
-                "/api/tiles/dataset/{dataset}/wmts?REQUEST=GetTile&LAYER=item-0\
-             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OutputType=rawData"
+                "{}?REQUEST=GetTile&LAYER=item-0\
+             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OutputType=rawData",
+                routes::wmts(&dataset)
             ),
         )
         .await;
@@ -586,10 +565,14 @@ api_test!(
         // Anything else is 400 naming the parameter, on every path.
         for bad in [
             format!("{path}?outputType=JPEG"),
-            format!("/api/tiles/dataset/{dataset}/wmts100/wmts-0/1/0/1?outputType=raw"),
             format!(
-                "/api/tiles/dataset/{dataset}/wmts?REQUEST=GetTile&LAYER=item-0\
-             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OUTPUTTYPE=tiff"
+                "{}?outputType=raw",
+                routes::wmts100_tile(&dataset, "wmts-0", 1, 0, 1)
+            ),
+            format!(
+                "{}?REQUEST=GetTile&LAYER=item-0\
+             &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OUTPUTTYPE=tiff",
+                routes::wmts(&dataset)
             ),
         ] {
             let problem =
@@ -605,7 +588,7 @@ api_test!(
 api_test!(wmts_key_value_mistakes_are_400, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let base = format!("/api/tiles/dataset/{dataset}/wmts");
+    let base = routes::wmts(&dataset);
     let cases = [
         ("SERVICE=WMS", "SERVICE"),
         ("VERSION=2.0.0", "VERSION"),
@@ -723,9 +706,9 @@ api_test!(datasets_without_a_map_or_readable_data_are_refused, |app| {
         let dataset = expect_status(response, StatusCode::CREATED).await;
         let id = id_str(&dataset);
         for path in [
-            format!("/api/tiles/dataset/{id}/metadata"),
-            format!("/api/tiles/dataset/{id}/scheme/xyz-0/0/0/0"),
-            format!("/api/tiles/dataset/{id}/wmts"),
+            routes::tiles_metadata(id),
+            routes::scheme_tile(id, "xyz-0", 0, 0, 0),
+            routes::wmts(id),
         ] {
             expect_problem(
                 get(&app, &path).await,
@@ -741,10 +724,10 @@ api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
     let paths = [
-        format!("/api/tiles/dataset/{dataset}/metadata"),
-        format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0"),
-        format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/emptyTile"),
-        format!("/api/tiles/dataset/{dataset}/wmts"),
+        routes::tiles_metadata(&dataset),
+        routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0),
+        routes::empty_tile(&dataset, "wmts-0"),
+        routes::wmts(&dataset),
     ];
     let outsider = outsider_key(&app).await;
     for path in &paths {
@@ -757,13 +740,13 @@ api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
         expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
     }
     let missing = uuid::Uuid::new_v4();
-    let response = get(&app, &format!("/api/tiles/dataset/{missing}/metadata")).await;
+    let response = get(&app, &routes::tiles_metadata(missing)).await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = get(&app, "/api/tiles/dataset/not-a-uuid/metadata").await;
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
     // A deleted dataset has no tiles.
     let response = app
-        .with_key(Method::DELETE, &format!("/api/metadata/dataset/{dataset}"))
+        .with_key(Method::DELETE, &routes::dataset(&dataset))
         .send()
         .await
         .unwrap();
@@ -786,7 +769,10 @@ async fn tile_pixels(
 ) -> Vec<u8> {
     let response = get(
         app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/{scheme}/{level}/0/0{query}"),
+        &format!(
+            "{}{query}",
+            routes::scheme_tile(dataset, scheme, level, 0, 0)
+        ),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK, "{query}");
@@ -798,7 +784,7 @@ api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
     // j counted from the south (tests/corpus/dfs-samples/grid_utm32.dfs2.json).
     let dataset = uploaded_sample(&app, "model", "grid.dfs2", "grid_utm32.dfs2").await;
     let dataset = dataset.as_str();
-    let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+    let metadata = get(&app, &routes::tiles_metadata(dataset)).await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     assert_eq!(
         metadata["timeStamps"],
@@ -866,7 +852,8 @@ api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
     let response = get(
         &app,
         &format!(
-            "/api/tiles/dataset/{dataset}/scheme/wmts-0/{level}/0/0?timeStep=2021-03-01T12:05:00"
+            "{}?timeStep=2021-03-01T12:05:00",
+            routes::scheme_tile(dataset, "wmts-0", level, 0, 0)
         ),
     )
     .await;
@@ -879,7 +866,7 @@ api_test!(
         // 4 x 3 x 2 cells of 10 m x 20 m, no projection: Salinity = 10000 t + 100 k + 10 j + i + 0.5.
         let dataset = uploaded_sample(&app, "cube", "cube.dfs3", "cube.dfs3").await;
         let dataset = dataset.as_str();
-        let metadata = get(&app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+        let metadata = get(&app, &routes::tiles_metadata(dataset)).await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         assert_eq!(metadata["layerIds"], json!([0, 1]));
         assert_eq!(metadata["wgS84Extent"], Value::Null);
@@ -915,7 +902,10 @@ api_test!(
         }
         let response = get(
             &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/{level}/0/0?layer=2"),
+            &format!(
+                "{}?layer=2",
+                routes::scheme_tile(dataset, "wmts-0", level, 0, 0)
+            ),
         )
         .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
@@ -947,7 +937,7 @@ api_test_with!(
 );
 
 pub(crate) async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response {
-    app.with_key(Method::POST, &format!("/api/tiles/dataset/{dataset}/tiles"))
+    app.with_key(Method::POST, &routes::tiles_definition(dataset))
         .json(&body)
         .send()
         .await
@@ -962,11 +952,7 @@ pub(crate) async fn refused(app: &TestApp, dataset: &str, body: Value, field: &s
 }
 
 pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> usize {
-    let response = get(
-        app,
-        &format!("/api/metadata/project/{project}/dataset/list"),
-    )
-    .await;
+    let response = get(app, &routes::project_dataset_list(project)).await;
     expect_status(response, StatusCode::OK).await["data"]
         .as_array()
         .unwrap()
@@ -999,7 +985,7 @@ api_test!(
         assert_eq!(created["projectId"], project.as_str());
         let tiles = id_str(&created).to_owned();
 
-        let metadata = get(&app, &format!("/api/tiles/dataset/{tiles}/metadata")).await;
+        let metadata = get(&app, &routes::tiles_metadata(&tiles)).await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         let schemes = metadata["tilingSchemes"].as_array().unwrap();
         assert_eq!(schemes.len(), 2);
@@ -1015,11 +1001,7 @@ api_test!(
         assert_eq!(metadata["nativeExtent"]["xMin"], 600000.0);
 
         // RawData tiles are the source's values: NaN for no data and for values above 1500.
-        let response = get(
-            &app,
-            &format!("/api/tiles/dataset/{tiles}/scheme/raw/1/0/0"),
-        )
-        .await;
+        let response = get(&app, &routes::scheme_tile(&tiles, "raw", 1, 0, 0)).await;
         assert_eq!(
             response.headers()["content-type"],
             "application/octet-stream"
@@ -1042,20 +1024,12 @@ api_test!(
             }
         }
         assert!(values[200 * 256].is_nan(), "below the grid");
-        let response = get(
-            &app,
-            &format!("/api/tiles/dataset/{tiles}/scheme/scheme-1/9/167/270"),
-        )
-        .await;
+        let response = get(&app, &routes::scheme_tile(&tiles, "scheme-1", 9, 167, 270)).await;
         assert_eq!(response.status(), StatusCode::OK);
         let (width, _, _) = decode_png(&response.bytes().await.unwrap());
         assert_eq!(width, 512);
         // The source's own schemes are not the tiles dataset's.
-        let response = get(
-            &app,
-            &format!("/api/tiles/dataset/{tiles}/scheme/wmts-0/0/0/0"),
-        )
-        .await;
+        let response = get(&app, &routes::scheme_tile(&tiles, "wmts-0", 0, 0, 0)).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         assert_eq!(datasets_in(&app, &project).await, 2);
     }
@@ -1169,7 +1143,7 @@ api_test!(
         let tiles = id_str(&created).to_owned();
         // Another tenant sees neither.
         let outsider = outsider_key(&app).await;
-        let path = format!("/api/tiles/dataset/{dataset}/tiles");
+        let path = routes::tiles_definition(&dataset);
         let response = as_outsider(&app, Method::POST, &path, &outsider)
             .json(&body)
             .send()
@@ -1180,10 +1154,10 @@ api_test!(
         let response = define(&app, &tiles, body.clone()).await;
         expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
         // The source in the recycle bin: its tiles datasets have no tiles; restored, they do.
-        let metadata = format!("/api/tiles/dataset/{tiles}/metadata");
+        let metadata = routes::tiles_metadata(&tiles);
         assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
         let response = app
-            .with_key(Method::DELETE, &format!("/api/metadata/dataset/{dataset}"))
+            .with_key(Method::DELETE, &routes::dataset(&dataset))
             .send()
             .await
             .unwrap();
@@ -1195,16 +1169,13 @@ api_test!(
         )
         .await;
         let response = app
-            .with_key(
-                Method::PUT,
-                &format!("/api/recycle-bin/dataset/{dataset}/restore"),
-            )
+            .with_key(Method::PUT, &routes::bin_dataset_restore(&dataset))
             .send()
             .await
             .unwrap();
         assert!(response.status().is_success(), "{}", response.status());
         assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
-        let tile = get(&app, &format!("/api/tiles/dataset/{tiles}/scheme/s/0/0/0")).await;
+        let tile = get(&app, &routes::scheme_tile(&tiles, "s", 0, 0, 0)).await;
         assert_eq!(tile.status(), StatusCode::OK);
     }
 );
@@ -1245,10 +1216,7 @@ api_test!(
             "one layer (field 3, bytes)"
         );
         let again = app
-            .with_key(
-                Method::GET,
-                &format!("/api/vectortiles/dataset/{dataset}/14/8419/5411.vector.pbf"),
-            )
+            .with_key(Method::GET, &routes::vector_tile(&dataset, 14, 8419, 5411))
             .header("if-none-match", &etag)
             .send()
             .await
@@ -1294,7 +1262,7 @@ api_test!(
             expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
         }
         // Only readers of the project see them.
-        let path = format!("/api/vectortiles/dataset/{dataset}/0/0/0.vector.pbf");
+        let path = routes::vector_tile(&dataset, 0, 0, 0);
         let anonymous = app.anonymous(Method::GET, &path).send().await.unwrap();
         assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
         let outsider = outsider_key(&app).await;
@@ -1319,7 +1287,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
         .await;
     let mesh = expect_status(response, StatusCode::CREATED).await;
     let mesh = id_str(&mesh).to_owned();
-    let metadata = get(&app, &format!("/api/tiles/dataset/{mesh}/metadata")).await;
+    let metadata = get(&app, &routes::tiles_metadata(&mesh)).await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     assert_eq!(
         metadata["nativeExtent"],
@@ -1339,7 +1307,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
          "minValue": -10, "maxValue": 10}]});
     let created = expect_status(define(&app, &mesh, body).await, StatusCode::CREATED).await;
     let raw = id_str(&created).to_owned();
-    let metadata = get(&app, &format!("/api/tiles/dataset/{raw}/metadata")).await;
+    let metadata = get(&app, &routes::tiles_metadata(&raw)).await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     let flat = scheme(&metadata, "flat");
     let level = flat["zoomLevels"].as_array().unwrap().len() - 1;
@@ -1350,11 +1318,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
             .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
             .collect()
     };
-    let response = get(
-        &app,
-        &format!("/api/tiles/dataset/{raw}/scheme/flat/{level}/0/0"),
-    )
-    .await;
+    let response = get(&app, &routes::scheme_tile(&raw, "flat", level, 0, 0)).await;
     let flat_values = values(&response.bytes().await.unwrap());
     let centres = [
         (500050.0, 6100050.0),
@@ -1378,11 +1342,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
         "east of the mesh"
     );
     // Smooth: at node 4 (500100, 6100100), shared by five elements, a weighted mean of theirs.
-    let response = get(
-        &app,
-        &format!("/api/tiles/dataset/{raw}/scheme/smooth/{level}/0/0"),
-    )
-    .await;
+    let response = get(&app, &routes::scheme_tile(&raw, "smooth", level, 0, 0)).await;
     let smooth = values(&response.bytes().await.unwrap());
     let column = (100.0 / cell) as usize;
     let at_node = smooth[column * 256 + column];
@@ -1391,7 +1351,10 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
     // Step 3 by time.
     let response = get(
         &app,
-        &format!("/api/tiles/dataset/{raw}/scheme/flat/{level}/0/0?timeStep=3"),
+        &format!(
+            "{}?timeStep=3",
+            routes::scheme_tile(&raw, "flat", level, 0, 0)
+        ),
     )
     .await;
     let later = values(&response.bytes().await.unwrap());
@@ -1412,7 +1375,10 @@ fn flat(xml: &str) -> String {
 async fn capabilities(app: &TestApp, dataset: &str, accept: Option<&str>) -> (String, String) {
     let mut request = app.with_key(
         Method::GET,
-        &format!("/api/tiles/dataset/{dataset}/wmts?SERVICE=WMTS&REQUEST=GetCapabilities"),
+        &format!(
+            "{}?SERVICE=WMTS&REQUEST=GetCapabilities",
+            routes::wmts(dataset)
+        ),
     );
     if let Some(accept) = accept {
         request = request.header("accept", accept);
@@ -1457,11 +1423,7 @@ api_test!(
         }
         // The RESTful address is always XML, the same document.
         let (_, kvp) = capabilities(&app, &dataset, Some("application/xml")).await;
-        let restful = get(
-            &app,
-            &format!("/api/tiles/dataset/{dataset}/wmts100/1.0.0/WMTSCapabilities.xml"),
-        )
-        .await;
+        let restful = get(&app, &routes::wmts_capabilities(&dataset)).await;
         assert_eq!(restful.status(), StatusCode::OK);
         assert_eq!(restful.headers()["content-type"], "application/xml");
         assert_eq!(restful.text().await.unwrap(), kvp);
@@ -1508,11 +1470,7 @@ api_test!(
             "template=\"{base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}\""
         );
         assert_eq!(xml.matches(&template).count(), 1, "{xml}");
-        let scheme_tile = get(
-            &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/1/0/1"),
-        )
-        .await;
+        let scheme_tile = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
         let scheme_tile = scheme_tile.bytes().await.unwrap();
         let filled = format!("{base}/scheme/wmts-0/1/0/1");
         let through_template = app
@@ -1599,13 +1557,17 @@ api_test!(
         );
         let kvp = |dimension: &str| {
             format!(
-                "/api/tiles/dataset/{dataset}/wmts?SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0\
+                "{}?SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0\
                  &LAYER=item-0&STYLE=default&FORMAT=image/png&TILEMATRIXSET=wmts-0&TILEMATRIX=0\
-                 &TILEROW=0&TILECOL=0{dimension}"
+                 &TILEROW=0&TILECOL=0{dimension}",
+                routes::wmts(&dataset)
             )
         };
         let scheme_tile = |layer: usize| {
-            format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0?layer={layer}")
+            format!(
+                "{}?layer={layer}",
+                routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0)
+            )
         };
         let bytes = |response: reqwest::Response| async move {
             assert_eq!(response.status(), StatusCode::OK);
@@ -1631,7 +1593,7 @@ api_test!(
     |app| {
         let grid = utm_grid();
         let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-        let path = |id: &str| format!("/api/tiles/dataset/{id}/scheme/wmts-0/1/0/0");
+        let path = |id: &str| routes::scheme_tile(id, "wmts-0", 1, 0, 0);
         let own = get(&app, &path(&dataset)).await.bytes().await.unwrap();
         let body = json!({"name": "grey", "tilingSchemes": [
         {"schemeId": "wmts-0", "schemeType": "WMTS", "colors": ["#000000", "#ffffff"]}]});
@@ -1661,16 +1623,13 @@ api_test!(
             json!({"name": "blue", "tilingSchemes": [{"schemeId": "blue", "schemeType": "WMTS"}]});
         let created = expect_status(define(&app, &dataset, body).await, StatusCode::CREATED).await;
         let tiles = id_str(&created);
-        let rest = get(
-            &app,
-            &format!("/api/tiles/dataset/{tiles}/scheme/blue/0/0/0"),
-        )
-        .await;
+        let rest = get(&app, &routes::scheme_tile(tiles, "blue", 0, 0, 0)).await;
         let rest = rest.bytes().await.unwrap();
         let kvp = |layer: &str| {
             format!(
-                "/api/tiles/dataset/{tiles}/wmts?REQUEST=GetTile&LAYER={layer}&TILEMATRIXSET=blue\
-             &TILEMATRIX=0&TILEROW=0&TILECOL=0"
+                "{}?REQUEST=GetTile&LAYER={layer}&TILEMATRIXSET=blue\
+             &TILEMATRIX=0&TILEROW=0&TILECOL=0",
+                routes::wmts(tiles)
             )
         };
         let answer = get(&app, &kvp("item-0")).await;
@@ -1737,7 +1696,7 @@ api_test!(
             .await;
         let dem = expect_status(response, StatusCode::CREATED).await;
         let dem = id_str(&dem);
-        let metadata = get(&app, &format!("/api/tiles/dataset/{dem}/metadata")).await;
+        let metadata = get(&app, &routes::tiles_metadata(dem)).await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         let schemes: Vec<&str> = metadata["tilingSchemes"]
             .as_array()

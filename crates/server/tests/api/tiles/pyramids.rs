@@ -49,7 +49,7 @@ pub(crate) fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
 }
 
 pub(crate) async fn metadata(app: &TestApp, dataset: &str) -> Value {
-    let response = get(app, &format!("/api/tiles/dataset/{dataset}/metadata")).await;
+    let response = get(app, &routes::tiles_metadata(dataset)).await;
     expect_status(response, StatusCode::OK).await
 }
 
@@ -78,11 +78,7 @@ pub(crate) async fn tile_bytes(
     row: u32,
     col: u32,
 ) -> Vec<u8> {
-    let response = get(
-        app,
-        &format!("/api/tiles/dataset/{dataset}/scheme/{scheme}/{z}/{row}/{col}"),
-    )
-    .await;
+    let response = get(app, &routes::scheme_tile(dataset, scheme, z, row, col)).await;
     assert_eq!(
         response.status(),
         StatusCode::OK,
@@ -209,15 +205,12 @@ api_test!(
             ("x", 11),
             ("x", 12),
         ] {
-            let empty = get(
-                &app,
-                &format!("/api/tiles/dataset/{drawn}/scheme/{scheme}/emptyTile"),
-            )
-            .await
-            .bytes()
-            .await
-            .unwrap()
-            .to_vec();
+            let empty = get(&app, &routes::empty_tile(&drawn, scheme))
+                .await
+                .bytes()
+                .await
+                .unwrap()
+                .to_vec();
             let (rows, cols) = if scheme == "w" {
                 let height = wmts["matrixHeights"][level].as_u64().unwrap() as u32;
                 let width = wmts["matrixWidths"][level].as_u64().unwrap() as u32;
@@ -278,7 +271,10 @@ api_test!(
         // ... another is drawn, with the values of the data.
         let response = get(
             &app,
-            &format!("/api/tiles/dataset/{stored}/scheme/w/1/0/1?outputType=RawData"),
+            &format!(
+                "{}?outputType=RawData",
+                routes::scheme_tile(&stored, "w", 1, 0, 1)
+            ),
         )
         .await;
         assert_eq!(response.status(), StatusCode::OK);
@@ -385,8 +381,8 @@ api_test!(
         assert!(!files_under(&folder).is_empty());
         let outsider = outsider_key(&app).await;
         for path in [
-            format!("/api/tiles/dataset/{tiles}/metadata"),
-            format!("/api/tiles/dataset/{tiles}/scheme/w/0/0/0"),
+            routes::tiles_metadata(&tiles),
+            routes::scheme_tile(&tiles, "w", 0, 0, 0),
         ] {
             let response = as_outsider(&app, Method::GET, &path, &outsider)
                 .send()
@@ -396,7 +392,7 @@ api_test!(
         }
         // In the recycle bin the tiles are kept (the dataset may come back) ...
         let deleted = app
-            .with_key(Method::DELETE, &format!("/api/metadata/dataset/{tiles}"))
+            .with_key(Method::DELETE, &routes::dataset(&tiles))
             .send()
             .await
             .unwrap();
@@ -404,7 +400,7 @@ api_test!(
         assert!(!files_under(&folder).is_empty());
         // ... and removed with it for good.
         let purged = app
-            .with_key(Method::DELETE, &format!("/api/recycle-bin/dataset/{tiles}"))
+            .with_key(Method::DELETE, &routes::bin_dataset(&tiles))
             .send()
             .await
             .unwrap();
@@ -420,11 +416,7 @@ api_test!(
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         // The source keeps its own tiles.
-        let source = get(
-            &app,
-            &format!("/api/tiles/dataset/{dataset}/scheme/wmts-0/0/0/0"),
-        )
-        .await;
+        let source = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0)).await;
         assert_eq!(source.status(), StatusCode::OK);
     }
 );
@@ -438,7 +430,7 @@ async fn purge_expired(app: &TestApp) {
         ..Default::default()
     });
     let response = app
-        .with_token(Method::POST, "/api/admin/recycle-bin/purge-expired", &token)
+        .with_token(Method::POST, &routes::bin_purge_expired(), &token)
         .header("api-version", "2")
         .send()
         .await
@@ -522,7 +514,7 @@ async fn replace_with_narrower_grid(app: &TestApp, dataset: &str) {
     let url = crate::transfers::upload(app, "narrower.tif", &narrower.geotiff()).await;
     let summary = crate::transfers::start(
         app,
-        &format!("/api/metadata/dataset/{dataset}/update"),
+        &routes::dataset_update(dataset),
         json!({"uploadUrl": url, "originalFileName": "narrower.tif", "readerName": "GeoTiffReader"}),
     )
     .await;
@@ -837,10 +829,7 @@ api_test_with!(
         let tiles = created(&app, &dataset, web_levels_13_to_16()).await;
         let folder = pyramid_folder(&app, &tiles);
         until_files(&folder, 5).await;
-        for path in [
-            format!("/api/metadata/dataset/{tiles}"),
-            format!("/api/recycle-bin/dataset/{tiles}"),
-        ] {
+        for path in [routes::dataset(&tiles), routes::bin_dataset(&tiles)] {
             let response = app.with_key(Method::DELETE, &path).send().await.unwrap();
             assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
         }
@@ -887,7 +876,7 @@ api_test_with!(
             {"type": "PathActionCreate", "path": "depth.tif", "isFolder": false}],
             "defaultAccessLevel": "Shared", "sasTokenExpiration": "1:00:00"});
         let response = app
-            .with_key(Method::POST, &format!("/api/hierarchy/project/{project}"))
+            .with_key(Method::POST, &routes::hierarchy(&project))
             .json(&body)
             .send()
             .await
