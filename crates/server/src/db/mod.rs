@@ -27,7 +27,7 @@
 //!    short synchronous write transactions, all taking the same rows, whose throughput was
 //!    measured faster here than through the pool. Today that is the credit ledger alone
 //!    (`credits/service.rs` runs `credits/ledger.rs` on it). The figures that justify it are
-//!    `scripts/bench-credits` (the ignored tests `credits_load::bench_credit_pairs_*`),
+//!    `scripts/bench-credits` (the ignored tests `credits::load::bench_credit_pairs_*`),
 //!    recorded in docs/benchmarks.md, "Credits: reserve+spend pairs": 309 reserve+spend
 //!    pairs/s with every statement through sqlx, 1,498 with the transactions on the writer
 //!    thread, 2,809 with group commit (p99 360.6 ms -> 11.8 ms), 32 clients on one tenant.
