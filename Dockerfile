@@ -22,7 +22,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 # A fixed non-root user: the Jobs' pods run as 10001 with fsGroup 10001
-# (crates/server/src/jobs/kubernetes/manifest.rs, IMAGE_USER_ID).
+# (crates/server/src/transfers/execution/kubernetes/manifest.rs, IMAGE_USER_ID).
 RUN groupadd --gid 10001 basin \
     && useradd --uid 10001 --gid 10001 --home-dir /var/lib/basin --no-create-home --shell /usr/sbin/nologin basin \
     && install -d -o basin -g basin /var/lib/basin

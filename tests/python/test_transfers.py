@@ -1,7 +1,7 @@
 """Imports and exports through Basin's transfer API, driven over real HTTP the way the original
 platform's clients drive it (docs/conversion.md, docs/blobs.md, docs/fetch.md).
 
-Why these tests exist: the Rust HTTP tests (crates/server/tests/api/transfers.rs) send the
+Why these tests exist: the Rust HTTP tests (crates/server/tests/api/transfers/) send the
 requests Basin's authors expect. These send what existing clients send: the bytes go up with
 the real Azure Blob client library (one PUT for a small file, Put Block + Put Block List for a
 large one), the API is called with the platform's headers (`svc-open-api-key`, `api-version`,

@@ -1,4 +1,4 @@
-//! Blob transfer (issue 3, wire-contract 4): upload URLs, the Azure-compatible blob endpoint
+//! Blob transfer (docs/blobs.md): upload URLs, the Azure-compatible blob endpoint
 //! (PUT, staged blocks, GET with ranges, HEAD), signatures, limits and all-or-nothing writes.
 
 mod uploads;

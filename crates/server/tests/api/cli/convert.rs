@@ -1,5 +1,5 @@
 //! `basin convert` and `basin formats` through the built binary: exit codes, messages, and
-//! the JSON shape of the reader and writer lists (wire-contract 5). These tests need no
+//! the JSON shape of the reader and writer lists (docs/conversion.md#readers-and-writers). These tests need no
 //! server or database; the conversions themselves are tested in the formats crate.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! HTTP conventions (wire-contract 1): problem+json shape, unknown routes and methods, body
+//! HTTP conventions (docs/api-conventions.md, docs/errors.md): problem+json shape, unknown routes and methods, body
 //! limits, content types, api-version, case-insensitive binding, timestamps, request ids.
 
 mod authorization_first;

@@ -1,4 +1,4 @@
-//! Cursor and offset paging (wire-contract 2): every row exactly once in every order, cursors
+//! Cursor and offset paging (docs/api-conventions.md#paging): every row exactly once in every order, cursors
 //! stable under inserts and deletes, limits checked.
 
 use std::collections::BTreeSet;

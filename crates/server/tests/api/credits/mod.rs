@@ -1,4 +1,4 @@
-//! Credits (spec 4.1, docs/credits.md): the request helpers every credit suite shares (the
+//! Credits (docs/credits.md): the request helpers every credit suite shares (the
 //! other files of this folder), and a round trip through add, reserve, spend and the reads. The
 //! suites check docs/credits.md as a contract, each test on SQLite and PostgreSQL.
 

@@ -1,4 +1,4 @@
-//! Datasets (wire-contract 4): direct upload, records, the direct listing (rule 6), update,
+//! Datasets (docs/datasets.md): direct upload, records, the direct listing (docs/projects.md#listings), update,
 //! move, soft delete, and reading content through a signed URL.
 
 use reqwest::multipart::{Form, Part};

@@ -1,4 +1,4 @@
-//! Who may read and write feature messages (spec part 5 and 7; docs/features.md, "Who may do
+//! Who may read and write feature messages (docs/features.md, "Who may do
 //! what"): scopes, the BackOffice role, a token's client_id, API keys and anonymous callers.
 
 use basin::TokenRequest;

@@ -1,4 +1,4 @@
-//! Message lists (spec 4.2, wire-contract 2): expiry classes at their exact boundaries, sort
+//! Message lists (docs/features.md#endpoints, docs/api-conventions.md#paging): expiry classes at their exact boundaries, sort
 //! keys and orders, the merge of a feature's messages with the global ones, and cursor paging
 //! that stays valid under inserts and deletes, on both databases.
 

@@ -1,6 +1,6 @@
-//! Feature status messages (spec 2.2, 4.2; docs/features.md "Feature status messages"): the
+//! Feature status messages (docs/features.md#feature-status-messages): the
 //! request helpers every suite of this folder shares, then create, read, change and delete on
-//! both endpoint families, rule 1, every field's validation, timestamps, the limits counted in
+//! both endpoint families, rule 1 (docs/features.md#rule-1), every field's validation, timestamps, the limits counted in
 //! code points, control characters and the title and body sanitizing.
 
 use basin::Clock;
@@ -333,7 +333,7 @@ api_test!(
     }
 );
 
-// ---- rule 1 ----
+// ---- docs/features.md#rule-1 ----
 
 api_test!(
     rule_1_feature_endpoints_answer_404_for_other_messages,

@@ -1,4 +1,4 @@
-//! Retention of expired feature messages (spec 3.2, docs/features.md): removed once they ended
+//! Retention of expired feature messages (docs/features.md#retention): removed once they ended
 //! more than `features.message_retention_days` ago, global ones too, by the job and on demand.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Tenant feature availability (spec 2.3, 4.3) and BackOffice's catalogue and licenses
+//! Tenant feature availability (docs/features.md#tenant-feature-availability) and BackOffice's catalogue and licenses
 //! (docs/features.md), through HTTP on both databases.
 
 use reqwest::{Method, StatusCode};

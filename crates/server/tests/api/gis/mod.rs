@@ -1,4 +1,4 @@
-//! GIS (wire-contract 8): the coordinate-system list and lookup, and the reprojection of WKT
+//! GIS (docs/gis.md): the coordinate-system list and lookup, and the reprojection of WKT
 //! geometries, as clients of the platform's gis service call them (`api-version: 2`,
 //! `svc-service-id: gis`).
 //!

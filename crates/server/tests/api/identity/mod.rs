@@ -1,4 +1,4 @@
-//! `GET /api/iam/principal/me` and `GET /api/iam/tenant/my` (wire-contract 7).
+//! `GET /api/iam/principal/me` and `GET /api/iam/tenant/my` (docs/authentication.md#the-caller).
 
 mod access_cache;
 mod admin;

@@ -196,7 +196,7 @@ fn matrix() -> Vec<Row> {
         row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_member(target), T, none),
         row([401, 404, 200, 200, 200, 200, 404, 404], GET, routes::project_path(target), S, none),
         row([401, 404, 404, 404, 200, 404, 200, 404], GET, routes::project_path(target), T, none),
-        // Listings of P: filtered per caller; the subproject-only member sees T (rule 2). P is
+        // Listings of P: filtered per caller; the subproject-only member sees T (docs/permissions.md#members-of-a-subproject-only). P is
         // invisible to the other tenant and to BackOffice without a tenant, and nothing below it
         // is theirs: 404, as for every other read of P. (The implementation answers 200 with an
         // empty page, which tells a caller in another tenant that the id exists.)
@@ -237,11 +237,11 @@ fn matrix() -> Vec<Row> {
         row([401, 404, 403, 403, 204, 403, 404, 404], DELETE, routes::project_member_of(target, inherited), FreshS, none),
         row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, routes::project_member_of(target, subonly), FreshT, none),
         // ---- moving and deleting projects ----
-        // Rule 5: delete-content on the current parent (P) and create-content on the target (S).
+        // Moves (docs/projects.md#moves): delete-content on the current parent (P) and create-content on the target (S).
         row([401, 404, 403, 200, 200, 403, 404, 404], POST, routes::project_move(target), FreshS, Json(r#"{"targetProjectId": "{S}"}"#)),
         // The same inside T: its parent and the target T are T's own.
         row([401, 404, 404, 404, 200, 404, 200, 404], POST, routes::project_move(target), FreshUnderT, Json(r#"{"targetProjectId": "{T}"}"#)),
-        // Rule 4: delete-content on the parent is enough for a subproject.
+        // Deletion (docs/projects.md#deletion): delete-content on the parent is enough for a subproject.
         row([401, 404, 403, 204, 204, 403, 404, 404], DELETE, routes::project(target), FreshS, none),
         // ... but a Contributor of T has no delete-content on P and no canDelete on T itself.
         row([401, 404, 404, 404, 204, 404, 403, 404], DELETE, routes::project(target), FreshT, none),

@@ -1,4 +1,4 @@
-//! Projects and subprojects (spec 4.7, wire-contract 3): creation, capabilities, member
+//! Projects and subprojects (docs/projects.md, docs/permissions.md): creation, capabilities, member
 //! inheritance, per-caller listings, filters, move, optimistic concurrency, limits, deletion.
 
 mod tree_concurrency;

@@ -1,4 +1,4 @@
-//! The recycle bin through HTTP (spec 3.1 and 4.6, wire-contract 6; docs/recycle-bin.md):
+//! The recycle bin through HTTP (docs/recycle-bin.md):
 //! soft delete through every delete endpoint, listings and visibility, restore in place and
 //! elsewhere with their rules, permanent deletion with the blobs, and retention by the
 //! settable clock.
@@ -601,7 +601,7 @@ api_test!(my_deleted_items_lists_only_what_the_caller_deleted, |app| {
     );
 });
 
-// ---- visibility and permissions (spec 3.1) ----
+// ---- visibility and permissions (docs/recycle-bin.md#who-sees-what) ----
 
 /// People of the bootstrap tenant and a bin holding one item of each kind of place.
 ///
@@ -1098,7 +1098,7 @@ api_test!(
             None,
         )
         .await;
-        // Property names bind in any case (wire-contract 1).
+        // Property names bind in any case (docs/api-conventions.md#requests).
         restored(
             &app,
             As::Key,

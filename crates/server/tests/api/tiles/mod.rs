@@ -1,4 +1,4 @@
-//! Tiles (spec 4.5, wire-contract 8): tiling metadata, scheme tiles checked pixel by pixel
+//! Tiles (docs/tiles.md): tiling metadata, scheme tiles checked pixel by pixel
 //! against the source, the empty tile, WMTS key-value requests, caching headers, and every
 //! refusal.
 
@@ -661,7 +661,7 @@ api_test!(
         )
         .await;
         assert_eq!(first.status(), StatusCode::OK);
-        // The spec's headers must agree with the path.
+        // The request headers must agree with the path (docs/tiles.md#request-headers).
         let other = uuid::Uuid::new_v4().to_string();
         for (name, value) in [
             ("svc-dataset-id", other.as_str()),
