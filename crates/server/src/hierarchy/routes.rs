@@ -16,8 +16,8 @@ use crate::http::api_version::{self, METADATA};
 use crate::http::extract::{Json, JsonBody, Path};
 use crate::ids::{DatasetId, ProjectId};
 use crate::limits::{BLOB_URL_TTL_SECONDS_MAX, BLOB_URL_TTL_SECONDS_MIN};
+use crate::projects::access::AccessLevel;
 use crate::projects::hierarchy_path::HierarchyPath;
-use crate::projects::model::AccessLevel;
 use crate::public_base::PublicBase;
 
 /// What the bulk hierarchy endpoint need: a substate of the app's state (axum `FromRef`).

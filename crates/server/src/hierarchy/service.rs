@@ -12,9 +12,10 @@ use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
 use crate::ids::{DatasetId, ProjectId};
+use crate::projects::access::{AccessLevel, ProjectRole};
 use crate::projects::access::{Capabilities, effective_role};
 use crate::projects::hierarchy_path::HierarchyPath;
-use crate::projects::model::{AccessLevel, ProjectRole, ProjectRow};
+use crate::projects::model::ProjectRow;
 use crate::projects::service::{ProjectError, ProjectService};
 use crate::public_base::PublicBase;
 

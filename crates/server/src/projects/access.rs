@@ -12,7 +12,30 @@
 use serde::Serialize;
 
 use crate::auth::TenantStanding;
-use crate::projects::model::{AccessLevel, ProjectRole};
+
+crate::wire_enum! {
+    /// Who may see a project without being a member.
+    pub(crate) enum AccessLevel {
+        /// Members only; tenant administrators get no implicit access.
+        Confidential,
+        /// Members, and tenant administrators as Owner.
+        Private,
+        /// Members, tenant administrators as Owner, every tenant member as Reader.
+        Shared,
+    }
+}
+
+crate::wire_enum! {
+    /// A member's role in a project, lowest first.
+    pub(crate) enum ProjectRole {
+        /// Lists and reads content.
+        Reader,
+        /// Also creates, changes and deletes content.
+        Contributor,
+        /// Also edits, deletes and grants access to the project.
+        Owner,
+    }
+}
 
 /// The role an access level grants without membership.
 pub(crate) fn implicit_role(

@@ -8,31 +8,7 @@ use crate::auth::PrincipalType;
 use crate::db::JsonText;
 use crate::http::time::WireTime;
 use crate::ids::{ProjectId, TenantId};
-use crate::projects::access::Capabilities;
-
-crate::wire_enum! {
-    /// Who may see a project without being a member.
-    pub(crate) enum AccessLevel {
-        /// Members only; tenant administrators get no implicit access.
-        Confidential,
-        /// Members, and tenant administrators as Owner.
-        Private,
-        /// Members, tenant administrators as Owner, every tenant member as Reader.
-        Shared,
-    }
-}
-
-crate::wire_enum! {
-    /// A member's role in a project, lowest first.
-    pub(crate) enum ProjectRole {
-        /// Lists and reads content.
-        Reader,
-        /// Also creates, changes and deletes content.
-        Contributor,
-        /// Also edits, deletes and grants access to the project.
-        Owner,
-    }
-}
+use crate::projects::access::{AccessLevel, Capabilities, ProjectRole};
 
 /// A project row as stored.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]

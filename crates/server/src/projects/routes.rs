@@ -22,7 +22,9 @@ use crate::http::paging::{
 };
 use crate::http::wire_enum::sort::SortOrder;
 use crate::ids::ProjectId;
-use crate::projects::access::{Capabilities, Capability, CapabilityFilter};
+use crate::projects::access::{
+    AccessLevel, Capabilities, Capability, CapabilityFilter, ProjectRole,
+};
 use crate::projects::model::*;
 use crate::projects::service::{
     Chain, ListFilter, NewProject, ProjectError, ProjectService, SortColumn, Window,

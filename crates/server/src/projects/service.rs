@@ -27,9 +27,10 @@ use crate::identity::service::IdentityService;
 use crate::ids::{ProjectId, TenantId};
 use crate::limits::PROJECT_JSON_BYTES_MAX;
 use crate::projects::ProjectChange;
+use crate::projects::access::{AccessLevel, ProjectRole};
 use crate::projects::access::{Capabilities, Capability, CapabilityFilter, effective_role};
 use crate::projects::fields::{Description, FieldError, ProjectName};
-use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
+use crate::projects::model::{ProjectMember, ProjectRow};
 use crate::projects::store::{
     self, ChainRow, DescendantRow, DescendantsQuery, ListScope, ProjectListQuery,
 };

@@ -14,7 +14,8 @@ use crate::db::{
 use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
 use crate::projects::access::implicit_role;
-use crate::projects::model::{AccessLevel, ProjectMember, ProjectRole, ProjectRow};
+use crate::projects::access::{AccessLevel, ProjectRole};
+use crate::projects::model::{ProjectMember, ProjectRow};
 
 const COLUMNS: &str = "p.id, p.tenant_id, p.parent_id, p.root_id, p.depth, p.name, p.description, \
     p.metadata, p.settings, p.access_level, p.inherits_members, p.has_thumbnail, \

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use crate::datasets::model::{DatasetDto, DatasetRow};
 use crate::http::time::WireTime;
 use crate::ids::{ProjectId, TenantId};
-use crate::projects::model::AccessLevel;
+use crate::projects::access::AccessLevel;
 
 crate::wire_enum! {
     /// What a bin item is.

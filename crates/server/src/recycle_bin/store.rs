@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::db::{Arg, Db, Sql, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at, uuid_at};
 use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
-use crate::projects::model::AccessLevel;
+use crate::projects::access::AccessLevel;
 use crate::recycle_bin::model::{BinRow, ItemType};
 
 const COLUMNS: &str = "item_id, item_type, tenant_id, container_id, name, access_level, dataset_type, \

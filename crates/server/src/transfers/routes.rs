@@ -722,7 +722,7 @@ async fn import_staged(
             project,
             destination.as_ref(),
             request.create_destination_path_if_not_exists,
-            crate::projects::model::AccessLevel::Private,
+            crate::projects::access::AccessLevel::Private,
             &base,
         )
         .await
