@@ -14,6 +14,7 @@
 
 mod auth;
 mod blob;
+mod blob_urls;
 mod cli;
 mod clock;
 mod config;
@@ -26,7 +27,6 @@ mod db;
 mod error;
 mod events;
 mod features;
-mod file_lock;
 mod gis;
 mod health;
 mod hierarchy;
@@ -49,7 +49,7 @@ mod transfers;
 mod webhook_signature;
 
 pub use auth::{SigningSecret, TokenRequest, issue_token};
-pub use blob::resign_blob_url;
+pub use blob_urls::resign_blob_url;
 pub use cli::run;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{

@@ -101,13 +101,6 @@ pub(crate) const UPLOAD_BYTES_MAX: u64 = 5 * 1024 * 1024 * 1024;
 /// Largest staged block, as in Azure Blob Storage (4000 MiB), so Azure clients never split
 /// differently for Basin.
 pub(crate) const BLOCK_BYTES_MAX: u64 = 4000 * 1024 * 1024;
-/// Blocks in one committed block list, as in Azure Blob Storage.
-pub(crate) const BLOCKS_PER_BLOB_MAX: usize = 50_000;
-/// Decoded length of a block id, as in Azure Blob Storage.
-pub(crate) const BLOCK_ID_BYTES_MAX: usize = 64;
-/// Largest `comp=blocklist` body: 50,000 entries of `<Uncommitted>` plus an 88-character
-/// base64 id fit in 8 MiB with room for whitespace.
-pub(crate) const BLOCK_LIST_BYTES_MAX: usize = 8 * 1024 * 1024;
 /// An upload whose body sends nothing for this long is abandoned. Uploads (blob requests and
 /// direct file uploads) are exempt from `request_timeout_ms`, as a large file over a slow line
 /// takes minutes, so this bounds a stalled client instead.
@@ -118,13 +111,12 @@ pub(crate) const UPLOAD_IDLE_TIMEOUT_MS: u64 = 60_000;
 // so the build checks that its own stay equal to them.
 const _: () = assert!(basin_fetch::FETCH_BYTES_MAX == UPLOAD_BYTES_MAX);
 const _: () = assert!(basin_fetch::FETCH_IDLE_TIMEOUT_MS == UPLOAD_IDLE_TIMEOUT_MS);
+// Limits of blob names, staged blocks and signed-URL queries belong to the blob store and sit
+// in `basin_blob::limits` (crates/blob/src/limits.rs).
+
 /// Age at which staged blocks never committed, and writes a crashed process left, are removed:
 /// a week, as Azure Blob Storage keeps uncommitted blocks.
 pub(crate) const BLOB_LEFTOVER_AGE_SECONDS: u64 = 7 * 24 * 3600;
-/// How long after a block commit the folder backend copies the blocks into one file, unless a
-/// reader needs the file sooner: long enough that the uploads and downloads that follow a
-/// large upload do not compete with the copy for the disk (measured in docs/benchmarks.md).
-pub(crate) const BLOB_COMPACTION_DELAY_SECONDS: u64 = 60;
 /// Longest compaction delay a deployment may set: a day.
 pub(crate) const BLOB_COMPACTION_DELAY_SECONDS_MAX: u64 = 24 * 3600;
 /// How often the blob store is swept for such leftovers.
@@ -148,12 +140,6 @@ pub(crate) const CHECKSUM_REPAIR_GRACE_SECONDS: i64 = 300;
 pub(crate) const UPLOAD_SWEEP_INTERVAL_SECONDS_MAX: u64 = 3600;
 /// Largest range whose MD5 a read may ask for (`x-ms-range-get-content-md5`), as in Azure.
 pub(crate) const RANGE_MD5_BYTES_MAX: u64 = 4 * 1024 * 1024;
-/// Length of a blob name in bytes (Azure allows 1024 characters; bytes are stricter).
-pub(crate) const BLOB_NAME_BYTES_MAX: usize = 1024;
-/// Segments of a blob name (Azure's limit is 254).
-pub(crate) const BLOB_NAME_SEGMENTS_MAX: usize = 254;
-/// Length of one segment of a blob name: the file-name limit of common file systems.
-pub(crate) const BLOB_SEGMENT_BYTES_MAX: usize = 255;
 /// Shortest lifetime of a signed blob URL: anything shorter expires before clients use it.
 pub(crate) const BLOB_URL_TTL_SECONDS_MIN: i64 = 60;
 /// Longest lifetime of a signed blob URL: seven days, Azure's limit for delegated SAS.
@@ -163,8 +149,6 @@ pub(crate) const BLOB_URL_TTL_SECONDS_MAX: i64 = 7 * 24 * 3600;
 pub(crate) const UPLOAD_URL_TTL_SECONDS: i64 = 24 * 3600;
 /// Default lifetime of a read URL.
 pub(crate) const READ_URL_TTL_SECONDS: i64 = 3600;
-/// Longest signed-URL query Basin reads (`sv`, `se`, `sr`, `sp`, `sig` are well under 200).
-pub(crate) const SAS_QUERY_BYTES_MAX: usize = 4096;
 /// Largest file sent directly to the API: small files only (the request timeout applies);
 /// larger ones go through an upload URL.
 pub(crate) const DIRECT_UPLOAD_BYTES_MAX: u64 = 64 * 1024 * 1024;

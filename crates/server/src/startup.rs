@@ -23,8 +23,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{Authenticator, CachedDirectory, SigningSecret, load_or_create_secret};
-use crate::blob::{BlobLimits, BlobStore, BlobUrls};
+use crate::blob_urls::BlobUrls;
 use crate::clock::Clock;
+use crate::config::BlobLimits;
 use crate::config::{Config, LimitsConfig};
 use crate::datasets::service::{DatasetLimits, DatasetService};
 use crate::db::Db;
@@ -44,6 +45,7 @@ use crate::transfers::execution::WorkerPool;
 use crate::transfers::execution::run::Runner;
 use crate::transfers::execution::worker::QueueSettings;
 use crate::transfers::service::{TransferDeps, TransferService};
+use basin_blob::BlobStore;
 
 /// State shared by every handler. Areas never see it whole: each takes the part it needs, its
 /// own substate or a field, through `FromRef` (below). axum clones the state for every request,
@@ -231,11 +233,7 @@ impl Services {
             queued: queued.clone(),
             upload_retention: config.blob.upload_retention_seconds,
         });
-        let blob_limits = BlobLimits {
-            upload_bytes_max: config.limits.upload_bytes_max.get(),
-            direct_upload_bytes_max: config.limits.direct_upload_bytes_max,
-            upload_idle_timeout: config.limits.upload_idle_timeout_ms,
-        };
+        let blob_limits = BlobLimits::from(&config.limits);
         let hierarchy = HierarchyService::new(
             projects.clone(),
             datasets.clone(),
@@ -396,6 +394,7 @@ impl Services {
             .with(crate::credits::CreditSettling(state.credits.clone()))
             .with(crate::features::MessageRetention(state.features.clone()))
             .with(state.transfers.upload_keeper().clone())
+            .with(crate::blob::BlobSweep(state.blobs.clone()))
             .with(crate::datasets::checksums::ChecksumRepair::new(
                 state.db.clone(),
                 state.blobs.clone(),

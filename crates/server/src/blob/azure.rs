@@ -11,12 +11,12 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 
-use crate::blob::blocks::BlockListError;
-use crate::blob::path::BlobPathError;
-use crate::blob::signing::SasError;
-use crate::blob::store::{BlobError, BlobMeta};
-use crate::blob::urls::BlobUrlError;
+use crate::blob_urls::BlobUrlError;
 use crate::error::ErrorCause;
+use basin_blob::blocks::BlockListError;
+use basin_blob::path::BlobPathError;
+use basin_blob::signing::SasError;
+use basin_blob::{BlobError, BlobMeta};
 
 /// The storage service version Basin answers as (`x-ms-version`).
 pub(crate) const SERVICE_VERSION: &str = "2025-01-05";
@@ -172,7 +172,8 @@ impl From<BlockListError> for AzureError {
     fn from(error: BlockListError) -> Self {
         match error {
             BlockListError::TooLarge => Self::TooLarge {
-                limit_bytes: u64::try_from(crate::limits::BLOCK_LIST_BYTES_MAX).unwrap_or(u64::MAX),
+                limit_bytes: u64::try_from(basin_blob::limits::BLOCK_LIST_BYTES_MAX)
+                    .unwrap_or(u64::MAX),
             },
             BlockListError::Malformed => Self::InvalidXml(error),
             BlockListError::InvalidBlockId

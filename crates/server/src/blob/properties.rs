@@ -5,7 +5,7 @@
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 
 use crate::blob::azure::AzureError;
-use crate::blob::store::BlobProperties;
+use basin_blob::BlobProperties;
 
 /// Prefix of metadata headers.
 const METADATA_PREFIX: &str = "x-ms-meta-";

@@ -28,31 +28,32 @@ use base64::engine::general_purpose::STANDARD;
 use futures::StreamExt;
 use md5::Digest;
 
-use crate::blob::ACCOUNT;
 use crate::blob::azure::{
     AzureError, REQUEST_ID_HEADER, SERVICE_VERSION, VERSION_HEADER, insert_meta,
 };
-use crate::blob::blocks::{BlockId, parse_block_list};
-use crate::blob::path::BlobPath;
 use crate::blob::properties;
-use crate::blob::range::RangeSpec;
-use crate::blob::signing::Permissions;
-use crate::blob::store::{BlobMeta, BlobProperties, ByteStream, WriteOptions, Written};
-use crate::blob::urls::{BlobUrlError, blob_path_from_request_path};
+use crate::blob_urls::{BlobUrlError, blob_path_from_request_path};
 use crate::http::problem::REQUEST_ID_HEADER as BASIN_REQUEST_ID;
-use crate::limits::{BLOCK_BYTES_MAX, BLOCK_LIST_BYTES_MAX, RANGE_MD5_BYTES_MAX};
+use crate::limits::{BLOCK_BYTES_MAX, RANGE_MD5_BYTES_MAX};
+use basin_blob::ACCOUNT;
+use basin_blob::blocks::{BlockId, parse_block_list};
+use basin_blob::limits::BLOCK_LIST_BYTES_MAX;
+use basin_blob::path::BlobPath;
+use basin_blob::range::RangeSpec;
+use basin_blob::signing::Permissions;
+use basin_blob::{BlobMeta, BlobProperties, ByteStream, WriteOptions, Written};
 
 /// What the blob endpoint need: a substate of the app's state (axum `FromRef`).
 #[derive(Debug, Clone)]
 pub(crate) struct BlobState {
     /// Storage.
-    pub(crate) blobs: std::sync::Arc<dyn crate::blob::BlobStore>,
+    pub(crate) blobs: std::sync::Arc<dyn basin_blob::BlobStore>,
     /// Signature checks.
-    pub(crate) blob_urls: crate::blob::BlobUrls,
+    pub(crate) blob_urls: crate::blob_urls::BlobUrls,
     /// Time, for URL expiry.
     pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
     /// Upload limits.
-    pub(crate) blob_limits: crate::blob::BlobLimits,
+    pub(crate) blob_limits: crate::config::BlobLimits,
     /// The datasets whose content is written.
     pub(crate) datasets: crate::datasets::service::DatasetService,
     /// Uploads, recorded as they are written.
@@ -269,7 +270,7 @@ async fn check_content_live(state: &BlobState, target: &Target) -> Result<(), Az
 async fn check_readable(state: &BlobState, target: &Target) -> Result<(), AzureError> {
     match check_content_live(state, target).await {
         Err(AzureError::InRecycleBin) => match state.blobs.head(&target.path).await {
-            Err(error @ crate::blob::store::BlobError::NotFound(_)) => Err(error.into()),
+            Err(error @ basin_blob::BlobError::NotFound(_)) => Err(error.into()),
             _ => Err(AzureError::InRecycleBin),
         },
         other => other,
@@ -520,15 +521,14 @@ fn insert_not_encrypted(headers: &mut HeaderMap) {
 /// The request body as a stream that fails if the client sends nothing for `idle`
 /// (`limits.upload_idle_timeout_ms`).
 fn body_stream(request: Request, idle: Duration) -> ByteStream {
-    crate::blob::idle_limited(request.into_body().into_data_stream(), idle)
+    basin_blob::idle_limited(request.into_body().into_data_stream(), idle)
 }
 
 /// Reads a small body whole, failing past `limit` bytes.
 async fn read_bounded(mut body: ByteStream, limit: usize) -> Result<Vec<u8>, AzureError> {
     let mut out = Vec::new();
     while let Some(chunk) = body.next().await {
-        let chunk =
-            chunk.map_err(|error| AzureError::from(crate::blob::store::BlobError::Body(error)))?;
+        let chunk = chunk.map_err(|error| AzureError::from(basin_blob::BlobError::Body(error)))?;
         if out.len().saturating_add(chunk.len()) > limit {
             return Err(AzureError::TooLarge {
                 limit_bytes: u64::try_from(limit).unwrap_or(u64::MAX),

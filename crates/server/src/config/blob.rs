@@ -54,7 +54,9 @@ impl Default for BlobConfig {
             options: BTreeMap::new(),
             upload_url_ttl_seconds: limits::UPLOAD_URL_TTL_SECONDS,
             read_url_ttl_seconds: limits::READ_URL_TTL_SECONDS,
-            compaction_delay_seconds: Duration::from_secs(limits::BLOB_COMPACTION_DELAY_SECONDS),
+            compaction_delay_seconds: Duration::from_secs(
+                basin_blob::limits::BLOB_COMPACTION_DELAY_SECONDS,
+            ),
             upload_retention_seconds: Duration::from_secs(limits::UPLOAD_RETENTION_SECONDS),
         }
     }

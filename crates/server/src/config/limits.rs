@@ -85,3 +85,24 @@ impl Default for LimitsConfig {
         }
     }
 }
+
+/// The limits of uploads, as the blob endpoint and direct file uploads apply them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlobLimits {
+    /// Largest blob, whether sent whole or as blocks.
+    pub(crate) upload_bytes_max: u64,
+    /// Largest file sent directly to the API (`.../file/upload`).
+    pub(crate) direct_upload_bytes_max: u64,
+    /// An upload body that sends nothing for this long is abandoned.
+    pub(crate) upload_idle_timeout: Duration,
+}
+
+impl From<&LimitsConfig> for BlobLimits {
+    fn from(limits: &LimitsConfig) -> Self {
+        Self {
+            upload_bytes_max: limits.upload_bytes_max.get(),
+            direct_upload_bytes_max: limits.direct_upload_bytes_max,
+            upload_idle_timeout: limits.upload_idle_timeout_ms,
+        }
+    }
+}

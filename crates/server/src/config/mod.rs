@@ -48,6 +48,7 @@ pub use events::{EventsConfig, NatsConfig, WebhookConfig};
 pub use features::FeaturesConfig;
 pub(crate) use fetch::FetchConfig;
 pub use kubernetes::KubernetesConfig;
+pub(crate) use limits::BlobLimits;
 pub use limits::LimitsConfig;
 pub use log::{LogConfig, LogFormat};
 pub(crate) use recycle_bin::RecycleBinConfig;

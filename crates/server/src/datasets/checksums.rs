@@ -11,12 +11,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use md5::Digest;
 
-use crate::blob::{BlobError, BlobPath, BlobStore};
 use crate::clock::Clock;
 use crate::datasets::service::hex;
 use crate::datasets::store;
 use crate::db::Db;
 use crate::periodic::{PeriodicTask, RoundCounts};
+use basin_blob::{BlobError, BlobPath, BlobStore};
 
 /// Paths looked at per query.
 const PAGE: i64 = 100;
@@ -93,7 +93,7 @@ impl ChecksumRepair {
         }
         if let Some(file) = self.blobs.local_file_now(&path).await {
             let hashed =
-                tokio::task::spawn_blocking(move || crate::blob::tally_file(&file, u64::MAX, None))
+                tokio::task::spawn_blocking(move || basin_blob::tally_file(&file, u64::MAX, None))
                     .await
                     .map_err(BlobError::storage)??;
             return Ok(Some(hashed.1));

@@ -9,7 +9,6 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::auth::Principal;
-use crate::blob::BlobPath;
 use crate::datasets::model::{DatasetDto, MoveDatasetRequest, UpdateDatasetRequest};
 use crate::datasets::service::{DatasetError, DatasetService};
 use crate::db::SortValue;
@@ -21,6 +20,7 @@ use crate::ids::{DatasetId, ProjectId};
 use crate::projects::access::Capability;
 use crate::projects::service::ProjectService;
 use crate::public_base::PublicBase;
+use basin_blob::BlobPath;
 
 /// What the dataset endpoints need: a substate of the app's state (axum `FromRef`).
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ pub(crate) struct DatasetsState {
     /// Page sizes.
     pub(crate) page_limits: crate::http::paging::PageLimits,
     /// Signed read URLs.
-    pub(crate) blob_urls: crate::blob::BlobUrls,
+    pub(crate) blob_urls: crate::blob_urls::BlobUrls,
     /// Time, for URL expiry.
     pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
 }
@@ -41,7 +41,7 @@ where
     S: Clone + Send + Sync + 'static,
     DatasetsState: FromRef<S>,
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
-    crate::blob::BlobUrls: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(get_dataset, delete_dataset))

@@ -78,8 +78,8 @@ impl NewDataset {
     pub(crate) fn stored(
         id: DatasetId,
         name: String,
-        path: &crate::blob::BlobPath,
-        written: &crate::blob::Written,
+        path: &basin_blob::BlobPath,
+        written: &basin_blob::Written,
     ) -> Self {
         Self {
             id,

@@ -254,7 +254,7 @@ impl Db {
             Self::Sqlite(pool, reader) => {
                 let mut lock = reader.path().as_os_str().to_owned();
                 lock.push(SQLITE_MIGRATE_LOCK_SUFFIX);
-                let _held = crate::file_lock::lock_exclusive(lock.into())
+                let _held = basin_blob::file_lock::lock_exclusive(lock.into())
                     .await
                     .map_err(|error| StoreError::Unavailable(sqlx::Error::Io(error)))?;
                 sqlx::migrate!("./migrations/sqlite").run(pool).await?;

@@ -28,7 +28,7 @@ pub(crate) struct HierarchyState {
     /// Project limits.
     pub(crate) projects: crate::projects::service::ProjectService,
     /// Upload URL lifetimes.
-    pub(crate) blob_urls: crate::blob::BlobUrls,
+    pub(crate) blob_urls: crate::blob_urls::BlobUrls,
 }
 
 /// Hierarchy routes.
@@ -37,7 +37,7 @@ where
     S: Clone + Send + Sync + 'static,
     HierarchyState: FromRef<S>,
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
-    crate::blob::BlobUrls: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(apply_hierarchy))

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::TimeDelta;
 
 use crate::auth::Caller;
-use crate::blob::{BlobPath, BlobUrls};
+use crate::blob_urls::BlobUrls;
 use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetError, DatasetService, NewDataset};
@@ -18,6 +18,7 @@ use crate::projects::hierarchy_path::HierarchyPath;
 use crate::projects::model::ProjectRow;
 use crate::projects::service::{ProjectError, ProjectService};
 use crate::public_base::PublicBase;
+use basin_blob::BlobPath;
 
 crate::wire_enum! {
     /// What an action does.
@@ -448,7 +449,7 @@ impl HierarchyService {
         let sas_token = self.urls.signed_url(
             run.base,
             &blob,
-            crate::blob::urls::UPLOAD_PERMISSIONS,
+            crate::blob_urls::UPLOAD_PERMISSIONS,
             run.expiry,
         );
         run.results.push(CreatedPath {

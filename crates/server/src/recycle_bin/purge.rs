@@ -12,13 +12,13 @@ use std::collections::BTreeSet;
 
 use uuid::Uuid;
 
-use crate::blob::{BlobError, BlobPath};
 use crate::events::{EventType, NewEvent};
 use crate::periodic::{PeriodicTask, RoundCounts};
 use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::service::{BinResult, RecycleBinService};
 use crate::recycle_bin::store::{self, RemovedDataset, RemovedProject};
+use basin_blob::{BlobError, BlobPath};
 
 impl RecycleBinService {
     /// Purges `item` (marked) for at most `batches_max` batches, then deletes the blobs they

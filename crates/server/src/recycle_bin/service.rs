@@ -13,7 +13,6 @@ use chrono::{DateTime, TimeDelta, Utc};
 use uuid::Uuid;
 
 use crate::auth::{Caller, TenantStanding};
-use crate::blob::BlobStore;
 use crate::clock::Clock;
 use crate::config::RecycleBinConfig;
 use crate::datasets::model::DatasetRow;
@@ -29,6 +28,7 @@ use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::store::{self, BinVisibility};
 pub(crate) use crate::recycle_bin::store::{BinScope, BinSort};
+use basin_blob::BlobStore;
 
 /// What went wrong in a bin operation.
 #[derive(Debug, thiserror::Error)]

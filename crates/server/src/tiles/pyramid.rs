@@ -37,12 +37,12 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::blob::{BlobError, BlobPath, WriteOptions};
 use crate::ids::{DatasetId, TenantId};
 use crate::tiles::scheme::Scheme;
 use crate::tiles::service::{TileError, TileService, Tileable};
 use crate::tiles::source::BandKey;
 use crate::tiles::store;
+use basin_blob::{BlobError, BlobPath, WriteOptions};
 
 /// Container of stored pyramids.
 pub(crate) const PYRAMIDS_CONTAINER: &str = "pyramids";
@@ -93,7 +93,7 @@ impl PyramidRef {
             .map_err(|error| anyhow::anyhow!("cannot name a stored tile: {error}").into())
     }
 
-    /// The folder of this version's blobs, for [`crate::blob::BlobStore::delete_prefix`].
+    /// The folder of this version's blobs, for [`basin_blob::BlobStore::delete_prefix`].
     fn version_prefix(&self) -> Result<BlobPath, TileError> {
         let name = format!("{}/{}/{}", self.tenant, self.dataset, self.version);
         BlobPath::parse(PYRAMIDS_CONTAINER, &name)
@@ -733,7 +733,7 @@ impl TileService {
             size_max: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
             create_only: false,
             expected_md5: None,
-            properties: crate::blob::BlobProperties::default(),
+            properties: basin_blob::BlobProperties::default(),
         };
         self.put_bytes(path, bytes, options).await?;
         Ok(())

@@ -41,7 +41,7 @@ pub(crate) fn router<S>() -> OpenApiRouter<S>
 where
     S: Clone + Send + Sync + 'static,
     TilesState: FromRef<S>,
-    crate::blob::BlobUrls: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
 {
     OpenApiRouter::new()

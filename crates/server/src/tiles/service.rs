@@ -25,7 +25,6 @@ use bytes::Bytes;
 use chrono::NaiveDateTime;
 
 use crate::auth::Caller;
-use crate::blob::{BlobPath, BlobStore};
 use crate::clock::Clock;
 use crate::datasets::model::DatasetRow;
 use crate::datasets::service::{ContentDetails, DatasetError, DatasetService, NewDataset};
@@ -38,6 +37,7 @@ use crate::tiles::pyramid::{self, ManifestLookup, PyramidRef, StoredTile};
 use crate::tiles::scheme::{Scheme, SchemeType, default_schemes};
 use crate::tiles::source::{self, Band, BandKey, Description, SourceError};
 use crate::tiles::store;
+use basin_blob::{BlobPath, BlobStore};
 
 /// Errors of the tile rules.
 #[derive(Debug, thiserror::Error)]
@@ -458,7 +458,7 @@ impl TileService {
 
     /// The bytes of a small blob of Basin's own (a definition, a manifest, a stored tile);
     /// [`TileError::Unreadable`] past `bytes_max`, [`TileError::Internal`] with the
-    /// [`crate::blob::BlobError`] when the store fails or has no such blob.
+    /// [`basin_blob::BlobError`] when the store fails or has no such blob.
     pub(super) async fn read_blob(
         &self,
         path: &BlobPath,
@@ -494,9 +494,9 @@ impl TileService {
         &self,
         path: &BlobPath,
         bytes: Bytes,
-        options: crate::blob::WriteOptions,
-    ) -> Result<crate::blob::Written, TileError> {
-        let body: crate::blob::ByteStream =
+        options: basin_blob::WriteOptions,
+    ) -> Result<basin_blob::Written, TileError> {
+        let body: basin_blob::ByteStream =
             Box::pin(futures::stream::once(async move { Ok(bytes) }));
         Ok(self
             .blobs
@@ -1006,7 +1006,7 @@ fn reprojection_from_mercator(description: &Description) -> Option<Reprojection>
 async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow::Result<()> {
     if let Some(file) = blobs.local_file_now(path).await
         && tokio::fs::hard_link(&file, target).await.is_ok()
-        && crate::blob::linked_a_file(target).await
+        && basin_blob::linked_a_file(target).await
     {
         return Ok(());
     }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use axum::extract::multipart::{Field, MultipartError};
 use futures::{SinkExt, StreamExt};
 
-use crate::blob::ByteStream;
 use crate::error::ApiError;
+use basin_blob::ByteStream;
 
 /// Chunks in flight between the part and the write: enough to keep both busy, small enough
 /// that a slow store holds back the client instead of filling memory.
@@ -33,7 +33,7 @@ pub(crate) fn part_body(
 ) -> (impl Future<Output = ()> + Send + '_, ByteStream) {
     let (mut sender, receiver) = futures::channel::mpsc::channel(CHUNKS_IN_FLIGHT);
     let feed = async move {
-        let mut body = crate::blob::idle_limited(field, idle);
+        let mut body = basin_blob::idle_limited(field, idle);
         while let Some(chunk) = body.next().await {
             let failed = chunk.is_err();
             if sender.send(chunk).await.is_err() || failed {

@@ -80,7 +80,7 @@ impl TransferService {
             .map_err(|error| TransferError::Internal(error.into()))?;
         let download_path = match (&row.download_blob, row.status()) {
             (Some(key), TransferStatus::Completed) => {
-                let path = crate::blob::BlobPath::parse_key(key)
+                let path = basin_blob::BlobPath::parse_key(key)
                     .map_err(|error| TransferError::Internal(error.into()))?;
                 Some(self.urls.read_url(base, &path, self.clock.now()))
             }

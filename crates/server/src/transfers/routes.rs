@@ -32,7 +32,7 @@ pub(crate) struct TransfersState {
     /// Datasets made by direct uploads.
     pub(crate) datasets: crate::datasets::service::DatasetService,
     /// Upload limits.
-    pub(crate) blob_limits: crate::blob::BlobLimits,
+    pub(crate) blob_limits: crate::config::BlobLimits,
     /// Page sizes of the transfer list.
     pub(crate) page_limits: crate::http::paging::PageLimits,
     /// Destination folders of staged imports.
@@ -46,7 +46,7 @@ where
     S: Clone + Send + Sync + 'static,
     TransfersState: FromRef<S>,
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
-    crate::blob::BlobUrls: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
 {
     let conversion = OpenApiRouter::new()
         .routes(routes!(get_upload_url))
@@ -78,7 +78,7 @@ where
     S: Clone + Send + Sync + 'static,
     TransfersState: FromRef<S>,
     std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
-    crate::blob::BlobUrls: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(upload_file))

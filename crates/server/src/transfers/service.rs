@@ -10,15 +10,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::auth::Principal;
-use crate::blob::path::check_segment;
-use crate::blob::{
-    BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, BlobUrlError, BlobUrls,
-    UPLOADS_CONTAINER,
-};
+use crate::blob_urls::{BlobUrlError, BlobUrls};
 use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
 use crate::ids::TenantId;
 use crate::public_base::PublicBase;
+use basin_blob::path::check_segment;
+use basin_blob::{BlobError, BlobMeta, BlobPath, BlobPathError, BlobStore, UPLOADS_CONTAINER};
 
 /// Why a transfer request failed.
 #[derive(Debug, thiserror::Error)]
@@ -269,7 +267,7 @@ pub(crate) struct DirectFile<'a> {
     /// The media type its form part names, kept as the blob's content type.
     pub(crate) content_type: Option<String>,
     /// Its bytes.
-    pub(crate) body: crate::blob::ByteStream,
+    pub(crate) body: basin_blob::ByteStream,
 }
 
 impl TransferService {
@@ -295,13 +293,13 @@ impl TransferService {
         let id = crate::ids::DatasetId::new_random();
         let path = BlobPath::parse(DATASETS_CONTAINER, &format!("{tenant}/{id}/{}", name.0))
             .map_err(TransferError::InvalidFileName)?;
-        let options = crate::blob::WriteOptions {
+        let options = basin_blob::WriteOptions {
             size_max,
             create_only: true,
             expected_md5: None,
-            properties: crate::blob::BlobProperties {
+            properties: basin_blob::BlobProperties {
                 content_type,
-                ..crate::blob::BlobProperties::default()
+                ..basin_blob::BlobProperties::default()
             },
         };
         let written = self
@@ -338,9 +336,9 @@ mod tests {
 
     use super::*;
     use crate::auth::{PrincipalType, SigningSecret};
-    use crate::blob::{LocalBlobStore, WriteOptions};
     use crate::clock::SystemClock;
     use crate::identity::model::TenantRole;
+    use basin_blob::{LocalBlobStore, WriteOptions};
 
     fn member_of(tenant: TenantId) -> Principal {
         Principal {
@@ -377,7 +375,7 @@ mod tests {
             size_max: 10,
             create_only: true,
             expected_md5: None,
-            properties: crate::blob::BlobProperties::default(),
+            properties: basin_blob::BlobProperties::default(),
         };
         blobs.put(&path, body, options).await.unwrap();
         let (found, meta) = service.uploaded_blob(&caller, unsigned).await.unwrap();

@@ -5,11 +5,11 @@
 //! behind, and one that succeeded stays.
 
 use crate::auth::{Caller, Principal};
-use crate::blob::{BlobError, BlobPath, WriteOptions};
 use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{DatasetService, NewDataset};
 use crate::ids::{DatasetId, ProjectId};
 use crate::transfers::service::{TransferError, TransferService, UploadFileName};
+use basin_blob::{BlobError, BlobPath, WriteOptions};
 
 /// One staged file to import.
 #[derive(Debug, Clone)]

@@ -4,7 +4,6 @@
 //! until a worker runs it.
 
 use crate::auth::{Caller, Principal};
-use crate::blob::BlobPath;
 use crate::datasets::model::DatasetRow;
 use crate::ids::{DatasetId, ProjectId, TenantId, TransferId};
 use crate::transfers::model::{
@@ -14,6 +13,7 @@ use crate::transfers::model::{
 use crate::transfers::plan::{self, Converters, Invalid, invalid};
 use crate::transfers::service::{TransferError, TransferService, UploadFileName};
 use crate::transfers::store::{self, NewTransfer};
+use basin_blob::BlobPath;
 
 /// Longest dataset name and description a transfer accepts, as datasets do.
 const DESCRIPTION_CHARS_MAX: usize = 4_000;
@@ -389,7 +389,7 @@ impl TransferService {
                     BlobPath::parse_key(blob_key).map_err(|_| TransferError::UploadNotFound)?;
                 let size = match self.blobs.head(&path).await {
                     Ok(meta) => meta.size,
-                    Err(crate::blob::BlobError::NotFound(_)) => {
+                    Err(basin_blob::BlobError::NotFound(_)) => {
                         return Err(TransferError::UploadNotFound);
                     }
                     Err(error) => return Err(TransferError::Blob(error)),
@@ -438,7 +438,7 @@ impl TransferService {
                 let path = BlobPath::parse_key(key).map_err(|_| TransferError::UploadNotFound)?;
                 match self.blobs.head(&path).await {
                     Ok(_) => Ok(()),
-                    Err(crate::blob::BlobError::NotFound(_)) => Err(TransferError::UploadNotFound),
+                    Err(basin_blob::BlobError::NotFound(_)) => Err(TransferError::UploadNotFound),
                     Err(error) => Err(TransferError::Blob(error)),
                 }
             }

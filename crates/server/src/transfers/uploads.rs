@@ -13,12 +13,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::blob::{BlobError, BlobPath, BlobStore, UPLOADS_CONTAINER};
 use crate::clock::Clock;
 use crate::db::{Db, StoreResult};
 use crate::ids::TenantId;
 use crate::periodic::{PeriodicTask, RoundCounts};
 use crate::transfers::store;
+use basin_blob::{BlobError, BlobPath, BlobStore, UPLOADS_CONTAINER};
 
 /// Uploads removed per round of the retention; the next round follows at once when full.
 const RETENTION_BATCH: i64 = 200;

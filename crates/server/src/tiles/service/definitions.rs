@@ -87,7 +87,7 @@ impl TileService {
         tenant: crate::ids::TenantId,
         id: DatasetId,
         definition: &Definition,
-    ) -> Result<(BlobPath, crate::blob::Written), TileError> {
+    ) -> Result<(BlobPath, basin_blob::Written), TileError> {
         let bytes = serde_json::to_vec_pretty(definition).map_err(anyhow::Error::from)?;
         if bytes.len() > DEFINITION_BYTES_MAX {
             let mut errors = crate::error::FieldErrors::new();
@@ -105,13 +105,13 @@ impl TileService {
             &format!("{}/{id}/definition.tiles", tenant),
         )
         .map_err(|error| anyhow::anyhow!("cannot name the definition blob: {error}"))?;
-        let options = crate::blob::WriteOptions {
+        let options = basin_blob::WriteOptions {
             size_max: DEFINITION_BYTES_MAX as u64,
             create_only: true,
             expected_md5: None,
-            properties: crate::blob::BlobProperties {
+            properties: basin_blob::BlobProperties {
                 content_type: Some("application/json".to_owned()),
-                ..crate::blob::BlobProperties::default()
+                ..basin_blob::BlobProperties::default()
             },
         };
         let written = self.put_bytes(&path, Bytes::from(bytes), options).await?;

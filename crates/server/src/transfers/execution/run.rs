@@ -20,7 +20,6 @@ use basin_formats::{Catalogue, Conversion, ReadContext};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::blob::{BlobPath, BlobStore, WriteOptions};
 use crate::clock::Clock;
 use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{ContentDetails, DatasetService, NewContent, NewDataset};
@@ -30,6 +29,7 @@ use crate::transfers::model::{
     ImportResultDto, OutputDatasetData, Source, Target, TransferPlan, TransferRow, TransferStatus,
 };
 use crate::transfers::store::{self, Heartbeat, Outcome};
+use basin_blob::{BlobPath, BlobStore, WriteOptions};
 
 /// Container of export results.
 pub(crate) const EXPORTS_CONTAINER: &str = "exports";
@@ -594,7 +594,7 @@ impl Runner {
             // block commit's extents meanwhile is a symbolic link, which a hard link copies as
             // such: it is read below too.
             if tokio::fs::hard_link(&file, target).await.is_ok()
-                && crate::blob::linked_a_file(target).await
+                && basin_blob::linked_a_file(target).await
             {
                 return Ok(());
             }
@@ -611,7 +611,7 @@ impl Runner {
         }
         let read = match self.blobs.get(path, None).await {
             Ok(read) => read,
-            Err(crate::blob::BlobError::NotFound(_)) => {
+            Err(basin_blob::BlobError::NotFound(_)) => {
                 return Err(Failed("the file to read is no longer there".to_owned()));
             }
             Err(error) => return Err(error.into()),
@@ -635,7 +635,7 @@ impl Runner {
             size_max: self.result_bytes_max,
             create_only: true,
             expected_md5: None,
-            properties: crate::blob::BlobProperties::default(),
+            properties: basin_blob::BlobProperties::default(),
         };
         let size = tokio::fs::metadata(&produced.file).await?.len();
         if size > CHECKSUM_LATER_BYTES {
@@ -662,7 +662,7 @@ impl Runner {
         }
         let file = produced.file.clone();
         let hashed =
-            tokio::task::spawn_blocking(move || crate::blob::tally_file(&file, u64::MAX, None))
+            tokio::task::spawn_blocking(move || basin_blob::tally_file(&file, u64::MAX, None))
                 .await;
         let result = match hashed {
             Ok(Ok((_, md5))) => self
@@ -860,7 +860,7 @@ impl Runner {
 
     async fn remove_blob(&self, path: &BlobPath) {
         match self.blobs.delete(path).await {
-            Ok(()) | Err(crate::blob::BlobError::NotFound(_)) => {}
+            Ok(()) | Err(basin_blob::BlobError::NotFound(_)) => {}
             Err(error) => {
                 tracing::warn!(%error, blob = %path.key(), "could not remove a transfer's blob");
             }

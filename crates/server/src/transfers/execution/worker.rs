@@ -134,9 +134,9 @@ impl WorkerPool {
         let runner = &self.runner;
         let before = runner.clock.now() - self.settings.export_ttl;
         for (id, key) in store::expired_downloads(&runner.db, before, 500).await? {
-            if let Ok(path) = crate::blob::BlobPath::parse_key(&key) {
+            if let Ok(path) = basin_blob::BlobPath::parse_key(&key) {
                 match runner.blobs.delete(&path).await {
-                    Ok(()) | Err(crate::blob::BlobError::NotFound(_)) => {}
+                    Ok(()) | Err(basin_blob::BlobError::NotFound(_)) => {}
                     Err(error) => {
                         tracing::warn!(%error, blob = %key, "cannot remove an expired export");
                         continue;

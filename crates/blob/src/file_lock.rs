@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Opens (creating it when missing) the lock file at `path` and waits until this open holds
 /// its exclusive lock. The wait runs on a blocking thread.
-pub(crate) async fn lock_exclusive(path: PathBuf) -> io::Result<std::fs::File> {
+pub async fn lock_exclusive(path: PathBuf) -> io::Result<std::fs::File> {
     tokio::task::spawn_blocking(move || {
         let file = std::fs::OpenOptions::new()
             .create(true)

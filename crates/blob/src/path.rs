@@ -5,12 +5,11 @@
 use crate::limits::{BLOB_NAME_BYTES_MAX, BLOB_NAME_SEGMENTS_MAX, BLOB_SEGMENT_BYTES_MAX};
 
 /// Container of uploads: `uploads/<tenant id>/<uuid>[/<file name>]`.
-pub(crate) const UPLOADS_CONTAINER: &str = "uploads";
+pub const UPLOADS_CONTAINER: &str = "uploads";
 
 /// Why a container or blob name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub(crate) enum BlobPathError {
+pub enum BlobPathError {
     /// The container name breaks Azure's rules (3 to 63 of `a-z0-9-`, no `--`, no edge `-`).
     #[error("the container name must be 3 to 63 lower-case letters, digits or single hyphens")]
     Container,
@@ -29,14 +28,14 @@ pub(crate) enum BlobPathError {
 
 /// A checked container and blob name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct BlobPath {
+pub struct BlobPath {
     container: String,
     name: String,
 }
 
 impl BlobPath {
     /// Checks a container and a blob name (already percent-decoded).
-    pub(crate) fn parse(container: &str, name: &str) -> Result<Self, BlobPathError> {
+    pub fn parse(container: &str, name: &str) -> Result<Self, BlobPathError> {
         check_container(container)?;
         if name.is_empty() || name.len() > BLOB_NAME_BYTES_MAX {
             return Err(BlobPathError::Length);
@@ -56,28 +55,28 @@ impl BlobPath {
     }
 
     /// Parses `container/name`, the form [`BlobPath::key`] returns.
-    pub(crate) fn parse_key(key: &str) -> Result<Self, BlobPathError> {
+    pub fn parse_key(key: &str) -> Result<Self, BlobPathError> {
         let (container, name) = key.split_once('/').ok_or(BlobPathError::Length)?;
         Self::parse(container, name)
     }
 
     /// The container.
-    pub(crate) fn container(&self) -> &str {
+    pub fn container(&self) -> &str {
         &self.container
     }
 
     /// The blob name within the container (may contain `/`).
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 
     /// `container/name`: the storage key, and the form kept in the database.
-    pub(crate) fn key(&self) -> String {
+    pub fn key(&self) -> String {
         format!("{}/{}", self.container, self.name)
     }
 
     /// The name's segments.
-    pub(crate) fn segments(&self) -> impl Iterator<Item = &str> {
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
         self.name.split('/')
     }
 }
@@ -103,7 +102,7 @@ fn check_container(container: &str) -> Result<(), BlobPathError> {
 }
 
 /// Checks one segment of a blob name; also used for file names appended to upload paths.
-pub(crate) fn check_segment(segment: &str) -> Result<(), BlobPathError> {
+pub fn check_segment(segment: &str) -> Result<(), BlobPathError> {
     let bad = segment.is_empty()
         || segment == "."
         || segment == ".."

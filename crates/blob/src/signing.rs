@@ -17,13 +17,12 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use crate::auth::SigningSecret;
-use crate::blob::ACCOUNT;
-use crate::blob::path::BlobPath;
+use crate::ACCOUNT;
 use crate::limits::SAS_QUERY_BYTES_MAX;
+use crate::path::BlobPath;
 
 /// The `sv` Basin signs and accepts; a new signing scheme gets a new version.
-pub(crate) const SAS_VERSION: &str = "2025-01-05";
+pub const SAS_VERSION: &str = "2025-01-05";
 /// The only `sr` (signed resource) Basin issues: one blob.
 const SAS_RESOURCE_BLOB: &str = "b";
 /// Label deriving the blob key from the signing secret.
@@ -31,19 +30,19 @@ const KEY_LABEL: &[u8] = b"basin blob sas";
 
 /// What a signed URL allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Permissions {
+pub struct Permissions {
     bits: u8,
 }
 
 impl Permissions {
     /// `r`: GET and HEAD.
-    pub(crate) const READ: Self = Self { bits: 1 };
+    pub const READ: Self = Self { bits: 1 };
     /// `a`: stage blocks.
-    pub(crate) const ADD: Self = Self { bits: 2 };
+    pub const ADD: Self = Self { bits: 2 };
     /// `c`: create a blob that does not exist yet.
-    pub(crate) const CREATE: Self = Self { bits: 4 };
+    pub const CREATE: Self = Self { bits: 4 };
     /// `w`: create or replace a blob.
-    pub(crate) const WRITE: Self = Self { bits: 8 };
+    pub const WRITE: Self = Self { bits: 8 };
     /// Every letter in Azure's canonical order.
     const LETTERS: [(char, Self); 4] = [
         ('r', Self::READ),
@@ -53,24 +52,24 @@ impl Permissions {
     ];
 
     /// The union of two sets.
-    pub(crate) const fn union(self, other: Self) -> Self {
+    pub const fn union(self, other: Self) -> Self {
         Self {
             bits: self.bits | other.bits,
         }
     }
 
     /// Holds every permission of `other`.
-    pub(crate) fn contains(self, other: Self) -> bool {
+    pub fn contains(self, other: Self) -> bool {
         self.bits & other.bits == other.bits
     }
 
     /// Holds at least one permission of `other`.
-    pub(crate) fn intersects(self, other: Self) -> bool {
+    pub fn intersects(self, other: Self) -> bool {
         self.bits & other.bits != 0
     }
 
     /// Parses `sp`: known letters, each at most once, in canonical order.
-    pub(crate) fn parse(raw: &str) -> Option<Self> {
+    pub fn parse(raw: &str) -> Option<Self> {
         let mut letters = Self::LETTERS.iter();
         let mut permissions = Self::default();
         for c in raw.chars() {
@@ -81,7 +80,7 @@ impl Permissions {
     }
 
     /// The `sp` form.
-    pub(crate) fn as_sp(self) -> String {
+    pub fn as_sp(self) -> String {
         Self::LETTERS
             .iter()
             .filter(|(_, permission)| self.contains(*permission))
@@ -92,8 +91,7 @@ impl Permissions {
 
 /// Why a signed URL was refused. Every variant is a 403 and touches nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub(crate) enum SasError {
+pub enum SasError {
     /// A signature parameter is missing, repeated or the query is too long.
     #[error("the URL carries no complete signature (sv, se, sr, sp, sig)")]
     Missing,
@@ -110,7 +108,7 @@ pub(crate) enum SasError {
 
 /// The signature parameters of a request's query string.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct SasParams {
+pub struct SasParams {
     sv: Option<String>,
     se: Option<String>,
     sr: Option<String>,
@@ -122,7 +120,7 @@ impl SasParams {
     /// Reads `sv`, `se`, `sr`, `sp` and `sig` from percent-decoded query pairs; other keys
     /// are ignored (clients add `comp`, `blockid`, `timeout`). A repeated key is refused so
     /// that what is verified is what is used.
-    pub(crate) fn from_pairs<'a>(
+    pub fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, SasError> {
         let mut params = Self::default();
@@ -146,7 +144,7 @@ impl SasParams {
 /// Signs and verifies blob URLs. The key is shared: copying an HMAC key copies its hash state,
 /// and extractors take a copy of the signer for every request.
 #[derive(Clone)]
-pub(crate) struct BlobSigner {
+pub struct BlobSigner {
     key: std::sync::Arc<hmac::Key>,
 }
 
@@ -157,9 +155,9 @@ impl std::fmt::Debug for BlobSigner {
 }
 
 impl BlobSigner {
-    /// A signer keyed from the app's signing secret.
-    pub(crate) fn new(secret: &SigningSecret) -> Self {
-        let root = hmac::Key::new(hmac::HMAC_SHA256, secret.bytes());
+    /// A signer keyed from the deployment's signing secret (its raw bytes).
+    pub fn new(secret: &[u8]) -> Self {
+        let root = hmac::Key::new(hmac::HMAC_SHA256, secret);
         let derived = hmac::sign(&root, KEY_LABEL);
         Self {
             key: std::sync::Arc::new(hmac::Key::new(hmac::HMAC_SHA256, derived.as_ref())),
@@ -167,12 +165,7 @@ impl BlobSigner {
     }
 
     /// The query string (without `?`) granting `permissions` on `path` until `expiry`.
-    pub(crate) fn sign(
-        &self,
-        path: &BlobPath,
-        permissions: Permissions,
-        expiry: DateTime<Utc>,
-    ) -> String {
+    pub fn sign(&self, path: &BlobPath, permissions: Permissions, expiry: DateTime<Utc>) -> String {
         let se = expiry.to_rfc3339_opts(SecondsFormat::Secs, true);
         let sp = permissions.as_sp();
         let signed = string_to_sign(SAS_VERSION, &se, SAS_RESOURCE_BLOB, &sp, path);
@@ -187,7 +180,7 @@ impl BlobSigner {
     }
 
     /// Checks a raw query string against `path`; see [`BlobSigner::verify`].
-    pub(crate) fn verify_query(
+    pub fn verify_query(
         &self,
         path: &BlobPath,
         query: Option<&str>,
@@ -207,7 +200,7 @@ impl BlobSigner {
 
     /// Checks that `params` are a valid, unexpired signature for `path` that grants at least
     /// one of `required`; returns everything it grants.
-    pub(crate) fn verify(
+    pub fn verify(
         &self,
         path: &BlobPath,
         params: &SasParams,
@@ -256,12 +249,11 @@ fn string_to_sign(sv: &str, se: &str, sr: &str, sp: &str, path: &BlobPath) -> St
 #[cfg(test)]
 mod tests {
     use chrono::TimeDelta;
-    use secrecy::SecretString;
 
     use super::*;
 
     fn signer(secret: &str) -> BlobSigner {
-        BlobSigner::new(&SigningSecret::new(SecretString::from(secret)))
+        BlobSigner::new(secret.as_bytes())
     }
 
     fn pairs(query: &str) -> Vec<(String, String)> {

@@ -16,12 +16,11 @@ use crate::limits::{BLOCK_ID_BYTES_MAX, BLOCK_LIST_BYTES_MAX, BLOCKS_PER_BLOB_MA
 
 /// A block id exactly as the client sent it: base64 of at most 64 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct BlockId(String);
+pub struct BlockId(String);
 
 /// Why a block id or block list was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub(crate) enum BlockListError {
+pub enum BlockListError {
     /// The block id is not base64 of 1 to 64 bytes.
     #[error("a block id must be base64 of 1 to {BLOCK_ID_BYTES_MAX} bytes")]
     InvalidBlockId,
@@ -41,7 +40,7 @@ pub(crate) enum BlockListError {
 
 impl BlockId {
     /// Checks a block id as sent (query values are already percent-decoded).
-    pub(crate) fn parse(raw: &str) -> Result<Self, BlockListError> {
+    pub fn parse(raw: &str) -> Result<Self, BlockListError> {
         let raw = raw.trim();
         let decoded = STANDARD
             .decode(raw)
@@ -53,13 +52,13 @@ impl BlockId {
     }
 
     /// The id as sent.
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         &self.0
     }
 }
 
 /// Parses a `comp=blocklist` body into the ordered block ids to commit.
-pub(crate) fn parse_block_list(body: &[u8]) -> Result<Vec<BlockId>, BlockListError> {
+pub fn parse_block_list(body: &[u8]) -> Result<Vec<BlockId>, BlockListError> {
     if body.len() > BLOCK_LIST_BYTES_MAX {
         return Err(BlockListError::TooLarge);
     }

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 /// A requested range before the blob's size is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RangeSpec {
+pub enum RangeSpec {
     /// `bytes=first-last`, both inclusive.
     FromTo(u64, u64),
     /// `bytes=first-`: from `first` to the end.
@@ -20,11 +20,11 @@ pub(crate) enum RangeSpec {
 /// The header is not a single byte range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the range must be one `bytes=first-last`, `bytes=first-` or `bytes=-length`")]
-pub(crate) struct RangeSyntaxError;
+pub struct RangeSyntaxError;
 
 impl RangeSpec {
     /// Parses a header value.
-    pub(crate) fn parse(header: &str) -> Result<Self, RangeSyntaxError> {
+    pub fn parse(header: &str) -> Result<Self, RangeSyntaxError> {
         let spec = header
             .trim()
             .strip_prefix("bytes=")
@@ -53,7 +53,7 @@ impl RangeSpec {
 
     /// The half-open byte range this spec selects in a blob of `size` bytes, or `None` when it
     /// selects nothing (416). A last byte past the end is clamped, as RFC 9110 says.
-    pub(crate) fn resolve(self, size: u64) -> Option<Range<u64>> {
+    pub fn resolve(self, size: u64) -> Option<Range<u64>> {
         match self {
             Self::FromTo(first, last) if first < size => {
                 Some(first..last.min(size.saturating_sub(1)).saturating_add(1))

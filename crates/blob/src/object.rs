@@ -35,10 +35,10 @@ use object_store::{
     ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, WriteMultipart,
 };
 
-use crate::blob::blocks::BlockId;
-use crate::blob::path::BlobPath;
-use crate::blob::range::RangeSpec;
-use crate::blob::store::{
+use crate::blocks::BlockId;
+use crate::path::BlobPath;
+use crate::range::RangeSpec;
+use crate::store::{
     BlobError, BlobMeta, BlobProperties, BlobRead, BlobStore, ByteStream, StagedBlock, Tally,
     WriteOptions, Written, hashed_name, within_limit,
 };
@@ -57,21 +57,21 @@ const PARTS_IN_FLIGHT_MAX: usize = 4;
 
 /// Blobs in an object store.
 #[derive(Debug, Clone)]
-pub(crate) struct ObjectBlobStore {
+pub struct ObjectBlobStore {
     store: Arc<dyn ObjectStore>,
     prefix: ObjectPath,
 }
 
 impl ObjectBlobStore {
     /// A store over `store`, keeping blobs under `prefix`.
-    pub(crate) fn new(store: Arc<dyn ObjectStore>, prefix: ObjectPath) -> Self {
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: ObjectPath) -> Self {
         Self { store, prefix }
     }
 
     /// The store a `blob.url` names (`s3://bucket/prefix`, `az://container/prefix`,
     /// `gs://bucket/prefix`, `memory://`), configured with `options` (the builders' keys, such
     /// as `aws_access_key_id` or `azure_storage_account_name`).
-    pub(crate) fn from_url(
+    pub fn from_url(
         url: &url::Url,
         options: &BTreeMap<String, String>,
     ) -> Result<Self, object_store::Error> {
@@ -651,7 +651,7 @@ mod tests {
     use object_store::memory::InMemory;
 
     use super::*;
-    use crate::blob::store::tests_support::*;
+    use crate::contract::*;
 
     #[tokio::test]
     async fn the_object_store_backend_keeps_the_store_contract() {

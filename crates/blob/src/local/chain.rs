@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use md5::{Digest, Md5};
 
-use crate::blob::blocks::BlockId;
+use crate::blocks::BlockId;
 
 /// Uploads with a chain at once; past this, new uploads go without one (and hash on commit),
 /// so that staging blocks for many paths cannot grow memory without bound.

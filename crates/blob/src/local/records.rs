@@ -16,8 +16,8 @@ use std::time::SystemTime;
 use tokio::fs;
 use tokio::io::AsyncWriteExt;
 
-use crate::blob::path::BlobPath;
-use crate::blob::store::{BlobError, BlobProperties, hashed_name};
+use crate::path::BlobPath;
+use crate::store::{BlobError, BlobProperties, hashed_name};
 
 /// Folder of records.
 pub(super) const RECORDS_DIR: &str = ".records";

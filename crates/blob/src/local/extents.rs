@@ -12,7 +12,7 @@
 //! compacted: its extents are copied into one file by the kernel (`copy_file_range`, which is
 //! a reflink where the file system has them), which replaces the link if it still names that
 //! version, keeping the blob's ETag, time and MD5. Only then can in-place readers
-//! ([`crate::blob::BlobStore::local_file`]) open the blob as one file. A version folder no
+//! ([`crate::BlobStore::local_file`]) open the blob as one file. A version folder no
 //! blob names any more is removed by the sweep an hour after it was replaced, so a read that
 //! started before stays whole.
 
@@ -26,8 +26,8 @@ use md5::{Digest, Md5};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_util::io::ReaderStream;
 
-use crate::blob::path::BlobPath;
-use crate::blob::store::{BlobError, BlobMeta, BlobProperties, ByteStream, hashed_name};
+use crate::path::BlobPath;
+use crate::store::{BlobError, BlobMeta, BlobProperties, ByteStream, hashed_name};
 
 /// Folder of committed versions.
 pub(super) const EXTENTS_DIR: &str = ".extents";

@@ -5,6 +5,10 @@
 //! unchanged for other hosts. `<base>` is `public_url` when configured; otherwise
 //! `http://<Host header>` of the request that asks for the URL, so the URL reaches Basin the
 //! way the client did. Behind a TLS-terminating proxy or under a path prefix, set `public_url`.
+//!
+//! The signatures themselves are `basin_blob::signing`'s; this module adds what depends on the
+//! deployment and the request (the public base, the signing secret, the lifetimes), and sits
+//! below the areas so that every area can mint URLs without depending on the blob endpoint.
 
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::HOST;
@@ -13,11 +17,11 @@ use chrono::{DateTime, TimeDelta, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use crate::auth::SigningSecret;
-use crate::blob::ACCOUNT;
-use crate::blob::path::{BlobPath, BlobPathError};
-use crate::blob::signing::{BlobSigner, Permissions};
 use crate::error::ApiError;
 use crate::public_base::PublicBase;
+use basin_blob::ACCOUNT;
+use basin_blob::path::{BlobPath, BlobPathError};
+use basin_blob::signing::{BlobSigner, Permissions};
 
 /// Characters left unencoded in blob name segments: RFC 3986 unreserved.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -90,7 +94,7 @@ impl BlobUrls {
         read_ttl: TimeDelta,
     ) -> Self {
         Self {
-            signer: BlobSigner::new(secret),
+            signer: BlobSigner::new(secret.bytes()),
             public_url,
             upload_ttl,
             read_ttl,
