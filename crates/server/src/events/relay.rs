@@ -177,6 +177,7 @@ impl Relay {
             now,
             Lease::new(self.settings.lease).expiry(now),
             self.settings.batch_size,
+            self.settings.attempts_max,
         )
         .await?;
         if claimed.is_empty() {

@@ -1,19 +1,78 @@
 //! Leased work queues: the one way Basin hands a piece of background work to exactly one
 //! worker among many processes, and takes it back from a worker that died.
 //!
-//! A worker claims queued rows by writing its name ([`Holder`]) and the end of its lease
-//! ([`Lease`]) into them; while it works it renews the lease, and every write it makes names
-//! itself, so a worker whose lease ran out (it stalled, and another took the row over)
-//! changes nothing. A worker that dies simply stops renewing, and once its lease runs out the
-//! row is free again. Three areas queue work this way: transfers, tile pyramids and event
-//! deliveries; they name their holders and reckon their leases here.
+//! A queue is a table (a [`LeasedTable`]) whose rows are the work. A worker claims rows by
+//! writing its name ([`Holder`]) and the end of its lease ([`Lease`]) into them; while it works
+//! it renews the lease, and every write it makes names itself, so a worker whose lease ran out
+//! (it stalled, and another took the row over) changes nothing. A worker that dies simply
+//! stops renewing, and once its lease runs out the row is free again. Attempts are counted
+//! ([`Counting`]), and a row that used its last allowed attempt is given up instead of being
+//! tried for ever.
+//!
+//! Three areas queue work this way: transfers (`transfers/store.rs`), tile pyramids
+//! (`tiles/store.rs`) and event deliveries (`events/store.rs`). They share the lease
+//! arithmetic, the holder names, the attempt rules and the shape of the statements (claim,
+//! renew, finish, release, fail, give up), built here for both databases
+//! ([`Claim`](statement::Claim), [`Update`]); each area keeps its own rows, the states they go
+//! through, and what finishing one means, and runs the statements inside its own store, in
+//! the transactions it chooses.
+//!
+//! Every leased table has the columns `lease_owner` (the holder; NULL when none),
+//! `lease_expires_at` (when the lease runs out, or when a row whose attempt failed may be
+//! tried again; NULL when neither) and `attempts` (an integer). The three tables name them
+//! alike, so a [`LeasedTable`] only names the table and its key.
 
+mod statement;
 #[cfg(test)]
 mod tests;
 
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+
+pub(crate) use statement::{Retry, Update};
+
+/// The column naming a row's holder.
+const HOLDER: &str = "lease_owner";
+/// The column holding when a row's lease runs out.
+const EXPIRES: &str = "lease_expires_at";
+/// The column counting a row's attempts.
+const ATTEMPTS: &str = "attempts";
+
+/// When an attempt is counted, which decides what a release gives back and when a row has
+/// used its last attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counting {
+    /// Every claim is an attempt (transfers, pyramids): a worker that dies has used one, so a
+    /// row that kills its workers ends after the last allowed claim. A worker that gives its
+    /// row back unfinished ([`LeasedTable::release`]) gives the attempt back too.
+    PerClaim,
+    /// Only a failure the holder records is an attempt (event deliveries): a holder that dies
+    /// costs the row nothing, since its lease running out says nothing about the row.
+    PerFailure,
+}
+
+/// A table used as a leased queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeasedTable {
+    /// The table.
+    pub(crate) name: &'static str,
+    /// The column naming one row (or the part of its key the claim picks by).
+    pub(crate) key: &'static str,
+    /// When its attempts are counted.
+    pub(crate) counting: Counting,
+}
+
+impl LeasedTable {
+    /// The attempts a row has used once the failure being recorded is counted, as SQL over
+    /// the row before the update.
+    fn attempts_after_failure(&self) -> &'static str {
+        match self.counting {
+            Counting::PerClaim => ATTEMPTS,
+            Counting::PerFailure => "attempts + 1",
+        }
+    }
+}
 
 /// The name a worker writes into the rows it holds: unique among live workers, readable in
 /// the database and in logs.

@@ -52,7 +52,7 @@ pub(crate) const PYRAMIDS_CONTAINER: &str = "pyramids";
 const MANIFEST_NAME: &str = "manifest.json";
 
 /// Claims of one pyramid before it is given up (its tiles then stay drawn on demand).
-const ATTEMPTS_MAX: i32 = 3;
+const ATTEMPTS_MAX: u32 = 3;
 
 /// Tiles drawn at once: two, as the machines this runs on share their cores with requests.
 const TILES_IN_FLIGHT: usize = 2;
