@@ -1,7 +1,10 @@
 //! The crate as another program uses it: open a store from a location, write and read a blob,
 //! sign and check a URL, without anything of the server.
 
-#![expect(clippy::expect_used, reason = "the helpers of a test fail it as a test does")]
+#![expect(
+    clippy::expect_used,
+    reason = "the helpers of a test fail it as a test does"
+)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -34,6 +34,7 @@ mod http;
 mod identity;
 mod ids;
 mod inspect_command;
+mod leases;
 mod limits;
 mod names;
 mod openapi;

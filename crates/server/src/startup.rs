@@ -36,6 +36,7 @@ use crate::http::paging::PageLimits;
 use crate::http::{api_version, problem};
 use crate::identity::bootstrap::{BootstrapOutput, bootstrap_if_empty};
 use crate::identity::service::IdentityService;
+use crate::leases::{Holder, Lease};
 use crate::openapi::ApiDoc;
 use crate::periodic::PeriodicRunner;
 use crate::projects::service::{ProjectLimits, ProjectService};
@@ -314,10 +315,10 @@ impl Services {
             catalogue: self.state.catalogue.clone(),
             clock: self.state.clock.clone(),
             work_dir: transfers.work_dir(&self.config.data_dir),
-            lease: transfers.lease_seconds,
+            lease: Lease::new(transfers.lease_seconds),
             heartbeat: transfers.heartbeat_seconds,
             result_bytes_max: self.config.limits.upload_bytes_max.get(),
-            worker_id: worker_id(),
+            holder: Holder::of_this_process(),
             fetcher: self.fetcher.clone(),
             uploads: self.state.transfers.upload_keeper().clone(),
         };
@@ -438,7 +439,7 @@ impl Services {
             self.state
                 .tiles
                 .clone()
-                .run_pyramids(worker_id(), stop.clone()),
+                .run_pyramids(Holder::of_this_process(), stop.clone()),
         )
     }
 }
@@ -449,21 +450,6 @@ fn announce(address: SocketAddr, console: bool) {
     if console {
         tracing::info!("console at http://{address}/ (sign in with an API key or a token)");
     }
-}
-
-/// This process's name in transfer leases: host, process id and a random part, so that two
-/// processes never share one even on one host.
-fn worker_id() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .filter(|host| !host.is_empty())
-        .unwrap_or_else(|| "basin".to_owned());
-    let random = uuid::Uuid::new_v4().simple().to_string();
-    format!(
-        "{host}:{}:{}",
-        std::process::id(),
-        random.get(..8).unwrap_or_default()
-    )
 }
 
 /// A bound, ready server.

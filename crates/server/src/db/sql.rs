@@ -81,6 +81,12 @@ impl Sql {
         }
     }
 
+    /// The statement's text, for tests of the code that builds it.
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Appends a trusted fragment.
     pub(crate) fn push(&mut self, fragment: &str) -> &mut Self {
         self.text.push_str(fragment);
@@ -122,6 +128,38 @@ impl Sql {
             let query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(text));
             let query = bind_args!(query, args);
             query.fetch_all(conn).await
+        })?)
+    }
+
+    /// Fetches the one row as `T` of a statement that returns at most one, if it returned it.
+    pub(crate) async fn fetch_optional<T>(self, db: &Db) -> StoreResult<Option<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        Ok(self.fetch_all(db).await?.pop())
+    }
+
+    /// [`Self::fetch_optional`] inside a transaction.
+    pub(crate) async fn fetch_optional_in<T>(self, tx: &mut Tx) -> StoreResult<Option<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        Ok(self.fetch_all_in(tx).await?.pop())
+    }
+
+    /// Runs a statement on its own; returns the rows it changed.
+    pub(crate) async fn execute(self, db: &Db) -> StoreResult<u64> {
+        let Sql { text, args } = self;
+        Ok(on_db!(db, |pool| {
+            let query = sqlx::query(sqlx::AssertSqlSafe(text));
+            let query = bind_args!(query, args);
+            query.execute(pool).await.map(|done| done.rows_affected())
         })?)
     }
 

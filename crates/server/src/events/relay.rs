@@ -23,6 +23,7 @@ use crate::config::EventsConfig;
 use crate::db::{Db, StoreResult};
 use crate::events::sink::{DeliveryError, Sink, Sinks};
 use crate::events::store::{self, Failure};
+use crate::leases::{Holder, Lease};
 
 /// Outbox rows pruned per round.
 const PRUNE_BATCH: u32 = 1_000;
@@ -84,8 +85,9 @@ pub(crate) struct Relay {
     clock: Arc<dyn Clock>,
     sinks: Arc<Sinks>,
     settings: RelaySettings,
-    /// This relay's name in claim tokens (logs and leases).
-    relay_id: String,
+    /// This relay's name in leases; each claim holds its rows under a name of its own made
+    /// from it.
+    holder: Holder,
 }
 
 impl Relay {
@@ -101,7 +103,7 @@ impl Relay {
             clock,
             sinks: Arc::new(sinks),
             settings,
-            relay_id: uuid::Uuid::new_v4().simple().to_string(),
+            holder: Holder::of_this_process(),
         }
     }
 
@@ -163,17 +165,19 @@ impl Relay {
         sink: &dyn Sink,
         stop: &CancellationToken,
     ) -> StoreResult<(u64, u64)> {
-        let token = format!("{}:{}", self.relay_id, uuid::Uuid::new_v4().simple());
+        // The batches of all sinks are claimed at once: each under a name of its own, so that
+        // each is acknowledged, failed or given back alone.
+        let claim = self.holder.for_one_claim();
+        let token: &str = &claim;
         let now = self.clock.now();
-        let lease = chrono::TimeDelta::from_std(self.settings.lease)
-            .unwrap_or(chrono::TimeDelta::seconds(30));
         let claimed = store::claim(
             &self.db,
             sink.name(),
-            &token,
+            token,
             now,
-            now + lease,
+            Lease::new(self.settings.lease).expiry(now),
             self.settings.batch_size,
+            self.settings.attempts_max,
         )
         .await?;
         if claimed.is_empty() {
@@ -186,7 +190,7 @@ impl Relay {
         let results = tokio::select! {
             results = deliveries => results,
             () = stop.cancelled() => {
-                store::release(&self.db, &token).await?;
+                store::release(&self.db, token).await?;
                 return Ok((0, 0));
             }
         };
@@ -197,11 +201,11 @@ impl Relay {
                 Ok(()) => delivered.push(row.seq),
                 Err(error) => {
                     failed += 1;
-                    self.record_failure(sink, &token, row, &error).await?;
+                    self.record_failure(sink, token, row, &error).await?;
                 }
             }
         }
-        store::acknowledge(&self.db, sink.name(), &token, &delivered).await?;
+        store::acknowledge(&self.db, sink.name(), token, &delivered).await?;
         Ok((u64::try_from(delivered.len()).unwrap_or(0), failed))
     }
 

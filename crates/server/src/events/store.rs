@@ -1,6 +1,12 @@
 //! SQL of the relay: turning outbox rows into one delivery row per sink (dispatch), claiming
 //! the deliveries that may go now, recording how they went, pruning, and the dead letters.
 //!
+//! The deliveries are a leased queue (`crate::leases`) whose attempts are the failures a relay
+//! records: a relay that dies mid-delivery costs an event nothing, and its lease runs out.
+//! What is the relay's own: a claim takes a batch of one sink's deliveries, a delivery that
+//! arrived is deleted, and one that failed waits for its `next_attempt_at` or, refused or out
+//! of attempts, is a dead letter.
+//!
 //! Order per resource: a delivery may be claimed only when no earlier delivery of its
 //! `ordering_key` for the same sink is still pending, no other one is in flight, and no earlier
 //! outbox row of the key is undispatched. Dead letters do not hold later events back (see
@@ -9,9 +15,18 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::db::{Arg, Backend, Db, Sql, StoreResult, Tx};
+use crate::db::{Arg, Db, Sql, StoreResult, Tx};
 use crate::events::sink::{Outgoing, Sinks};
+use crate::leases::{Counting, LeasedTable, Retry};
 use crate::{on_db, on_tx};
+
+/// The delivery queue: a claim picks by `seq` within one sink, and only a recorded failure is
+/// an attempt.
+const DELIVERIES: LeasedTable = LeasedTable {
+    name: "event_deliveries",
+    key: "seq",
+    counting: Counting::PerFailure,
+};
 
 /// The advisory lock that lets one relay at a time dispatch on PostgreSQL ("basin ev").
 const DISPATCH_LOCK: i64 = 0x6261_7369_6e20_6576;
@@ -127,6 +142,8 @@ impl Claimed {
 
 /// Claims up to `limit` deliveries to `sink` that may go now, for the claim `token` until
 /// `lease_until`: due, not leased by a live relay, and first of their key (see the module doc).
+/// `attempts_max` is the queue's limit, which a claim need not test (see
+/// [`LeasedTable::claim`]).
 pub(crate) async fn claim(
     db: &Db,
     sink: &str,
@@ -134,39 +151,25 @@ pub(crate) async fn claim(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
     limit: u32,
+    attempts_max: u32,
 ) -> StoreResult<Vec<Claimed>> {
-    // On PostgreSQL `= ANY(ARRAY(...))` makes the outer update find its rows by primary key;
-    // with `IN (...)` the planner hashes the subquery and scans every delivery row, a cost
-    // that grows with the backlog.
-    let (open, close) = match db.backend() {
-        Backend::Postgres => ("= ANY(ARRAY(", " FOR UPDATE OF d SKIP LOCKED))"),
-        Backend::Sqlite => ("IN (", ")"),
-    };
-    let text = format!(
-        "UPDATE event_deliveries SET lease_owner = $1, lease_expires_at = $2 \
-         WHERE state = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
-         AND sink = $4 AND seq {open}\
-           SELECT d.seq FROM event_deliveries d \
-           WHERE d.sink = $4 AND d.state = 'pending' AND d.next_attempt_at <= $3 \
-           AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $3) \
-           AND NOT EXISTS (SELECT 1 FROM event_deliveries e \
-             WHERE e.sink = d.sink AND e.ordering_key = d.ordering_key AND e.state = 'pending' \
-             AND e.seq <> d.seq AND (e.seq < d.seq OR e.lease_expires_at >= $3)) \
-           AND NOT EXISTS (SELECT 1 FROM event_outbox o \
-             WHERE o.ordering_key = d.ordering_key AND o.seq < d.seq AND o.dispatched = FALSE) \
-           ORDER BY d.seq LIMIT $5{close}"
-    );
-    let updated = on_db!(db, |pool| {
-        sqlx::query(sqlx::AssertSqlSafe(text))
-            .bind(token)
-            .bind(lease_until)
-            .bind(now)
-            .bind(sink)
-            .bind(i64::from(limit))
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
+    let mut claim = DELIVERIES.claim(token, now, lease_until, attempts_max, "d.seq");
+    let at = claim.arg(Arg::Time(now));
+    let sink_name = claim.arg(Arg::Text(sink.to_owned()));
+    claim
+        .alias("d")
+        .pick(&format!(
+            "d.sink = {sink_name} AND d.state = 'pending' AND d.next_attempt_at <= {at} \
+             AND NOT EXISTS (SELECT 1 FROM event_deliveries e \
+               WHERE e.sink = d.sink AND e.ordering_key = d.ordering_key AND e.state = 'pending' \
+               AND e.seq <> d.seq AND (e.seq < d.seq OR e.lease_expires_at >= {at})) \
+             AND NOT EXISTS (SELECT 1 FROM event_outbox o \
+               WHERE o.ordering_key = d.ordering_key AND o.seq < d.seq AND o.dispatched = FALSE)"
+        ))
+        .up_to(limit)
+        .skip_locked()
+        .recheck(&format!("state = 'pending' AND sink = {sink_name}"));
+    let updated = claim.into_sql(db.backend()).execute(db).await?;
     if updated == 0 {
         return Ok(Vec::new());
     }
@@ -223,40 +226,27 @@ pub(crate) async fn fail(
     attempts_max: u32,
     now: DateTime<Utc>,
 ) -> StoreResult<bool> {
-    let state: Option<String> = on_db!(db, |pool| {
-        sqlx::query_scalar(
-            "UPDATE event_deliveries SET attempts = attempts + 1, last_error = $1, \
-             lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = $2, \
-             state = CASE WHEN $3 OR attempts + 1 >= $4 THEN 'dead' ELSE 'pending' END, \
-             dead_at = CASE WHEN $3 OR attempts + 1 >= $4 THEN $5 ELSE NULL END \
-             WHERE seq = $6 AND sink = $7 AND lease_owner = $8 RETURNING state",
-        )
-        .bind(failure.error)
-        .bind(failure.next_attempt_at)
-        .bind(failure.refused)
-        .bind(i64::from(attempts_max))
-        .bind(now)
-        .bind(failure.seq)
-        .bind(sink)
-        .bind(token)
-        .fetch_optional(pool)
-        .await
-    })?;
-    Ok(state.as_deref() == Some("dead"))
+    let (mut fail, last) = DELIVERIES.fail(token, attempts_max, Retry::Free);
+    let error = fail.arg(Arg::Text(failure.error.to_owned()));
+    let next_attempt_at = fail.arg(Arg::Time(failure.next_attempt_at));
+    let refused = fail.arg(Arg::Bool(failure.refused));
+    let at = fail.arg(Arg::Time(now));
+    let sink = fail.arg(Arg::Text(sink.to_owned()));
+    fail.row(Arg::I64(failure.seq))
+        .and(&format!("sink = {sink}"))
+        .set(&format!(
+            "last_error = {error}, next_attempt_at = {next_attempt_at}, \
+             state = CASE WHEN {refused} OR {last} THEN 'dead' ELSE 'pending' END, \
+             dead_at = CASE WHEN {refused} OR {last} THEN {at} ELSE NULL END"
+        ))
+        .returning("state");
+    let state: Option<(String,)> = fail.into_sql().fetch_optional(db).await?;
+    Ok(state.is_some_and(|(state,)| state == "dead"))
 }
 
 /// Gives back the deliveries of the claim `token` (the relay is stopping).
 pub(crate) async fn release(db: &Db, token: &str) -> StoreResult<()> {
-    on_db!(db, |pool| {
-        sqlx::query(
-            "UPDATE event_deliveries SET lease_owner = NULL, lease_expires_at = NULL \
-             WHERE lease_owner = $1",
-        )
-        .bind(token)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
+    DELIVERIES.release(token).into_sql().execute(db).await?;
     Ok(())
 }
 

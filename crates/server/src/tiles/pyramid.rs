@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::{DatasetId, TenantId};
+use crate::leases::{Holder, Lease};
 use crate::tiles::scheme::Scheme;
 use crate::tiles::service::{TileError, TileService, Tileable};
 use crate::tiles::source::BandKey;
@@ -51,7 +52,7 @@ pub(crate) const PYRAMIDS_CONTAINER: &str = "pyramids";
 const MANIFEST_NAME: &str = "manifest.json";
 
 /// Claims of one pyramid before it is given up (its tiles then stay drawn on demand).
-const ATTEMPTS_MAX: i32 = 3;
+const ATTEMPTS_MAX: u32 = 3;
 
 /// Tiles drawn at once: two, as the machines this runs on share their cores with requests.
 const TILES_IN_FLIGHT: usize = 2;
@@ -398,7 +399,7 @@ impl TileService {
     /// Renders queued pyramids until `stop`: every `basin worker`, and every `basin serve`
     /// unless `tiles.serve_renders_pyramids` is off, runs this; claims keep two processes off
     /// one pyramid.
-    pub(crate) async fn run_pyramids(self, worker: String, stop: CancellationToken) {
+    pub(crate) async fn run_pyramids(self, worker: Holder, stop: CancellationToken) {
         loop {
             // Not raced against `stop`: the render watches it between tiles and hands its
             // pyramid back to the queue, which dropping it midway would not.
@@ -422,7 +423,7 @@ impl TileService {
             tracing::warn!(%dataset, "gave up storing a tile pyramid; its tiles are drawn on demand");
             self.remove_pyramids_of(dataset).await;
         }
-        let lease_until = now + self.lease_delta();
+        let lease_until = self.lease().expiry(now);
         let Some(claimed) =
             store::claim_pyramid(&self.db, worker, now, lease_until, ATTEMPTS_MAX).await?
         else {
@@ -456,7 +457,7 @@ impl TileService {
             Err(TileError::Internal(error)) => {
                 // A fault (the store, the database): tried again after a lease's time, up to
                 // ATTEMPTS_MAX claims.
-                let retry_at = self.clock.now() + self.lease_delta();
+                let retry_at = self.lease().expiry(self.clock.now());
                 let recorded = store::record_fault(
                     &self.db,
                     hold,
@@ -740,13 +741,13 @@ impl TileService {
     }
 
     async fn renew(&self, hold: store::Hold<'_>) -> Result<bool, TileError> {
-        let lease_until = self.clock.now() + self.lease_delta();
+        let lease_until = self.lease().expiry(self.clock.now());
         Ok(store::renew_pyramid(&self.db, hold, lease_until)
             .await
             .map_err(anyhow::Error::from)?)
     }
 
-    fn lease_delta(&self) -> chrono::TimeDelta {
-        chrono::TimeDelta::from_std(self.settings.pyramid_lease).unwrap_or(chrono::TimeDelta::MAX)
+    fn lease(&self) -> Lease {
+        Lease::new(self.settings.pyramid_lease)
     }
 }

@@ -3,16 +3,25 @@
 //!
 //! A row is the state of one tiles dataset's stored levels: `queued` (a promise that they will
 //! be rendered, claimed with a lease that its renderer renews, so a crashed process's pyramid
-//! is taken up again by another, or the same restarted, once the lease runs out), `stored`, or
-//! `given_up`. Replacing the content of the dataset a pyramid draws from queues it again under
-//! a new `generation`; every write of a renderer names the generation it claimed, so one still
-//! drawing the old content learns at its next renewal that it was superseded.
+//! is taken up again by another, or the same restarted, once the lease runs out: the queue is
+//! leased as every queue is, `crate::leases`), `stored`, or `given_up`. Replacing the content
+//! of the dataset a pyramid draws from queues it again under a new `generation`; every write
+//! of a renderer names the generation it claimed, so one still drawing the old content learns
+//! at its next renewal that it was superseded.
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{Db, StoreResult, Tx};
+use crate::db::{Arg, Db, StoreResult, Tx};
 use crate::ids::DatasetId;
+use crate::leases::{Counting, LeasedTable, Retry, Update};
 use crate::on_tx;
+
+/// The pyramid queue: every claim is an attempt.
+const QUEUE: LeasedTable = LeasedTable {
+    name: "tile_pyramids",
+    key: "dataset_id",
+    counting: Counting::PerClaim,
+};
 
 /// A pyramid whose manifest is written.
 const STORED: &str = "stored";
@@ -117,6 +126,17 @@ pub(crate) struct Hold<'a> {
     pub(crate) generation: i64,
 }
 
+impl Hold<'_> {
+    /// `update`, of this hold's row only, and only while it is of the generation claimed.
+    fn narrow(self, mut update: Update) -> Update {
+        let generation = update.arg(Arg::I64(self.generation));
+        update
+            .row(Arg::Uuid(self.dataset.as_uuid()))
+            .and(&format!("generation = {generation}"));
+        update
+    }
+}
+
 /// Claims the oldest queued pyramid that no live lease holds (nor a fault's waiting time)
 /// and that has been tried fewer than `attempts_max` times, for `worker` until `lease_until`.
 ///
@@ -128,26 +148,24 @@ pub(crate) async fn claim_pyramid(
     worker: &str,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
-    attempts_max: i32,
+    attempts_max: u32,
 ) -> StoreResult<Option<ClaimedPyramid>> {
-    const FREE: &str = "state = 'queued' AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
-                        AND attempts < $4";
-    let text = format!(
-        "UPDATE tile_pyramids SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1 \
-         WHERE dataset_id = (SELECT dataset_id FROM tile_pyramids WHERE {FREE} \
-           ORDER BY queued_at, dataset_id LIMIT 1) AND {FREE} \
-         RETURNING dataset_id, attempts, generation, stored_version, rendering_version"
+    let mut claim = QUEUE.claim(
+        worker,
+        now,
+        lease_until,
+        attempts_max,
+        "queued_at, dataset_id",
     );
+    claim
+        .pick("state = 'queued'")
+        .recheck("state = 'queued'")
+        .returning("dataset_id, attempts, generation, stored_version, rendering_version");
     let mut tx = db.begin().await?;
-    let claimed = on_tx!(&mut tx, |conn| {
-        sqlx::query_as::<_, ClaimedPyramid>(sqlx::AssertSqlSafe(text))
-            .bind(worker)
-            .bind(lease_until)
-            .bind(now)
-            .bind(attempts_max)
-            .fetch_optional(conn)
-            .await
-    })?;
+    let claimed = claim
+        .into_sql(db.backend())
+        .fetch_optional_in::<ClaimedPyramid>(&mut tx)
+        .await?;
     // An idle round changed nothing: a rollback leaves the access caches alone
     // (`db::changes`), which a commit every poll interval would empty.
     tx.finish(claimed.is_some()).await?;
@@ -159,25 +177,20 @@ pub(crate) async fn claim_pyramid(
 pub(crate) async fn give_up_exhausted(
     db: &Db,
     now: DateTime<Utc>,
-    attempts_max: i32,
+    attempts_max: u32,
 ) -> StoreResult<Vec<DatasetId>> {
-    let mut tx = db.begin().await?;
-    let given_up: Vec<DatasetId> = on_tx!(&mut tx, |conn| {
-        sqlx::query_scalar(
-            "UPDATE tile_pyramids SET state = 'given_up', lease_owner = NULL, \
-               lease_expires_at = NULL, stored_version = NULL, rendering_version = NULL, \
-               last_error = COALESCE(last_error, 'every attempt stopped before it ended') \
-             WHERE state = 'queued' AND attempts >= $1 \
-               AND lease_expires_at IS NOT NULL AND lease_expires_at < $2 \
-             RETURNING dataset_id",
+    let mut give_up = QUEUE.give_up_exhausted(now, attempts_max);
+    give_up
+        .set(
+            "state = 'given_up', stored_version = NULL, rendering_version = NULL, \
+             last_error = COALESCE(last_error, 'every attempt stopped before it ended')",
         )
-        .bind(attempts_max)
-        .bind(now)
-        .fetch_all(conn)
-        .await
-    })?;
+        .and("state = 'queued'")
+        .returning("dataset_id");
+    let mut tx = db.begin().await?;
+    let given_up: Vec<(DatasetId,)> = give_up.into_sql().fetch_all_in(&mut tx).await?;
     tx.finish(!given_up.is_empty()).await?;
-    Ok(given_up)
+    Ok(given_up.into_iter().map(|(dataset,)| dataset).collect())
 }
 
 /// Records, under `hold`, the version being rendered and the source drawn from (rows queued
@@ -188,21 +201,14 @@ pub(crate) async fn start_version(
     version: &str,
     source: DatasetId,
 ) -> StoreResult<bool> {
+    let mut start = QUEUE.held(hold.worker);
+    let version = start.arg(Arg::Text(version.to_owned()));
+    let source = start.arg(Arg::Uuid(source.as_uuid()));
+    start.set(&format!(
+        "rendering_version = {version}, source_dataset_id = {source}"
+    ));
     let mut tx = db.begin().await?;
-    let started = on_tx!(&mut tx, |conn| {
-        sqlx::query(
-            "UPDATE tile_pyramids SET rendering_version = $4, source_dataset_id = $5 \
-             WHERE dataset_id = $1 AND lease_owner = $2 AND generation = $3",
-        )
-        .bind(hold.dataset)
-        .bind(hold.worker)
-        .bind(hold.generation)
-        .bind(version)
-        .bind(source)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
+    let started = hold.narrow(start).into_sql().execute_in(&mut tx).await?;
     tx.commit().await?;
     Ok(started == 1)
 }
@@ -214,20 +220,9 @@ pub(crate) async fn renew_pyramid(
     hold: Hold<'_>,
     lease_until: DateTime<Utc>,
 ) -> StoreResult<bool> {
+    let renew = hold.narrow(QUEUE.renew(hold.worker, lease_until));
     let mut tx = db.begin().await?;
-    let renewed = on_tx!(&mut tx, |conn| {
-        sqlx::query(
-            "UPDATE tile_pyramids SET lease_expires_at = $4 \
-             WHERE dataset_id = $1 AND lease_owner = $2 AND generation = $3",
-        )
-        .bind(hold.dataset)
-        .bind(hold.worker)
-        .bind(hold.generation)
-        .bind(lease_until)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
+    let renewed = renew.into_sql().execute_in(&mut tx).await?;
     tx.commit().await?;
     Ok(renewed == 1)
 }
@@ -250,23 +245,17 @@ async fn end(
     stored_version: Option<&str>,
     reason: Option<&str>,
 ) -> StoreResult<bool> {
+    let mut finish = QUEUE.finish(hold.worker);
+    let state = finish.arg(Arg::Text(state.to_owned()));
+    let stored_version = finish.arg(Arg::OptText(stored_version.map(str::to_owned)));
+    let reason = finish.arg(Arg::OptText(reason.map(str::to_owned)));
+    // The next generation's attempts count from zero.
+    finish.set(&format!(
+        "state = {state}, stored_version = {stored_version}, rendering_version = NULL, \
+         last_error = {reason}, attempts = 0"
+    ));
     let mut tx = db.begin().await?;
-    let ended = on_tx!(&mut tx, |conn| {
-        sqlx::query(
-            "UPDATE tile_pyramids SET state = $4, stored_version = $5, rendering_version = NULL, \
-               last_error = $6, attempts = 0, lease_owner = NULL, lease_expires_at = NULL \
-             WHERE dataset_id = $1 AND lease_owner = $2 AND generation = $3",
-        )
-        .bind(hold.dataset)
-        .bind(hold.worker)
-        .bind(hold.generation)
-        .bind(state)
-        .bind(stored_version)
-        .bind(reason)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
+    let ended = hold.narrow(finish).into_sql().execute_in(&mut tx).await?;
     tx.commit().await?;
     Ok(ended == 1)
 }
@@ -289,29 +278,26 @@ pub(crate) async fn record_fault(
     hold: Hold<'_>,
     error: &str,
     retry_at: DateTime<Utc>,
-    attempts_max: i32,
+    attempts_max: u32,
 ) -> StoreResult<Faulted> {
+    let (mut fault, last) = QUEUE.fail(hold.worker, attempts_max, Retry::After(retry_at));
+    let error = fault.arg(Arg::Text(error.to_owned()));
+    fault
+        .set(&format!(
+            "last_error = {error}, \
+             state = CASE WHEN {last} THEN 'given_up' ELSE state END, \
+             stored_version = CASE WHEN {last} THEN NULL ELSE stored_version END, \
+             rendering_version = CASE WHEN {last} THEN NULL ELSE rendering_version END"
+        ))
+        .returning("state");
     let mut tx = db.begin().await?;
-    let state: Option<String> = on_tx!(&mut tx, |conn| {
-        sqlx::query_scalar(
-            "UPDATE tile_pyramids SET last_error = $4, lease_owner = NULL, \
-               state = CASE WHEN attempts >= $6 THEN 'given_up' ELSE state END, \
-               lease_expires_at = CASE WHEN attempts >= $6 THEN NULL ELSE $5 END, \
-               stored_version = CASE WHEN attempts >= $6 THEN NULL ELSE stored_version END, \
-               rendering_version = CASE WHEN attempts >= $6 THEN NULL ELSE rendering_version END \
-             WHERE dataset_id = $1 AND lease_owner = $2 AND generation = $3 RETURNING state",
-        )
-        .bind(hold.dataset)
-        .bind(hold.worker)
-        .bind(hold.generation)
-        .bind(error)
-        .bind(retry_at)
-        .bind(attempts_max)
-        .fetch_optional(conn)
-        .await
-    })?;
+    let state: Option<(String,)> = hold
+        .narrow(fault)
+        .into_sql()
+        .fetch_optional_in(&mut tx)
+        .await?;
     tx.commit().await?;
-    Ok(match state.as_deref() {
+    Ok(match state.as_ref().map(|(state,)| state.as_str()) {
         None => Faulted::Lost,
         Some(GIVEN_UP) => Faulted::GivenUp,
         Some(_) => Faulted::Retried,
@@ -322,19 +308,10 @@ pub(crate) async fn record_fault(
 /// (its attempt not counted), or new content superseded what it was drawing (the new
 /// generation's attempts start from zero, and its claim may come at once).
 pub(crate) async fn release_pyramid(db: &Db, dataset: DatasetId, worker: &str) -> StoreResult<()> {
+    let mut release = QUEUE.release(worker);
+    release.row(Arg::Uuid(dataset.as_uuid()));
     let mut tx = db.begin().await?;
-    on_tx!(&mut tx, |conn| {
-        sqlx::query(
-            "UPDATE tile_pyramids SET lease_owner = NULL, lease_expires_at = NULL, \
-             attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END \
-             WHERE dataset_id = $1 AND lease_owner = $2",
-        )
-        .bind(dataset)
-        .bind(worker)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
+    release.into_sql().execute_in(&mut tx).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -1,19 +1,30 @@
 //! SQL for transfers and their queue, on both databases.
 //!
-//! The queue is the table: a worker claims the oldest queued transfer (or one whose lease ran
-//! out) in one statement. PostgreSQL skips rows another worker is claiming
-//! (`FOR UPDATE SKIP LOCKED`), so any number of workers claim without waiting on each other;
-//! SQLite runs one writer at a time, so the same statement without the lock clause is already
-//! exclusive. Every later write of a running transfer names the worker's lease, so a worker
-//! that lost its lease (it stalled, and another took the transfer over) changes nothing.
+//! The queue is the table, leased as every queue is (`crate::leases`): a worker claims the
+//! oldest queued transfer (or one whose lease ran out) in one statement, each claim an
+//! attempt. PostgreSQL skips rows another worker is claiming (`FOR UPDATE SKIP LOCKED`), so
+//! any number of workers claim without waiting on each other; SQLite runs one writer at a
+//! time, so the same statement without the lock clause is already exclusive. Every later
+//! write of a running transfer names the worker's lease, so a worker that lost its lease (it
+//! stalled, and another took the transfer over) changes nothing. What is the transfers' own:
+//! the statuses (`Pending` to claim, `InProgress` while leased, `Completed` or `Error` at the
+//! end), the progress and its events, the cancel flag, and the Kubernetes dispatch.
 
 use chrono::{DateTime, Utc};
 
-use crate::db::{Arg, Backend, Db, JsonText, Sql, StoreResult, Tx};
+use crate::db::{Arg, Db, JsonText, Sql, StoreResult, Tx};
 use crate::events::transfer::{SUBJECT_COLUMNS, TransferSubject};
 use crate::ids::{DatasetId, ProjectId, TenantId, TransferId};
+use crate::leases::{Counting, LeasedTable};
 use crate::transfers::model::{TransferRow, TransferStatus};
 use crate::{on_db, on_tx};
+
+/// The transfer queue.
+const QUEUE: LeasedTable = LeasedTable {
+    name: "transfers",
+    key: "id",
+    counting: Counting::PerClaim,
+};
 
 const COLUMNS: &str = "id, tenant_id, kind, status, format, project_id, dataset_id, request, progress, \
     error_message, import_results, download_blob, attempts, created_at, created_by, \
@@ -221,21 +232,18 @@ pub(crate) async fn fail_exhausted(
     let message = format!(
         "The transfer was stopped: the worker running it stopped responding {attempts_max} times."
     );
-    let text = format!(
-        "UPDATE transfers SET status = 'Error', error_message = $1, finished_at = $2, updated_at = $2, \
-         lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL \
-         WHERE status = 'InProgress' AND lease_expires_at < $2 AND attempts >= $3 \
-         RETURNING {SUBJECT_COLUMNS}"
-    );
+    let mut give_up = QUEUE.give_up_exhausted(now, attempts_max);
+    let error = give_up.arg(Arg::Text(message.clone()));
+    let at = give_up.arg(Arg::Time(now));
+    give_up
+        .set(&format!(
+            "status = 'Error', error_message = {error}, finished_at = {at}, updated_at = {at}, \
+             source_secret = NULL"
+        ))
+        .and("status = 'InProgress'")
+        .returning(SUBJECT_COLUMNS);
     let mut tx = db.begin().await?;
-    let ended: Vec<TransferSubject> = on_tx!(&mut tx, |conn| {
-        sqlx::query_as(sqlx::AssertSqlSafe(text))
-            .bind(&message)
-            .bind(now)
-            .bind(i64::from(attempts_max))
-            .fetch_all(conn)
-            .await
-    })?;
+    let ended: Vec<TransferSubject> = give_up.into_sql().fetch_all_in(&mut tx).await?;
     for subject in &ended {
         let event = subject.finished("Error", Some(&message), "[]", false);
         crate::events::record_in(&mut tx, &event, now).await?;
@@ -254,32 +262,26 @@ pub(crate) async fn claim(
     attempts_max: u32,
     only: Option<TransferId>,
 ) -> StoreResult<Option<TransferRow>> {
-    let lock = match db.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
-    let only_clause = if only.is_some() { " AND id = $5" } else { "" };
-    let text = format!(
-        "UPDATE transfers SET status = 'InProgress', lease_owner = $1, lease_expires_at = $2, \
-         attempts = attempts + 1, started_at = COALESCE(started_at, $3), updated_at = $3 \
-         WHERE id = (SELECT id FROM transfers \
-           WHERE (status = 'Pending' OR (status = 'InProgress' AND lease_expires_at < $3)) \
-           AND attempts < $4 AND cancel_requested = FALSE{only_clause} \
-           ORDER BY created_at, id LIMIT 1{lock}) \
-         RETURNING {COLUMNS}"
-    );
+    // A queued transfer has no lease, and a running one is taken over once its lease ran
+    // out: the claim's own test of the lease tells them apart.
+    let mut claim = QUEUE.claim(worker, now, lease_until, attempts_max, "created_at, id");
+    let at = claim.arg(Arg::Time(now));
+    claim
+        .set(&format!(
+            "status = 'InProgress', started_at = COALESCE(started_at, {at}), updated_at = {at}"
+        ))
+        .pick("status IN ('Pending', 'InProgress') AND cancel_requested = FALSE")
+        .skip_locked()
+        .returning(COLUMNS);
+    if let Some(only) = only {
+        let only = claim.arg(Arg::Uuid(only.as_uuid()));
+        claim.pick(&format!("id = {only}"));
+    }
     let mut tx = db.begin().await?;
-    let claimed = on_tx!(&mut tx, |conn| {
-        let query = sqlx::query_as::<_, TransferRow>(sqlx::AssertSqlSafe(text))
-            .bind(worker)
-            .bind(lease_until)
-            .bind(now)
-            .bind(i64::from(attempts_max));
-        match only {
-            Some(id) => query.bind(id).fetch_optional(conn).await,
-            None => query.fetch_optional(conn).await,
-        }
-    })?;
+    let claimed = claim
+        .into_sql(db.backend())
+        .fetch_optional_in::<TransferRow>(&mut tx)
+        .await?;
     let Some(row) = claimed else {
         tx.rollback().await?;
         return Ok(None);
@@ -326,22 +328,16 @@ pub(crate) async fn heartbeat(
     progress: u8,
     report_progress: bool,
 ) -> StoreResult<Heartbeat> {
-    let text = format!(
-        "UPDATE transfers SET lease_expires_at = $1, progress = $2, updated_at = $3 \
-         WHERE id = $4 AND lease_owner = $5 AND status = 'InProgress' \
-         RETURNING cancel_requested, {SUBJECT_COLUMNS}"
-    );
+    let mut renew = QUEUE.renew(worker, lease_until);
+    let progress_value = renew.arg(Arg::I64(i64::from(progress)));
+    let at = renew.arg(Arg::Time(now));
+    renew
+        .row(Arg::Uuid(id.as_uuid()))
+        .set(&format!("progress = {progress_value}, updated_at = {at}"))
+        .and("status = 'InProgress'")
+        .returning(&format!("cancel_requested, {SUBJECT_COLUMNS}"));
     let mut tx = db.begin().await?;
-    let beat: Option<Beat> = on_tx!(&mut tx, |conn| {
-        sqlx::query_as(sqlx::AssertSqlSafe(text))
-            .bind(lease_until)
-            .bind(i64::from(progress))
-            .bind(now)
-            .bind(id)
-            .bind(worker)
-            .fetch_optional(conn)
-            .await
-    })?;
+    let beat: Option<Beat> = renew.into_sql().fetch_optional_in(&mut tx).await?;
     if report_progress && let Some(beat) = &beat {
         crate::events::record_in(&mut tx, &beat.subject.progress(progress), now).await?;
     }
@@ -378,25 +374,25 @@ pub(crate) async fn finish_in(
     now: DateTime<Utc>,
     outcome: &Outcome,
 ) -> StoreResult<bool> {
-    let text = format!(
-        "UPDATE transfers SET status = $1, error_message = $2, import_results = $3, download_blob = $4, \
-         progress = CASE WHEN $1 = 'Completed' THEN 100 ELSE progress END, finished_at = $5, updated_at = $5, \
-         lease_owner = NULL, lease_expires_at = NULL, source_secret = NULL, format = COALESCE($8, format) \
-         WHERE id = $6 AND lease_owner = $7 AND status = 'InProgress' RETURNING {SUBJECT_COLUMNS}"
-    );
-    let ended: Option<TransferSubject> = on_tx!(&mut *tx, |conn| {
-        sqlx::query_as(sqlx::AssertSqlSafe(text))
-            .bind(outcome.status.as_str())
-            .bind(&outcome.error_message)
-            .bind(&outcome.import_results)
-            .bind(&outcome.download_blob)
-            .bind(now)
-            .bind(id)
-            .bind(worker)
-            .bind(&outcome.format)
-            .fetch_optional(conn)
-            .await
-    })?;
+    let mut finish = QUEUE.finish(worker);
+    let status = finish.arg(Arg::Text(outcome.status.as_str().to_owned()));
+    let error = finish.arg(Arg::OptText(outcome.error_message.clone()));
+    let results = finish.arg(Arg::Text(outcome.import_results.as_str().to_owned()));
+    let download = finish.arg(Arg::OptText(outcome.download_blob.clone()));
+    let at = finish.arg(Arg::Time(now));
+    let format = finish.arg(Arg::OptText(outcome.format.clone()));
+    finish
+        .row(Arg::Uuid(id.as_uuid()))
+        .set(&format!(
+            "status = {status}, error_message = {error}, import_results = {results}, \
+             download_blob = {download}, \
+             progress = CASE WHEN {status} = 'Completed' THEN 100 ELSE progress END, \
+             finished_at = {at}, updated_at = {at}, source_secret = NULL, \
+             format = COALESCE({format}, format)"
+        ))
+        .and("status = 'InProgress'")
+        .returning(SUBJECT_COLUMNS);
+    let ended: Option<TransferSubject> = finish.into_sql().fetch_optional_in(&mut *tx).await?;
     let Some(subject) = ended else {
         return Ok(false);
     };
@@ -420,21 +416,16 @@ pub(crate) async fn release(
     worker: &str,
     now: DateTime<Utc>,
 ) -> StoreResult<bool> {
-    let updated = on_db!(db, |pool| {
-        sqlx::query(
-            "UPDATE transfers SET status = 'Pending', progress = 0, started_at = NULL, updated_at = $1, \
-             attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, \
-             lease_owner = NULL, lease_expires_at = NULL, dispatched_job = NULL \
-             WHERE id = $2 AND lease_owner = $3 AND status = 'InProgress'",
-        )
-        .bind(now)
-        .bind(id)
-        .bind(worker)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
-    Ok(updated == 1)
+    let mut release = QUEUE.release(worker);
+    let at = release.arg(Arg::Time(now));
+    release
+        .row(Arg::Uuid(id.as_uuid()))
+        .set(&format!(
+            "status = 'Pending', progress = 0, started_at = NULL, updated_at = {at}, \
+             dispatched_job = NULL"
+        ))
+        .and("status = 'InProgress'");
+    Ok(release.into_sql().execute(db).await? == 1)
 }
 
 /// Asks a transfer to stop: a queued one ends at once in `Error`; a running one is flagged,

@@ -25,6 +25,7 @@ use crate::datasets::DATASETS_CONTAINER;
 use crate::datasets::service::{ContentDetails, DatasetService, NewContent, NewDataset};
 use crate::db::{Db, JsonText};
 use crate::ids::{DatasetId, TransferId};
+use crate::leases::{Holder, Lease};
 use crate::transfers::model::{
     ImportResultDto, OutputDatasetData, Source, Target, TransferPlan, TransferRow, TransferStatus,
 };
@@ -45,13 +46,13 @@ pub(crate) struct Runner {
     /// Temporary files of running transfers, one folder each.
     pub(crate) work_dir: PathBuf,
     /// How long a claim lasts without renewal.
-    pub(crate) lease: Duration,
+    pub(crate) lease: Lease,
     /// How often the lease is renewed.
     pub(crate) heartbeat: Duration,
     /// Largest result a transfer may store.
     pub(crate) result_bytes_max: u64,
-    /// This worker's name in leases (`host:pid:uuid`).
-    pub(crate) worker_id: String,
+    /// This worker's name in leases.
+    pub(crate) holder: Holder,
     /// Fetches imports from outside addresses.
     pub(crate) fetcher: basin_fetch::Fetcher,
     /// Removes an upload once an import took its bytes over.
@@ -241,13 +242,13 @@ impl Runner {
                 () = tokio::time::sleep(self.heartbeat) => {}
             }
             let now = self.clock.now();
-            let lease_until = now + lease_delta(self.lease);
+            let lease_until = self.lease.expiry(now);
             let percent = meter.percent();
             let report = percent / 10 > reported_step;
             match store::heartbeat(
                 &self.db,
                 id,
-                &self.worker_id,
+                &self.holder,
                 now,
                 lease_until,
                 percent,
@@ -279,7 +280,7 @@ impl Runner {
 
     /// Puts the transfer back in the queue (this worker is stopping).
     async fn release(&self, id: TransferId) {
-        match store::release(&self.db, id, &self.worker_id, self.clock.now()).await {
+        match store::release(&self.db, id, &self.holder, self.clock.now()).await {
             Ok(true) => {
                 tracing::info!(transfer = %id, "worker stopping; the transfer is queued again")
             }
@@ -311,7 +312,7 @@ impl Runner {
         let result = async {
             let mut tx = self.db.begin().await?;
             let ended =
-                store::finish_in(&mut tx, id, &self.worker_id, self.clock.now(), &outcome).await?;
+                store::finish_in(&mut tx, id, &self.holder, self.clock.now(), &outcome).await?;
             tx.commit().await?;
             Ok::<bool, crate::db::StoreError>(ended)
         }
@@ -742,7 +743,7 @@ impl Runner {
         let outcome = completed(produced, JsonText::empty_array(), Some(path.key()));
         let mut tx = self.db.begin().await?;
         let ended =
-            store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await?;
+            store::finish_in(&mut tx, row.id, &self.holder, self.clock.now(), &outcome).await?;
         if ended {
             tx.commit().await?;
         } else {
@@ -800,7 +801,7 @@ impl Runner {
         );
         let caller = creator_of(row);
         let mut tx = self.db.begin().await?;
-        if !store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await? {
+        if !store::finish_in(&mut tx, row.id, &self.holder, self.clock.now(), &outcome).await? {
             return Ok(false);
         }
         self.datasets
@@ -838,7 +839,7 @@ impl Runner {
             details: details_of(produced),
         };
         let mut tx = self.db.begin().await?;
-        if !store::finish_in(&mut tx, row.id, &self.worker_id, self.clock.now(), &outcome).await? {
+        if !store::finish_in(&mut tx, row.id, &self.holder, self.clock.now(), &outcome).await? {
             return Ok(None);
         }
         let replaced = self
@@ -910,10 +911,6 @@ fn file_name_of(path: &Path) -> String {
         || "data".to_owned(),
         |name| name.to_string_lossy().into_owned(),
     )
-}
-
-pub(crate) fn lease_delta(lease: Duration) -> chrono::TimeDelta {
-    chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::seconds(60))
 }
 
 /// Removes a transfer's folder; a folder already gone is fine.

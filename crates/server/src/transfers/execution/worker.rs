@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::TransferId;
-use crate::transfers::execution::run::{Runner, lease_delta, remove_dir};
+use crate::transfers::execution::run::{Runner, remove_dir};
 use crate::transfers::model::TransferStatus;
 use crate::transfers::store;
 
@@ -103,15 +103,15 @@ impl WorkerPool {
         }
         let claimed = store::claim(
             &runner.db,
-            &runner.worker_id,
+            &runner.holder,
             now,
-            now + lease_delta(runner.lease),
+            runner.lease.expiry(now),
             self.settings.attempts_max,
             only,
         )
         .await?;
         if let Some(row) = &claimed {
-            tracing::info!(transfer = %row.id, attempt = row.attempts, worker = %runner.worker_id, "transfer claimed");
+            tracing::info!(transfer = %row.id, attempt = row.attempts, worker = %runner.holder, "transfer claimed");
         }
         Ok(claimed)
     }
@@ -164,7 +164,7 @@ impl WorkerPool {
             let row = store::find_any(&self.runner.db, id).await?;
             let running = row.is_some_and(|row| {
                 row.status() == TransferStatus::InProgress
-                    && row.updated_at + lease_delta(self.runner.lease) > now
+                    && self.runner.lease.expiry(row.updated_at) > now
             });
             if !running {
                 remove_dir(&entry.path()).await;
