@@ -3,8 +3,10 @@
 use chrono::{DateTime, Utc};
 
 use crate::datasets::model::DatasetRow;
-use crate::db::{Arg, Db, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx};
-use crate::ids::{DatasetId, ProjectId};
+use crate::db::{
+    Arg, Db, IDS_PER_STATEMENT, KeysetPage, SortValue, Sql, StoreError, StoreResult, Tx,
+};
+use crate::ids::{DatasetId, ProjectId, TenantId};
 use crate::{on_db, on_tx};
 
 const COLUMNS: &str = "id, tenant_id, project_id, name, description, dataset_type, dataset_format, data_path, \
@@ -313,4 +315,145 @@ pub(super) async fn soft_delete_in(
     .bind(project)
     .fetch_optional(conn)
     .await)?)
+}
+
+// ---- for the recycle bin ----
+
+/// Brings a dataset row back from the bin, into `project`. False when it was not deleted (or
+/// is gone).
+pub(super) async fn restore_in(
+    tx: &mut Tx,
+    dataset: DatasetId,
+    project: ProjectId,
+    now: DateTime<Utc>,
+    by: uuid::Uuid,
+) -> StoreResult<bool> {
+    let changed = on_tx!(tx, |conn| {
+        sqlx::query(
+            "UPDATE datasets SET deleted_at = NULL, deleted_by = NULL, project_id = $2, updated_at = $3, \
+             updated_by = $4, row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NOT NULL",
+        )
+        .bind(dataset)
+        .bind(project)
+        .bind(now)
+        .bind(by)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(changed == 1)
+}
+
+/// Whether a live dataset of `tenant` named `name` is in `project`, read inside `tx`.
+pub(super) async fn live_name_taken_in(
+    tx: &mut Tx,
+    tenant: TenantId,
+    project: ProjectId,
+    name: &str,
+) -> StoreResult<bool> {
+    let mut sql =
+        Sql::new("SELECT COUNT(*) FROM datasets WHERE deleted_at IS NULL AND tenant_id = ");
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    let name = sql.arg(Arg::Text(name.to_owned()));
+    sql.push(&format!(" AND name = {name}"));
+    let project = sql.arg(Arg::Uuid(project.as_uuid()));
+    sql.push(&format!(" AND project_id = {project}"));
+    Ok(sql.fetch_count_in(tx).await? > 0)
+}
+
+/// The bytes of the live datasets in `projects`, read inside `tx`.
+pub(super) async fn live_size_in(tx: &mut Tx, projects: &[ProjectId]) -> StoreResult<i64> {
+    let mut total: i64 = 0;
+    for chunk in projects.chunks(IDS_PER_STATEMENT) {
+        let mut sql = Sql::new(
+            "SELECT CAST(COALESCE(SUM(storage_size), 0) AS BIGINT) FROM datasets \
+             WHERE deleted_at IS NULL AND project_id IN ",
+        );
+        sql.push_uuids(chunk.iter().map(ProjectId::as_uuid));
+        total = total.saturating_add(sql.fetch_count_in(tx).await?);
+    }
+    Ok(total)
+}
+
+/// A dataset row removed for good.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct RemovedDataset {
+    /// Id.
+    pub(crate) id: DatasetId,
+    /// Tenant.
+    pub(crate) tenant_id: TenantId,
+    /// Project it was in.
+    pub(crate) project_id: ProjectId,
+    /// Name.
+    pub(crate) name: String,
+    /// Its blob key.
+    pub(crate) data_path: String,
+    /// Its format (`.tiles` datasets have stored pyramids too).
+    pub(crate) dataset_format: String,
+}
+
+/// The columns of a [`RemovedDataset`], for `RETURNING`.
+const REMOVED_COLUMNS: &str = "id, tenant_id, project_id, name, data_path, dataset_format";
+
+/// Deletes one dataset row; returns it (nothing when it was gone already).
+pub(super) async fn delete_in(tx: &mut Tx, id: DatasetId) -> StoreResult<Vec<RemovedDataset>> {
+    let sql = format!("DELETE FROM datasets WHERE id = $1 RETURNING {REMOVED_COLUMNS}");
+    Ok(on_tx!(tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_all(conn)
+            .await
+    })?)
+}
+
+/// Deletes up to `limit` dataset rows, deleted or not, of `projects`; returns them.
+pub(super) async fn delete_of_projects_in(
+    tx: &mut Tx,
+    projects: &[ProjectId],
+    limit: i64,
+) -> StoreResult<Vec<RemovedDataset>> {
+    let mut removed: Vec<RemovedDataset> = Vec::new();
+    for chunk in projects.chunks(IDS_PER_STATEMENT) {
+        let left = limit.saturating_sub(i64::try_from(removed.len()).unwrap_or(i64::MAX));
+        if left <= 0 {
+            break;
+        }
+        let mut sql = Sql::new(
+            "DELETE FROM datasets WHERE id IN (SELECT id FROM datasets WHERE project_id IN ",
+        );
+        sql.push_uuids(chunk.iter().map(ProjectId::as_uuid));
+        let left = sql.arg(Arg::I64(left));
+        sql.push(&format!(" LIMIT {left}) RETURNING {REMOVED_COLUMNS}"));
+        removed.extend(sql.fetch_all_in::<RemovedDataset>(tx).await?);
+    }
+    Ok(removed)
+}
+
+/// Whether a dataset, deleted or not, names `data_path` as its content, read inside `tx`.
+pub(super) async fn data_path_named_in(tx: &mut Tx, data_path: &str) -> StoreResult<bool> {
+    let found: i64 = on_tx!(tx, |conn| {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM datasets WHERE data_path = $1 LIMIT 1) AS found",
+        )
+        .bind(data_path)
+        .fetch_one(conn)
+        .await
+    })?;
+    Ok(found > 0)
+}
+
+/// Which of `data_paths` a dataset, deleted or not, names as its content.
+pub(super) async fn data_paths_named(db: &Db, data_paths: &[String]) -> StoreResult<Vec<String>> {
+    if data_paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new("SELECT DISTINCT data_path FROM datasets WHERE data_path IN (");
+    let placeholders: Vec<String> = data_paths
+        .iter()
+        .map(|key| sql.arg(Arg::Text(key.clone())))
+        .collect();
+    sql.push(&placeholders.join(", ")).push(")");
+    let rows: Vec<(String,)> = sql.fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(key,)| key).collect())
 }

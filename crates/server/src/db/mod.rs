@@ -63,7 +63,7 @@ pub(crate) use tx::Tx;
 use crate::config::DatabaseConfig;
 use crate::limits;
 pub(crate) use json::JsonText;
-pub(crate) use sql::{Arg, KeysetPage, SortValue, Sql};
+pub(crate) use sql::{Arg, IDS_PER_STATEMENT, KeysetPage, SortValue, Sql};
 pub use sqlite_read::SqliteReader;
 pub(crate) use sqlite_read::{opt_time_at, opt_uuid_at, time_at, uuid_at};
 pub(crate) use sqlite_write::{SqliteWriteTx, SqliteWriter};

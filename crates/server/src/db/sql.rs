@@ -8,6 +8,11 @@ use uuid::Uuid;
 use crate::db::{Db, StoreResult, Tx};
 use crate::{on_db, on_tx};
 
+/// Ids one statement binds at most in an `IN` list ([`Sql::push_uuids`]): well below what
+/// either database accepts (SQLite 32,766 placeholders, PostgreSQL 65,535), so a statement
+/// never fails on the length of a list it was given.
+pub(crate) const IDS_PER_STATEMENT: usize = 500;
+
 /// Binds every [`Arg`] to a sqlx query of either backend.
 macro_rules! bind_args {
     ($query:expr, $args:expr) => {{
@@ -97,6 +102,14 @@ impl Sql {
     pub(crate) fn arg(&mut self, value: Arg) -> String {
         self.args.push(value);
         format!("${}", self.args.len())
+    }
+
+    /// Binds each of `ids` and appends their placeholders in parentheses (`($2, $3)`), for an
+    /// `IN` list. A caller with more than [`IDS_PER_STATEMENT`] ids runs one statement per
+    /// chunk of them.
+    pub(crate) fn push_uuids(&mut self, ids: impl IntoIterator<Item = Uuid>) -> &mut Self {
+        let placeholders: Vec<String> = ids.into_iter().map(|id| self.arg(Arg::Uuid(id))).collect();
+        self.push("(").push(&placeholders.join(", ")).push(")")
     }
 
     /// Fetches every row as `T`.

@@ -741,6 +741,164 @@ pub(super) async fn children_named_in(
     .await)?)
 }
 
+// ---- subtrees, for the recycle bin ----
+//
+// The walks below stop `levels_max` levels down, so that even a corrupt tree (a cycle) cannot
+// make them loop.
+
+/// The subtree of `$1` (itself included, whatever its state) as a recursive CTE named
+/// `below(id, level)`, walked at most `$2` levels. `live_only` does not enter projects in the
+/// bin below it.
+fn below_cte(live_only: bool) -> String {
+    let live = if live_only {
+        " AND p.deleted_at IS NULL"
+    } else {
+        ""
+    };
+    format!(
+        "WITH RECURSIVE below(id, level) AS (SELECT id, 0 FROM projects WHERE id = $1 \
+         UNION ALL SELECT p.id, below.level + 1 FROM projects p JOIN below ON p.parent_id = below.id \
+         WHERE below.level < $2{live})"
+    )
+}
+
+/// The ids of the subtree of `project` (see [`below_cte`]), each once, read inside `tx`.
+pub(super) async fn subtree_in(
+    tx: &mut Tx,
+    project: ProjectId,
+    live_only: bool,
+    levels_max: i64,
+) -> StoreResult<Vec<ProjectId>> {
+    let sql = format!("{} SELECT DISTINCT id FROM below", below_cte(live_only));
+    Ok(on_tx!(tx, |conn| {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(project)
+            .bind(levels_max)
+            .fetch_all(conn)
+            .await
+    })?)
+}
+
+/// Brings a project row back from the bin: clears its deletion. False when it was not deleted
+/// (or is gone).
+pub(super) async fn restore_in(
+    tx: &mut Tx,
+    project: ProjectId,
+    now: DateTime<Utc>,
+    by: Uuid,
+) -> StoreResult<bool> {
+    let changed = on_tx!(tx, |conn| {
+        sqlx::query(
+            "UPDATE projects SET deleted_at = NULL, deleted_by = NULL, updated_at = $2, updated_by = $3, \
+             row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NOT NULL",
+        )
+        .bind(project)
+        .bind(now)
+        .bind(by)
+        .execute(conn)
+        .await
+        .map(|done| done.rows_affected())
+    })?;
+    Ok(changed == 1)
+}
+
+/// Re-roots the subtree of `project` under `parent`: its parent, root and depths change;
+/// `depth_delta` is added to every depth in it.
+pub(super) async fn reparent_subtree_in(
+    tx: &mut Tx,
+    project: ProjectId,
+    (parent, root): (ProjectId, ProjectId),
+    depth_delta: i64,
+    levels_max: i64,
+) -> StoreResult<()> {
+    let sql = format!(
+        "{} UPDATE projects SET root_id = $3, depth = depth + $4 WHERE id IN (SELECT id FROM below)",
+        below_cte(false)
+    );
+    on_tx!(tx, |conn| {
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(project)
+            .bind(levels_max)
+            .bind(root)
+            .bind(depth_delta)
+            .execute(conn)
+            .await
+            .map(|done| done.rows_affected())
+    })?;
+    on_tx!(tx, |conn| {
+        sqlx::query("UPDATE projects SET parent_id = $2 WHERE id = $1")
+            .bind(project)
+            .bind(parent)
+            .execute(conn)
+            .await
+            .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// A project row removed for good.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct RemovedProject {
+    /// Id.
+    pub(crate) id: ProjectId,
+    /// Tenant.
+    pub(crate) tenant_id: TenantId,
+    /// Parent.
+    pub(crate) parent_id: Option<ProjectId>,
+    /// Name.
+    pub(crate) name: String,
+}
+
+/// Deletes up to `limit` project rows of the subtree of `project`, deepest first, so that
+/// every deleted project's children go in the same statement or an earlier one (their members
+/// go with them).
+pub(super) async fn delete_subtree_in(
+    tx: &mut Tx,
+    project: ProjectId,
+    levels_max: i64,
+    limit: i64,
+) -> StoreResult<Vec<RemovedProject>> {
+    let sql = format!(
+        "{} DELETE FROM projects WHERE id IN (SELECT id FROM below ORDER BY level DESC LIMIT $3) \
+         RETURNING id, tenant_id, parent_id, name",
+        below_cte(false)
+    );
+    Ok(on_tx!(tx, |conn| {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(project)
+            .bind(levels_max)
+            .bind(limit)
+            .fetch_all(conn)
+            .await
+    })?)
+}
+
+/// Whether a live project of `tenant` named `name` is in `parent` (at the top level when
+/// `None`), read inside `tx`.
+pub(super) async fn live_name_taken_in(
+    tx: &mut Tx,
+    tenant: TenantId,
+    parent: Option<ProjectId>,
+    name: &str,
+) -> StoreResult<bool> {
+    let mut sql =
+        Sql::new("SELECT COUNT(*) FROM projects WHERE deleted_at IS NULL AND tenant_id = ");
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    let name = sql.arg(Arg::Text(name.to_owned()));
+    sql.push(&format!(" AND name = {name}"));
+    match parent {
+        Some(parent) => {
+            let parent = sql.arg(Arg::Uuid(parent.as_uuid()));
+            sql.push(&format!(" AND parent_id = {parent}"));
+        }
+        None => {
+            sql.push(" AND parent_id IS NULL");
+        }
+    }
+    Ok(sql.fetch_count_in(tx).await? > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,9 +22,9 @@ use crate::datasets::DatasetChange;
 use crate::datasets::model::DatasetRow;
 use crate::db::{Db, StoreError, StoreResult, Tx};
 use crate::events::EventType;
-use crate::ids::{DatasetId, TenantId};
-use crate::projects::ProjectChange;
+use crate::ids::{DatasetId, ProjectId, TenantId};
 use crate::projects::model::ProjectRow;
+use crate::projects::{self, ProjectChange, Walk};
 use crate::reactions::Reaction;
 use model::{BinRow, ItemType};
 
@@ -76,13 +76,17 @@ impl Reaction<DatasetChange> for Recycler {
     }
 }
 
-/// Queues the blob at `key` (or every blob under it, when it ends in `/`) for removal once no
-/// dataset names it, inside the transaction that stopped using it.
+/// Queues the blob at `key` (or every blob under it, when it ends in `/`) for removal, inside
+/// the transaction that stopped using it; not when a dataset, deleted or not, still names it
+/// (it is queued again when that dataset is purged).
 pub(crate) async fn queue_blob_removal_in(
     tx: &mut Tx,
     key: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
+    if crate::datasets::data_path_named_in(tx, key).await? {
+        return Ok(());
+    }
     store::queue_blob_in(tx, key, at).await
 }
 
@@ -97,7 +101,8 @@ async fn recycle_project_in(tx: &mut Tx, row: &ProjectRow, levels_max: i64) -> S
     let deleted_at = row.deleted_at.ok_or(StoreError::Corrupt(
         "a project put in the bin without a deletion time",
     ))?;
-    let storage_size = store::live_subtree_size_in(tx, row.id, levels_max).await?;
+    let live = projects::subtree_in(tx, row.id, Walk::LiveOnly, levels_max).await?;
+    let storage_size = crate::datasets::live_size_in(tx, &live).await?;
     let bin = BinRow {
         item_id: row.id.as_uuid(),
         item_type: ItemType::Project,
@@ -115,13 +120,55 @@ async fn recycle_project_in(tx: &mut Tx, row: &ProjectRow, levels_max: i64) -> S
         purge_requested_by: None,
     };
     store::insert_in(tx, &bin).await?;
-    store::list_datasets_below_in(tx, row.id, false, levels_max).await?;
+    list_datasets_below_in(tx, row.tenant_id, row.id, false, levels_max).await?;
     crate::events::record_in(
         tx,
         &service::event_of(EventType::ProjectRecycled, &bin, bin.deleted_by),
         deleted_at,
     )
     .await
+}
+
+/// Sets whether the dataset items below `project`, of `tenant`, are listed: hidden (false)
+/// anywhere below a project just put in the bin, since they come back with it; shown again
+/// (true) in the live part of the subtree of a project just restored, its ancestors live.
+async fn list_datasets_below_in(
+    tx: &mut Tx,
+    tenant: TenantId,
+    project: ProjectId,
+    listed: bool,
+    levels_max: i64,
+) -> StoreResult<()> {
+    let walk = if listed {
+        Walk::LiveOnly
+    } else {
+        Walk::Everything
+    };
+    let containers = projects::subtree_in(tx, project, walk, levels_max).await?;
+    store::list_datasets_in(tx, &containers, listed).await?;
+    store::bump_in(tx, tenant).await
+}
+
+/// Marks `item`, and for a project every bin item in its subtree, as being removed for good,
+/// by `by` (`None`: the retention). Returns false when the item is not (or no longer) in the
+/// bin or already being purged.
+async fn mark_purging_in(
+    tx: &mut Tx,
+    item: &BinRow,
+    now: DateTime<Utc>,
+    by: Option<uuid::Uuid>,
+    levels_max: i64,
+) -> StoreResult<bool> {
+    if !store::mark_purging_in(tx, item.item_id, now, by).await? {
+        return Ok(false);
+    }
+    if item.item_type == ItemType::Project {
+        let project = ProjectId::from_uuid(item.item_id);
+        let subtree = projects::subtree_in(tx, project, Walk::Everything, levels_max).await?;
+        store::mark_purging_within_in(tx, &subtree, now, by).await?;
+    }
+    store::bump_in(tx, item.tenant_id).await?;
+    Ok(true)
 }
 
 /// Records that `row` (just soft-deleted, in a live project) is in the bin, and reports it.

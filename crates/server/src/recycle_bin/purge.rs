@@ -12,12 +12,15 @@ use std::collections::BTreeSet;
 
 use uuid::Uuid;
 
+use crate::datasets::{self, RemovedDataset};
 use crate::events::{EventType, NewEvent};
+use crate::ids::{DatasetId, ProjectId};
 use crate::periodic::{PeriodicTask, RoundCounts};
+use crate::projects::{self, RemovedProject, Walk};
 use crate::recycle_bin::BinChange;
 use crate::recycle_bin::model::{BinRow, ItemType, PurgeCounts};
 use crate::recycle_bin::service::{BinResult, RecycleBinService};
-use crate::recycle_bin::store::{self, RemovedDataset, RemovedProject};
+use crate::recycle_bin::store;
 use basin_blob::{BlobError, BlobPath};
 
 impl RecycleBinService {
@@ -54,29 +57,23 @@ impl RecycleBinService {
         let mut counts = PurgeCounts::default();
         let done = match item.item_type {
             ItemType::Dataset => {
-                let removed = store::delete_dataset_in(&mut tx, item.item_id).await?;
+                let dataset = DatasetId::from_uuid(item.item_id);
+                let removed = datasets::delete_in(&mut tx, dataset).await?;
                 self.datasets_removed_in(&mut tx, item, &removed, &mut counts)
                     .await?;
                 store::remove_in(&mut tx, item.tenant_id, item.item_id).await?;
                 true
             }
             ItemType::Project => {
-                let project = crate::ids::ProjectId::from_uuid(item.item_id);
-                let removed = store::delete_subtree_datasets_in(
-                    &mut tx,
-                    project,
-                    levels,
-                    self.settings.batch,
-                )
-                .await?;
+                let project = ProjectId::from_uuid(item.item_id);
+                let subtree =
+                    projects::subtree_in(&mut tx, project, Walk::Everything, levels).await?;
+                let removed =
+                    datasets::delete_of_projects_in(&mut tx, &subtree, self.settings.batch).await?;
                 if removed.is_empty() {
-                    let projects = store::delete_subtree_projects_in(
-                        &mut tx,
-                        project,
-                        levels,
-                        self.settings.batch,
-                    )
-                    .await?;
+                    let projects =
+                        projects::delete_subtree_in(&mut tx, project, levels, self.settings.batch)
+                            .await?;
                     let done = projects.is_empty() || projects.iter().any(|row| row.id == project);
                     self.projects_removed_in(&mut tx, item, &projects, &mut counts)
                         .await?;
@@ -113,10 +110,10 @@ impl RecycleBinService {
     ) -> BinResult<()> {
         let now = self.clock.now();
         for dataset in removed {
-            store::queue_blob_in(tx, &dataset.data_path, now).await?;
+            super::queue_blob_removal_in(tx, &dataset.data_path, now).await?;
             let purged = BinChange::DatasetPurged {
                 tenant: dataset.tenant_id,
-                dataset: crate::ids::DatasetId::from_uuid(dataset.id),
+                dataset: dataset.id,
                 format: dataset.dataset_format.clone(),
             };
             self.reactions.run_in(tx, &purged, now).await?;
@@ -125,18 +122,18 @@ impl RecycleBinService {
                 tenant: dataset.tenant_id,
                 project: Some(dataset.project_id),
                 user: item.purge_requested_by,
-                resource: dataset.id,
+                resource: dataset.id.as_uuid(),
                 data: serde_json::json!({
                     "name": dataset.name,
                     "itemType": ItemType::Dataset,
                     "projectId": dataset.project_id,
-                    "purgedWith": purged_with(item, dataset.id),
+                    "purgedWith": purged_with(item, dataset.id.as_uuid()),
                     "reason": reason(item),
                 }),
             };
             crate::events::record_in(tx, &event, now).await?;
         }
-        let ids: Vec<Uuid> = removed.iter().map(|dataset| dataset.id).collect();
+        let ids: Vec<Uuid> = removed.iter().map(|dataset| dataset.id.as_uuid()).collect();
         store::remove_all_in(tx, item.tenant_id, &ids).await?;
         counts.datasets += removed.len() as u64;
         Ok(())
@@ -194,7 +191,7 @@ impl RecycleBinService {
             if fresh.is_empty() {
                 return Ok(deleted);
             }
-            let in_use = store::blobs_in_use(&self.db, &fresh).await?;
+            let in_use = datasets::data_paths_named(&self.db, &fresh).await?;
             let unused: Vec<String> = fresh
                 .iter()
                 .filter(|key| !in_use.contains(key))
@@ -246,7 +243,7 @@ impl RecycleBinService {
         let mut tx = self.begin_on(item).await?;
         let now = self.clock.now();
         if let Some(current) = store::find_in(&mut tx, item.item_id).await? {
-            store::mark_purging_in(&mut tx, &current, now, None, self.projects.levels_max())
+            super::mark_purging_in(&mut tx, &current, now, None, self.projects.levels_max())
                 .await?;
         }
         tx.commit().await?;

@@ -20,6 +20,7 @@ use crate::datasets::service::DatasetService;
 use crate::db::{Db, StoreError, Tx};
 use crate::events::{EventType, NewEvent};
 use crate::ids::{DatasetId, ProjectId, TenantId};
+use crate::projects;
 use crate::projects::access::{AccessLevel, ProjectRole};
 use crate::projects::access::{Capabilities, implicit_role};
 use crate::projects::service::{Chain, ProjectError, ProjectService};
@@ -481,7 +482,7 @@ impl RecycleBinService {
         let now = self.now();
         let tenant = chain.target().row.tenant_id;
         for (id, bin) in &restored {
-            store::restore_project_in(tx, *id, now, caller.id).await?;
+            projects::restore_in(tx, *id, now, caller.id).await?;
             store::remove_in(tx, tenant, id.as_uuid()).await?;
             if let Some(bin) = bin {
                 crate::events::record_in(
@@ -493,7 +494,8 @@ impl RecycleBinService {
             }
         }
         if let Some((top, _)) = restored.first() {
-            store::list_datasets_below_in(tx, *top, true, self.projects.levels_max()).await?;
+            super::list_datasets_below_in(tx, tenant, *top, true, self.projects.levels_max())
+                .await?;
         }
         Ok(())
     }
@@ -507,7 +509,17 @@ impl RecycleBinService {
         container: Option<ProjectId>,
         name: &str,
     ) -> BinResult<()> {
-        if store::name_taken_in(tx, item_type, tenant, container, name).await? {
+        let taken = match (item_type, container) {
+            (ItemType::Project, parent) => {
+                projects::live_name_taken_in(tx, tenant, parent, name).await?
+            }
+            (ItemType::Dataset, Some(project)) => {
+                crate::datasets::live_name_taken_in(tx, tenant, project, name).await?
+            }
+            // Every dataset is in a project: none is at the top level.
+            (ItemType::Dataset, None) => false,
+        };
+        if taken {
             let kind = match item_type {
                 ItemType::Project => "project",
                 ItemType::Dataset => "dataset",
@@ -606,11 +618,11 @@ impl RecycleBinService {
         self.projects
             .keep_members_in(tx, chain, &destination)
             .await?;
-        store::reparent_subtree_in(tx, project.id, target, parent.root_id, delta, levels).await?;
+        projects::move_subtree_in(tx, project.id, (target, parent.root_id), delta, levels).await?;
         let now = self.now();
-        store::restore_project_in(tx, project.id, now, caller.id).await?;
+        projects::restore_in(tx, project.id, now, caller.id).await?;
         store::remove_in(tx, row.tenant_id, row.item_id).await?;
-        store::list_datasets_below_in(tx, project.id, true, levels).await?;
+        super::list_datasets_below_in(tx, row.tenant_id, project.id, true, levels).await?;
         let mut event = event_of(EventType::ProjectRestored, row, Some(caller.id));
         if let Some(data) = event.data.as_object_mut() {
             data.insert("restoredTo".into(), serde_json::json!(target));
@@ -645,7 +657,8 @@ impl RecycleBinService {
         self.check_name_free(tx, ItemType::Dataset, row.tenant_id, Some(into), &row.name)
             .await?;
         let now = self.now();
-        if !store::restore_dataset_in(tx, row.item_id, into, now, caller.id).await? {
+        let dataset = DatasetId::from_uuid(row.item_id);
+        if !crate::datasets::restore_in(tx, dataset, into, now, caller.id).await? {
             return Err(BinError::NotFound);
         }
         store::remove_in(tx, row.tenant_id, row.item_id).await?;
@@ -674,7 +687,7 @@ impl RecycleBinService {
             .begin_item_change(caller, (item_type, id, container), None, true)
             .await?;
         let now = self.now();
-        if !store::mark_purging_in(
+        if !super::mark_purging_in(
             &mut tx,
             &row,
             now,

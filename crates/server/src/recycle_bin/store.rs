@@ -1,16 +1,18 @@
-//! SQL of the recycle bin, on both databases.
+//! SQL of the recycle bin's own tables, on both databases: its items (`recycle_bin`), the
+//! version of each tenant's listings (`recycle_bin_versions`) and the queue of blobs to delete
+//! (`blob_garbage`).
 //!
-//! Besides its own table, the bin owns the lifecycle columns of items once they are deleted:
-//! restoring clears `deleted_at` on project and dataset rows, and purging deletes those rows,
-//! their subtrees and their members in batches. Those statements walk subtrees with recursive
-//! queries bounded by a level count, so that even a corrupt tree (a cycle) cannot make them
-//! loop; they live here, next to the bin rows they keep consistent, rather than in the
-//! project and dataset stores.
+//! The rows of deleted projects and datasets stay their areas': restoring, moving and purging
+//! them, and walking a project's subtree, go through the functions of `projects` and
+//! `datasets` in the same transaction. Statements here that concern a subtree take its
+//! project ids as a list, in chunks of [`IDS_PER_STATEMENT`].
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::db::{Arg, Db, Sql, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at, uuid_at};
+use crate::db::{
+    Arg, Db, IDS_PER_STATEMENT, Sql, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at, uuid_at,
+};
 use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
 use crate::projects::access::AccessLevel;
@@ -22,21 +24,6 @@ const COLUMNS: &str = "item_id, item_type, tenant_id, container_id, name, access
 /// The condition every listing shares: shown to users, not being purged. Written exactly as
 /// in the partial indexes of migration 0009, so that both databases use them.
 const LISTED: &str = "listed = TRUE AND purging_since IS NULL";
-
-/// The subtree of `$1` (itself included) as a recursive CTE named `below(id, level)`,
-/// walked at most `$2` levels. `live_only` stops at projects in the bin.
-fn below_cte(live_only: bool) -> String {
-    let live = if live_only {
-        " AND p.deleted_at IS NULL"
-    } else {
-        ""
-    };
-    format!(
-        "WITH RECURSIVE below(id, level) AS (SELECT id, 0 FROM projects WHERE id = $1 \
-         UNION ALL SELECT p.id, below.level + 1 FROM projects p JOIN below ON p.parent_id = below.id \
-         WHERE below.level < $2{live})"
-    )
-}
 
 #[derive(sqlx::FromRow)]
 struct StoredBinRow {
@@ -184,29 +171,13 @@ pub(super) async fn remove_in(tx: &mut Tx, tenant: TenantId, item: Uuid) -> Stor
 }
 
 /// Bumps the bin version of `tenant`: its listings changed (cached totals are stale).
-async fn bump_in(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
+pub(super) async fn bump_in(tx: &mut Tx, tenant: TenantId) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query(
             "INSERT INTO recycle_bin_versions (tenant_id, version) VALUES ($1, 1) \
              ON CONFLICT (tenant_id) DO UPDATE SET version = recycle_bin_versions.version + 1",
         )
         .bind(tenant)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
-    Ok(())
-}
-
-/// [`bump_in`] for the tenant of `project`.
-async fn bump_for_project_in(tx: &mut Tx, project: ProjectId) -> StoreResult<()> {
-    on_tx!(tx, |conn| {
-        sqlx::query(
-            "INSERT INTO recycle_bin_versions (tenant_id, version) \
-             SELECT tenant_id, 1 FROM projects WHERE id = $1 \
-             ON CONFLICT (tenant_id) DO UPDATE SET version = recycle_bin_versions.version + 1",
-        )
-        .bind(project)
         .execute(conn)
         .await
         .map(|done| done.rows_affected())
@@ -230,172 +201,25 @@ pub(crate) async fn version(db: &Db, tenant: TenantId) -> StoreResult<i64> {
     }
 }
 
-/// The bytes of the live datasets in the live part of the subtree of `project`.
-pub(super) async fn live_subtree_size_in(
+/// Sets whether the dataset items in `containers` are listed: hidden (false) below a project
+/// just put in the bin, since they come back with it; shown again (true) in the live part of
+/// the subtree of a project just restored. The caller bumps the tenant's version.
+pub(super) async fn list_datasets_in(
     tx: &mut Tx,
-    project: ProjectId,
-    levels_max: i64,
-) -> StoreResult<i64> {
-    let sql = format!(
-        "{} SELECT CAST(COALESCE(SUM(d.storage_size), 0) AS BIGINT) FROM datasets d JOIN below ON d.project_id = below.id \
-         WHERE d.deleted_at IS NULL",
-        below_cte(true)
-    );
-    let size: Option<i64> = on_tx!(tx, |conn| {
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .fetch_one(conn)
-            .await
-    })?;
-    Ok(size.unwrap_or(0))
-}
-
-/// Sets whether the dataset items below `project` are listed: hidden (false) anywhere below a
-/// project just put in the bin, since they come back with it; shown again (true) in the live
-/// part of the subtree of a project just restored, its ancestors live.
-pub(super) async fn list_datasets_below_in(
-    tx: &mut Tx,
-    project: ProjectId,
+    containers: &[ProjectId],
     listed: bool,
-    levels_max: i64,
 ) -> StoreResult<()> {
-    let sql = format!(
-        "{} UPDATE recycle_bin SET listed = $3 WHERE item_type = 'Dataset' AND listed = $4 \
-         AND container_id IN (SELECT id FROM below)",
-        below_cte(listed)
-    );
-    on_tx!(tx, |conn| {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .bind(listed)
-            .bind(!listed)
-            .execute(conn)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
-    bump_for_project_in(tx, project).await
-}
-
-/// Brings a project row back: clears its deletion (a restore elsewhere re-parents it first,
-/// with [`reparent_subtree_in`]).
-pub(super) async fn restore_project_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    now: DateTime<Utc>,
-    by: Uuid,
-) -> StoreResult<bool> {
-    let changed = on_tx!(tx, |conn| {
-        sqlx::query(
-            "UPDATE projects SET deleted_at = NULL, deleted_by = NULL, updated_at = $2, updated_by = $3, \
-             row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NOT NULL",
-        )
-        .bind(project)
-        .bind(now)
-        .bind(by)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
-    Ok(changed == 1)
-}
-
-/// Re-roots the subtree of `project` under `parent` (restore elsewhere): its parent, root and
-/// depths change; `depth_delta` is added to every depth below it.
-pub(super) async fn reparent_subtree_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    parent: ProjectId,
-    root: ProjectId,
-    depth_delta: i64,
-    levels_max: i64,
-) -> StoreResult<()> {
-    let sql = format!(
-        "{} UPDATE projects SET root_id = $3, depth = depth + $4 WHERE id IN (SELECT id FROM below)",
-        below_cte(false)
-    );
-    on_tx!(tx, |conn| {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .bind(root)
-            .bind(depth_delta)
-            .execute(conn)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
-    on_tx!(tx, |conn| {
-        sqlx::query("UPDATE projects SET parent_id = $2 WHERE id = $1")
-            .bind(project)
-            .bind(parent)
-            .execute(conn)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
-    Ok(())
-}
-
-/// Brings a dataset row back, into `project`.
-pub(super) async fn restore_dataset_in(
-    tx: &mut Tx,
-    dataset: Uuid,
-    project: ProjectId,
-    now: DateTime<Utc>,
-    by: Uuid,
-) -> StoreResult<bool> {
-    let changed = on_tx!(tx, |conn| {
-        sqlx::query(
-            "UPDATE datasets SET deleted_at = NULL, deleted_by = NULL, project_id = $2, updated_at = $3, \
-             updated_by = $4, row_version = row_version + 1 WHERE id = $1 AND deleted_at IS NOT NULL",
-        )
-        .bind(dataset)
-        .bind(project)
-        .bind(now)
-        .bind(by)
-        .execute(conn)
-        .await
-        .map(|done| done.rows_affected())
-    })?;
-    Ok(changed == 1)
-}
-
-/// Whether a live item of `item_type` named `name` is in `container` (the tenant's top level
-/// when `None`).
-pub(super) async fn name_taken_in(
-    tx: &mut Tx,
-    item_type: ItemType,
-    tenant: TenantId,
-    container: Option<ProjectId>,
-    name: &str,
-) -> StoreResult<bool> {
-    let mut sql = Sql::new(match item_type {
-        ItemType::Dataset => {
-            "SELECT COUNT(*) FROM datasets WHERE deleted_at IS NULL AND tenant_id = "
-        }
-        ItemType::Project => {
-            "SELECT COUNT(*) FROM projects WHERE deleted_at IS NULL AND tenant_id = "
-        }
-    });
-    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
-    sql.push(&tenant);
-    let name = sql.arg(Arg::Text(name.to_owned()));
-    sql.push(&format!(" AND name = {name}"));
-    let column = match item_type {
-        ItemType::Dataset => "project_id",
-        ItemType::Project => "parent_id",
-    };
-    match container {
-        Some(container) => {
-            let container = sql.arg(Arg::Uuid(container.as_uuid()));
-            sql.push(&format!(" AND {column} = {container}"));
-        }
-        None => {
-            sql.push(&format!(" AND {column} IS NULL"));
-        }
+    for chunk in containers.chunks(IDS_PER_STATEMENT) {
+        let mut sql = Sql::new("UPDATE recycle_bin SET listed = ");
+        let to = sql.arg(Arg::Bool(listed));
+        let from = sql.arg(Arg::Bool(!listed));
+        sql.push(&format!(
+            "{to} WHERE item_type = 'Dataset' AND listed = {from} AND container_id IN "
+        ));
+        sql.push_uuids(chunk.iter().map(ProjectId::as_uuid));
+        sql.execute_in(tx).await?;
     }
-    let found = sql.fetch_count_in(tx).await?;
-    Ok(found > 0)
+    Ok(())
 }
 
 // ---- listings ----
@@ -593,49 +417,51 @@ pub(crate) async fn containers(db: &Db, tenant: TenantId) -> StoreResult<Vec<Pro
 
 // ---- permanent removal ----
 
-/// Marks an item, and every bin item in its subtree, as being removed for good. Returns false
-/// when the item is not (or no longer) in the bin or already being purged.
+/// Marks an item as being removed for good. Returns false when it is not (or no longer) in
+/// the bin or already being purged.
 pub(super) async fn mark_purging_in(
     tx: &mut Tx,
-    item: &BinRow,
+    item: Uuid,
     now: DateTime<Utc>,
     by: Option<Uuid>,
-    levels_max: i64,
 ) -> StoreResult<bool> {
     let changed = on_tx!(tx, |conn| {
         sqlx::query(
             "UPDATE recycle_bin SET purging_since = $2, purge_requested_by = $3 \
              WHERE item_id = $1 AND purging_since IS NULL",
         )
-        .bind(item.item_id)
+        .bind(item)
         .bind(now)
         .bind(by)
         .execute(conn)
         .await
         .map(|done| done.rows_affected())
     })?;
-    if changed == 1 && item.item_type == ItemType::Project {
-        let sql = format!(
-            "{} UPDATE recycle_bin SET purging_since = $3, purge_requested_by = $4 \
-             WHERE purging_since IS NULL AND (container_id IN (SELECT id FROM below) \
-             OR item_id IN (SELECT id FROM below))",
-            below_cte(false)
-        );
-        on_tx!(tx, |conn| {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(item.item_id)
-                .bind(levels_max)
-                .bind(now)
-                .bind(by)
-                .execute(conn)
-                .await
-                .map(|done| done.rows_affected())
-        })?;
-    }
-    if changed == 1 {
-        bump_in(tx, item.tenant_id).await?;
-    }
     Ok(changed == 1)
+}
+
+/// Marks every bin item in `subtree` or in one of its projects, not marked yet, as being
+/// removed for good with the project at its top.
+pub(super) async fn mark_purging_within_in(
+    tx: &mut Tx,
+    subtree: &[ProjectId],
+    now: DateTime<Utc>,
+    by: Option<Uuid>,
+) -> StoreResult<()> {
+    for chunk in subtree.chunks(IDS_PER_STATEMENT) {
+        let mut sql = Sql::new("UPDATE recycle_bin SET purging_since = ");
+        let now = sql.arg(Arg::Time(now));
+        let by = sql.arg(Arg::OptUuid(by));
+        sql.push(&format!(
+            "{now}, purge_requested_by = {by} WHERE purging_since IS NULL AND (container_id IN "
+        ));
+        sql.push_uuids(chunk.iter().map(ProjectId::as_uuid));
+        sql.push(" OR item_id IN ");
+        sql.push_uuids(chunk.iter().map(ProjectId::as_uuid));
+        sql.push(")");
+        sql.execute_in(tx).await?;
+    }
+    Ok(())
 }
 
 /// Up to `limit` items that entered the bin before `before` and are not being purged yet,
@@ -666,116 +492,26 @@ pub(crate) async fn purging(db: &Db, limit: i64) -> StoreResult<Vec<BinRow>> {
     fetch(db, sql).await
 }
 
-/// A dataset row removed for good.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub(crate) struct RemovedDataset {
-    /// Id.
-    pub(crate) id: Uuid,
-    /// Tenant.
-    pub(crate) tenant_id: TenantId,
-    /// Project it was in.
-    pub(crate) project_id: ProjectId,
-    /// Name.
-    pub(crate) name: String,
-    /// Its blob key.
-    pub(crate) data_path: String,
-    /// Its format (`.tiles` datasets have stored pyramids too).
-    pub(crate) dataset_format: String,
-}
-
-/// A project row removed for good.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub(crate) struct RemovedProject {
-    /// Id.
-    pub(crate) id: ProjectId,
-    /// Tenant.
-    pub(crate) tenant_id: TenantId,
-    /// Parent.
-    pub(crate) parent_id: Option<ProjectId>,
-    /// Name.
-    pub(crate) name: String,
-}
-
-/// Deletes one dataset row.
-pub(super) async fn delete_dataset_in(tx: &mut Tx, id: Uuid) -> StoreResult<Vec<RemovedDataset>> {
-    Ok(on_tx!(tx, |conn| {
-        sqlx::query_as(
-            "DELETE FROM datasets WHERE id = $1 \
-             RETURNING id, tenant_id, project_id, name, data_path, dataset_format",
-        )
-        .bind(id)
-        .fetch_all(conn)
-        .await
-    })?)
-}
-
-/// Deletes up to `limit` dataset rows anywhere in the subtree of `project`.
-pub(super) async fn delete_subtree_datasets_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    levels_max: i64,
-    limit: i64,
-) -> StoreResult<Vec<RemovedDataset>> {
-    let sql = format!(
-        "{} DELETE FROM datasets WHERE id IN (SELECT d.id FROM datasets d JOIN below ON d.project_id = below.id LIMIT $3) \
-         RETURNING id, tenant_id, project_id, name, data_path, dataset_format",
-        below_cte(false)
-    );
-    Ok(on_tx!(tx, |conn| {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
-    })?)
-}
-
-/// Deletes up to `limit` project rows of the subtree of `project`, deepest first, so that
-/// every deleted project's children go in the same statement or an earlier one. The subtree
-/// holds no datasets any more.
-pub(super) async fn delete_subtree_projects_in(
-    tx: &mut Tx,
-    project: ProjectId,
-    levels_max: i64,
-    limit: i64,
-) -> StoreResult<Vec<RemovedProject>> {
-    let sql = format!(
-        "{} DELETE FROM projects WHERE id IN (SELECT id FROM below ORDER BY level DESC LIMIT $3) \
-         RETURNING id, tenant_id, parent_id, name",
-        below_cte(false)
-    );
-    Ok(on_tx!(tx, |conn| {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(project)
-            .bind(levels_max)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
-    })?)
-}
-
 /// Takes removed items of `tenant` out of the bin.
 pub(super) async fn remove_all_in(
     tx: &mut Tx,
     tenant: TenantId,
     items: &[Uuid],
 ) -> StoreResult<()> {
-    for chunk in items.chunks(500) {
-        let mut sql = Sql::new("DELETE FROM recycle_bin WHERE item_id IN (");
-        let placeholders: Vec<String> = chunk.iter().map(|id| sql.arg(Arg::Uuid(*id))).collect();
-        sql.push(&placeholders.join(", ")).push(")");
+    for chunk in items.chunks(IDS_PER_STATEMENT) {
+        let mut sql = Sql::new("DELETE FROM recycle_bin WHERE item_id IN ");
+        sql.push_uuids(chunk.iter().copied());
         sql.execute_in(tx).await?;
     }
     bump_in(tx, tenant).await
 }
 
-/// Queues the blob at `key` for deletion unless another dataset still names it.
+/// Queues the blob at `key` for deletion (once: a key queued already keeps its time).
 pub(super) async fn queue_blob_in(tx: &mut Tx, key: &str, now: DateTime<Utc>) -> StoreResult<()> {
     on_tx!(tx, |conn| {
         sqlx::query(
-            "INSERT INTO blob_garbage (blob_key, queued_at) SELECT $1, $2 \
-             WHERE NOT EXISTS (SELECT 1 FROM datasets WHERE data_path = $1) ON CONFLICT (blob_key) DO NOTHING",
+            "INSERT INTO blob_garbage (blob_key, queued_at) VALUES ($1, $2) \
+             ON CONFLICT (blob_key) DO NOTHING",
         )
         .bind(key)
         .bind(now)
@@ -796,21 +532,6 @@ pub(crate) async fn queued_blobs(db: &Db, limit: i64) -> StoreResult<Vec<String>
         .fetch_all(pool)
         .await
     })?)
-}
-
-/// Which of `keys` a dataset names again (those blobs are kept).
-pub(crate) async fn blobs_in_use(db: &Db, keys: &[String]) -> StoreResult<Vec<String>> {
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut sql = Sql::new("SELECT DISTINCT data_path FROM datasets WHERE data_path IN (");
-    let placeholders: Vec<String> = keys
-        .iter()
-        .map(|key| sql.arg(Arg::Text(key.clone())))
-        .collect();
-    sql.push(&placeholders.join(", ")).push(")");
-    let rows: Vec<(String,)> = sql.fetch_all(db).await?;
-    Ok(rows.into_iter().map(|(key,)| key).collect())
 }
 
 /// Forgets queued blobs (deleted, or in use again).
