@@ -183,7 +183,7 @@ impl Services {
         })?;
         db.migrate().await.context("cannot migrate the database")?;
         let secret = load_or_create_secret(config.auth.jwt_secret.as_ref(), &config.data_dir)?;
-        let identity = IdentityService::new(db.clone(), clock.clone());
+        let identity = IdentityService::new(db.clone(), clock.clone(), storage_meters());
         let changes = ChangeWatch::new();
         let auth = Authenticator::new(
             &secret,
@@ -800,6 +800,17 @@ impl FromRef<AppState> for crate::blob::routes::BlobState {
             uploads: app.transfers.upload_keeper().clone(),
         }
     }
+}
+
+/// The areas that keep a tenant's bytes, each measuring its own for the tenant's storage
+/// figures (see `identity/storage.rs`): identity, the lowest area, names none of them.
+fn storage_meters() -> crate::identity::StorageMeters {
+    crate::identity::StorageMeters::new(vec![
+        // Live datasets, and datasets in the recycle bin.
+        Arc::new(crate::datasets::DatasetStorage),
+        // Uploads not yet imported or past their retention.
+        Arc::new(crate::transfers::uploads::UploadStorage),
+    ])
 }
 
 /// Every reaction of one area to another's changes (see `reactions.rs`), wired in one place:

@@ -11,10 +11,14 @@ mod store;
 pub(crate) use routes::router;
 pub(crate) use store::RemovedDataset;
 
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::db::{Db, StoreResult, Tx};
+use crate::identity::StorageMeter;
+use crate::identity::model::TenantStorage;
 use crate::ids::{DatasetId, ProjectId, TenantId};
 use model::DatasetRow;
 
@@ -35,7 +39,7 @@ pub(crate) enum DatasetChange {
 /// The blob container that holds dataset content (`datasets/{tenant}/{dataset}/{file}`).
 pub(crate) const DATASETS_CONTAINER: &str = "datasets";
 
-// ---- for the recycle bin ----
+// ---- for the recycle bin and the tenant's storage figures ----
 //
 // The recycle bin restores and removes dataset rows and keeps blobs that a dataset still
 // names; it reaches the `datasets` table only through these functions. Each runs in the
@@ -97,4 +101,31 @@ pub(crate) async fn data_path_named_in(tx: &mut Tx, data_path: &str) -> StoreRes
 /// stay. A plain read of committed rows.
 pub(crate) async fn data_paths_named(db: &Db, data_paths: &[String]) -> StoreResult<Vec<String>> {
     store::data_paths_named(db, data_paths).await
+}
+
+/// Measures the bytes of a tenant's datasets for its storage figures: live datasets, and
+/// datasets in the recycle bin (deleted themselves, or in a project in the bin or below one).
+pub(crate) struct DatasetStorage;
+
+#[async_trait::async_trait]
+impl StorageMeter for DatasetStorage {
+    /// Two plain reads, the projects in the bin and the bytes by project: a project that
+    /// enters or leaves the bin between them puts its datasets' bytes on the other side for
+    /// that one answer (see `StorageMeters::measure`).
+    async fn measure(&self, db: &Db, tenant: TenantId) -> StoreResult<TenantStorage> {
+        let binned: BTreeSet<ProjectId> = crate::projects::binned_projects(db, tenant)
+            .await?
+            .into_iter()
+            .collect();
+        let mut storage = TenantStorage::default();
+        for part in store::bytes_by_project(db, tenant).await? {
+            let figure = if part.deleted || binned.contains(&part.project_id) {
+                &mut storage.recycle_bin_bytes
+            } else {
+                &mut storage.datasets_bytes
+            };
+            *figure = figure.saturating_add(part.bytes);
+        }
+        Ok(storage)
+    }
 }

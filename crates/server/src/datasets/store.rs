@@ -317,7 +317,7 @@ pub(super) async fn soft_delete_in(
     .await)?)
 }
 
-// ---- for the recycle bin ----
+// ---- for the recycle bin and the tenant's storage figures ----
 
 /// Brings a dataset row back from the bin, into `project`. False when it was not deleted (or
 /// is gone).
@@ -456,4 +456,29 @@ pub(super) async fn data_paths_named(db: &Db, data_paths: &[String]) -> StoreRes
     sql.push(&placeholders.join(", ")).push(")");
     let rows: Vec<(String,)> = sql.fetch_all(db).await?;
     Ok(rows.into_iter().map(|(key,)| key).collect())
+}
+
+/// The bytes of `tenant`'s datasets by project, the deleted ones apart from the live ones.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(super) struct ProjectBytes {
+    /// The project.
+    pub(super) project_id: ProjectId,
+    /// Whether these are the bytes of its deleted datasets.
+    pub(super) deleted: bool,
+    /// Their bytes.
+    pub(super) bytes: i64,
+}
+
+/// [`ProjectBytes`] of every project of `tenant` that holds datasets.
+pub(super) async fn bytes_by_project(db: &Db, tenant: TenantId) -> StoreResult<Vec<ProjectBytes>> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_as(
+            "SELECT project_id, deleted_at IS NOT NULL AS deleted, \
+             CAST(COALESCE(SUM(storage_size), 0) AS BIGINT) AS bytes \
+             FROM datasets WHERE tenant_id = $1 GROUP BY project_id, deleted_at IS NOT NULL",
+        )
+        .bind(tenant)
+        .fetch_all(pool)
+        .await
+    })?)
 }

@@ -6,6 +6,8 @@ pub(crate) mod bootstrap;
 pub(crate) mod model;
 pub(crate) mod routes;
 pub(crate) mod service;
+mod storage;
 mod store;
 
 pub(crate) use routes::router;
+pub(crate) use storage::{StorageMeter, StorageMeters};

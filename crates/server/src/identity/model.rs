@@ -87,7 +87,7 @@ pub(crate) struct Tenant {
 }
 
 /// The bytes a tenant stores, by where they are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct TenantStorage {
     /// Content of live datasets.
     pub(crate) datasets_bytes: i64,
@@ -95,6 +95,19 @@ pub(crate) struct TenantStorage {
     pub(crate) uploads_bytes: i64,
     /// Content of datasets in the recycle bin.
     pub(crate) recycle_bin_bytes: i64,
+}
+
+impl TenantStorage {
+    /// Both figures added field by field (saturating: a sum past `i64::MAX` bytes stays there).
+    pub(crate) fn plus(self, other: Self) -> Self {
+        Self {
+            datasets_bytes: self.datasets_bytes.saturating_add(other.datasets_bytes),
+            uploads_bytes: self.uploads_bytes.saturating_add(other.uploads_bytes),
+            recycle_bin_bytes: self
+                .recycle_bin_bytes
+                .saturating_add(other.recycle_bin_bytes),
+        }
+    }
 }
 
 /// A user as stored.

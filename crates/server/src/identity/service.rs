@@ -21,6 +21,7 @@ use uuid::Uuid;
 use crate::auth::{ApiKeySecret, KeyRecord, Principal, PrincipalType, UserRecord};
 use crate::clock::Clock;
 use crate::db::{Db, StoreError};
+use crate::identity::StorageMeters;
 use crate::identity::model::{
     ApiKey, DisplayName, Email, Invitation, Member, Tenant, TenantRole, User,
 };
@@ -82,12 +83,14 @@ enum TenantAccess {
 pub(crate) struct IdentityService {
     db: Db,
     clock: Arc<dyn Clock>,
+    /// What the areas above report of a tenant's bytes (see [`StorageMeters`]).
+    storage: StorageMeters,
 }
 
 impl IdentityService {
-    /// A service over `db`.
-    pub(crate) fn new(db: Db, clock: Arc<dyn Clock>) -> Self {
-        Self { db, clock }
+    /// A service over `db`; `storage` measures the bytes a tenant stores.
+    pub(crate) fn new(db: Db, clock: Arc<dyn Clock>, storage: StorageMeters) -> Self {
+        Self { db, clock, storage }
     }
 
     /// The store.
@@ -286,7 +289,7 @@ impl IdentityService {
         id: TenantId,
     ) -> IdentityResult<(Tenant, crate::identity::model::TenantStorage)> {
         let tenant = self.get_tenant(principal, id).await?;
-        let storage = store::tenant_storage(&self.db, id).await?;
+        let storage = self.storage.measure(&self.db, id).await?;
         Ok((tenant, storage))
     }
 

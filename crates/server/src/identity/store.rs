@@ -76,32 +76,6 @@ pub(super) async fn find_tenant(db: &Db, id: TenantId) -> StoreResult<Option<Ten
     .await)?)
 }
 
-/// The bytes `tenant` stores: live datasets, uploads, and datasets in the recycle bin (deleted
-/// themselves or below a deleted project).
-pub(super) async fn tenant_storage(
-    db: &Db,
-    tenant: TenantId,
-) -> StoreResult<crate::identity::model::TenantStorage> {
-    Ok(on_db!(db, |pool| {
-        sqlx::query_as::<_, crate::identity::model::TenantStorage>(
-        "WITH RECURSIVE binned (id) AS ( \
-             SELECT id FROM projects WHERE tenant_id = $1 AND deleted_at IS NOT NULL \
-             UNION SELECT p.id FROM projects p JOIN binned b ON p.parent_id = b.id), \
-         sized AS ( \
-             SELECT d.storage_size AS size, \
-                    (d.deleted_at IS NOT NULL OR d.project_id IN (SELECT id FROM binned)) AS in_bin \
-             FROM datasets d WHERE d.tenant_id = $1) \
-         SELECT \
-             CAST(COALESCE((SELECT SUM(size) FROM sized WHERE NOT in_bin), 0) AS BIGINT) AS datasets_bytes, \
-             CAST(COALESCE((SELECT SUM(size) FROM uploads WHERE tenant_id = $1), 0) AS BIGINT) AS uploads_bytes, \
-             CAST(COALESCE((SELECT SUM(size) FROM sized WHERE in_bin), 0) AS BIGINT) AS recycle_bin_bytes"
-    )
-    .bind(tenant)
-    .fetch_one(pool)
-    .await
-    })?)
-}
-
 /// Tenants, optionally only those `manager` holds Owner or Administrator in.
 pub(super) async fn list_tenants(
     db: &Db,

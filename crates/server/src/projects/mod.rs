@@ -15,7 +15,7 @@ pub(crate) use store::RemovedProject;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::db::{StoreResult, Tx};
+use crate::db::{Db, StoreResult, Tx};
 use crate::ids::{ProjectId, TenantId};
 use model::ProjectRow;
 
@@ -33,11 +33,12 @@ pub(crate) enum ProjectChange {
     },
 }
 
-// ---- for the recycle bin ----
+// ---- for the recycle bin and the tenant's storage figures ----
 //
-// The recycle bin restores, moves and removes project rows; it reaches the `projects` table
-// only through these functions, each in the caller's transaction, so a change of the bin and
-// of the rows commit together.
+// The recycle bin restores, moves and removes project rows, and identity reports the bytes in
+// the bin; they reach the `projects` table only through these functions. Each runs in the
+// caller's transaction (or reads the pool, for plain reads), so a change of the bin and of the
+// rows commit together.
 
 /// Which projects of a subtree a walk takes (see [`subtree_in`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,4 +110,10 @@ pub(crate) async fn live_name_taken_in(
     name: &str,
 ) -> StoreResult<bool> {
     store::live_name_taken_in(tx, tenant, parent, name).await
+}
+
+/// The projects of `tenant` in the recycle bin and every project below one, each once: the
+/// projects whose datasets count as in the bin. A plain read of committed rows.
+pub(crate) async fn binned_projects(db: &Db, tenant: TenantId) -> StoreResult<Vec<ProjectId>> {
+    store::binned(db, tenant).await
 }

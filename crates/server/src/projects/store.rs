@@ -899,6 +899,23 @@ pub(super) async fn live_name_taken_in(
     Ok(sql.fetch_count_in(tx).await? > 0)
 }
 
+/// The projects of `tenant` in the bin and every project below one, each once. `UNION` (not
+/// `UNION ALL`) drops projects already reached, so even a corrupt tree (a cycle) ends the
+/// walk.
+pub(super) async fn binned(db: &Db, tenant: TenantId) -> StoreResult<Vec<ProjectId>> {
+    Ok(crate::on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "WITH RECURSIVE binned (id) AS ( \
+                 SELECT id FROM projects WHERE tenant_id = $1 AND deleted_at IS NOT NULL \
+                 UNION SELECT p.id FROM projects p JOIN binned b ON p.parent_id = b.id) \
+             SELECT id FROM binned",
+        )
+        .bind(tenant)
+        .fetch_all(pool)
+        .await
+    })?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -834,3 +834,16 @@ pub(crate) async fn uploads_written_before(
         .await
     })?)
 }
+
+/// The bytes of the uploads of `tenant` that have a row: not yet imported, or unused and not yet
+/// past their retention.
+pub(crate) async fn upload_bytes(db: &Db, tenant: TenantId) -> StoreResult<i64> {
+    Ok(on_db!(db, |pool| {
+        sqlx::query_scalar(
+            "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM uploads WHERE tenant_id = $1",
+        )
+        .bind(tenant)
+        .fetch_one(pool)
+        .await
+    })?)
+}

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::db::{Db, StoreResult};
+use crate::identity::StorageMeter;
+use crate::identity::model::TenantStorage;
 use crate::ids::TenantId;
 use crate::periodic::{PeriodicTask, RoundCounts};
 use crate::transfers::store;
@@ -153,6 +155,20 @@ impl PeriodicTask for UploadKeeper {
             .await
             .map_err(|error| error.to_string())?;
         Ok(vec![("uploads removed", removed)])
+    }
+}
+
+/// Measures the bytes of a tenant's uploads for its storage figures: those with a row, not yet
+/// imported or not yet past their retention.
+pub(crate) struct UploadStorage;
+
+#[async_trait::async_trait]
+impl StorageMeter for UploadStorage {
+    async fn measure(&self, db: &Db, tenant: TenantId) -> StoreResult<TenantStorage> {
+        Ok(TenantStorage {
+            uploads_bytes: store::upload_bytes(db, tenant).await?,
+            ..TenantStorage::default()
+        })
     }
 }
 
