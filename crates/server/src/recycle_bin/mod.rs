@@ -90,6 +90,29 @@ pub(crate) async fn queue_blob_removal_in(
     store::queue_blob_in(tx, key, at).await
 }
 
+/// Queues the blob of an upload whose row was just removed for removal, inside that
+/// transaction, so that a crash before the blob is deleted leaks nothing. Nothing is checked:
+/// an upload is no dataset's content (and the deleter keeps any blob a dataset names).
+pub(crate) async fn queue_upload_removal_in(
+    tx: &mut Tx,
+    key: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    store::queue_blob_in(tx, key, at).await
+}
+
+/// Whether the blob at `key` is queued for removal, as `tx` sees it: a blob on its way out,
+/// which nothing may start to use.
+pub(crate) async fn blob_removal_queued_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
+    store::blob_queued_in(tx, key).await
+}
+
+/// Takes the blob at `key` off the removal queue inside `tx`: it was written again, and what
+/// is there now is new.
+pub(crate) async fn unqueue_blob_removal_in(tx: &mut Tx, key: &str) -> StoreResult<()> {
+    store::unqueue_blob_in(tx, key).await
+}
+
 /// Takes the blobs at `keys` off the removal queue: they are in use again.
 pub(crate) async fn unqueue_blob_removals(db: &Db, keys: &[String]) -> StoreResult<()> {
     store::unqueue_blobs(db, keys).await

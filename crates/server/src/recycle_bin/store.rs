@@ -522,6 +522,29 @@ pub(super) async fn queue_blob_in(tx: &mut Tx, key: &str, now: DateTime<Utc>) ->
     Ok(())
 }
 
+/// Whether the blob at `key` is queued for deletion, read inside `tx`.
+pub(super) async fn blob_queued_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
+    let found: Option<String> = on_tx!(tx, |conn| {
+        sqlx::query_scalar("SELECT blob_key FROM blob_garbage WHERE blob_key = $1")
+            .bind(key)
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(found.is_some())
+}
+
+/// Takes the blob at `key` off the deletion queue inside `tx`.
+pub(super) async fn unqueue_blob_in(tx: &mut Tx, key: &str) -> StoreResult<()> {
+    on_tx!(tx, |conn| {
+        sqlx::query("DELETE FROM blob_garbage WHERE blob_key = $1")
+            .bind(key)
+            .execute(conn)
+            .await
+            .map(|done| done.rows_affected())
+    })?;
+    Ok(())
+}
+
 /// Up to `limit` queued blob keys; a key ending in `/` stands for every blob below it.
 pub(crate) async fn queued_blobs(db: &Db, limit: i64) -> StoreResult<Vec<String>> {
     Ok(crate::on_db!(db, |pool| {

@@ -13,6 +13,7 @@ use crate::transfers::model::{
 use crate::transfers::plan::{self, Converters, Invalid, invalid};
 use crate::transfers::service::{TransferError, TransferService, UploadFileName};
 use crate::transfers::store::{self, NewTransfer};
+use crate::transfers::uploads::{self, UploadHold};
 use basin_blob::BlobPath;
 
 /// Longest dataset name and description a transfer accepts, as datasets do.
@@ -429,12 +430,12 @@ impl TransferService {
         size: u64,
     ) -> Result<(), TransferError> {
         let now = self.clock.now();
-        match store::hold_upload_in(tx, key, tenant, size, now).await? {
-            store::UploadHold::Held => Ok(()),
-            store::UploadHold::Removed => Err(TransferError::UploadNotFound),
+        match uploads::hold_upload_in(tx, key, tenant, size, now).await? {
+            UploadHold::Held => Ok(()),
+            UploadHold::Removed => Err(TransferError::UploadNotFound),
             // A removal may have deleted the blob since it was looked at (and left no
             // record): with the row held, a blob that is gone stays gone.
-            store::UploadHold::Added => {
+            UploadHold::Added => {
                 let path = BlobPath::parse_key(key).map_err(|_| TransferError::UploadNotFound)?;
                 match self.blobs.head(&path).await {
                     Ok(_) => Ok(()),

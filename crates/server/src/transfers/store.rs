@@ -670,24 +670,20 @@ pub(crate) async fn update_unstarted(
 
 // ---- uploads ----
 //
-// The rows of committed uploads (migration 0015). Whoever removes an upload or starts a
-// transfer from one first locks its row (PostgreSQL `FOR UPDATE`; SQLite transactions are
-// exclusive already), and reads what the other did in statements after the lock: a transfer
-// queued meanwhile keeps the upload, an upload removed meanwhile refuses the transfer.
+// The rows of committed uploads (migration 0015); how removals and transfer starts agree
+// through them is in `uploads.rs`.
 
-/// Records a committed write at the upload `key` of `tenant`: its size, and now as the time of
-/// its last write (which the retention counts from). A key queued for removal and written
-/// again is a fresh upload: it leaves the queue.
-pub(crate) async fn record_upload(
-    db: &Db,
+/// Records a committed write at the upload `key` of `tenant` inside `tx`: its size, and now as
+/// the time of its last write (which the retention counts from).
+pub(crate) async fn record_upload_in(
+    tx: &mut Tx,
     key: &str,
     tenant: TenantId,
     size: u64,
     now: DateTime<Utc>,
 ) -> StoreResult<()> {
     let size = i64::try_from(size).unwrap_or(i64::MAX);
-    let mut tx = db.begin().await?;
-    on_tx!(&mut tx, |conn| {
+    on_tx!(tx, |conn| {
         sqlx::query(
             "INSERT INTO uploads (blob_key, tenant_id, size, committed_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (blob_key) DO UPDATE SET size = excluded.size, committed_at = excluded.committed_at",
@@ -696,19 +692,15 @@ pub(crate) async fn record_upload(
         .bind(tenant)
         .bind(size)
         .bind(now)
-        .execute(&mut *conn)
-        .await?;
-        sqlx::query("DELETE FROM blob_garbage WHERE blob_key = $1")
-            .bind(key)
-            .execute(&mut *conn)
-            .await
-            .map(|_| ())
+        .execute(conn)
+        .await
+        .map(|_| ())
     })?;
-    tx.commit().await
+    Ok(())
 }
 
 /// Locks the row of the upload `key`; false when there is none.
-async fn lock_upload_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
+pub(crate) async fn lock_upload_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
     let found: Option<String> = match tx {
         Tx::Sqlite(transaction) => {
             sqlx::query_scalar("SELECT blob_key FROM uploads WHERE blob_key = $1")
@@ -726,36 +718,19 @@ async fn lock_upload_in(tx: &mut Tx, key: &str) -> StoreResult<bool> {
     Ok(found.is_some())
 }
 
-/// What [`hold_upload_in`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UploadHold {
-    /// The upload's row, now locked.
-    Held,
-    /// No row: one was added. The caller must check that the blob is still there inside the
-    /// same transaction, since a removal that deleted the blob leaves no trace behind.
-    Added,
-    /// The upload is being removed (its blob is queued for deletion).
-    Removed,
-}
-
-/// Makes sure the upload `key` has a row, locked, for a transfer about to be queued from it
-/// inside `tx`. An upload without one (written before Basin kept rows, or just removed) gets
-/// one now (`size`, `committed_at`).
-pub(crate) async fn hold_upload_in(
+/// Adds a row for the upload `key` (`size`, `committed_at`) inside `tx` unless it has one
+/// already; true when it was added.
+pub(crate) async fn add_upload_in(
     tx: &mut Tx,
     key: &str,
     tenant: TenantId,
     size: u64,
     committed_at: DateTime<Utc>,
-) -> StoreResult<UploadHold> {
-    if lock_upload_in(tx, key).await? {
-        return Ok(UploadHold::Held);
-    }
+) -> StoreResult<bool> {
     let size = i64::try_from(size).unwrap_or(i64::MAX);
-    let added = on_tx!(&mut *tx, |conn| {
+    let added = on_tx!(tx, |conn| {
         sqlx::query(
-            "INSERT INTO uploads (blob_key, tenant_id, size, committed_at) SELECT $1, $2, $3, $4 \
-             WHERE NOT EXISTS (SELECT 1 FROM blob_garbage WHERE blob_key = $1) \
+            "INSERT INTO uploads (blob_key, tenant_id, size, committed_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (blob_key) DO NOTHING",
         )
         .bind(key)
@@ -766,25 +741,16 @@ pub(crate) async fn hold_upload_in(
         .await
         .map(|done| done.rows_affected())
     })?;
-    if added > 0 {
-        return Ok(UploadHold::Added);
-    }
-    // Another transaction added the row first (PostgreSQL): lock it as it is now.
-    Ok(if lock_upload_in(tx, key).await? {
-        UploadHold::Held
-    } else {
-        UploadHold::Removed
-    })
+    Ok(added > 0)
 }
 
-/// Removes the upload `key` inside `tx` unless a queued or running transfer reads it or
-/// (with `written_before`) it was written again since: its row goes, its blob is queued for
-/// deletion. True when it was removed.
-pub(crate) async fn remove_upload_in(
+/// Deletes the row of the upload `key` inside `tx` (locking it first) unless a queued or
+/// running transfer reads it or (with `written_before`) it was written again since. True when
+/// it was deleted; its blob is then the caller's to queue for deletion.
+pub(crate) async fn delete_upload_in(
     tx: &mut Tx,
     key: &str,
     written_before: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
 ) -> StoreResult<bool> {
     if !lock_upload_in(tx, key).await? {
         return Ok(false);
@@ -801,21 +767,7 @@ pub(crate) async fn remove_upload_in(
         .await
         .map(|done| done.rows_affected())
     })?;
-    if removed == 0 {
-        return Ok(false);
-    }
-    on_tx!(&mut *tx, |conn| {
-        sqlx::query(
-            "INSERT INTO blob_garbage (blob_key, queued_at) VALUES ($1, $2) \
-             ON CONFLICT (blob_key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|_| ())
-    })?;
-    Ok(true)
+    Ok(removed > 0)
 }
 
 /// Up to `limit` uploads last written before `before`, oldest first.

@@ -4,17 +4,24 @@
 //! its last write. Without this, every imported file would be stored twice and every abandoned
 //! upload for ever.
 //!
-//! Removal and transfer starts agree through the upload's row (`store::remove_upload_in`,
-//! `store::hold_upload_in`): an upload in use by a queued or running transfer is never
-//! removed, and a transfer never starts from an upload being removed. The blob of a removed
-//! upload is queued in `blob_garbage` in the same transaction, so a crash before it is deleted
-//! leaks nothing: the recycle bin's deleter finishes the job.
+//! Removal and transfer starts agree through the upload's row ([`remove_upload_in`],
+//! [`hold_upload_in`]): an upload in use by a queued or running transfer is never removed,
+//! and a transfer never starts from an upload being removed. The blob of a removed upload is
+//! queued for removal in the recycle bin (`blob_garbage`) in the same transaction, so a crash
+//! before it is deleted leaks nothing: the recycle bin's deleter finishes the job.
+//!
+//! Whoever removes an upload or starts a transfer from one first locks its row (PostgreSQL
+//! `FOR UPDATE`; SQLite transactions are exclusive already), and reads what the other did in
+//! statements after the lock: a transfer queued meanwhile keeps the upload, an upload removed
+//! meanwhile refuses the transfer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::db::{Db, StoreResult};
+use chrono::{DateTime, Utc};
+
+use crate::db::{Db, StoreResult, Tx};
 use crate::identity::StorageMeter;
 use crate::identity::model::TenantStorage;
 use crate::ids::TenantId;
@@ -56,7 +63,12 @@ impl UploadKeeper {
         let Some(tenant) = tenant_of_upload(path) else {
             return Ok(());
         };
-        store::record_upload(&self.db, &path.key(), tenant, size, self.clock.now()).await
+        let key = path.key();
+        let mut tx = self.db.begin().await?;
+        store::record_upload_in(&mut tx, &key, tenant, size, self.clock.now()).await?;
+        // A key queued for removal and written again is a fresh upload: it leaves the queue.
+        crate::recycle_bin::unqueue_blob_removal_in(&mut tx, &key).await?;
+        tx.commit().await
     }
 
     /// Removes the upload `key` because a completed import took its bytes over, unless
@@ -66,7 +78,7 @@ impl UploadKeeper {
         let now = self.clock.now();
         let removed = async {
             let mut tx = self.db.begin().await?;
-            let removed = store::remove_upload_in(&mut tx, key, None, now).await?;
+            let removed = remove_upload_in(&mut tx, key, None, now).await?;
             tx.finish(removed).await?;
             Ok::<bool, crate::db::StoreError>(removed)
         }
@@ -92,7 +104,7 @@ impl UploadKeeper {
             let mut kept = 0;
             for key in &keys {
                 let mut tx = self.db.begin().await?;
-                let gone = store::remove_upload_in(&mut tx, key, Some(cutoff), now).await?;
+                let gone = remove_upload_in(&mut tx, key, Some(cutoff), now).await?;
                 tx.finish(gone).await?;
                 if gone {
                     self.delete_now(key).await;
@@ -156,6 +168,60 @@ impl PeriodicTask for UploadKeeper {
             .map_err(|error| error.to_string())?;
         Ok(vec![("uploads removed", removed)])
     }
+}
+
+/// Removes the upload `key` inside `tx` unless a queued or running transfer reads it or (with
+/// `written_before`) it was written again since: its row goes, its blob is queued for
+/// deletion. True when it was removed.
+async fn remove_upload_in(
+    tx: &mut Tx,
+    key: &str,
+    written_before: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    if !store::delete_upload_in(tx, key, written_before).await? {
+        return Ok(false);
+    }
+    crate::recycle_bin::queue_upload_removal_in(tx, key, now).await?;
+    Ok(true)
+}
+
+/// What [`hold_upload_in`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UploadHold {
+    /// The upload's row, now locked.
+    Held,
+    /// No row: one was added. The caller must check that the blob is still there inside the
+    /// same transaction, since a removal that deleted the blob leaves no trace behind.
+    Added,
+    /// The upload is being removed (its blob is queued for deletion).
+    Removed,
+}
+
+/// Makes sure the upload `key` has a row, locked, for a transfer about to be queued from it
+/// inside `tx`. An upload without one (written before Basin kept rows, or just removed) gets
+/// one now (`size`, `committed_at`), unless its blob is queued for removal.
+pub(crate) async fn hold_upload_in(
+    tx: &mut Tx,
+    key: &str,
+    tenant: TenantId,
+    size: u64,
+    committed_at: DateTime<Utc>,
+) -> StoreResult<UploadHold> {
+    if store::lock_upload_in(tx, key).await? {
+        return Ok(UploadHold::Held);
+    }
+    if !crate::recycle_bin::blob_removal_queued_in(tx, key).await?
+        && store::add_upload_in(tx, key, tenant, size, committed_at).await?
+    {
+        return Ok(UploadHold::Added);
+    }
+    // Another transaction added the row first (PostgreSQL): lock it as it is now.
+    Ok(if store::lock_upload_in(tx, key).await? {
+        UploadHold::Held
+    } else {
+        UploadHold::Removed
+    })
 }
 
 /// Measures the bytes of a tenant's uploads for its storage figures: those with a row, not yet
