@@ -39,10 +39,11 @@ pub(crate) enum DatasetChange {
 /// The blob container that holds dataset content (`datasets/{tenant}/{dataset}/{file}`).
 pub(crate) const DATASETS_CONTAINER: &str = "datasets";
 
-// ---- for the recycle bin and the tenant's storage figures ----
+// ---- for the recycle bin, tiles and the tenant's storage figures ----
 //
 // The recycle bin restores and removes dataset rows and keeps blobs that a dataset still
-// names; it reaches the `datasets` table only through these functions. Each runs in the
+// names, and tiles learn which datasets a write in place changed; they reach the `datasets`
+// table only through these functions. Each runs in the
 // caller's transaction (or reads the pool, for plain reads), so a change of the bin and of the
 // rows commit together.
 
@@ -95,6 +96,15 @@ pub(crate) async fn delete_of_projects_in(
 /// sees it: such a blob must stay.
 pub(crate) async fn data_path_named_in(tx: &mut Tx, data_path: &str) -> StoreResult<bool> {
     store::data_path_named_in(tx, data_path).await
+}
+
+/// The live datasets whose content is the blob at `data_path`, as `tx` sees them: those a
+/// write in place at that key changed ([`DatasetChange::ContentWrittenAt`]).
+pub(crate) async fn live_at_data_path_in(
+    tx: &mut Tx,
+    data_path: &str,
+) -> StoreResult<Vec<DatasetId>> {
+    store::live_at_data_path_in(tx, data_path).await
 }
 
 /// Which of `data_paths` a dataset, deleted or not, names as its content: those blobs must

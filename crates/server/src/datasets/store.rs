@@ -443,6 +443,19 @@ pub(super) async fn data_path_named_in(tx: &mut Tx, data_path: &str) -> StoreRes
     Ok(found > 0)
 }
 
+/// The live datasets whose content is the blob at `data_path`, read inside `tx`.
+pub(super) async fn live_at_data_path_in(
+    tx: &mut Tx,
+    data_path: &str,
+) -> StoreResult<Vec<DatasetId>> {
+    Ok(on_tx!(tx, |conn| {
+        sqlx::query_scalar("SELECT id FROM datasets WHERE data_path = $1 AND deleted_at IS NULL")
+            .bind(data_path)
+            .fetch_all(conn)
+            .await
+    })?)
+}
+
 /// Which of `data_paths` a dataset, deleted or not, names as its content.
 pub(super) async fn data_paths_named(db: &Db, data_paths: &[String]) -> StoreResult<Vec<String>> {
     if data_paths.is_empty() {

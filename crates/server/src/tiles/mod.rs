@@ -45,7 +45,9 @@ impl Reaction<DatasetChange> for PyramidKeeper {
                 store::requeue_drawn_from_in(tx, *dataset, at).await?;
             }
             DatasetChange::ContentWrittenAt(data_path) => {
-                store::requeue_drawn_from_content_in(tx, data_path, at).await?;
+                for source in crate::datasets::live_at_data_path_in(tx, data_path).await? {
+                    store::requeue_drawn_from_source_in(tx, source, at).await?;
+                }
             }
             DatasetChange::Deleted(_) => {}
         }

@@ -79,19 +79,19 @@ pub(crate) async fn requeue_drawn_from_in(
     Ok(queued)
 }
 
-/// Like [`requeue_drawn_from_in`] for every live dataset whose content is the blob at
-/// `data_path`, inside the transaction that records new content written there in place.
-pub(crate) async fn requeue_drawn_from_content_in(
+/// Queues again, under a new generation, the pyramids drawn from `source` (not its own: see
+/// [`requeue_drawn_from_in`]), inside the transaction that records new content written in
+/// place for it.
+pub(crate) async fn requeue_drawn_from_source_in(
     tx: &mut Tx,
-    data_path: &str,
+    source: DatasetId,
     now: DateTime<Utc>,
 ) -> StoreResult<u64> {
     let queued = on_tx!(tx, |conn| {
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{REQUEUE} WHERE source_dataset_id IN \
-               (SELECT id FROM datasets WHERE data_path = $1 AND deleted_at IS NULL)"
+            "{REQUEUE} WHERE source_dataset_id = $1"
         )))
-        .bind(data_path)
+        .bind(source)
         .bind(now)
         .execute(conn)
         .await
