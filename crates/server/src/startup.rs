@@ -256,6 +256,7 @@ impl Services {
             clock.clone(),
             identity.clone(),
             crate::credits::service::CreditSettings::from(&config.credits),
+            Arc::new(crate::projects::ProjectNames),
         );
         let features = crate::features::service::FeatureService::new(
             db.clone(),

@@ -15,9 +15,34 @@ pub(crate) use routes::router;
 
 use std::time::Duration;
 
-use crate::periodic::{PeriodicTask, RoundCounts};
+use uuid::Uuid;
 
 use crate::credits::service::CreditService;
+use crate::db::{Db, StoreResult};
+use crate::ids::TenantId;
+use crate::periodic::{PeriodicTask, RoundCounts};
+
+/// Names the projects that credit operations name, for the extended details of a tenant's
+/// lots (docs/credits.md). Credits sit below projects and may not read their table: the
+/// projects area implements this, and `startup.rs` hands it to the credit service, as it hands
+/// areas their reactions (`reactions.rs`).
+#[async_trait::async_trait]
+pub(crate) trait ProjectNameLookup: Send + Sync + std::fmt::Debug {
+    /// The tenant and name of each of `projects` that exists, in the recycle bin or not (ids
+    /// of no project are left out).
+    async fn names(&self, db: &Db, projects: &[Uuid]) -> StoreResult<Vec<NamedProject>>;
+}
+
+/// A project's tenant and name, as [`ProjectNameLookup`] finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NamedProject {
+    /// The project.
+    pub(crate) id: Uuid,
+    /// Its tenant: an operation shows the name only of a project of its own tenant.
+    pub(crate) tenant: TenantId,
+    /// Its name.
+    pub(crate) name: String,
+}
 
 /// Settles expiries and reservation timeouts of every pool every
 /// `credits.settle_interval_seconds`. Reads settle their pool too, so this only keeps the

@@ -8,6 +8,7 @@
 //! or move (idempotency key) is answered from what the first one did; credits past their date
 //! are never reserved, spent or moved.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use uuid::Uuid;
 use crate::auth::{Principal, TenantRole};
 use crate::clock::Clock;
 use crate::config::CreditsConfig;
+use crate::credits::ProjectNameLookup;
 use crate::credits::amount::Credits;
 use crate::credits::ledger::{self, ActorRef, AddCredits, Move, Release, Reserve, Spend};
 use crate::credits::model::{
@@ -105,6 +107,8 @@ pub(crate) struct CreditService {
     clock: Arc<dyn Clock>,
     identity: IdentityService,
     settings: CreditSettings,
+    /// Names the projects of operations, for the extended details.
+    project_names: Arc<dyn ProjectNameLookup>,
 }
 
 /// Runs `$work(conn, $input)`, a transaction of `ledger.rs`, on the SQLite writer thread or in
@@ -233,6 +237,7 @@ impl CreditService {
         clock: Arc<dyn Clock>,
         identity: IdentityService,
         settings: CreditSettings,
+        project_names: Arc<dyn ProjectNameLookup>,
     ) -> Self {
         let writer = match db.sqlite_writer() {
             Ok(writer) => writer.map(Arc::new),
@@ -247,6 +252,7 @@ impl CreditService {
             clock,
             identity,
             settings,
+            project_names,
         }
     }
 
@@ -652,6 +658,15 @@ impl CreditService {
         let (lots, total) = store::lots_page(&self.db, pool, statuses, window.0, window.1).await?;
         let ids: Vec<Uuid> = lots.iter().map(|lot| lot.id).collect();
         let operations = store::lot_operations(&self.db, &ids, statuses, per_lot).await?;
+        let named: BTreeSet<Uuid> = operations.iter().filter_map(|op| op.project_id).collect();
+        let named: Vec<Uuid> = named.into_iter().collect();
+        let names: HashMap<(Uuid, TenantId), String> = self
+            .project_names
+            .names(&self.db, &named)
+            .await?
+            .into_iter()
+            .map(|project| ((project.id, project.tenant), project.name))
+            .collect();
         let (_, today) = self.now_and_today();
         let page = lots
             .iter()
@@ -668,7 +683,9 @@ impl CreditService {
                             operation_id: op.operation_id.clone(),
                             state: op.state,
                             project_id: op.project_id,
-                            project_name: op.project_name.clone(),
+                            project_name: op
+                                .project_id
+                                .and_then(|id| names.get(&(id, op.tenant_id)).cloned()),
                             reserved: Credits::from_micros(op.held),
                             spent: Credits::from_micros(op.used),
                             created_at: WireTime(op.created_at),

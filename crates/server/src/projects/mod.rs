@@ -117,3 +117,23 @@ pub(crate) async fn live_name_taken_in(
 pub(crate) async fn binned_projects(db: &Db, tenant: TenantId) -> StoreResult<Vec<ProjectId>> {
     store::binned(db, tenant).await
 }
+
+/// Names the projects that credit operations name (see [`crate::credits::ProjectNameLookup`]):
+/// the tenant and name of each, in the recycle bin or not, in plain reads of committed rows.
+#[derive(Debug)]
+pub(crate) struct ProjectNames;
+
+#[async_trait::async_trait]
+impl crate::credits::ProjectNameLookup for ProjectNames {
+    async fn names(
+        &self,
+        db: &Db,
+        projects: &[Uuid],
+    ) -> StoreResult<Vec<crate::credits::NamedProject>> {
+        Ok(store::names(db, projects)
+            .await?
+            .into_iter()
+            .map(|(id, tenant, name)| crate::credits::NamedProject { id, tenant, name })
+            .collect())
+    }
+}

@@ -8,8 +8,8 @@ use uuid::Uuid;
 use crate::auth::PrincipalType;
 use crate::auth::TenantStanding;
 use crate::db::{
-    Arg, Db, KeysetPage, SortValue, Sql, StoreResult, Tx, opt_time_at, opt_uuid_at, time_at,
-    uuid_at,
+    Arg, Db, IDS_PER_STATEMENT, KeysetPage, SortValue, Sql, StoreResult, Tx, opt_time_at,
+    opt_uuid_at, time_at, uuid_at,
 };
 use crate::ids::{ProjectId, TenantId};
 use crate::on_tx;
@@ -914,6 +914,17 @@ pub(super) async fn binned(db: &Db, tenant: TenantId) -> StoreResult<Vec<Project
         .fetch_all(pool)
         .await
     })?)
+}
+
+/// The tenant and name of each of `ids` that is a project, in the bin or not.
+pub(super) async fn names(db: &Db, ids: &[Uuid]) -> StoreResult<Vec<(Uuid, TenantId, String)>> {
+    let mut found = Vec::new();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let mut sql = Sql::new("SELECT id, tenant_id, name FROM projects WHERE id IN ");
+        sql.push_uuids(chunk.iter().copied());
+        found.extend(sql.fetch_all::<(Uuid, TenantId, String)>(db).await?);
+    }
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -173,10 +173,10 @@ pub(crate) struct LotOperation {
     pub(crate) operation_id: String,
     /// Its state.
     pub(crate) state: OperationState,
+    /// Its tenant.
+    pub(crate) tenant_id: TenantId,
     /// Its project.
     pub(crate) project_id: Option<Uuid>,
-    /// The project's name, when it is a project of the operation's tenant.
-    pub(crate) project_name: Option<String>,
     /// Micro-credits of the lot it holds.
     pub(crate) held: i64,
     /// Micro-credits of the lot it spent.
@@ -191,9 +191,9 @@ pub(crate) struct LotOperation {
 
 /// The newest `per_lot` operations holding (`Reserved`) or having spent (`Spent`) credits of
 /// each lot in `lots`, newest first (operations made at the same instant by id, which is
-/// time-ordered, so that every read lists them alike), with each lot's count. Project names
-/// are read in the same statement, from the projects table, so that a page costs one query
-/// whatever its size.
+/// time-ordered, so that every read lists them alike), with each lot's count: one query
+/// whatever the size of the page. The names of their projects are the projects area's to give
+/// (`ProjectNameLookup`).
 pub(crate) async fn lot_operations(
     db: &Db,
     lots: &[Uuid],
@@ -214,14 +214,13 @@ pub(crate) async fn lot_operations(
     // Ids are formatted from uuids only, so the list cannot carry anything else.
     let ids: Vec<String> = lots.iter().map(|id| db.uuid_literal(*id)).collect();
     let sql = format!(
-        "SELECT lot_id, operation_id, state, project_id, project_name, held, used, created_at, \
-         resolved_at, total FROM (SELECT ol.lot_id, o.operation_id, o.state, o.project_id, \
-         p.name AS project_name, ol.reserved AS held, ol.spent AS used, o.created_at, \
+        "SELECT lot_id, operation_id, state, tenant_id, project_id, held, used, created_at, \
+         resolved_at, total FROM (SELECT ol.lot_id, o.operation_id, o.state, o.tenant_id, \
+         o.project_id, ol.reserved AS held, ol.spent AS used, o.created_at, \
          o.resolved_at, ROW_NUMBER() OVER (PARTITION BY ol.lot_id \
          ORDER BY o.created_at DESC, o.id DESC) AS position, \
          COUNT(*) OVER (PARTITION BY ol.lot_id) AS total \
          FROM credit_operation_lots ol JOIN credit_operations o ON o.id = ol.operation_ref \
-         LEFT JOIN projects p ON p.id = o.project_id AND p.tenant_id = o.tenant_id \
          WHERE ol.lot_id IN ({}) AND {share}) ranked WHERE position <= $1 \
          ORDER BY lot_id, position",
         ids.join(", ")
