@@ -277,7 +277,6 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::db::JsonText;
-    use crate::on_db;
     use crate::transfers::execution::kubernetes::client::Created;
     use crate::transfers::model::{Resources, Source, Target, TransferRow};
     use crate::transfers::store::NewTransfer;
@@ -420,19 +419,10 @@ mod tests {
     }
 
     async fn tenant(db: &Db) -> uuid::Uuid {
-        let id = uuid::Uuid::now_v7();
-        on_db!(db, |pool| {
-            sqlx::query(
-                "INSERT INTO tenants (id, name, created_at, updated_at) VALUES ($1, 'T', $2, $2)",
-            )
-            .bind(id)
-            .bind(start())
-            .execute(pool)
+        crate::identity::create_tenant_for_tests(db, "T", start())
             .await
-            .map(|_| ())
-        })
-        .unwrap();
-        id
+            .unwrap()
+            .as_uuid()
     }
 
     /// A store with one tenant, a clock at [`start`], and a dispatcher on a fake client.
