@@ -561,14 +561,7 @@ pub fn resigned(app: &TestApp, url: &str, permissions: &str) -> String {
 
 /// The read URL `GET /api/raw/dataset/{id}` hands out for a dataset's content.
 pub async fn read_url(app: &TestApp, dataset: &str) -> String {
-    let raw = expect_status(
-        app.with_key(Method::GET, &routes::raw_dataset(dataset))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let raw = app.dataset(dataset).raw().await.expect(StatusCode::OK);
     raw["data"].as_str().unwrap().to_owned()
 }
 

@@ -1,7 +1,11 @@
 //! Typed clients, one per area of the API, so that a test reads like the API it calls:
 //! `app.project(id).members().add(user, "Reader")`, `app.by(As::Person(&ann)).projects()
 //! .create(&json!({"name": "P"}))`, `app.transfers().get(id)`, `app.credits().reserve(&body)`,
-//! `app.recycle_bin().dataset(id).restore()`.
+//! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
+//! `app.dataset(id).move_to(target)`.
+//!
+//! The areas: projects ([`projects`]), datasets ([`datasets`]), transfers ([`transfers`]), the
+//! recycle bin ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
 //! into the area's typed record by [`Reply::ok`] (or [`Reply::parse`] for another status),
@@ -9,6 +13,7 @@
 //! that check the exact wire shape (field names are part of the contract) read the JSON.
 
 mod credits;
+mod datasets;
 mod projects;
 mod recycle_bin;
 mod transfers;
@@ -19,6 +24,7 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use datasets::*;
 pub use projects::*;
 pub use transfers::*;
 
@@ -195,4 +201,14 @@ pub fn with_query(path: String, query: &str) -> String {
     } else {
         format!("{path}?{query}")
     }
+}
+
+/// The `name` of each record of a page's `data`, in order.
+pub fn names_in(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|record| record["name"].as_str().unwrap().to_owned())
+        .collect()
 }
