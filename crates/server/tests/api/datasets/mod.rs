@@ -465,8 +465,7 @@ api_test!(
             let rename = app.datasets_of(root).update(&renamed).await;
             expect_problem(rename, StatusCode::BAD_REQUEST, "validation").await;
             let bulk = json!({"actions": [{"type": "PathActionCreate", "path": format!("a/{bad}/b"), "isFolder": true}]});
-            let path = routes::hierarchy(root);
-            let response = app.send_as(As::Key, Method::POST, &path, Some(bulk)).await;
+            let response = app.hierarchy(root).apply(&bulk).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         }
         let upload = upload(&app, root, "\u{202E}gnp.exe", sample(3)).await;

@@ -2,10 +2,11 @@
 //! `app.project(id).members().add(user, "Reader")`, `app.by(As::Person(&ann)).projects()
 //! .create(&json!({"name": "P"}))`, `app.transfers().get(id)`, `app.credits().reserve(&body)`,
 //! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
-//! `app.dataset(id).move_to(target)`.
+//! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`.
 //!
-//! The areas: projects ([`projects`]), datasets ([`datasets`]), transfers ([`transfers`]), the
-//! recycle bin ([`recycle_bin`]) and credits ([`credits`]).
+//! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
+//! ([`hierarchy`]), transfers ([`transfers`]), the recycle bin ([`recycle_bin`]) and credits
+//! ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
 //! into the area's typed record by [`Reply::ok`] (or [`Reply::parse`] for another status),
@@ -14,6 +15,7 @@
 
 mod credits;
 mod datasets;
+mod hierarchy;
 mod projects;
 mod recycle_bin;
 mod transfers;
