@@ -2,11 +2,12 @@
 //! `app.project(id).members().add(user, "Reader")`, `app.by(As::Person(&ann)).projects()
 //! .create(&json!({"name": "P"}))`, `app.transfers().get(id)`, `app.credits().reserve(&body)`,
 //! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
-//! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`.
+//! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
+//! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`.
 //!
 //! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
-//! ([`hierarchy`]), transfers ([`transfers`]), the recycle bin ([`recycle_bin`]) and credits
-//! ([`credits`]).
+//! ([`hierarchy`]), tiles ([`tiles`]), transfers ([`transfers`]), the recycle bin
+//! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
 //! into the area's typed record by [`Reply::ok`] (or [`Reply::parse`] for another status),
@@ -18,10 +19,12 @@ mod datasets;
 mod hierarchy;
 mod projects;
 mod recycle_bin;
+mod tiles;
 mod transfers;
 
 use std::marker::PhantomData;
 
+use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -32,13 +35,15 @@ pub use transfers::*;
 
 use super::{As, TestApp};
 
-/// An answer: its status, content type, whether it says which api-versions exist, and its
-/// body, to be read as a `T` (the endpoint's record) or as JSON.
+/// An answer: its status, headers, content type, whether it says which api-versions exist,
+/// and its body, to be read as a `T` (the endpoint's record), as JSON, or as bytes (tiles).
 #[derive(Debug)]
 pub struct Reply<T = Value> {
     status: StatusCode,
+    headers: HeaderMap,
     content_type: String,
     has_versions: bool,
+    bytes: Vec<u8>,
     text: String,
     body: PhantomData<T>,
 }
@@ -47,6 +52,16 @@ impl<T> Reply<T> {
     /// The status.
     pub fn status(&self) -> StatusCode {
         self.status
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body as it came.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// The body as text.
@@ -58,8 +73,10 @@ impl<T> Reply<T> {
     pub fn into_json(self) -> Reply {
         Reply {
             status: self.status,
+            headers: self.headers,
             content_type: self.content_type,
             has_versions: self.has_versions,
+            bytes: self.bytes,
             text: self.text,
             body: PhantomData,
         }
@@ -76,11 +93,15 @@ impl<T: DeserializeOwned> Reply<T> {
             .map(|v| v.to_str().unwrap().to_owned())
             .unwrap_or_default();
         let has_versions = response.headers().contains_key("api-supported-versions");
-        let text = response.text().await.unwrap();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.unwrap().to_vec();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         Self {
             status,
+            headers,
             content_type,
             has_versions,
+            bytes,
             text,
             body: PhantomData,
         }
