@@ -3,10 +3,11 @@
 //! .create(&json!({"name": "P"}))`, `app.transfers().get(id)`, `app.credits().reserve(&body)`,
 //! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
 //! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
-//! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`.
+//! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`, `app.iam().principal_me()`,
+//! `app.as_back_office().admin().tenant(id).add_member(&body)`.
 //!
 //! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
-//! ([`hierarchy`]), tiles ([`tiles`]), transfers ([`transfers`]), the recycle bin
+//! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), transfers ([`transfers`]), the recycle bin
 //! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
@@ -17,6 +18,7 @@
 mod credits;
 mod datasets;
 mod hierarchy;
+mod identity;
 mod projects;
 mod recycle_bin;
 mod tiles;
@@ -177,6 +179,11 @@ impl<'a> Api<'a> {
         match self.who {
             As::Key => self.app.with_key(method, path),
             As::Person(person) => self.app.with_token(method, path, &person.token),
+            As::Token(token) => self.app.with_token(method, path, token),
+            As::ApiKey(key) => self
+                .app
+                .anonymous(method, path)
+                .header("svc-open-api-key", key),
         }
     }
 
