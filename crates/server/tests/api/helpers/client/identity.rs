@@ -36,12 +36,6 @@ impl<'a> Api<'a> {
     pub fn admin(self) -> Admin<'a> {
         Admin(self)
     }
-
-    /// `GET path` (or another `method`) without an api-version, with a JSON body when given.
-    async fn plain(self, method: Method, path: &str, body: Option<&Value>) -> Reply {
-        let request = self.request(method, path);
-        self.send(request, body).await
-    }
 }
 
 impl TestApp {

@@ -4,10 +4,11 @@
 //! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
 //! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
 //! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`, `app.iam().principal_me()`,
-//! `app.as_back_office().admin().tenant(id).add_member(&body)`.
+//! `app.as_back_office().admin().tenant(id).add_member(&body)`, `app.dead_letters().replay(id)`.
 //!
 //! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
-//! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), transfers ([`transfers`]), the recycle bin
+//! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), the dead
+//! letters of platform events ([`events`]), transfers ([`transfers`]), the recycle bin
 //! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
@@ -17,6 +18,7 @@
 
 mod credits;
 mod datasets;
+mod events;
 mod hierarchy;
 mod identity;
 mod projects;
@@ -198,6 +200,12 @@ impl<'a> Api<'a> {
             None => request,
         };
         Reply::of(request.send().await.unwrap()).await
+    }
+
+    /// Sends `method path` without an api-version, with a JSON body when given.
+    pub(crate) async fn plain(&self, method: Method, path: &str, body: Option<&Value>) -> Reply {
+        let request = self.request(method, path);
+        self.send(request, body).await
     }
 
     /// A metadata request (`api-version: 3`, as [`TestApp::request_as`] sends it).
