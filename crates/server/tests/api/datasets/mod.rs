@@ -25,25 +25,16 @@ fn form(file_name: &str, bytes: Vec<u8>) -> Form {
         .part("file", Part::bytes(bytes).file_name(file_name.to_owned()))
 }
 
-async fn upload(
-    app: &TestApp,
-    project: &str,
-    file_name: &str,
-    bytes: Vec<u8>,
-) -> reqwest::Response {
-    app.upload_file(project, file_name, bytes).await
+async fn upload(app: &TestApp, project: &str, file_name: &str, bytes: Vec<u8>) -> Reply<Dataset> {
+    app.datasets_of(project).upload(file_name, bytes).await
 }
 
-async fn upload_part(app: &TestApp, project: &str, part: Part) -> reqwest::Response {
-    app.with_key(Method::POST, &routes::file_upload(project))
-        .multipart(
-            Form::new()
-                .text("description", "ignored field")
-                .part("file", part),
-        )
-        .send()
-        .await
-        .unwrap()
+/// A direct upload of `part`, beside a field the server ignores.
+async fn upload_part(app: &TestApp, project: &str, part: Part) -> Reply<Dataset> {
+    let form = Form::new()
+        .text("description", "ignored field")
+        .part("file", part);
+    app.datasets_of(project).upload_form(form).await
 }
 
 fn sample(len: usize) -> Vec<u8> {
@@ -51,20 +42,7 @@ fn sample(len: usize) -> Vec<u8> {
 }
 
 async fn listing(app: &TestApp, project: &str) -> Vec<String> {
-    let page = expect_status(
-        app.with_key(Method::GET, &routes::project_dataset_list(project))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap().to_owned())
-        .collect()
+    app.datasets_of(project).names().await
 }
 
 api_test!(
@@ -104,14 +82,7 @@ api_test!(
             "null objects are omitted"
         );
         let id = dataset["id"].as_str().unwrap();
-        let got = expect_status(
-            app.with_key(Method::GET, &routes::dataset(id))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let got = app.dataset(id).get().await.expect(StatusCode::OK);
         assert_eq!(got, dataset);
         // The raw endpoint gives a read URL; ranges work as Azure clients expect.
         let raw = expect_status(
@@ -167,11 +138,9 @@ api_test!(failed_uploads_create_nothing, |app| {
         .unwrap();
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-body").await;
     let response = app
-        .with_key(Method::POST, &routes::file_upload(&project))
-        .multipart(Form::new().text("description", "no file"))
-        .send()
-        .await
-        .unwrap();
+        .datasets_of(&project)
+        .upload_form(Form::new().text("description", "no file"))
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     expect_problem(
         upload(&app, &project, "../escape.txt", sample(10)).await,
@@ -186,9 +155,7 @@ api_test!(failed_uploads_create_nothing, |app| {
     )
     .await;
     // A Reader may not create content: nothing is stored.
-    let reader = app
-        .create_user("Reader", Some(app.tenant_id()), "User")
-        .await;
+    let reader = app.person("Reader", "User").await;
     let key_id = expect_status(
         app.with_key(Method::GET, &routes::principal_me())
             .send()
@@ -198,23 +165,14 @@ api_test!(failed_uploads_create_nothing, |app| {
     )
     .await["id"]
         .clone();
-    let body = json!({"members": [{"userId": reader, "role": "Reader"}, {"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
-    expect_status(
-        app.with_key(Method::PUT, &routes::project_members(&project))
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
-    let token = app.user_token(reader, Some(app.tenant_id()));
+    let body = json!({"members": [{"userId": reader.id, "role": "Reader"}, {"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}]});
+    let members = app.project(&project).members().set(&body).await;
+    members.expect(StatusCode::OK);
     let response = app
-        .with_token(Method::POST, &routes::file_upload(&project), &token)
-        .multipart(form("a.txt", sample(10)))
-        .send()
-        .await
-        .unwrap();
+        .by(As::Person(&reader))
+        .datasets_of(&project)
+        .upload_form(form("a.txt", sample(10)))
+        .await;
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     assert_eq!(listing(&app, &project).await, Vec::<String>::new());
 });
@@ -260,51 +218,18 @@ api_test!(the_dataset_list_holds_direct_datasets_only, |app| {
     .await;
     assert_eq!(listing(&app, &root).await, vec!["a.shp", "b.dfs0", "c.txt"]);
     assert_eq!(listing(&app, &sub).await, vec!["deep.dfs2"]);
-    let page = expect_status(
-        app.with_key(
-            Method::GET,
-            &format!("{}?limit=2", routes::project_dataset_list(&root)),
-        )
-        .send()
-        .await
-        .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let datasets = app.datasets_of(&root);
+    let page = datasets.list("limit=2").await.expect(StatusCode::OK);
     assert_eq!(page["data"].as_array().unwrap().len(), 2);
     let cursor = page["cursor"].as_str().unwrap();
-    let next = expect_status(
-        app.with_key(
-            Method::GET,
-            &format!(
-                "{}?limit=2&cursor={cursor}",
-                routes::project_dataset_list(&root)
-            ),
-        )
-        .send()
-        .await
-        .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let next = datasets.list(&format!("limit=2&cursor={cursor}")).await;
+    let next = next.expect(StatusCode::OK);
     assert_eq!(next["data"][0]["name"], "c.txt");
     assert!(next["cursor"].is_null());
     // namePrefix filters by the start of the name, ignoring case, and pages as well.
     for (prefix, expected) in [("B", vec!["b.dfs0"]), ("c.T", vec!["c.txt"]), ("x", vec![])] {
-        let filtered = expect_status(
-            app.with_key(
-                Method::GET,
-                &format!(
-                    "{}?namePrefix={prefix}",
-                    routes::project_dataset_list(&root)
-                ),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let filtered = datasets.list(&format!("namePrefix={prefix}")).await;
+        let filtered = filtered.expect(StatusCode::OK);
         let names: Vec<&str> = filtered["data"]
             .as_array()
             .unwrap()
@@ -327,94 +252,38 @@ api_test!(
         .await;
         let id = dataset["id"].as_str().unwrap().to_owned();
         let update = json!({"id": id, "name": "renamed.dfsu", "description": "calibrated", "metadata": {"run": 3}, "rowVersion": dataset["rowVersion"]});
-        let updated = expect_status(
-            app.with_key(Method::PUT, &routes::project_dataset(&first))
-                .json(&update)
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let updated = app.datasets_of(&first).update(&update).await;
+        let updated = updated.expect(StatusCode::OK);
         assert_eq!(updated["name"], "renamed.dfsu");
         assert_eq!(updated["metadata"], json!({"run": 3}));
-        let response = app
-            .with_key(Method::PUT, &routes::project_dataset(&first))
-            .json(&update)
-            .send()
-            .await
-            .unwrap();
+        let response = app.datasets_of(&first).update(&update).await;
         expect_problem(response, StatusCode::CONFLICT, "row-version-conflict").await;
-        let response = app
-            .with_key(Method::PUT, &routes::project_dataset(&second))
-            .json(&json!({"id": id, "name": "x"}))
-            .send()
-            .await
-            .unwrap();
+        let elsewhere = json!({"id": id, "name": "x"});
+        let response = app.datasets_of(&second).update(&elsewhere).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-        let response = app
-            .with_key(Method::PUT, &routes::project_dataset(&first))
-            .json(&json!({"id": id, "name": "a/b"}))
-            .send()
-            .await
-            .unwrap();
+        let path_like = json!({"id": id, "name": "a/b"});
+        let response = app.datasets_of(&first).update(&path_like).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
 
-        let moved = expect_status(
-            app.with_key(Method::POST, &routes::dataset_move(&id))
-                .json(&json!({"targetProjectId": second}))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let moved = app.dataset(&id).move_to(&second).await;
+        let moved = moved.expect(StatusCode::OK);
         assert_eq!(moved["projectId"], second);
         assert_eq!(listing(&app, &first).await, Vec::<String>::new());
         assert_eq!(listing(&app, &second).await, vec!["renamed.dfsu"]);
-        let response = app
-            .with_key(Method::POST, &routes::dataset_move(&id))
-            .json(&json!({"targetProjectId": uuid::Uuid::new_v4()}))
-            .send()
-            .await
-            .unwrap();
+        let response = app.dataset(&id).move_to(uuid::Uuid::new_v4()).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
 
-        let response = app
-            .with_key(Method::DELETE, &routes::legacy_project_dataset(&first, &id))
-            .send()
-            .await
-            .unwrap();
+        let response = app.datasets_of(&first).legacy_delete(&id).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-        expect_status(
-            app.with_key(
-                Method::DELETE,
-                &routes::legacy_project_dataset(&second, &id),
-            )
-            .send()
-            .await
-            .unwrap(),
-            StatusCode::NO_CONTENT,
-        )
-        .await;
-        for path in [routes::dataset(&id), routes::raw_dataset(&id)] {
-            expect_problem(
-                app.with_key(Method::GET, &path).send().await.unwrap(),
-                StatusCode::NOT_FOUND,
-                "not-found",
-            )
-            .await;
-        }
+        let deleted = app.datasets_of(&second).legacy_delete(&id).await;
+        deleted.no_content();
+        let gone = app.dataset(&id).get().await;
+        expect_problem(gone, StatusCode::NOT_FOUND, "not-found").await;
+        let gone = app.dataset(&id).raw().await;
+        expect_problem(gone, StatusCode::NOT_FOUND, "not-found").await;
         assert_eq!(listing(&app, &second).await, Vec::<String>::new());
-        expect_problem(
-            app.with_key(Method::DELETE, &routes::dataset(&id))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::NOT_FOUND,
-            "not-found",
-        )
-        .await;
+        let again = app.dataset(&id).delete().await;
+        expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
     }
 );
 
@@ -542,7 +411,7 @@ api_test!(tags_are_bounded_in_number_and_length, |app| {
         StatusCode::CREATED,
     )
     .await;
-    let path = routes::project_dataset(&project);
+    let datasets = app.datasets_of(&project);
     let update = |tags: Vec<String>| json!({"id": uploaded["id"], "tags": tags});
     for (tags, field_hint) in [
         (
@@ -551,9 +420,7 @@ api_test!(tags_are_bounded_in_number_and_length, |app| {
         ),
         (vec!["x".repeat(129)], "dataset_tag_chars_max"),
     ] {
-        let response = app
-            .send_as(As::Key, Method::PUT, &path, Some(update(tags)))
-            .await;
+        let response = datasets.update(&update(tags)).await;
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(
             problem["detail"].as_str().unwrap().contains(field_hint),
@@ -561,9 +428,7 @@ api_test!(tags_are_bounded_in_number_and_length, |app| {
         );
     }
     let most: Vec<String> = (0..64).map(|i| format!("{i:0>128}")).collect();
-    let response = app
-        .send_as(As::Key, Method::PUT, &path, Some(update(most.clone())))
-        .await;
+    let response = datasets.update(&update(most.clone())).await;
     let saved = expect_status(response, StatusCode::OK).await;
     assert_eq!(saved["tags"], json!(most));
 });
@@ -574,8 +439,9 @@ api_test!(
     names_that_are_blank_path_like_or_reorder_text_are_refused,
     |app| {
         let root = app.create_project(As::Key, "Root", json!({})).await;
+        let root = id_str(&root);
         let uploaded = expect_status(
-            upload(&app, id_str(&root), "a.txt", sample(10)).await,
+            upload(&app, root, "a.txt", sample(10)).await,
             StatusCode::CREATED,
         )
         .await;
@@ -590,29 +456,19 @@ api_test!(
         ] {
             let create = app.projects().create(&json!({"name": bad})).await;
             expect_problem(create, StatusCode::BAD_REQUEST, "validation").await;
-            let path = routes::project_subprojects(id_str(&root));
             let sub = app
-                .send_as(As::Key, Method::POST, &path, Some(json!({"name": bad})))
+                .project(root)
+                .create_subproject(&json!({"name": bad}))
                 .await;
             expect_problem(sub, StatusCode::BAD_REQUEST, "validation").await;
-            let path = routes::project_dataset(id_str(&root));
-            let rename = app
-                .send_as(
-                    As::Key,
-                    Method::PUT,
-                    &path,
-                    Some(json!({"id": uploaded["id"], "name": bad})),
-                )
-                .await;
+            let renamed = json!({"id": uploaded["id"], "name": bad});
+            let rename = app.datasets_of(root).update(&renamed).await;
             expect_problem(rename, StatusCode::BAD_REQUEST, "validation").await;
             let bulk = json!({"actions": [{"type": "PathActionCreate", "path": format!("a/{bad}/b"), "isFolder": true}]});
-            let path = routes::hierarchy(id_str(&root));
-            let response = app.send_as(As::Key, Method::POST, &path, Some(bulk)).await;
+            let response = app.hierarchy(root).apply(&bulk).await;
             expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         }
-        let upload = app
-            .upload_file(id_str(&root), "\u{202E}gnp.exe", sample(3))
-            .await;
+        let upload = upload(&app, root, "\u{202E}gnp.exe", sample(3)).await;
         expect_problem(upload, StatusCode::BAD_REQUEST, "validation").await;
     }
 );

@@ -436,15 +436,15 @@ async fn recycle_bin_events_reach_the_webhook_as_documented(backend: Backend) {
     let lone = upload_ten_bytes(&app, id_str(&root), "lone.txt").await;
     let inner = upload_ten_bytes(&app, id_str(&sub), "inner.txt").await;
     let (lone, inner) = (id_str(&lone).to_owned(), id_str(&inner).to_owned());
-    for (method, path) in [
-        (Method::DELETE, routes::dataset(&lone)),
-        (Method::PUT, routes::bin_dataset_restore(&lone)),
-        (Method::DELETE, routes::dataset(&lone)),
-        (Method::DELETE, routes::bin_dataset(&lone)),
-        (Method::DELETE, routes::project(id_str(&sub))),
-        (Method::DELETE, routes::bin_project(id_str(&sub))),
+    let bin = app.recycle_bin();
+    for response in [
+        app.dataset(&lone).delete().await,
+        bin.dataset(&lone).restore().await,
+        app.dataset(&lone).delete().await,
+        bin.dataset(&lone).purge().await,
+        app.project(id_str(&sub)).delete().await,
+        bin.project(id_str(&sub)).purge().await,
     ] {
-        let response = app.send_as(As::Key, method, &path, None).await;
         expect_status(response, StatusCode::NO_CONTENT).await;
     }
     receiver
@@ -503,14 +503,7 @@ async fn upload_ten_bytes(app: &TestApp, project: &str, name: &str) -> Value {
 
 /// A dataset deleted, restored, deleted again and removed for good, by the bootstrap key.
 async fn assert_lone_dataset_events(app: &TestApp, events: &[Value], dataset: &str, project: &str) {
-    let me = expect_status(
-        app.with_key(Method::GET, &routes::principal_me())
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let me = expect_status(app.iam().principal_me().await, StatusCode::OK).await;
     let types: Vec<&str> = events
         .iter()
         .map(|event| event["type"].as_str().unwrap())
@@ -661,14 +654,7 @@ scenario_test!(
 );
 
 async fn dead_letters(app: &TestApp, query: &str) -> Value {
-    expect_status(
-        app.back_office(Method::GET, &format!("{}{query}", routes::dead_letters()))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await
+    expect_status(app.dead_letters().list(query).await, StatusCode::OK).await
 }
 
 async fn wait_for_dead_letters(app: &TestApp, count: u64) -> Value {
@@ -704,7 +690,7 @@ async fn assert_dead_letter_pages(app: &TestApp, page: &Value) {
         .collect();
     assert!(sequences.windows(2).all(|pair| pair[0] < pair[1]));
 
-    let second_page = dead_letters(app, "?offset=1&limit=1").await;
+    let second_page = dead_letters(app, "offset=1&limit=1").await;
     assert_eq!(second_page["totalCount"], 3);
     assert_eq!(second_page["offset"], 1);
     assert_eq!(second_page["limit"], 1);
@@ -719,12 +705,12 @@ async fn assert_dead_letter_pages(app: &TestApp, page: &Value) {
 /// endpoint.
 async fn assert_only_operators_see_dead_letters(app: &TestApp, event: &str) {
     // Tenant owners see no dead letters: the list spans every tenant.
-    for (method, path) in [
-        (Method::GET, routes::dead_letters()),
-        (Method::POST, routes::dead_letters_replay()),
-        (Method::POST, routes::dead_letter_replay(event)),
+    let as_owner = app.api().dead_letters();
+    for response in [
+        as_owner.list("").await,
+        as_owner.replay_all().await,
+        as_owner.replay(event).await,
     ] {
-        let response = app.with_key(method, &path).send().await.unwrap();
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     }
     let response = app
@@ -752,25 +738,13 @@ async fn dead_letters_are_listed_and_replayed_by_operators(backend: Backend) {
 
     receiver.state.fail_always.store(false, Ordering::Relaxed);
     let event = first["eventId"].as_str().unwrap().to_owned();
-    let replay_path = routes::dead_letter_replay(&event);
-    let replayed = expect_status(
-        app.back_office(Method::POST, &replay_path)
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let replayed = expect_status(app.dead_letters().replay(&event).await, StatusCode::OK).await;
     assert_eq!(replayed, json!({"replayed": 1}));
     receiver
         .wait_until(10, "the replayed event", |events| events.len() == 1)
         .await;
     assert_eq!(receiver.events()[0]["id"], event);
-    let again = app
-        .back_office(Method::POST, &replay_path)
-        .send()
-        .await
-        .unwrap();
+    let again = app.dead_letters().replay(&event).await;
     expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
     let unknown = app
         .back_office(
@@ -782,14 +756,7 @@ async fn dead_letters_are_listed_and_replayed_by_operators(backend: Backend) {
         .unwrap();
     assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
 
-    let all = expect_status(
-        app.back_office(Method::POST, &routes::dead_letters_replay())
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let all = expect_status(app.dead_letters().replay_all().await, StatusCode::OK).await;
     assert_eq!(all, json!({"replayed": 2}));
     receiver
         .wait_until(10, "every replayed event", |events| events.len() == 3)

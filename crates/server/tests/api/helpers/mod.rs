@@ -439,14 +439,11 @@ impl TestApp {
 
     /// Creates a tenant as BackOffice and returns its id.
     pub async fn create_tenant(&self, name: &str) -> Uuid {
-        let response = self
-            .back_office(Method::POST, &routes::tenants())
-            .json(&serde_json::json!({ "name": name }))
-            .send()
-            .await
-            .unwrap();
-        let body = expect_status(response, StatusCode::CREATED).await;
-        id_of(&body)
+        let admin = self.as_back_office().admin();
+        let body = admin
+            .create_tenant(&serde_json::json!({ "name": name }))
+            .await;
+        id_of(&body.expect(StatusCode::CREATED))
     }
 
     /// Creates a user in `tenant` with `role` as BackOffice and returns its id.
@@ -456,24 +453,18 @@ impl TestApp {
             body["tenantId"] = tenant.to_string().into();
             body["role"] = role.into();
         }
-        let response = self
-            .back_office(Method::POST, &routes::users())
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        id_of(&expect_status(response, StatusCode::CREATED).await)
+        let created = self.as_back_office().admin().create_user(&body).await;
+        id_of(&created.expect(StatusCode::CREATED))
     }
 
     /// Creates an API key in `tenant` with `role` as BackOffice and returns (id, key).
     pub async fn create_api_key(&self, tenant: Uuid, role: &str) -> (Uuid, String) {
-        let response = self
-            .back_office(Method::POST, &routes::tenant_api_keys(tenant))
-            .json(&serde_json::json!({ "name": "test key", "role": role }))
-            .send()
+        let body = serde_json::json!({ "name": "test key", "role": role });
+        let tenant = self.as_back_office().admin().tenant(tenant);
+        let body = tenant
+            .create_api_key(&body)
             .await
-            .unwrap();
-        let body = expect_status(response, StatusCode::CREATED).await;
+            .expect(StatusCode::CREATED);
         (id_of(&body), body["apiKey"].as_str().unwrap().to_owned())
     }
 
@@ -561,14 +552,7 @@ pub fn resigned(app: &TestApp, url: &str, permissions: &str) -> String {
 
 /// The read URL `GET /api/raw/dataset/{id}` hands out for a dataset's content.
 pub async fn read_url(app: &TestApp, dataset: &str) -> String {
-    let raw = expect_status(
-        app.with_key(Method::GET, &routes::raw_dataset(dataset))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let raw = app.dataset(dataset).raw().await.expect(StatusCode::OK);
     raw["data"].as_str().unwrap().to_owned()
 }
 
@@ -581,11 +565,14 @@ pub struct Person {
     pub token: String,
 }
 
-/// Who sends a request: the bootstrap API key (tenant Owner) or a person's token.
+/// Who sends a request: the bootstrap API key (tenant Owner), a person's token, the bearer of
+/// another token (BackOffice's, one without a tenant claim, ...), or another API key.
 #[derive(Debug, Clone, Copy)]
 pub enum As<'a> {
     Key,
     Person(&'a Person),
+    Token(&'a str),
+    ApiKey(&'a str),
 }
 
 impl TestApp {
@@ -602,11 +589,9 @@ impl TestApp {
 
     /// A request with `who`'s credentials and the metadata api-version.
     pub fn request_as(&self, who: As<'_>, method: Method, path: &str) -> RequestBuilder {
-        match who {
-            As::Key => self.with_key(method, path),
-            As::Person(person) => self.with_token(method, path, &person.token),
-        }
-        .header("api-version", "3")
+        self.by(who)
+            .request(method, path)
+            .header("api-version", "3")
     }
 
     /// Sends a request as `who`, with a JSON body when given.

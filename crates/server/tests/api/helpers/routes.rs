@@ -57,6 +57,11 @@ pub fn tenant_invitations(tenant: impl Display) -> String {
     format!("/api/admin/tenants/{tenant}/invitations")
 }
 
+/// `/api/admin/tenants/{tenant}/invitations/{invitation}`: Withdraws an invitation (`DELETE`).
+pub fn tenant_invitation(tenant: impl Display, invitation: impl Display) -> String {
+    format!("/api/admin/tenants/{tenant}/invitations/{invitation}")
+}
+
 /// `/api/admin/tenants/{tenant}/api-keys`: A tenant's API keys: list (`GET`), create (`POST`).
 pub fn tenant_api_keys(tenant: impl Display) -> String {
     format!("/api/admin/tenants/{tenant}/api-keys")

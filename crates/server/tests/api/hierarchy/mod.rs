@@ -11,27 +11,19 @@ async fn root(app: &TestApp) -> String {
     id_str(&root).to_owned()
 }
 
-async fn bulk(app: &TestApp, project: &str, body: Value) -> reqwest::Response {
-    app.with_key(Method::POST, &routes::hierarchy(project))
-        .header("api-version", "3")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+async fn bulk(app: &TestApp, project: &str, body: Value) -> Reply {
+    app.hierarchy(project).apply(&body).await
 }
 
-async fn names(app: &TestApp, path: &str) -> Vec<String> {
-    let page = expect_status(
-        app.with_key(Method::GET, path).send().await.unwrap(),
-        StatusCode::OK,
-    )
-    .await;
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap().to_owned())
-        .collect()
+/// The names of the subprojects of `project`.
+async fn subproject_names(app: &TestApp, project: &str) -> Vec<String> {
+    let page = app.project(project).subprojects("").await;
+    names_in(&page.expect(StatusCode::OK))
+}
+
+/// The names of the datasets of `project`.
+async fn dataset_names(app: &TestApp, project: &str) -> Vec<String> {
+    app.datasets_of(project).names().await
 }
 
 api_test!(files_and_folders_are_created_with_upload_urls, |app| {
@@ -56,18 +48,11 @@ api_test!(files_and_folders_are_created_with_upload_urls, |app| {
     assert!(results[0].get("sasToken").is_none() && results[0].get("datasetId").is_none());
     // The folders are subprojects that inherit members; the file is a dataset.
     assert_eq!(
-        names(&app, &routes::project_subproject_list(&project)).await,
+        subproject_names(&app, &project).await,
         vec!["docs", "models"]
     );
     let run1 = results[1]["projectId"].as_str().unwrap();
-    let folder = expect_status(
-        app.with_key(Method::GET, &routes::project(run1))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let folder = app.project(run1).get().await.expect(StatusCode::OK);
     assert_eq!(folder["inheritsMembers"], true);
     assert_eq!(folder["accessLevel"], "Shared");
     // Uploading to the sasToken fills the dataset.
@@ -83,14 +68,7 @@ api_test!(files_and_folders_are_created_with_upload_urls, |app| {
         .unwrap();
     assert_eq!(put.status(), StatusCode::CREATED);
     let id = file["datasetId"].as_str().unwrap();
-    let dataset = expect_status(
-        app.with_key(Method::GET, &routes::dataset(id))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let dataset = app.dataset(id).get().await.expect(StatusCode::OK);
     assert_eq!(dataset["storageSize"], 5000);
     assert_eq!(dataset["datasetFormat"], ".dfsu");
     assert!(dataset["checksum"].as_str().unwrap().starts_with("md5:"));
@@ -157,10 +135,7 @@ api_test!(a_failing_action_rolls_back_the_whole_request, |app| {
             .starts_with("actions[2]"),
         "{problem}"
     );
-    assert_eq!(
-        names(&app, &routes::project_subproject_list(&project)).await,
-        Vec::<String>::new()
-    );
+    assert_eq!(subproject_names(&app, &project).await, Vec::<String>::new());
     let body = json!({"actions": [
         {"type": "PathActionCreate", "path": "x/one.txt"},
         {"type": "PathActionCreate", "path": "x/one.txt"},
@@ -171,10 +146,7 @@ api_test!(a_failing_action_rolls_back_the_whole_request, |app| {
         "path-exists",
     )
     .await;
-    assert_eq!(
-        names(&app, &routes::project_subproject_list(&project)).await,
-        Vec::<String>::new()
-    );
+    assert_eq!(subproject_names(&app, &project).await, Vec::<String>::new());
 });
 
 api_test!(delete_actions_move_items_to_the_recycle_bin, |app| {
@@ -197,14 +169,8 @@ api_test!(delete_actions_move_items_to_the_recycle_bin, |app| {
         expect_status(bulk(&app, &project, body).await, StatusCode::OK).await["results"],
         json!([])
     );
-    assert_eq!(
-        names(&app, &routes::project_subproject_list(&project)).await,
-        vec!["keep"]
-    );
-    assert_eq!(
-        names(&app, &routes::project_dataset_list(&keep)).await,
-        vec!["file.txt"]
-    );
+    assert_eq!(subproject_names(&app, &project).await, vec!["keep"]);
+    assert_eq!(dataset_names(&app, &keep).await, vec!["file.txt"]);
 });
 
 api_test!(invalid_paths_are_400_naming_the_action, |app| {
@@ -255,17 +221,12 @@ api_test!(invalid_paths_are_400_naming_the_action, |app| {
         "validation",
     )
     .await;
-    assert_eq!(
-        names(&app, &routes::project_dataset_list(&project)).await,
-        Vec::<String>::new()
-    );
+    assert_eq!(dataset_names(&app, &project).await, Vec::<String>::new());
 });
 
 api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
     let project = root(&app).await;
-    let reader = app
-        .create_user("Reader", Some(app.tenant_id()), "User")
-        .await;
+    let reader = app.person("Reader", "User").await;
     let key_id = expect_status(
         app.with_key(Method::GET, &routes::principal_me())
             .send()
@@ -275,24 +236,15 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
     )
     .await["id"]
         .clone();
-    let members = json!({"members": [{"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}, {"userId": reader, "role": "Reader"}]});
-    expect_status(
-        app.with_key(Method::PUT, &routes::project_members(&project))
-            .json(&members)
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let members = json!({"members": [{"userId": key_id, "role": "Owner", "principalType": "OpenAPIAccount"}, {"userId": reader.id, "role": "Reader"}]});
+    let set = app.project(&project).members().set(&members).await;
+    set.expect(StatusCode::OK);
     let body = json!({"actions": [{"type": "PathActionCreate", "path": "a/b.txt"}]});
-    let token = app.user_token(reader, Some(app.tenant_id()));
     let response = app
-        .with_token(Method::POST, &routes::hierarchy(&project), &token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .by(As::Person(&reader))
+        .hierarchy(&project)
+        .apply(&body)
+        .await;
     let problem = expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     assert!(
         problem["detail"]
@@ -301,21 +253,14 @@ api_test!(readers_cannot_create_and_strangers_see_nothing, |app| {
             .starts_with("actions[0]"),
         "{problem}"
     );
-    let stranger = app
-        .create_user("Stranger", Some(app.tenant_id()), "User")
-        .await;
-    let token = app.user_token(stranger, Some(app.tenant_id()));
+    let stranger = app.person("Stranger", "User").await;
     let response = app
-        .with_token(Method::POST, &routes::hierarchy(&project), &token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .by(As::Person(&stranger))
+        .hierarchy(&project)
+        .apply(&body)
+        .await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    assert_eq!(
-        names(&app, &routes::project_subproject_list(&project)).await,
-        Vec::<String>::new()
-    );
+    assert_eq!(subproject_names(&app, &project).await, Vec::<String>::new());
 });
 
 fn small_pool(config: &mut basin::Config) {
@@ -342,7 +287,7 @@ api_test_with!(
         for task in tasks {
             assert_eq!(task.await.unwrap(), StatusCode::OK);
         }
-        let shared = names(&app, &routes::project_subproject_list(&project)).await;
+        let shared = subproject_names(&app, &project).await;
         assert_eq!(shared, vec!["shared"], "one folder, created once");
     }
 );
@@ -374,11 +319,7 @@ api_test_with!(
                 .unwrap()
                 .contains("hierarchy_created_max")
         );
-        assert!(
-            names(&app, &routes::project_subproject_list(&project))
-                .await
-                .is_empty()
-        );
+        assert!(subproject_names(&app, &project).await.is_empty());
         let body = json!({"actions": [
             {"type": "PathActionCreate", "path": "a/b/c/d", "isFolder": true},
             {"type": "PathActionCreate", "path": "a/b/file.txt", "isFolder": false},
@@ -408,12 +349,9 @@ api_test!(siblings_the_caller_cannot_see_are_as_if_not_there, |app| {
         {"type": "PathActionCreate", "path": "secret/notes.txt", "isFolder": false},
     ]});
     let response = app
-        .send_as(
-            As::Person(&carl),
-            Method::POST,
-            &routes::hierarchy(root_id),
-            Some(body),
-        )
+        .by(As::Person(&carl))
+        .hierarchy(root_id)
+        .apply(&body)
         .await;
     let answer = expect_status(response, StatusCode::OK).await;
     let created = answer["results"][0]["projectId"].as_str().unwrap();
@@ -423,12 +361,9 @@ api_test!(siblings_the_caller_cannot_see_are_as_if_not_there, |app| {
     let body =
         json!({"actions": [{"type": "PathActionDelete", "path": "secret", "isFolder": true}]});
     let response = app
-        .send_as(
-            As::Person(&carl),
-            Method::POST,
-            &routes::hierarchy(root_id),
-            Some(body),
-        )
+        .by(As::Person(&carl))
+        .hierarchy(root_id)
+        .apply(&body)
         .await;
     expect_status(response, StatusCode::OK).await;
     let still = app

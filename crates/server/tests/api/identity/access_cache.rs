@@ -87,14 +87,8 @@ api_test!(a_revoked_key_is_refused_at_once, |app| {
     for _ in 0..3 {
         assert_eq!(tile_with_key(&app, &dataset, &key).await, StatusCode::OK);
     }
-    let response = app
-        .back_office(
-            Method::DELETE,
-            &routes::tenant_api_key(app.tenant_id(), key_id),
-        )
-        .send()
-        .await
-        .unwrap();
+    let tenant = app.as_back_office().admin().tenant(app.tenant_id());
+    let response = tenant.revoke_api_key(key_id).await;
     assert!(response.status().is_success(), "{}", response.status());
     let response = app
         .anonymous(Method::GET, &pond_tile(&dataset))
@@ -110,11 +104,10 @@ api_test!(a_disabled_user_is_refused_at_once, |app| {
     let person = app.person("reader", "User").await;
     seen_with_token(&app, &dataset, &person.token).await;
     let response = app
-        .back_office(Method::PATCH, &routes::user(person.id))
-        .json(&json!({"disabled": true}))
-        .send()
-        .await
-        .unwrap();
+        .as_back_office()
+        .admin()
+        .patch_user(person.id, &json!({"disabled": true}))
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         tile_with_token(&app, &dataset, &person.token).await,
@@ -150,14 +143,8 @@ api_test!(a_tenant_member_removed_loses_shared_tiles_at_once, |app| {
     let (_, dataset) = pond(&app, "Shared").await;
     let person = app.person("colleague", "User").await;
     seen_with_token(&app, &dataset, &person.token).await;
-    let response = app
-        .back_office(
-            Method::DELETE,
-            &routes::tenant_member(app.tenant_id(), person.id),
-        )
-        .send()
-        .await
-        .unwrap();
+    let tenant = app.as_back_office().admin().tenant(app.tenant_id());
+    let response = tenant.remove_member(person.id).await;
     assert!(response.status().is_success(), "{}", response.status());
     let status = tile_with_token(&app, &dataset, &person.token).await;
     assert!(
@@ -193,11 +180,7 @@ api_test!(a_deleted_dataset_has_no_tiles_at_once, |app| {
             StatusCode::OK
         );
     }
-    let response = app
-        .with_key(Method::DELETE, &routes::dataset(&dataset))
-        .send()
-        .await
-        .unwrap();
+    let response = app.dataset(&dataset).delete().await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     let response = app
         .with_key(Method::GET, &pond_tile(&dataset))

@@ -1,7 +1,7 @@
 //! The administration API: BackOffice manages everything; tenant Owners and Administrators
 //! manage their own tenant's users, members and API keys.
 
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::*;
@@ -9,19 +9,13 @@ use crate::helpers::*;
 api_test!(back_office_creates_lists_and_gets_tenants, |app| {
     let id = app.create_tenant("  Delta Water  ").await;
     let tenant = expect_status(
-        app.back_office(Method::GET, &routes::tenant(id))
-            .send()
-            .await
-            .unwrap(),
+        app.as_back_office().admin().tenant(id).get().await,
         StatusCode::OK,
     )
     .await;
     assert_eq!(tenant["name"], "Delta Water", "names are trimmed");
     let list = expect_status(
-        app.back_office(Method::GET, &routes::tenants())
-            .send()
-            .await
-            .unwrap(),
+        app.as_back_office().admin().tenants("").await,
         StatusCode::OK,
     )
     .await;
@@ -36,11 +30,10 @@ api_test!(tenant_names_are_validated_at_and_past_the_limit, |app| {
         ("   ".to_owned(), StatusCode::BAD_REQUEST),
     ] {
         let response = app
-            .back_office(Method::POST, &routes::tenants())
-            .json(&json!({"name": name}))
-            .send()
-            .await
-            .unwrap();
+            .as_back_office()
+            .admin()
+            .create_tenant(&json!({"name": name}))
+            .await;
         if status == StatusCode::BAD_REQUEST {
             let problem = expect_problem(response, status, "validation").await;
             assert!(problem["errors"]["name"].is_array(), "{problem}");
@@ -53,42 +46,22 @@ api_test!(tenant_names_are_validated_at_and_past_the_limit, |app| {
 api_test!(owners_see_and_manage_only_their_own_tenant, |app| {
     let other = app.create_tenant("Other").await;
     // The bootstrap key is Owner of the default tenant.
-    let list = expect_status(
-        app.with_key(Method::GET, &routes::tenants())
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let list = expect_status(app.admin().tenants("").await, StatusCode::OK).await;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
-    let response = app
-        .with_key(Method::GET, &routes::tenant(other))
-        .send()
-        .await
-        .unwrap();
+    let response = app.admin().tenant(other).get().await;
+    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
+    let response = app.admin().tenant(other).members("").await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = app
-        .with_key(Method::GET, &routes::tenant_members(other))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    let response = app
-        .with_key(Method::POST, &routes::tenant_api_keys(other))
-        .json(&json!({"name": "sneaky"}))
-        .send()
-        .await
-        .unwrap();
+        .admin()
+        .tenant(other)
+        .create_api_key(&json!({"name": "sneaky"}))
+        .await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     // A plain member of the tenant sees it exists but may not manage it.
     let (_, user_key) = app.create_api_key(app.tenant_id(), "User").await;
-    let response = app
-        .anonymous(Method::GET, &routes::tenant_members(app.tenant_id()))
-        .header("svc-open-api-key", &user_key)
-        .send()
-        .await
-        .unwrap();
+    let as_user = app.by(As::ApiKey(&user_key)).admin();
+    let response = as_user.tenant(app.tenant_id()).members("").await;
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
 });
 
@@ -97,52 +70,39 @@ api_test!(
     |app| {
         // Only platform admins set e-mail addresses (issue 9, fault 4).
         let response = app
-            .with_key(Method::POST, &routes::users())
-            .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
-            .send()
-            .await
-            .unwrap();
+            .admin()
+            .create_user(
+                &json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}),
+            )
+            .await;
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(problem["errors"]["email"].is_array(), "{problem}");
         let response = app
-            .back_office(Method::POST, &routes::users())
-            .json(&json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}))
-            .send()
-            .await
-            .unwrap();
+            .as_back_office()
+            .admin()
+            .create_user(
+                &json!({"name": "Eve", "email": "Eve@Example.com", "tenantId": app.tenant_id()}),
+            )
+            .await;
         let eve = expect_status(response, StatusCode::CREATED).await;
         let response = app
-            .back_office(Method::POST, &routes::users())
-            .json(&json!({"name": "Eve 2", "email": "eve@example.COM"}))
-            .send()
-            .await
-            .unwrap();
+            .as_back_office()
+            .admin()
+            .create_user(&json!({"name": "Eve 2", "email": "eve@example.COM"}))
+            .await;
         expect_problem(response, StatusCode::CONFLICT, "email-taken").await;
         // Owners must name their tenant; the e-mail must look like one.
-        let response = app
-            .with_key(Method::POST, &routes::users())
-            .json(&json!({"name": "No tenant"}))
-            .send()
-            .await
-            .unwrap();
+        let response = app.admin().create_user(&json!({"name": "No tenant"})).await;
         let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         assert!(problem["errors"]["tenantId"].is_array(), "{problem}");
         let response = app
-            .back_office(Method::POST, &routes::users())
-            .json(&json!({"name": "X", "email": "nope"}))
-            .send()
-            .await
-            .unwrap();
+            .as_back_office()
+            .admin()
+            .create_user(&json!({"name": "X", "email": "nope"}))
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         // The owner lists the users of its tenant.
-        let users = expect_status(
-            app.with_key(Method::GET, &routes::users())
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let users = expect_status(app.admin().users("").await, StatusCode::OK).await;
         let names: Vec<&str> = users["data"]
             .as_array()
             .unwrap()
@@ -151,21 +111,9 @@ api_test!(
             .collect();
         assert_eq!(names, vec!["Eve", "Owner"]);
         let id = eve["id"].as_str().unwrap();
-        expect_status(
-            app.with_key(Method::GET, &routes::user(id))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        expect_status(app.admin().user(id).await, StatusCode::OK).await;
         // Only platform admins change users.
-        let response = app
-            .with_key(Method::PATCH, &routes::user(id))
-            .json(&json!({"name": "Evil"}))
-            .send()
-            .await
-            .unwrap();
+        let response = app.admin().patch_user(id, &json!({"name": "Evil"})).await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     }
 );
@@ -174,129 +122,64 @@ api_test!(
     members_are_added_changed_and_removed_with_role_rules,
     |app| {
         let tenant = app.tenant_id();
-        let members = routes::tenant_members(tenant);
+        let admin = app.admin().tenant(tenant);
         let ann = app.create_user("Ann", None, "User").await;
-        let response = app
-            .with_key(Method::POST, &members)
-            .json(&json!({"userId": ann, "role": "Administrator"}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin
+            .add_member(&json!({"userId": ann, "role": "Administrator"}))
+            .await;
         let member = expect_status(response, StatusCode::CREATED).await;
         assert_eq!(member["role"], "Administrator");
         assert_eq!(member["principalType"], "UserIdentity");
-        let response = app
-            .with_key(Method::POST, &members)
-            .json(&json!({"userId": ann}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.add_member(&json!({"userId": ann})).await;
         expect_problem(response, StatusCode::CONFLICT, "already-member").await;
-        let response = app
-            .with_key(Method::POST, &members)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.add_member(&json!({})).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-        let response = app
-            .with_key(Method::POST, &members)
-            .json(&json!({"email": "nobody@example.com"}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin
+            .add_member(&json!({"email": "nobody@example.com"}))
+            .await;
         let invitation = expect_status(response, StatusCode::ACCEPTED).await;
         assert_eq!(invitation["status"], "Pending");
 
         // An Administrator may add Users but not grant Owner, nor demote or remove an Owner.
         let ann_token = app.user_token(ann, Some(tenant));
+        let as_ann = app.by(As::Token(&ann_token)).admin().tenant(tenant);
         let bob = app.create_user("Bob", None, "User").await;
-        let response = app
-            .with_token(Method::POST, &members, &ann_token)
-            .json(&json!({"userId": bob, "role": "Owner"}))
-            .send()
-            .await
-            .unwrap();
+        let response = as_ann
+            .add_member(&json!({"userId": bob, "role": "Owner"}))
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-        let response = app
-            .with_token(Method::POST, &members, &ann_token)
-            .json(&json!({"userId": bob}))
-            .send()
-            .await
-            .unwrap();
+        let response = as_ann.add_member(&json!({"userId": bob})).await;
         expect_status(response, StatusCode::CREATED).await;
-        let owner_path = format!("{members}/{}", app.owner_id());
-        let response = app
-            .with_token(Method::PUT, &owner_path, &ann_token)
-            .json(&json!({"role": "User"}))
-            .send()
-            .await
-            .unwrap();
+        let owner = app.owner_id();
+        let response = as_ann
+            .set_member_role(owner, &json!({"role": "User"}))
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-        let response = app
-            .with_token(Method::DELETE, &owner_path, &ann_token)
-            .send()
-            .await
-            .unwrap();
+        let response = as_ann.remove_member(owner).await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
 
         // The last Owner can be neither demoted nor removed.
-        let response = app
-            .with_key(Method::PUT, &owner_path)
-            .json(&json!({"role": "User"}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.set_member_role(owner, &json!({"role": "User"})).await;
         expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
-        let response = app
-            .with_key(Method::DELETE, &owner_path)
-            .send()
-            .await
-            .unwrap();
+        let response = admin.remove_member(owner).await;
         expect_problem(response, StatusCode::CONFLICT, "last-owner").await;
         // With a second Owner it can.
-        let bob_path = format!("{members}/{bob}");
-        let response = app
-            .with_key(Method::PUT, &bob_path)
-            .json(&json!({"ROLE": "owner"}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.set_member_role(bob, &json!({"ROLE": "owner"})).await;
         assert_eq!(
             expect_status(response, StatusCode::OK).await["role"],
             "Owner"
         );
-        let response = app
-            .with_key(Method::PUT, &owner_path)
-            .json(&json!({"role": "User"}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.set_member_role(owner, &json!({"role": "User"})).await;
         assert_eq!(
             expect_status(response, StatusCode::OK).await["role"],
             "User"
         );
-        let response = app
-            .with_key(Method::DELETE, &format!("{members}/{ann}"))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.remove_member(ann).await;
         expect_status(response, StatusCode::NO_CONTENT).await;
-        let response = app
-            .with_key(Method::DELETE, &format!("{members}/{ann}"))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.remove_member(ann).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
 
-        let page = expect_status(
-            app.with_key(Method::GET, &format!("{members}?limit=1&offset=1"))
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let page = expect_status(admin.members("limit=1&offset=1").await, StatusCode::OK).await;
         assert_eq!(page["totalCount"], 2);
         assert_eq!(page["offset"], 1);
         assert_eq!(page["limit"], 1);
@@ -308,69 +191,45 @@ api_test!(
     api_keys_are_shown_once_listed_without_secret_and_bounded_by_role,
     |app| {
         let tenant = app.tenant_id();
-        let keys = routes::tenant_api_keys(tenant);
-        let response = app
-            .with_key(Method::POST, &keys)
-            .json(&json!({"name": "CI", "role": "Administrator"}))
-            .send()
-            .await
-            .unwrap();
+        let admin = app.admin().tenant(tenant);
+        let response = admin
+            .create_api_key(&json!({"name": "CI", "role": "Administrator"}))
+            .await;
         let created = expect_status(response, StatusCode::CREATED).await;
         let secret = created["apiKey"].as_str().unwrap().to_owned();
         assert_eq!(created["principalType"], "OpenAPIAccount");
-        let me = expect_status(
-            app.anonymous(Method::GET, &routes::principal_me())
-                .header("svc-open-api-key", &secret)
-                .send()
-                .await
-                .unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let as_administrator = app.by(As::ApiKey(&secret));
+        let me = as_administrator.iam().principal_me().await;
+        let me = expect_status(me, StatusCode::OK).await;
         assert_eq!(me["role"], "Administrator");
-        let listed = app.with_key(Method::GET, &keys).send().await.unwrap();
-        let text = listed.text().await.unwrap();
+        let listed = admin.api_keys().await;
+        let text = listed.text();
         assert!(!text.contains(&secret), "a listing must never show a key");
-        let listed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let listed: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(listed["totalCount"], 2);
         // The Administrator key cannot mint an Owner key.
-        let response = app
-            .anonymous(Method::POST, &keys)
-            .header("svc-open-api-key", &secret)
-            .json(&json!({"name": "escalate", "role": "Owner"}))
-            .send()
-            .await
-            .unwrap();
+        let response = as_administrator
+            .admin()
+            .tenant(tenant)
+            .create_api_key(&json!({"name": "escalate", "role": "Owner"}))
+            .await;
         expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
-        let response = app
-            .with_key(Method::POST, &keys)
-            .json(&json!({"name": ""}))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.create_api_key(&json!({"name": ""})).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-        let response = app
-            .with_key(Method::DELETE, &format!("{keys}/{}", uuid::Uuid::new_v4()))
-            .send()
-            .await
-            .unwrap();
+        let response = admin.revoke_api_key(uuid::Uuid::new_v4()).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-        let revoke = format!("{keys}/{}", created["id"].as_str().unwrap());
+        let created_id = created["id"].as_str().unwrap();
         expect_status(
-            app.with_key(Method::DELETE, &revoke).send().await.unwrap(),
+            admin.revoke_api_key(created_id).await,
             StatusCode::NO_CONTENT,
         )
         .await;
         expect_status(
-            app.with_key(Method::DELETE, &revoke).send().await.unwrap(),
+            admin.revoke_api_key(created_id).await,
             StatusCode::NO_CONTENT,
         )
         .await;
-        let listed = expect_status(
-            app.with_key(Method::GET, &keys).send().await.unwrap(),
-            StatusCode::OK,
-        )
-        .await;
+        let listed = expect_status(admin.api_keys().await, StatusCode::OK).await;
         let revoked = listed["data"]
             .as_array()
             .unwrap()
@@ -385,30 +244,30 @@ api_test!(
 // 201/404 difference told which addresses existed anywhere on the platform.
 api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     let tenant = app.tenant_id();
-    let members = routes::tenant_members(tenant);
+    let admin = app.admin().tenant(tenant);
     let elsewhere = app.create_tenant("Elsewhere").await;
     let response = app
-        .back_office(Method::POST, &routes::users())
-        .json(&json!({"name": "Una", "email": "una@example.com", "tenantId": elsewhere}))
-        .send()
-        .await
-        .unwrap();
+        .as_back_office()
+        .admin()
+        .create_user(&json!({"name": "Una", "email": "una@example.com", "tenantId": elsewhere}))
+        .await;
     let una = id_of(&expect_status(response, StatusCode::CREATED).await);
-    let add = |body: serde_json::Value| app.with_key(Method::POST, &members).json(&body).send();
 
     expect_problem(
-        add(json!({"userId": una})).await.unwrap(),
+        admin.add_member(&json!({"userId": una})).await,
         StatusCode::NOT_FOUND,
         "not-found",
     )
     .await;
     let known = expect_status(
-        add(json!({"email": "Una@Example.com"})).await.unwrap(),
+        admin.add_member(&json!({"email": "Una@Example.com"})).await,
         StatusCode::ACCEPTED,
     )
     .await;
     let unknown = expect_status(
-        add(json!({"email": "ghost@example.com"})).await.unwrap(),
+        admin
+            .add_member(&json!({"email": "ghost@example.com"}))
+            .await,
         StatusCode::ACCEPTED,
     )
     .await;
@@ -422,36 +281,20 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     };
     assert_eq!(keys(&known), keys(&unknown), "the answers must look alike");
     assert_eq!(known["email"], "una@example.com");
-    let user = app
-        .with_key(Method::GET, &routes::user(una))
-        .send()
-        .await
-        .unwrap();
+    let user = app.admin().user(una).await;
     expect_problem(user, StatusCode::NOT_FOUND, "not-found").await;
-    let listed = expect_status(
-        app.with_key(Method::GET, &members).send().await.unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let listed = expect_status(admin.members("").await, StatusCode::OK).await;
     assert_eq!(listed["totalCount"], 1, "{listed}");
 
     // Inviting again replaces the invitation; managers list and withdraw them.
     expect_status(
-        add(json!({"email": "ghost@example.com", "role": "Administrator"}))
-            .await
-            .unwrap(),
+        admin
+            .add_member(&json!({"email": "ghost@example.com", "role": "Administrator"}))
+            .await,
         StatusCode::ACCEPTED,
     )
     .await;
-    let invitations_path = routes::tenant_invitations(tenant);
-    let invitations = expect_status(
-        app.with_key(Method::GET, &invitations_path)
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let invitations = expect_status(admin.invitations().await, StatusCode::OK).await;
     assert_eq!(invitations["totalCount"], 2, "{invitations}");
     let ghost = invitations["data"]
         .as_array()
@@ -461,96 +304,73 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
         .unwrap()
         .clone();
     assert_eq!(ghost["role"], "Administrator");
-    let withdraw = app
-        .with_key(
-            Method::DELETE,
-            &format!("{invitations_path}/{}", ghost["id"].as_str().unwrap()),
-        )
-        .send()
-        .await
-        .unwrap();
+    let withdraw = admin
+        .withdraw_invitation(ghost["id"].as_str().unwrap())
+        .await;
     expect_status(withdraw, StatusCode::NO_CONTENT).await;
 
     // The invited user sees the invitation and accepts it; then the manager reaches it.
     let una_token = app.user_token(una, Some(elsewhere));
     let mine = expect_status(
-        app.with_token(Method::GET, &routes::my_invitations(), &una_token)
-            .send()
-            .await
-            .unwrap(),
+        app.by(As::Token(&una_token)).iam().my_invitations().await,
         StatusCode::OK,
     )
     .await;
     assert_eq!(mine["data"].as_array().unwrap().len(), 1, "{mine}");
     assert_eq!(mine["data"][0]["tenantName"], "Default tenant");
     let id = mine["data"][0]["id"].as_str().unwrap();
-    let strangers = app
-        .with_key(Method::POST, &routes::invitation_accept(id))
-        .send()
-        .await
-        .unwrap();
+    let strangers = app.iam().accept_invitation(id).await;
     expect_problem(strangers, StatusCode::NOT_FOUND, "not-found").await;
     let accepted = app
-        .with_token(Method::POST, &routes::invitation_accept(id), &una_token)
-        .send()
-        .await
-        .unwrap();
+        .by(As::Token(&una_token))
+        .iam()
+        .accept_invitation(id)
+        .await;
     let joined = expect_status(accepted, StatusCode::CREATED).await;
     assert_eq!(joined["id"], tenant.to_string());
     assert_eq!(joined["role"], "User");
     let again = app
-        .with_token(Method::POST, &routes::invitation_accept(id), &una_token)
-        .send()
-        .await
-        .unwrap();
+        .by(As::Token(&una_token))
+        .iam()
+        .accept_invitation(id)
+        .await;
     expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
-    let user = app
-        .with_key(Method::GET, &routes::user(una))
-        .send()
-        .await
-        .unwrap();
+    let user = app.admin().user(una).await;
     expect_status(user, StatusCode::OK).await;
 
     // Declining removes an invitation; a user of no tenant yet can be added by id.
     let response = app
-        .back_office(Method::POST, &routes::users())
-        .json(&json!({"name": "Vic", "email": "vic@example.com"}))
-        .send()
-        .await
-        .unwrap();
+        .as_back_office()
+        .admin()
+        .create_user(&json!({"name": "Vic", "email": "vic@example.com"}))
+        .await;
     let vic = id_of(&expect_status(response, StatusCode::CREATED).await);
     expect_status(
-        add(json!({"email": "vic@example.com"})).await.unwrap(),
+        admin.add_member(&json!({"email": "vic@example.com"})).await,
         StatusCode::ACCEPTED,
     )
     .await;
     let vic_token = app.user_token(vic, None);
     let mine = expect_status(
-        app.with_token(Method::GET, &routes::my_invitations(), &vic_token)
-            .send()
-            .await
-            .unwrap(),
+        app.by(As::Token(&vic_token)).iam().my_invitations().await,
         StatusCode::OK,
     )
     .await;
     let id = mine["data"][0]["id"].as_str().unwrap();
     let declined = app
-        .with_token(Method::POST, &routes::invitation_decline(id), &vic_token)
-        .send()
-        .await
-        .unwrap();
+        .by(As::Token(&vic_token))
+        .iam()
+        .decline_invitation(id)
+        .await;
     expect_status(declined, StatusCode::NO_CONTENT).await;
     let mine = expect_status(
-        app.with_token(Method::GET, &routes::my_invitations(), &vic_token)
-            .send()
-            .await
-            .unwrap(),
+        app.by(As::Token(&vic_token)).iam().my_invitations().await,
         StatusCode::OK,
     )
     .await;
     assert!(mine["data"].as_array().unwrap().is_empty());
     expect_status(
-        add(json!({"userId": vic})).await.unwrap(),
+        admin.add_member(&json!({"userId": vic})).await,
         StatusCode::CREATED,
     )
     .await;
@@ -558,28 +378,20 @@ api_test!(tenant_managers_reach_only_users_of_their_tenants, |app| {
     // An Administrator cannot invite to, or withdraw an invitation of, the Owner role.
     let ann = app.create_user("Ann", Some(tenant), "Administrator").await;
     let ann_token = app.user_token(ann, Some(tenant));
-    let response = app
-        .with_token(Method::POST, &members, &ann_token)
-        .json(&json!({"email": "boss@example.com", "role": "Owner"}))
-        .send()
-        .await
-        .unwrap();
+    let as_ann = app.by(As::Token(&ann_token)).admin().tenant(tenant);
+    let response = as_ann
+        .add_member(&json!({"email": "boss@example.com", "role": "Owner"}))
+        .await;
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
     let owner_invite = expect_status(
-        add(json!({"email": "boss@example.com", "role": "Owner"}))
-            .await
-            .unwrap(),
+        admin
+            .add_member(&json!({"email": "boss@example.com", "role": "Owner"}))
+            .await,
         StatusCode::ACCEPTED,
     )
     .await;
-    let path = format!(
-        "{invitations_path}/{}",
-        owner_invite["id"].as_str().unwrap()
-    );
-    let response = app
-        .with_token(Method::DELETE, &path, &ann_token)
-        .send()
-        .await
-        .unwrap();
+    let response = as_ann
+        .withdraw_invitation(owner_invite["id"].as_str().unwrap())
+        .await;
     expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
 });

@@ -90,8 +90,8 @@ api_test!(api_keys_are_accepted_in_any_letter_case, |app| {
 api_test!(a_revoked_api_key_is_401_revoked, |app| {
     let (key_id, key) = app.create_api_key(app.tenant_id(), "User").await;
     expect_status(me_with_key(&app, &key).await, StatusCode::OK).await;
-    let path = routes::tenant_api_key(app.tenant_id(), key_id);
-    let response = app.back_office(Method::DELETE, &path).send().await.unwrap();
+    let tenant = app.as_back_office().admin().tenant(app.tenant_id());
+    let response = tenant.revoke_api_key(key_id).await;
     expect_status(response, StatusCode::NO_CONTENT).await;
     expect_problem(
         me_with_key(&app, &key).await,
@@ -234,13 +234,10 @@ api_test!(
         let user = app.create_user("Dora", Some(app.tenant_id()), "User").await;
         let token = app.user_token(user, None);
         expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
-        let path = routes::user(user);
-        let response = app
-            .back_office(Method::PATCH, &path)
-            .json(&json!({"disabled": true}))
-            .send()
-            .await
-            .unwrap();
+        let as_back_office = app.as_back_office().admin();
+        let response = as_back_office
+            .patch_user(user, &json!({"disabled": true}))
+            .await;
         assert_eq!(
             expect_status(response, StatusCode::OK).await["disabled"],
             true
@@ -251,12 +248,9 @@ api_test!(
             "credentials-revoked",
         )
         .await;
-        let response = app
-            .back_office(Method::PATCH, &path)
-            .json(&json!({"disabled": false}))
-            .send()
-            .await
-            .unwrap();
+        let response = as_back_office
+            .patch_user(user, &json!({"disabled": false}))
+            .await;
         expect_status(response, StatusCode::OK).await;
         expect_status(me_with_token(&app, &token).await, StatusCode::OK).await;
     }

@@ -5,20 +5,13 @@ mod admin;
 mod auth;
 mod permissions;
 
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::*;
 
 api_test!(principal_me_describes_an_api_key, |app| {
-    let me = expect_status(
-        app.with_key(Method::GET, &routes::principal_me())
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let me = expect_status(app.iam().principal_me().await, StatusCode::OK).await;
     assert_eq!(me["principalType"], "OpenAPIAccount");
     assert_eq!(me["role"], "Owner");
     assert_eq!(me["tenantId"], app.tenant_id().to_string());
@@ -30,14 +23,10 @@ api_test!(principal_me_describes_an_api_key, |app| {
 
 api_test!(principal_me_describes_users_and_back_office, |app| {
     let me = expect_status(
-        app.with_token(
-            Method::GET,
-            &routes::principal_me(),
-            &app.bootstrap.user_token,
-        )
-        .send()
-        .await
-        .unwrap(),
+        app.by(As::Token(&app.bootstrap.user_token))
+            .iam()
+            .principal_me()
+            .await,
         StatusCode::OK,
     )
     .await;
@@ -46,10 +35,7 @@ api_test!(principal_me_describes_users_and_back_office, |app| {
     assert_eq!(me["role"], "Owner");
     assert_eq!(me["name"], "Owner");
     let me = expect_status(
-        app.back_office(Method::GET, &routes::principal_me())
-            .send()
-            .await
-            .unwrap(),
+        app.as_back_office().iam().principal_me().await,
         StatusCode::OK,
     )
     .await;
@@ -70,19 +56,16 @@ api_test!(
             .create_user("Multi", Some(app.tenant_id()), "User")
             .await;
         let response = app
-            .back_office(Method::POST, &routes::tenant_members(second))
-            .json(&json!({"userId": user, "role": "Administrator"}))
-            .send()
-            .await
-            .unwrap();
+            .as_back_office()
+            .admin()
+            .tenant(second)
+            .add_member(&json!({"userId": user, "role": "Administrator"}))
+            .await;
         expect_status(response, StatusCode::CREATED).await;
         // A token without a tenant claim: the user belongs to two tenants, so it acts in none.
         let token = app.user_token(user, None);
         let mine = expect_status(
-            app.with_token(Method::GET, &routes::my_tenants(), &token)
-                .send()
-                .await
-                .unwrap(),
+            app.by(As::Token(&token)).iam().my_tenants().await,
             StatusCode::OK,
         )
         .await;
@@ -98,10 +81,7 @@ api_test!(
             assert!(second_entry.get(field).is_some(), "{field} missing");
         }
         let me = expect_status(
-            app.with_token(Method::GET, &routes::principal_me(), &token)
-                .send()
-                .await
-                .unwrap(),
+            app.by(As::Token(&token)).iam().principal_me().await,
             StatusCode::OK,
         )
         .await;
@@ -112,10 +92,7 @@ api_test!(
         // With a tenant claim the user acts in that tenant with its role there.
         let token = app.user_token(user, Some(second));
         let me = expect_status(
-            app.with_token(Method::GET, &routes::principal_me(), &token)
-                .send()
-                .await
-                .unwrap(),
+            app.by(As::Token(&token)).iam().principal_me().await,
             StatusCode::OK,
         )
         .await;
@@ -125,14 +102,7 @@ api_test!(
 );
 
 api_test!(tenant_my_of_an_api_key_is_its_tenant, |app| {
-    let mine = expect_status(
-        app.with_key(Method::GET, &routes::my_tenants())
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::OK,
-    )
-    .await;
+    let mine = expect_status(app.iam().my_tenants().await, StatusCode::OK).await;
     assert_eq!(mine["data"].as_array().unwrap().len(), 1);
     assert_eq!(mine["data"][0]["id"], app.tenant_id().to_string());
     assert_eq!(mine["data"][0]["name"], "Default tenant");

@@ -35,15 +35,6 @@ fn ids(page: &Value) -> Vec<String> {
         .collect()
 }
 
-fn names(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data in {page}"))
-        .iter()
-        .map(|item| item["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// The ids of `all-deleted-items` as `who`, sorted.
 async fn visible(app: &TestApp, who: As<'_>) -> Vec<String> {
     let bin = app.by(who).recycle_bin();
@@ -262,9 +253,9 @@ api_test!(
         assert_eq!(project_status(&app, &kept_sub).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &kept_dataset).await, StatusCode::OK);
         let subs = app.project(&r).subprojects("").await.expect(StatusCode::OK);
-        assert_eq!(names(&subs), vec!["Kept"], "{subs}");
+        assert_eq!(names_in(&subs), vec!["Kept"], "{subs}");
         let datasets = app.project(&r).datasets("").await.expect(StatusCode::OK);
-        assert_eq!(names(&datasets), vec!["kept.txt"], "{datasets}");
+        assert_eq!(names_in(&datasets), vec!["kept.txt"], "{datasets}");
     }
 );
 
@@ -354,7 +345,7 @@ api_test!(deleted_items_vanish_from_every_regular_call, |app| {
             StatusCode::OK,
         )
         .await;
-        let found = names(&page);
+        let found = names_in(&page);
         assert!(
             found.iter().all(|name| name == "Live"),
             "{path} lists deleted items: {page}"
@@ -437,7 +428,7 @@ api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
         ),
     ] {
         let page = bin(&app, As::Key, &path).await;
-        assert_eq!(names(&page), expected, "{path}: {page}");
+        assert_eq!(names_in(&page), expected, "{path}: {page}");
         assert_eq!(page["totalCount"], expected.len(), "{path}: {page}");
         assert_eq!(page["offset"], 0, "{path}: {page}");
     }
@@ -447,7 +438,7 @@ api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
         &format!("{}?offset=1&limit=2", routes::all_deleted_items()),
     )
     .await;
-    assert_eq!(names(&page), vec!["Alpha", "c.txt"], "{page}");
+    assert_eq!(names_in(&page), vec!["Alpha", "c.txt"], "{page}");
     assert_eq!(page["totalCount"], 5, "{page}");
     assert_eq!(page["offset"], 1, "{page}");
     assert_eq!(page["limit"], 2, "{page}");
@@ -457,7 +448,7 @@ api_test!(listings_hold_their_kind_and_page_with_total_count, |app| {
         &format!("{}?offset=5&limit=2", routes::all_deleted_items()),
     )
     .await;
-    assert_eq!(names(&page), Vec::<String>::new(), "{page}");
+    assert_eq!(names_in(&page), Vec::<String>::new(), "{page}");
     assert_eq!(page["totalCount"], 5, "{page}");
     let item = &bin(
         &app,
@@ -517,7 +508,7 @@ api_test!(
         ] {
             // Names sort in byte order on both databases, as every name sort of the API does.
             let page = bin(&app, As::Key, &format!("{all}?{query}")).await;
-            assert_eq!(names(&page), expected, "{query}: {page}");
+            assert_eq!(names_in(&page), expected, "{query}: {page}");
         }
         let datasets = &routes::bin_dataset_list();
         for (query, expected) in [
@@ -531,7 +522,7 @@ api_test!(
             ),
         ] {
             let page = bin(&app, As::Key, &format!("{datasets}?{query}")).await;
-            assert_eq!(names(&page), expected, "{query}: {page}");
+            assert_eq!(names_in(&page), expected, "{query}: {page}");
         }
     }
 );
@@ -1582,7 +1573,7 @@ api_test!(
         assert_eq!(project_status(&app, &kept).await, StatusCode::OK);
         assert_eq!(dataset_status(&app, &in_kept).await, StatusCode::OK);
         let subs = app.project(&r).subprojects("").await.expect(StatusCode::OK);
-        assert_eq!(names(&subs), vec!["Kept"], "{subs}");
+        assert_eq!(names_in(&subs), vec!["Kept"], "{subs}");
         assert_eq!(visible(&app, As::Key).await, Vec::<String>::new());
     }
 );

@@ -169,8 +169,10 @@ pub(crate) fn as_outsider(
     app.anonymous(method, path).header("svc-open-api-key", key)
 }
 
-pub(crate) async fn get(app: &TestApp, path: &str) -> reqwest::Response {
-    app.with_key(Method::GET, path).send().await.unwrap()
+/// `GET path` as written, with the bootstrap API key: for the tests of raw paths (malformed
+/// ids and numbers, unknown schemes, paths built by a closure).
+pub(crate) async fn get(app: &TestApp, path: &str) -> Reply {
+    Reply::of(app.with_key(Method::GET, path).send().await.unwrap()).await
 }
 
 fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
@@ -195,7 +197,7 @@ fn scheme<'a>(metadata: &'a Value, id: &str) -> &'a Value {
 api_test!(metadata_describes_extents_schemes_times_and_layers, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let response = get(&app, &routes::tiles_metadata(&dataset)).await;
+    let response = app.tiles(&dataset).metadata().await;
     assert_eq!(response.headers()["api-supported-versions"], "1.0");
     let metadata = expect_status(response, StatusCode::OK).await;
     assert_eq!(
@@ -264,10 +266,10 @@ api_test!(native_tiles_show_each_cell_with_the_ramp_colour, |app| {
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
     let (min, max) = grid.range();
     // Level 1 of wmts-0 is the data's resolution: tile (0, 1) holds columns 256..300.
-    let response = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
+    let response = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 1).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "image/png");
-    let (width, height, pixels) = decode_png(&response.bytes().await.unwrap());
+    let (width, height, pixels) = decode_png(response.bytes());
     assert_eq!((width, height), (256, 256));
     for row in 0..256_usize {
         for column in 0..256_usize {
@@ -279,8 +281,8 @@ api_test!(native_tiles_show_each_cell_with_the_ramp_colour, |app| {
         }
     }
     // The cell without data is transparent in tile (0, 0).
-    let response = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 0)).await;
-    let (_, _, pixels) = decode_png(&response.bytes().await.unwrap());
+    let response = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 0).await;
+    let (_, _, pixels) = decode_png(response.bytes());
     assert_eq!(pixels[..4], [0, 0, 0, 0]);
     assert_eq!(pixels[4..8], expected_colour(1.0, min, max));
 });
@@ -306,13 +308,10 @@ api_test!(
         let row = ((half - my) / (256.0 * cell)) as u32;
         let mut drawn = 0;
         for (tile_row, tile_col) in [(row, col), (row, col + 1), (row + 1, col)] {
-            let response = get(
-                &app,
-                &routes::scheme_tile(&dataset, "xyz-0", level, tile_row, tile_col),
-            )
-            .await;
+            let xyz = app.tiles(&dataset).scheme("xyz-0");
+            let response = xyz.tile(level, tile_row, tile_col).await;
             assert_eq!(response.status(), StatusCode::OK);
-            let (_, _, pixels) = decode_png(&response.bytes().await.unwrap());
+            let (_, _, pixels) = decode_png(response.bytes());
             for v in 0..256_u32 {
                 for u in 0..256_u32 {
                     let x = -half + (f64::from(tile_col * 256 + u) + 0.5) * cell;
@@ -346,46 +345,43 @@ api_test!(
 api_test!(tiles_beside_the_data_are_the_empty_tile, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let empty = get(&app, &routes::empty_tile(&dataset, "xyz-0")).await;
+    let empty = app.tiles(&dataset).scheme("xyz-0").empty_tile().await;
     assert_eq!(empty.status(), StatusCode::OK);
     assert_eq!(empty.headers()["content-type"], "image/png");
     let empty_tag = empty.headers()["etag"].to_str().unwrap().to_owned();
-    let empty = empty.bytes().await.unwrap();
-    let (_, _, pixels) = decode_png(&empty);
+    let empty = empty.bytes();
+    let (_, _, pixels) = decode_png(empty);
     assert!(pixels.iter().all(|&byte| byte == 0));
     // Level 1 tiles in the southern hemisphere are far from the data.
-    let far = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)).await;
+    let far = app.tiles(&dataset).scheme("xyz-0").tile(1, 1, 0).await;
     assert_eq!(far.status(), StatusCode::OK);
     assert_eq!(far.headers()["etag"].to_str().unwrap(), empty_tag);
-    assert!(far.bytes().await.unwrap() == empty);
+    assert!(far.bytes() == empty);
     // At level 8 (611 m pixels) the 7.5 km grid is a dozen pixels of tile 84/135.
-    let near = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 8, 84, 135)).await;
+    let near = app.tiles(&dataset).scheme("xyz-0").tile(8, 84, 135).await;
     assert_ne!(near.headers()["etag"].to_str().unwrap(), empty_tag);
-    let (_, _, pixels) = decode_png(&near.bytes().await.unwrap());
+    let (_, _, pixels) = decode_png(near.bytes());
     let shown = pixels.chunks(4).filter(|pixel| pixel[3] == 255).count();
     assert!((100..400).contains(&shown), "{shown} pixels drawn");
     // A tile that touches the data's extent but whose pixel centres all miss it is empty too.
-    let world = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 0, 0, 0)).await;
+    let world = app.tiles(&dataset).scheme("xyz-0").tile(0, 0, 0).await;
     assert_eq!(world.headers()["etag"].to_str().unwrap(), empty_tag);
 });
 
 api_test!(tiles_carry_validators_and_answer_304, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let path = routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0);
-    let first = get(&app, &path).await;
+    let scheme = app.tiles(&dataset).scheme("wmts-0");
+    let first = scheme.tile(0, 0, 0).await;
     assert_eq!(first.status(), StatusCode::OK);
     assert_eq!(first.headers()["cache-control"], "private, max-age=60");
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();
     assert!(etag.starts_with('"') && etag.ends_with('"'));
-    let bytes = first.bytes().await.unwrap();
-    let again = get(&app, &path).await;
+    let bytes = first.bytes();
+    let again = scheme.tile(0, 0, 0).await;
     assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
-    assert_eq!(
-        again.bytes().await.unwrap(),
-        bytes,
-        "the cached tile is the same"
-    );
+    assert_eq!(again.bytes(), bytes, "the cached tile is the same");
+    let path = routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0);
     let unchanged = app
         .with_key(Method::GET, &path)
         .header("if-none-match", format!("W/\"other\", {etag}"))
@@ -399,8 +395,8 @@ api_test!(tiles_carry_validators_and_answer_304, |app| {
 api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
     let grid = utm_grid();
     let (project, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let rest = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
-    let rest = rest.bytes().await.unwrap();
+    let rest = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 1).await;
+    let rest = rest.bytes();
     let kvp = app
         .with_key(
             Method::GET,
@@ -420,10 +416,13 @@ api_test!(wmts_key_value_requests_match_the_scheme_tiles, |app| {
         .unwrap();
     assert_eq!(kvp.status(), StatusCode::OK);
     assert_eq!(kvp.bytes().await.unwrap(), rest);
-    let wmts100 = get(&app, &routes::wmts100_tile(&dataset, "wmts-0", 1, 0, 1)).await;
-    assert_eq!(wmts100.bytes().await.unwrap(), rest);
+    let wmts100 = app
+        .tiles(&dataset)
+        .wmts100_tile("wmts-0", 1, 0, 1, "")
+        .await;
+    assert_eq!(wmts100.bytes(), rest);
 
-    let capabilities = get(&app, &routes::wmts(&dataset)).await;
+    let capabilities = app.tiles(&dataset).wmts("").await;
     let capabilities = expect_status(capabilities, StatusCode::OK).await;
     assert_eq!(capabilities["title"], "depth.tif");
     let layer = &capabilities["layers"][0];
@@ -449,20 +448,20 @@ api_test!(
         let grid = utm_grid();
         let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
         let (min, max) = grid.range();
-        let path = routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1);
-        let png = get(&app, &path).await;
+        let wmts = app.tiles(&dataset).scheme("wmts-0");
+        let png = wmts.tile(1, 0, 1).await;
         assert_eq!(png.headers()["content-type"], "image/png");
         let png_tag = png.headers()["etag"].to_str().unwrap().to_owned();
-        let png = png.bytes().await.unwrap();
+        let png = png.bytes();
 
         // RawData: the exact value of the cell under each pixel centre, NaN where there is none.
-        let raw = get(&app, &format!("{path}?outputType=RawData")).await;
+        let raw = wmts.tile_with(1, 0, 1, "outputType=RawData").await;
         assert_eq!(raw.status(), StatusCode::OK);
         assert_eq!(raw.headers()["content-type"], "application/octet-stream");
         let raw_tag = raw.headers()["etag"].to_str().unwrap().to_owned();
         assert_ne!(raw_tag, png_tag);
-        let raw = raw.bytes().await.unwrap();
-        let values = raw_values(&raw);
+        let raw = raw.bytes();
+        let values = raw_values(raw);
         assert_eq!(values.len(), 256 * 256);
         for row in 0..256_usize {
             for column in 0..256_usize {
@@ -477,26 +476,20 @@ api_test!(
             }
         }
         // The cell without data is NaN in tile (0, 0).
-        let first = get(
-            &app,
-            &format!(
-                "{}?outputtype=rawdata",
-                routes::scheme_tile(&dataset, "wmts-0", 1, 0, 0)
-            ),
-        )
-        .await;
-        let first = raw_values(&first.bytes().await.unwrap());
+        let first = wmts.tile_with(1, 0, 0, "outputtype=rawdata").await;
+        let first = raw_values(first.bytes());
         assert!(first[0].is_nan());
         assert_eq!(first[1], 1.0);
 
         // Each encoding is cached on its own: the scheme's PNG is still the PNG, in any order.
-        let again = get(&app, &path).await;
+        let again = wmts.tile(1, 0, 1).await;
         assert_eq!(again.headers()["etag"].to_str().unwrap(), png_tag);
-        assert_eq!(again.bytes().await.unwrap(), png);
-        let named = get(&app, &format!("{path}?outputType=png")).await;
-        assert_eq!(named.bytes().await.unwrap(), png);
-        let raw_again = get(&app, &format!("{path}?outputType=RAWDATA")).await;
-        assert_eq!(raw_again.bytes().await.unwrap(), raw);
+        assert_eq!(again.bytes(), png);
+        let named = wmts.tile_with(1, 0, 1, "outputType=png").await;
+        assert_eq!(named.bytes(), png);
+        let raw_again = wmts.tile_with(1, 0, 1, "outputType=RAWDATA").await;
+        assert_eq!(raw_again.bytes(), raw);
+        let path = routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1);
         let unchanged = app
             .with_key(Method::GET, &format!("{path}?outputType=RawData"))
             .header("if-none-match", &raw_tag)
@@ -504,19 +497,19 @@ api_test!(
             .await
             .unwrap();
         assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
-        let blank = get(&app, &format!("{path}?outputType=")).await;
-        assert_eq!(blank.bytes().await.unwrap(), png);
+        let blank = wmts.tile_with(1, 0, 1, "outputType=").await;
+        assert_eq!(blank.bytes(), png);
 
         // The other encodings.
-        let webp = get(&app, &format!("{path}?outputType=WEBP")).await;
+        let webp = wmts.tile_with(1, 0, 1, "outputType=WEBP").await;
         assert_eq!(webp.headers()["content-type"], "image/webp");
-        assert_eq!(&webp.bytes().await.unwrap()[8..12], b"WEBP");
-        let binned = get(&app, &format!("{path}?outputType=BinnedData256")).await;
+        assert_eq!(&webp.bytes()[8..12], b"WEBP");
+        let binned = wmts.tile_with(1, 0, 1, "outputType=BinnedData256").await;
         assert_eq!(binned.headers()["content-type"], "image/png");
-        let binned = binned.bytes().await.unwrap();
+        let binned = binned.bytes();
         assert!(binned.starts_with(b"\x89PNG"));
         assert_ne!(binned, png);
-        let (_, _, pixels) = decode_png(&png);
+        let (_, _, pixels) = decode_png(png);
         let x = 600_000.0 + (256.0 + 10.5) * 25.0;
         let y = 5_800_000.0 - 20.5 * 25.0;
         assert_eq!(
@@ -525,42 +518,33 @@ api_test!(
         );
 
         // Tiles beside the data: the empty tile of the asked encoding, all NaN for RawData.
-        let empty = get(
-            &app,
-            &format!(
-                "{}?outputType=RawData",
-                routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)
-            ),
-        )
-        .await;
+        let empty = app
+            .tiles(&dataset)
+            .scheme("xyz-0")
+            .tile_with(1, 1, 0, "outputType=RawData")
+            .await;
         assert_eq!(empty.headers()["content-type"], "application/octet-stream");
-        let empty = raw_values(&empty.bytes().await.unwrap());
+        let empty = raw_values(empty.bytes());
         assert_eq!(empty.len(), 256 * 256);
         assert!(empty.iter().all(|value| value.is_nan()));
-        let empty_png = get(&app, &routes::scheme_tile(&dataset, "xyz-0", 1, 1, 0)).await;
+        let empty_png = app.tiles(&dataset).scheme("xyz-0").tile(1, 1, 0).await;
         assert_eq!(empty_png.headers()["content-type"], "image/png");
 
         // The same tiles on the wmts100 path and through GetTile (`OUTPUTTYPE`, any case).
-        let wmts100 = get(
-            &app,
-            &format!(
-                "{}?outputType=RawData",
-                routes::wmts100_tile(&dataset, "wmts-0", 1, 0, 1)
-            ),
-        )
-        .await;
-        assert_eq!(wmts100.bytes().await.unwrap(), raw);
-        let kvp = get(
-            &app,
-            &format!(
-                "{}?REQUEST=GetTile&LAYER=item-0\
+        let wmts100 = app
+            .tiles(&dataset)
+            .wmts100_tile("wmts-0", 1, 0, 1, "outputType=RawData")
+            .await;
+        assert_eq!(wmts100.bytes(), raw);
+        let kvp = app
+            .tiles(&dataset)
+            .wmts(
+                "REQUEST=GetTile&LAYER=item-0\
              &TILEMATRIXSET=wmts-0&TILEMATRIX=1&TILEROW=0&TILECOL=1&OutputType=rawData",
-                routes::wmts(&dataset)
-            ),
-        )
-        .await;
+            )
+            .await;
         assert_eq!(kvp.headers()["content-type"], "application/octet-stream");
-        assert_eq!(kvp.bytes().await.unwrap(), raw);
+        assert_eq!(kvp.bytes(), raw);
 
         // Anything else is 400 naming the parameter, on every path.
         for bad in [
@@ -588,7 +572,7 @@ api_test!(
 api_test!(wmts_key_value_mistakes_are_400, |app| {
     let grid = utm_grid();
     let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-    let base = routes::wmts(&dataset);
+    let tiles = app.tiles(&dataset);
     let cases = [
         ("SERVICE=WMS", "SERVICE"),
         ("VERSION=2.0.0", "VERSION"),
@@ -611,7 +595,7 @@ api_test!(wmts_key_value_mistakes_are_400, |app| {
         ),
     ];
     for (query, field) in cases {
-        let response = get(&app, &format!("{base}?{query}")).await;
+        let response = tiles.wmts(query).await;
         let problem = expect_status(response, StatusCode::BAD_REQUEST).await;
         let named = problem["errors"].get(field).is_some()
             || problem["type"].as_str().unwrap().ends_with(field);
@@ -704,18 +688,13 @@ api_test!(datasets_without_a_map_or_readable_data_are_refused, |app| {
     ] {
         let response = app.upload_file(&project, name, bytes).await;
         let dataset = expect_status(response, StatusCode::CREATED).await;
-        let id = id_str(&dataset);
-        for path in [
-            routes::tiles_metadata(id),
-            routes::scheme_tile(id, "xyz-0", 0, 0, 0),
-            routes::wmts(id),
+        let tiles = app.tiles(id_str(&dataset));
+        for response in [
+            tiles.metadata().await,
+            tiles.scheme("xyz-0").tile(0, 0, 0).await,
+            tiles.wmts("").await,
         ] {
-            expect_problem(
-                get(&app, &path).await,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                kind,
-            )
-            .await;
+            expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, kind).await;
         }
     }
 });
@@ -740,26 +719,19 @@ api_test!(tiles_need_read_content_on_the_dataset_project, |app| {
         expect_problem(foreign, StatusCode::NOT_FOUND, "not-found").await;
     }
     let missing = uuid::Uuid::new_v4();
-    let response = get(&app, &routes::tiles_metadata(missing)).await;
+    let response = app.tiles(missing).metadata().await;
     expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
     let response = get(&app, "/api/tiles/dataset/not-a-uuid/metadata").await;
     expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
     // A deleted dataset has no tiles.
-    let response = app
-        .with_key(Method::DELETE, &routes::dataset(&dataset))
-        .send()
-        .await
-        .unwrap();
+    let response = app.dataset(&dataset).delete().await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
-    expect_problem(
-        get(&app, &paths[1]).await,
-        StatusCode::NOT_FOUND,
-        "not-found",
-    )
-    .await;
+    let tile = app.tiles(&dataset).scheme("wmts-0").tile(0, 0, 0).await;
+    expect_problem(tile, StatusCode::NOT_FOUND, "not-found").await;
 });
 
-/// Colours of a whole tile of `scheme` at `level`, row 0, column 0, with `query`.
+/// Colours of a whole tile of `scheme` at `level`, row 0, column 0, with `query` (empty for
+/// none).
 async fn tile_pixels(
     app: &TestApp,
     dataset: &str,
@@ -767,16 +739,10 @@ async fn tile_pixels(
     level: u32,
     query: &str,
 ) -> Vec<u8> {
-    let response = get(
-        app,
-        &format!(
-            "{}{query}",
-            routes::scheme_tile(dataset, scheme, level, 0, 0)
-        ),
-    )
-    .await;
+    let scheme = app.tiles(dataset).scheme(scheme);
+    let response = scheme.tile_with(level, 0, 0, query).await;
     assert_eq!(response.status(), StatusCode::OK, "{query}");
-    decode_png(&response.bytes().await.unwrap()).2
+    decode_png(response.bytes()).2
 }
 
 api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
@@ -784,7 +750,7 @@ api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
     // j counted from the south (tests/corpus/dfs-samples/grid_utm32.dfs2.json).
     let dataset = uploaded_sample(&app, "model", "grid.dfs2", "grid_utm32.dfs2").await;
     let dataset = dataset.as_str();
-    let metadata = get(&app, &routes::tiles_metadata(dataset)).await;
+    let metadata = app.tiles(dataset).metadata().await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     assert_eq!(
         metadata["timeStamps"],
@@ -832,16 +798,16 @@ api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
         dataset,
         "wmts-0",
         level,
-        "?timeStep=2021-03-01T12:20:00Z",
+        "timeStep=2021-03-01T12:20:00Z",
     )
     .await;
-    let by_index = tile_pixels(&app, dataset, "wmts-0", level, "?timeStep=2").await;
+    let by_index = tile_pixels(&app, dataset, "wmts-0", level, "timeStep=2").await;
     let by_wire = tile_pixels(
         &app,
         dataset,
         "wmts-0",
         level,
-        "?timeStep=2021-03-01T12:20:00.0000000",
+        "timeStep=2021-03-01T12:20:00.0000000",
     )
     .await;
     assert_eq!(by_time, by_index);
@@ -849,14 +815,11 @@ api_test!(time_steps_of_a_dfs2_are_chosen_by_time_or_index, |app| {
     // Step 2 holds 2000 and more: all above the range, drawn with the last colour.
     assert_eq!(by_time[..4], expected_colour(2000.0, 0.0, 34.0));
     assert_ne!(by_time, first);
-    let response = get(
-        &app,
-        &format!(
-            "{}?timeStep=2021-03-01T12:05:00",
-            routes::scheme_tile(dataset, "wmts-0", level, 0, 0)
-        ),
-    )
-    .await;
+    let response = app
+        .tiles(dataset)
+        .scheme("wmts-0")
+        .tile_with(level, 0, 0, "timeStep=2021-03-01T12:05:00")
+        .await;
     expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
 });
 
@@ -866,7 +829,7 @@ api_test!(
         // 4 x 3 x 2 cells of 10 m x 20 m, no projection: Salinity = 10000 t + 100 k + 10 j + i + 0.5.
         let dataset = uploaded_sample(&app, "cube", "cube.dfs3", "cube.dfs3").await;
         let dataset = dataset.as_str();
-        let metadata = get(&app, &routes::tiles_metadata(dataset)).await;
+        let metadata = app.tiles(dataset).metadata().await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         assert_eq!(metadata["layerIds"], json!([0, 1]));
         assert_eq!(metadata["wgS84Extent"], Value::Null);
@@ -886,7 +849,7 @@ api_test!(
         assert_eq!(wmts["resolutions"][level as usize], 10.0);
         for layer in 0..2_usize {
             let pixels =
-                tile_pixels(&app, dataset, "wmts-0", level, &format!("?layer={layer}")).await;
+                tile_pixels(&app, dataset, "wmts-0", level, &format!("layer={layer}")).await;
             for row in 0..6_usize {
                 for column in 0..4_usize {
                     let j = 2 - row / 2;
@@ -900,14 +863,11 @@ api_test!(
                 }
             }
         }
-        let response = get(
-            &app,
-            &format!(
-                "{}?layer=2",
-                routes::scheme_tile(dataset, "wmts-0", level, 0, 0)
-            ),
-        )
-        .await;
+        let response = app
+            .tiles(dataset)
+            .scheme("wmts-0")
+            .tile_with(level, 0, 0, "layer=2")
+            .await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
     }
 );
@@ -918,10 +878,10 @@ api_test_with!(
     |app| {
         let grid = utm_grid();
         let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-        let base = format!("/api/tiles/dataset/{dataset}");
-        let metadata = get(&app, &format!("{base}/metadata")).await;
+        let tiles = app.tiles(&dataset);
+        let metadata = tiles.metadata().await;
         assert_eq!(metadata.status(), StatusCode::OK);
-        let tile = get(&app, &format!("{base}/scheme/wmts-0/0/0/0")).await;
+        let tile = tiles.scheme("wmts-0").tile(0, 0, 0).await;
         let problem = expect_problem(tile, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
         assert!(
             problem["detail"]
@@ -931,17 +891,13 @@ api_test_with!(
             "{problem}"
         );
         // Tiles beside the data never need it.
-        let far = get(&app, &format!("{base}/scheme/xyz-0/1/1/0")).await;
+        let far = tiles.scheme("xyz-0").tile(1, 1, 0).await;
         assert_eq!(far.status(), StatusCode::OK);
     }
 );
 
-pub(crate) async fn define(app: &TestApp, dataset: &str, body: Value) -> reqwest::Response {
-    app.with_key(Method::POST, &routes::tiles_definition(dataset))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+pub(crate) async fn define(app: &TestApp, dataset: &str, body: Value) -> Reply {
+    app.tiles(dataset).define(&body).await
 }
 
 /// Defines `body` over `dataset` and expects 400 `validation` naming `field`.
@@ -952,8 +908,8 @@ pub(crate) async fn refused(app: &TestApp, dataset: &str, body: Value, field: &s
 }
 
 pub(crate) async fn datasets_in(app: &TestApp, project: &str) -> usize {
-    let response = get(app, &routes::project_dataset_list(project)).await;
-    expect_status(response, StatusCode::OK).await["data"]
+    let response = app.datasets_of(project).list("").await;
+    response.expect(StatusCode::OK)["data"]
         .as_array()
         .unwrap()
         .len()
@@ -985,7 +941,7 @@ api_test!(
         assert_eq!(created["projectId"], project.as_str());
         let tiles = id_str(&created).to_owned();
 
-        let metadata = get(&app, &routes::tiles_metadata(&tiles)).await;
+        let metadata = app.tiles(&tiles).metadata().await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         let schemes = metadata["tilingSchemes"].as_array().unwrap();
         assert_eq!(schemes.len(), 2);
@@ -1001,12 +957,12 @@ api_test!(
         assert_eq!(metadata["nativeExtent"]["xMin"], 600000.0);
 
         // RawData tiles are the source's values: NaN for no data and for values above 1500.
-        let response = get(&app, &routes::scheme_tile(&tiles, "raw", 1, 0, 0)).await;
+        let response = app.tiles(&tiles).scheme("raw").tile(1, 0, 0).await;
         assert_eq!(
             response.headers()["content-type"],
             "application/octet-stream"
         );
-        let bytes = response.bytes().await.unwrap();
+        let bytes = response.bytes();
         assert_eq!(bytes.len(), 256 * 256 * 4);
         let values: Vec<f32> = bytes
             .chunks(4)
@@ -1024,12 +980,12 @@ api_test!(
             }
         }
         assert!(values[200 * 256].is_nan(), "below the grid");
-        let response = get(&app, &routes::scheme_tile(&tiles, "scheme-1", 9, 167, 270)).await;
+        let response = app.tiles(&tiles).scheme("scheme-1").tile(9, 167, 270).await;
         assert_eq!(response.status(), StatusCode::OK);
-        let (width, _, _) = decode_png(&response.bytes().await.unwrap());
+        let (width, _, _) = decode_png(response.bytes());
         assert_eq!(width, 512);
         // The source's own schemes are not the tiles dataset's.
-        let response = get(&app, &routes::scheme_tile(&tiles, "wmts-0", 0, 0, 0)).await;
+        let response = app.tiles(&tiles).scheme("wmts-0").tile(0, 0, 0).await;
         expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         assert_eq!(datasets_in(&app, &project).await, 2);
     }
@@ -1154,33 +1110,23 @@ api_test!(
         let response = define(&app, &tiles, body.clone()).await;
         expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
         // The source in the recycle bin: its tiles datasets have no tiles; restored, they do.
-        let metadata = routes::tiles_metadata(&tiles);
-        assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
-        let response = app
-            .with_key(Method::DELETE, &routes::dataset(&dataset))
-            .send()
-            .await
-            .unwrap();
+        let of_tiles = app.tiles(&tiles);
+        assert_eq!(of_tiles.metadata().await.status(), StatusCode::OK);
+        let response = app.dataset(&dataset).delete().await;
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
-        expect_problem(
-            get(&app, &metadata).await,
-            StatusCode::NOT_FOUND,
-            "not-found",
-        )
-        .await;
-        let response = app
-            .with_key(Method::PUT, &routes::bin_dataset_restore(&dataset))
-            .send()
-            .await
-            .unwrap();
+        let gone = of_tiles.metadata().await;
+        expect_problem(gone, StatusCode::NOT_FOUND, "not-found").await;
+        let response = app.recycle_bin().dataset(&dataset).restore().await;
         assert!(response.status().is_success(), "{}", response.status());
-        assert_eq!(get(&app, &metadata).await.status(), StatusCode::OK);
-        let tile = get(&app, &routes::scheme_tile(&tiles, "s", 0, 0, 0)).await;
+        assert_eq!(of_tiles.metadata().await.status(), StatusCode::OK);
+        let tile = app.tiles(&tiles).scheme("s").tile(0, 0, 0).await;
         assert_eq!(tile.status(), StatusCode::OK);
     }
 );
 
-async fn vector(app: &TestApp, dataset: &str, tile: &str) -> reqwest::Response {
+/// `GET` the vector tile path `tile` (`{zoom}/{col}/{row}.vector.pbf`) of `dataset` as
+/// written: for the tests of malformed tile paths.
+async fn vector(app: &TestApp, dataset: &str, tile: &str) -> Reply {
     get(app, &format!("/api/vectortiles/dataset/{dataset}/{tile}")).await
 }
 
@@ -1203,14 +1149,14 @@ api_test!(
         let dataset = expect_status(response, StatusCode::CREATED).await;
         let dataset = id_str(&dataset).to_owned();
         // 5.005 E 52.005 N is in tile 14/8419/5411.
-        let shown = vector(&app, &dataset, "14/8419/5411.vector.pbf").await;
+        let shown = app.tiles(&dataset).vector_tile(14, 8419, 5411).await;
         assert_eq!(shown.status(), StatusCode::OK);
         assert_eq!(
             shown.headers()["content-type"],
             "application/vnd.mapbox-vector-tile"
         );
         let etag = shown.headers()["etag"].to_str().unwrap().to_owned();
-        let bytes = shown.bytes().await.unwrap();
+        let bytes = shown.bytes();
         assert!(
             bytes.len() > 20 && bytes[0] == 0x1a,
             "one layer (field 3, bytes)"
@@ -1222,12 +1168,9 @@ api_test!(
             .await
             .unwrap();
         assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
-        let far = vector(&app, &dataset, "14/0/0.vector.pbf").await;
+        let far = app.tiles(&dataset).vector_tile(14, 0, 0).await;
         assert_eq!(far.status(), StatusCode::OK);
-        assert!(
-            far.bytes().await.unwrap().is_empty(),
-            "a tile without features is empty"
-        );
+        assert!(far.bytes().is_empty(), "a tile without features is empty");
         for (tile, status, kind) in [
             ("25/0/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
             ("3/8/0.vector.pbf", StatusCode::NOT_FOUND, "not-found"),
@@ -1246,11 +1189,11 @@ api_test!(
         let mesh = expect_status(response, StatusCode::CREATED).await;
         // Its 200 m of elements near 9.0 E 55.05 N fill part of tile 12/2150/1294; at level 0
         // they are smaller than a tile unit and vanish.
-        let close = vector(&app, id_str(&mesh), "12/2150/1294.vector.pbf").await;
+        let close = app.tiles(id_str(&mesh)).vector_tile(12, 2150, 1294).await;
         assert_eq!(close.status(), StatusCode::OK);
-        assert!(!close.bytes().await.unwrap().is_empty());
-        let whole = vector(&app, id_str(&mesh), "0/0/0.vector.pbf").await;
-        assert!(whole.bytes().await.unwrap().is_empty());
+        assert!(!close.bytes().is_empty());
+        let whole = app.tiles(id_str(&mesh)).vector_tile(0, 0, 0).await;
+        assert!(whole.bytes().is_empty());
         let grid = utm_grid();
         let (_, raster) = uploaded(&app, &grid, "depth.tif").await;
         let response = app
@@ -1258,7 +1201,7 @@ api_test!(
             .await;
         let series = expect_status(response, StatusCode::CREATED).await;
         for id in [raster.as_str(), id_str(&series)] {
-            let response = vector(&app, id, "0/0/0.vector.pbf").await;
+            let response = app.tiles(id).vector_tile(0, 0, 0).await;
             expect_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "not-tileable").await;
         }
         // Only readers of the project see them.
@@ -1287,7 +1230,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
         .await;
     let mesh = expect_status(response, StatusCode::CREATED).await;
     let mesh = id_str(&mesh).to_owned();
-    let metadata = get(&app, &routes::tiles_metadata(&mesh)).await;
+    let metadata = app.tiles(&mesh).metadata().await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     assert_eq!(
         metadata["nativeExtent"],
@@ -1307,7 +1250,7 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
          "minValue": -10, "maxValue": 10}]});
     let created = expect_status(define(&app, &mesh, body).await, StatusCode::CREATED).await;
     let raw = id_str(&created).to_owned();
-    let metadata = get(&app, &routes::tiles_metadata(&raw)).await;
+    let metadata = app.tiles(&raw).metadata().await;
     let metadata = expect_status(metadata, StatusCode::OK).await;
     let flat = scheme(&metadata, "flat");
     let level = flat["zoomLevels"].as_array().unwrap().len() - 1;
@@ -1318,8 +1261,8 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
             .map(|chunk| f32::from_le_bytes(chunk.try_into().unwrap()))
             .collect()
     };
-    let response = get(&app, &routes::scheme_tile(&raw, "flat", level, 0, 0)).await;
-    let flat_values = values(&response.bytes().await.unwrap());
+    let response = app.tiles(&raw).scheme("flat").tile(level, 0, 0).await;
+    let flat_values = values(response.bytes());
     let centres = [
         (500050.0, 6100050.0),
         (500166.67, 6100033.33),
@@ -1342,22 +1285,19 @@ api_test!(mesh_tiles_show_each_element_value_flat_or_smooth, |app| {
         "east of the mesh"
     );
     // Smooth: at node 4 (500100, 6100100), shared by five elements, a weighted mean of theirs.
-    let response = get(&app, &routes::scheme_tile(&raw, "smooth", level, 0, 0)).await;
-    let smooth = values(&response.bytes().await.unwrap());
+    let response = app.tiles(&raw).scheme("smooth").tile(level, 0, 0).await;
+    let smooth = values(response.bytes());
     let column = (100.0 / cell) as usize;
     let at_node = smooth[column * 256 + column];
     assert!(at_node > 0.0 && at_node < 0.5, "{at_node}");
     assert_ne!(smooth, flat_values);
     // Step 3 by time.
-    let response = get(
-        &app,
-        &format!(
-            "{}?timeStep=3",
-            routes::scheme_tile(&raw, "flat", level, 0, 0)
-        ),
-    )
-    .await;
-    let later = values(&response.bytes().await.unwrap());
+    let response = app
+        .tiles(&raw)
+        .scheme("flat")
+        .tile_with(level, 0, 0, "timeStep=3")
+        .await;
+    let later = values(response.bytes());
     let (x, y) = centres[0];
     let first = later[((6100200.0 - y) / cell) as usize * 256 + ((x - 500000.0) / cell) as usize];
     assert!((first - 3.0).abs() < 1e-6, "{first}");
@@ -1423,10 +1363,10 @@ api_test!(
         }
         // The RESTful address is always XML, the same document.
         let (_, kvp) = capabilities(&app, &dataset, Some("application/xml")).await;
-        let restful = get(&app, &routes::wmts_capabilities(&dataset)).await;
+        let restful = app.tiles(&dataset).wmts_capabilities().await;
         assert_eq!(restful.status(), StatusCode::OK);
         assert_eq!(restful.headers()["content-type"], "application/xml");
-        assert_eq!(restful.text().await.unwrap(), kvp);
+        assert_eq!(restful.text(), kvp);
     }
 );
 
@@ -1470,8 +1410,8 @@ api_test!(
             "template=\"{base}/scheme/{{TileMatrixSet}}/{{TileMatrix}}/{{TileRow}}/{{TileCol}}\""
         );
         assert_eq!(xml.matches(&template).count(), 1, "{xml}");
-        let scheme_tile = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 1, 0, 1)).await;
-        let scheme_tile = scheme_tile.bytes().await.unwrap();
+        let scheme_tile = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 1).await;
+        let scheme_tile = scheme_tile.bytes();
         let filled = format!("{base}/scheme/wmts-0/1/0/1");
         let through_template = app
             .client
@@ -1504,13 +1444,13 @@ api_test!(wmts_xml_capabilities_of_a_dfs2_announce_its_times, |app| {
     let template = "/scheme/{TileMatrixSet}/{TileMatrix}/{TileRow}/{TileCol}?timeStep={Time}\"";
     assert!(xml.contains(template), "{xml}");
     // The template filled with the second time is the second step.
-    let by_index = tile_pixels(&app, dataset, "wmts-0", 0, "?timeStep=1").await;
+    let by_index = tile_pixels(&app, dataset, "wmts-0", 0, "timeStep=1").await;
     let by_template = tile_pixels(
         &app,
         dataset,
         "wmts-0",
         0,
-        &format!("?timeStep={}", times[1]),
+        &format!("timeStep={}", times[1]),
     )
     .await;
     assert_eq!(by_template, by_index);
@@ -1552,34 +1492,29 @@ api_test!(
             layer["resourceUrls"][0]["template"]
                 .as_str()
                 .unwrap()
-                .ends_with("?timeStep={Time}&layer={VerticalLayer}"),
+                .ends_with("timeStep={Time}&layer={VerticalLayer}"),
             "{json}"
         );
         let kvp = |dimension: &str| {
             format!(
-                "{}?SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0\
+                "SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0\
                  &LAYER=item-0&STYLE=default&FORMAT=image/png&TILEMATRIXSET=wmts-0&TILEMATRIX=0\
-                 &TILEROW=0&TILECOL=0{dimension}",
-                routes::wmts(&dataset)
+                 &TILEROW=0&TILECOL=0{dimension}"
             )
         };
-        let scheme_tile = |layer: usize| {
-            format!(
-                "{}?layer={layer}",
-                routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0)
-            )
-        };
-        let bytes = |response: reqwest::Response| async move {
+        let tiles = app.tiles(&dataset);
+        let wmts = tiles.scheme("wmts-0");
+        let bytes = |response: Reply| {
             assert_eq!(response.status(), StatusCode::OK);
-            response.bytes().await.unwrap()
+            response.bytes().to_vec()
         };
-        let second = bytes(get(&app, &scheme_tile(1)).await).await;
-        assert!(second != bytes(get(&app, &scheme_tile(0)).await).await);
+        let second = bytes(wmts.tile_with(0, 0, 0, "layer=1").await);
+        assert!(second != bytes(wmts.tile_with(0, 0, 0, "layer=0").await));
         for dimension in ["&VerticalLayer=1", "&VERTICALLAYER=1", "&DIM_LAYER=1"] {
-            let tile = bytes(get(&app, &kvp(dimension)).await).await;
+            let tile = bytes(tiles.wmts(&kvp(dimension)).await);
             assert!(tile == second, "{dimension}");
         }
-        let response = get(&app, &kvp("&VerticalLayer=2")).await;
+        let response = tiles.wmts(&kvp("&VerticalLayer=2")).await;
         expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
         // 2D data has no such dimension.
         let (_, utm) = uploaded(&app, &utm_grid(), "depth.tif").await;
@@ -1593,24 +1528,25 @@ api_test!(
     |app| {
         let grid = utm_grid();
         let (_, dataset) = uploaded(&app, &grid, "depth.tif").await;
-        let path = |id: &str| routes::scheme_tile(id, "wmts-0", 1, 0, 0);
-        let own = get(&app, &path(&dataset)).await.bytes().await.unwrap();
+        let own = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 0).await;
+        let own = own.bytes();
         let body = json!({"name": "grey", "tilingSchemes": [
         {"schemeId": "wmts-0", "schemeType": "WMTS", "colors": ["#000000", "#ffffff"]}]});
         let created = expect_status(define(&app, &dataset, body).await, StatusCode::CREATED).await;
-        let grey = get(&app, &path(id_str(&created)))
-            .await
-            .bytes()
-            .await
-            .unwrap();
+        let grey = app
+            .tiles(id_str(&created))
+            .scheme("wmts-0")
+            .tile(1, 0, 0)
+            .await;
+        let grey = grey.bytes();
         assert!(
             grey != own,
             "the tiles dataset's scheme is not served from the source's cache"
         );
-        let (_, _, pixels) = decode_png(&grey);
+        let (_, _, pixels) = decode_png(grey);
         assert_eq!(pixels[4], pixels[5], "grey: red equals green");
-        let again = get(&app, &path(&dataset)).await.bytes().await.unwrap();
-        assert!(again == own);
+        let again = app.tiles(&dataset).scheme("wmts-0").tile(1, 0, 0).await;
+        assert!(again.bytes() == own);
     }
 );
 
@@ -1623,21 +1559,23 @@ api_test!(
             json!({"name": "blue", "tilingSchemes": [{"schemeId": "blue", "schemeType": "WMTS"}]});
         let created = expect_status(define(&app, &dataset, body).await, StatusCode::CREATED).await;
         let tiles = id_str(&created);
-        let rest = get(&app, &routes::scheme_tile(tiles, "blue", 0, 0, 0)).await;
-        let rest = rest.bytes().await.unwrap();
+        let rest = app.tiles(tiles).scheme("blue").tile(0, 0, 0).await;
+        let rest = rest.bytes();
         let kvp = |layer: &str| {
             format!(
-                "{}?REQUEST=GetTile&LAYER={layer}&TILEMATRIXSET=blue\
-             &TILEMATRIX=0&TILEROW=0&TILECOL=0",
-                routes::wmts(tiles)
+                "REQUEST=GetTile&LAYER={layer}&TILEMATRIXSET=blue\
+             &TILEMATRIX=0&TILEROW=0&TILECOL=0"
             )
         };
-        let answer = get(&app, &kvp("item-0")).await;
+        let of_tiles = app.tiles(tiles);
+        let answer = of_tiles.wmts(&kvp("item-0")).await;
         assert_eq!(answer.status(), StatusCode::OK);
-        assert!(answer.bytes().await.unwrap() == rest);
-        let problem = expect_status(get(&app, &kvp("item-1")).await, StatusCode::BAD_REQUEST).await;
+        assert!(answer.bytes() == rest);
+        let problem =
+            expect_status(of_tiles.wmts(&kvp("item-1")).await, StatusCode::BAD_REQUEST).await;
         assert!(problem["errors"].get("LAYER").is_some(), "{problem}");
-        let problem = expect_status(get(&app, &kvp("blue")).await, StatusCode::BAD_REQUEST).await;
+        let problem =
+            expect_status(of_tiles.wmts(&kvp("blue")).await, StatusCode::BAD_REQUEST).await;
         assert!(problem["errors"].get("LAYER").is_some(), "{problem}");
     }
 );
@@ -1680,15 +1618,18 @@ api_test!(
             .upload_file(&project, "parcels.zip", parcel_shapefile())
             .await;
         let parcels = expect_status(response, StatusCode::CREATED).await;
-        let tile = vector(&app, id_str(&parcels), "14/8419/5411.vector.pbf").await;
+        let tile = app
+            .tiles(id_str(&parcels))
+            .vector_tile(14, 8419, 5411)
+            .await;
         assert_eq!(tile.status(), StatusCode::OK);
-        let bytes = tile.bytes().await.unwrap();
+        let bytes = tile.bytes();
         assert!(
             bytes.windows(11).any(|window| window == b"water board"),
             "the attribute is in the tile"
         );
-        let far = vector(&app, id_str(&parcels), "14/0/0.vector.pbf").await;
-        assert!(far.bytes().await.unwrap().is_empty());
+        let far = app.tiles(id_str(&parcels)).vector_tile(14, 0, 0).await;
+        assert!(far.bytes().is_empty());
         // An ASCII Grid without a .prj: a WMTS scheme in its own coordinates only.
         let text = "ncols 3\nnrows 2\nxllcorner 0\nyllcorner 0\ncellsize 10\nNODATA_value -1\n1 2 3\n4 -1 6\n";
         let response = app
@@ -1696,7 +1637,7 @@ api_test!(
             .await;
         let dem = expect_status(response, StatusCode::CREATED).await;
         let dem = id_str(&dem);
-        let metadata = get(&app, &routes::tiles_metadata(dem)).await;
+        let metadata = app.tiles(dem).metadata().await;
         let metadata = expect_status(metadata, StatusCode::OK).await;
         let schemes: Vec<&str> = metadata["tilingSchemes"]
             .as_array()

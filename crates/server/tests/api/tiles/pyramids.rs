@@ -12,9 +12,7 @@ use uuid::Uuid;
 use basin::Clock;
 
 use crate::helpers::*;
-use crate::tiles::{
-    as_outsider, datasets_in, define, get, outsider_key, refused, uploaded, utm_grid,
-};
+use crate::tiles::{as_outsider, datasets_in, define, outsider_key, refused, uploaded, utm_grid};
 
 /// The stored pyramids' folder of tiles dataset `tiles` in the app's local blob store.
 pub(crate) fn pyramid_folder(app: &TestApp, tiles: &str) -> PathBuf {
@@ -49,7 +47,7 @@ pub(crate) fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
 }
 
 pub(crate) async fn metadata(app: &TestApp, dataset: &str) -> Value {
-    let response = get(app, &routes::tiles_metadata(dataset)).await;
+    let response = app.tiles(dataset).metadata().await;
     expect_status(response, StatusCode::OK).await
 }
 
@@ -78,13 +76,13 @@ pub(crate) async fn tile_bytes(
     row: u32,
     col: u32,
 ) -> Vec<u8> {
-    let response = get(app, &routes::scheme_tile(dataset, scheme, z, row, col)).await;
+    let response = app.tiles(dataset).scheme(scheme).tile(z, row, col).await;
     assert_eq!(
         response.status(),
         StatusCode::OK,
         "{scheme}/{z}/{row}/{col}"
     );
-    response.bytes().await.unwrap().to_vec()
+    response.bytes().to_vec()
 }
 
 pub(crate) async fn created(app: &TestApp, dataset: &str, body: Value) -> String {
@@ -205,11 +203,12 @@ api_test!(
             ("x", 11),
             ("x", 12),
         ] {
-            let empty = get(&app, &routes::empty_tile(&drawn, scheme))
+            let empty = app
+                .tiles(&drawn)
+                .scheme(scheme)
+                .empty_tile()
                 .await
                 .bytes()
-                .await
-                .unwrap()
                 .to_vec();
             let (rows, cols) = if scheme == "w" {
                 let height = wmts["matrixHeights"][level].as_u64().unwrap() as u32;
@@ -269,20 +268,17 @@ api_test!(
             b"stored bytes"
         );
         // ... another is drawn, with the values of the data.
-        let response = get(
-            &app,
-            &format!(
-                "{}?outputType=RawData",
-                routes::scheme_tile(&stored, "w", 1, 0, 1)
-            ),
-        )
-        .await;
+        let response = app
+            .tiles(&stored)
+            .scheme("w")
+            .tile_with(1, 0, 1, "outputType=RawData")
+            .await;
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(
             response.headers()["content-type"],
             "application/octet-stream"
         );
-        let bytes = response.bytes().await.unwrap();
+        let bytes = response.bytes();
         assert_eq!(bytes.len(), 256 * 256 * 4);
         let value =
             |index: usize| f32::from_le_bytes(bytes[index * 4..index * 4 + 4].try_into().unwrap());
@@ -391,19 +387,11 @@ api_test!(
             expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
         }
         // In the recycle bin the tiles are kept (the dataset may come back) ...
-        let deleted = app
-            .with_key(Method::DELETE, &routes::dataset(&tiles))
-            .send()
-            .await
-            .unwrap();
+        let deleted = app.dataset(&tiles).delete().await;
         assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
         assert!(!files_under(&folder).is_empty());
         // ... and removed with it for good.
-        let purged = app
-            .with_key(Method::DELETE, &routes::bin_dataset(&tiles))
-            .send()
-            .await
-            .unwrap();
+        let purged = app.recycle_bin().dataset(&tiles).purge().await;
         assert_eq!(purged.status(), StatusCode::NO_CONTENT);
         let started = std::time::Instant::now();
         while !files_under(&folder).is_empty() {
@@ -416,7 +404,7 @@ api_test!(
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         // The source keeps its own tiles.
-        let source = get(&app, &routes::scheme_tile(&dataset, "wmts-0", 0, 0, 0)).await;
+        let source = app.tiles(&dataset).scheme("wmts-0").tile(0, 0, 0).await;
         assert_eq!(source.status(), StatusCode::OK);
     }
 );
@@ -829,10 +817,10 @@ api_test_with!(
         let tiles = created(&app, &dataset, web_levels_13_to_16()).await;
         let folder = pyramid_folder(&app, &tiles);
         until_files(&folder, 5).await;
-        for path in [routes::dataset(&tiles), routes::bin_dataset(&tiles)] {
-            let response = app.with_key(Method::DELETE, &path).send().await.unwrap();
-            assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
-        }
+        let deleted = app.dataset(&tiles).delete().await;
+        assert_eq!(deleted.status(), StatusCode::NO_CONTENT, "deletion");
+        let purged = app.recycle_bin().dataset(&tiles).purge().await;
+        assert_eq!(purged.status(), StatusCode::NO_CONTENT, "purge");
         assert!(
             !files_under(&folder)
                 .iter()
@@ -875,12 +863,7 @@ api_test_with!(
         let body = json!({"actions": [
             {"type": "PathActionCreate", "path": "depth.tif", "isFolder": false}],
             "defaultAccessLevel": "Shared", "sasTokenExpiration": "1:00:00"});
-        let response = app
-            .with_key(Method::POST, &routes::hierarchy(&project))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let response = app.hierarchy(&project).apply(&body).await;
         let answer = expect_status(response, StatusCode::OK).await;
         let file = &answer["results"][0];
         let url = file["sasToken"].as_str().unwrap().to_owned();

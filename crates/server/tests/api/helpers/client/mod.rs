@@ -1,7 +1,15 @@
 //! Typed clients, one per area of the API, so that a test reads like the API it calls:
 //! `app.project(id).members().add(user, "Reader")`, `app.by(As::Person(&ann)).projects()
 //! .create(&json!({"name": "P"}))`, `app.transfers().get(id)`, `app.credits().reserve(&body)`,
-//! `app.recycle_bin().dataset(id).restore()`.
+//! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
+//! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
+//! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`, `app.iam().principal_me()`,
+//! `app.as_back_office().admin().tenant(id).add_member(&body)`, `app.dead_letters().replay(id)`.
+//!
+//! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
+//! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), the dead
+//! letters of platform events ([`events`]), transfers ([`transfers`]), the recycle bin
+//! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
 //! into the area's typed record by [`Reply::ok`] (or [`Reply::parse`] for another status),
@@ -9,28 +17,37 @@
 //! that check the exact wire shape (field names are part of the contract) read the JSON.
 
 mod credits;
+mod datasets;
+mod events;
+mod hierarchy;
+mod identity;
 mod projects;
 mod recycle_bin;
+mod tiles;
 mod transfers;
 
 use std::marker::PhantomData;
 
+use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use datasets::*;
 pub use projects::*;
 pub use transfers::*;
 
 use super::{As, TestApp};
 
-/// An answer: its status, content type, whether it says which api-versions exist, and its
-/// body, to be read as a `T` (the endpoint's record) or as JSON.
+/// An answer: its status, headers, content type, whether it says which api-versions exist,
+/// and its body, to be read as a `T` (the endpoint's record), as JSON, or as bytes (tiles).
 #[derive(Debug)]
 pub struct Reply<T = Value> {
     status: StatusCode,
+    headers: HeaderMap,
     content_type: String,
     has_versions: bool,
+    bytes: Vec<u8>,
     text: String,
     body: PhantomData<T>,
 }
@@ -39,6 +56,16 @@ impl<T> Reply<T> {
     /// The status.
     pub fn status(&self) -> StatusCode {
         self.status
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body as it came.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// The body as text.
@@ -50,8 +77,10 @@ impl<T> Reply<T> {
     pub fn into_json(self) -> Reply {
         Reply {
             status: self.status,
+            headers: self.headers,
             content_type: self.content_type,
             has_versions: self.has_versions,
+            bytes: self.bytes,
             text: self.text,
             body: PhantomData,
         }
@@ -68,11 +97,15 @@ impl<T: DeserializeOwned> Reply<T> {
             .map(|v| v.to_str().unwrap().to_owned())
             .unwrap_or_default();
         let has_versions = response.headers().contains_key("api-supported-versions");
-        let text = response.text().await.unwrap();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.unwrap().to_vec();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         Self {
             status,
+            headers,
             content_type,
             has_versions,
+            bytes,
             text,
             body: PhantomData,
         }
@@ -148,6 +181,11 @@ impl<'a> Api<'a> {
         match self.who {
             As::Key => self.app.with_key(method, path),
             As::Person(person) => self.app.with_token(method, path, &person.token),
+            As::Token(token) => self.app.with_token(method, path, token),
+            As::ApiKey(key) => self
+                .app
+                .anonymous(method, path)
+                .header("svc-open-api-key", key),
         }
     }
 
@@ -162,6 +200,12 @@ impl<'a> Api<'a> {
             None => request,
         };
         Reply::of(request.send().await.unwrap()).await
+    }
+
+    /// Sends `method path` without an api-version, with a JSON body when given.
+    pub(crate) async fn plain(&self, method: Method, path: &str, body: Option<&Value>) -> Reply {
+        let request = self.request(method, path);
+        self.send(request, body).await
     }
 
     /// A metadata request (`api-version: 3`, as [`TestApp::request_as`] sends it).
@@ -195,4 +239,14 @@ pub fn with_query(path: String, query: &str) -> String {
     } else {
         format!("{path}?{query}")
     }
+}
+
+/// The `name` of each record of a page's `data`, in order.
+pub fn names_in(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|record| record["name"].as_str().unwrap().to_owned())
+        .collect()
 }
