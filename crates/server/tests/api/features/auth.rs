@@ -6,10 +6,16 @@ use chrono::TimeDelta;
 use reqwest::{Method, StatusCode};
 use uuid::Uuid;
 
-use super::messages::{
-    READ_SCOPE, READWRITE_SCOPE, active_message, create_id, list_ids, messages_path,
-};
+use super::{active_message, create_id, list_ids};
 use crate::helpers::*;
+
+/// The list (and create) path of `feature`'s messages, or of the global ones for `None`.
+fn messages_path(feature: Option<&str>) -> String {
+    match feature {
+        Some(feature) => routes::feature_messages(feature),
+        None => routes::global_messages(),
+    }
+}
 
 fn token(app: &TestApp, back_office: bool, scopes: &[&str], client_id: Option<&str>) -> String {
     app.token(TokenRequest {
@@ -48,12 +54,12 @@ api_test!(
         let globals = messages_path(None);
         let cases = [
             (
-                token(&app, true, &[READ_SCOPE], None),
+                token(&app, true, &[FEATURE_STATUS_READ], None),
                 StatusCode::OK,
                 StatusCode::OK,
             ),
             (
-                token(&app, true, &[READWRITE_SCOPE], None),
+                token(&app, true, &[FEATURE_STATUS_READWRITE], None),
                 StatusCode::OK,
                 StatusCode::OK,
             ),
@@ -63,27 +69,27 @@ api_test!(
                 StatusCode::FORBIDDEN,
             ),
             (
-                token(&app, false, &[READ_SCOPE], Some("Platform")),
+                token(&app, false, &[FEATURE_STATUS_READ], Some("Platform")),
                 StatusCode::OK,
                 StatusCode::OK,
             ),
             (
-                token(&app, false, &[READWRITE_SCOPE], Some("Platform")),
+                token(&app, false, &[FEATURE_STATUS_READWRITE], Some("Platform")),
                 StatusCode::OK,
                 StatusCode::OK,
             ),
             (
-                token(&app, false, &[READ_SCOPE], Some("Other")),
+                token(&app, false, &[FEATURE_STATUS_READ], Some("Other")),
                 StatusCode::FORBIDDEN,
                 StatusCode::OK,
             ),
             (
-                token(&app, false, &[READ_SCOPE], Some("platform")),
+                token(&app, false, &[FEATURE_STATUS_READ], Some("platform")),
                 StatusCode::FORBIDDEN,
                 StatusCode::OK,
             ),
             (
-                token(&app, false, &[READ_SCOPE], None),
+                token(&app, false, &[FEATURE_STATUS_READ], None),
                 StatusCode::FORBIDDEN,
                 StatusCode::OK,
             ),
@@ -105,7 +111,7 @@ api_test!(
                 "case {index}"
             );
         }
-        let client = token(&app, false, &[READ_SCOPE], Some("Platform"));
+        let client = token(&app, false, &[FEATURE_STATUS_READ], Some("Platform"));
         let response = app
             .with_token(Method::GET, &feature, &client)
             .send()
@@ -138,7 +144,7 @@ api_test!(a_uuid_client_id_matches_its_feature_in_any_case, |app| {
     )
     .await;
     let upper = feature.to_string().to_uppercase();
-    let client = token(&app, false, &[READ_SCOPE], Some(&upper));
+    let client = token(&app, false, &[FEATURE_STATUS_READ], Some(&upper));
     let path = messages_path(Some(&feature.to_string()));
     assert_eq!(
         status_of(&app, &client, Method::GET, &path).await,
@@ -160,10 +166,15 @@ api_test!(writing_needs_the_readwrite_scope_and_back_office, |app| {
     .await;
     let global = create_id(&app, None, &active_message(&app, "Warning", "g")).await;
     let denied = [
-        token(&app, true, &[READ_SCOPE], None),
+        token(&app, true, &[FEATURE_STATUS_READ], None),
         token(&app, true, &[], None),
-        token(&app, false, &[READWRITE_SCOPE], Some("Platform")),
-        token(&app, false, &[READ_SCOPE, READWRITE_SCOPE], None),
+        token(&app, false, &[FEATURE_STATUS_READWRITE], Some("Platform")),
+        token(
+            &app,
+            false,
+            &[FEATURE_STATUS_READ, FEATURE_STATUS_READWRITE],
+            None,
+        ),
     ];
     let writes = [
         (Method::POST, messages_path(Some("Platform"))),
@@ -191,7 +202,7 @@ api_test!(writing_needs_the_readwrite_scope_and_back_office, |app| {
     let cloud_admin = app.token(TokenRequest {
         subject: Uuid::new_v4(),
         roles: vec!["CloudAdministrator".into()],
-        scopes: vec![READWRITE_SCOPE.into()],
+        scopes: vec![FEATURE_STATUS_READWRITE.into()],
         ttl: TimeDelta::hours(1),
         ..Default::default()
     });
@@ -200,11 +211,7 @@ api_test!(writing_needs_the_readwrite_scope_and_back_office, |app| {
         let status = status_of(&app, &cloud_admin, method.clone(), path).await;
         assert_eq!(status, allowed[index % 3], "{method} {path}");
     }
-    let left = list_ids(
-        &app,
-        &format!("{}?expiry=All", messages_path(Some("Platform"))),
-    )
-    .await;
+    let left = list_ids(&app, Some("Platform"), "expiry=All").await;
     assert_eq!(
         left.len(),
         2,
@@ -251,11 +258,7 @@ api_test!(
                 .unwrap();
             expect_problem(anonymous, StatusCode::UNAUTHORIZED, "credentials-missing").await;
         }
-        let left = list_ids(
-            &app,
-            &format!("{}?expiry=All", messages_path(Some("Platform"))),
-        )
-        .await;
+        let left = list_ids(&app, Some("Platform"), "expiry=All").await;
         assert_eq!(left, [id], "nothing changed");
     }
 );

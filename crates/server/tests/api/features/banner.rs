@@ -2,17 +2,14 @@
 //! order, its ETag and 304s, Cache-Control, and the moment it changes, on both databases.
 
 use basin::Clock;
-use chrono::{SecondsFormat, TimeDelta};
-use reqwest::{Method, Response, StatusCode};
+use chrono::TimeDelta;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, expect_problem, expect_status, routes};
+use super::in_seconds;
+use crate::helpers::{As, Banner, Reply, TestApp, expect_problem, routes};
 
-/// The app's now plus `seconds`, as a client writes it.
-fn at(app: &TestApp, seconds: i64) -> String {
-    (app.clock.now() + TimeDelta::seconds(seconds)).to_rfc3339_opts(SecondsFormat::Micros, true)
-}
-
+/// Publishes a message as BackOffice, active from `window.0` to `window.1` seconds from now.
 async fn publish(
     app: &TestApp,
     feature: Option<&str>,
@@ -20,43 +17,27 @@ async fn publish(
     title: &str,
     window: (i64, i64),
 ) -> i64 {
-    let path = match feature {
-        Some(feature) => routes::feature_messages(feature),
-        None => routes::global_messages(),
-    };
     let body = json!({"type": kind, "title": title, "body": "<p>x</p>",
-                      "startDate": at(app, window.0), "expiringDate": at(app, window.1)});
-    let response = app
-        .back_office(Method::POST, &path)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::CREATED).await["id"]
-        .as_i64()
-        .unwrap()
+                      "startDate": in_seconds(app, window.0),
+                      "expiringDate": in_seconds(app, window.1)});
+    let created = app.features().messages(feature).create(&body).await;
+    created.parse(StatusCode::CREATED).id
 }
 
-async fn banner(app: &TestApp, feature: &str, if_none_match: Option<&str>) -> Response {
-    let mut request = app.with_key(Method::GET, &routes::feature_banner(feature));
-    if let Some(tag) = if_none_match {
-        request = request.header("if-none-match", tag);
-    }
-    request.send().await.unwrap()
+/// The banner of `feature` as the bootstrap API key, with `If-None-Match` when given.
+async fn banner(app: &TestApp, feature: &str, if_none_match: Option<&str>) -> Reply<Banner> {
+    app.api().features().banner(feature, if_none_match).await
 }
 
-/// The banner's titles and ETag.
+/// The banner's titles, ETag and JSON.
 async fn shown(app: &TestApp, feature: &str) -> (Vec<String>, String, Value) {
-    let response = banner(app, feature, None).await;
-    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
-    let body = expect_status(response, StatusCode::OK).await;
-    let titles = body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|message| message["title"].as_str().unwrap().to_owned())
-        .collect();
-    (titles, etag, body)
+    let reply = banner(app, feature, None).await;
+    let etag = reply.headers()["etag"].to_str().unwrap().to_owned();
+    let json = reply.expect(StatusCode::OK);
+    let titles = serde_json::from_value::<Banner>(json.clone())
+        .unwrap_or_else(|error| panic!("not a banner ({error}): {json}"))
+        .titles();
+    (titles, etag, json)
 }
 
 api_test!(
@@ -124,11 +105,9 @@ api_test!(
         let (still, tag, _) = shown(&app, "Platform").await;
         assert!(still.is_empty());
         assert_eq!(tag, empty_tag);
-        expect_status(
-            banner(&app, "Platform", Some(&tag)).await,
-            StatusCode::NOT_MODIFIED,
-        )
-        .await;
+        banner(&app, "Platform", Some(&tag))
+            .await
+            .expect(StatusCode::NOT_MODIFIED);
         app.clock.advance(TimeDelta::seconds(1));
         let stale = banner(&app, "Platform", Some(&tag)).await;
         assert_eq!(
@@ -166,17 +145,15 @@ api_test!(if_none_match_answers_304_until_an_edit_or_delete, |app| {
         assert_eq!(response.status(), StatusCode::NOT_MODIFIED, "{candidate}");
         assert_eq!(response.headers()["etag"].to_str().unwrap(), tag);
         assert!(response.headers().contains_key("cache-control"));
-        assert!(response.text().await.unwrap().is_empty());
+        assert!(response.text().is_empty());
     }
     let other = banner(&app, "Platform", Some("\"something-else\"")).await;
     assert_eq!(other.status(), StatusCode::OK);
-    let edit = app
-        .back_office(Method::PATCH, &routes::global_message(id))
-        .json(&json!({"body": "<p>moved to 23:00</p>"}))
-        .send()
-        .await
-        .unwrap();
-    expect_status(edit, StatusCode::OK).await;
+    let edit = app.features().messages(None);
+    let edit = edit
+        .patch(id, &json!({"body": "<p>moved to 23:00</p>"}))
+        .await;
+    edit.expect(StatusCode::OK);
     let after_edit = banner(&app, "Platform", Some(&tag)).await;
     assert_eq!(
         after_edit.status(),
@@ -186,12 +163,7 @@ api_test!(if_none_match_answers_304_until_an_edit_or_delete, |app| {
     let (_, edited_tag, body) = shown(&app, "Platform").await;
     assert_eq!(body["data"][0]["body"], "<p>moved to 23:00</p>");
     assert_ne!(edited_tag, tag);
-    let deleted = app
-        .back_office(Method::DELETE, &routes::global_message(id))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    app.features().messages(None).delete(id).await.no_content();
     let (gone, _, _) = shown(&app, "Platform").await;
     assert!(gone.is_empty());
     let after_delete = banner(&app, "Platform", Some(&edited_tag)).await;
@@ -233,31 +205,17 @@ api_test!(any_authenticated_caller_reads_the_banner, |app| {
     )
     .await;
     let plain = app.user_token(app.owner_id(), Some(app.tenant_id()));
-    let by_token = app
-        .with_token(Method::GET, &routes::feature_banner("Platform"), &plain)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        expect_status(by_token, StatusCode::OK).await["data"][0]["title"],
-        "maintenance"
-    );
+    let by_token = app.by(As::Token(&plain)).features();
+    let by_token = by_token.banner("Platform", None).await.ok();
+    assert_eq!(by_token.titles(), ["maintenance"]);
     let (_, user_key) = app.create_api_key(app.tenant_id(), "User").await;
-    let by_key = app
-        .anonymous(Method::GET, &routes::feature_banner("Platform"))
-        .header("svc-open-api-key", user_key)
-        .send()
-        .await
-        .unwrap();
-    expect_status(by_key, StatusCode::OK).await;
-    let anonymous = app
-        .anonymous(Method::GET, &routes::feature_banner("Platform"))
-        .send()
-        .await
-        .unwrap();
+    let by_key = app.by(As::ApiKey(&user_key)).features();
+    by_key.banner("Platform", None).await.ok();
+    let anonymous = app.anonymous(Method::GET, &routes::feature_banner("Platform"));
+    let anonymous = anonymous.send().await.unwrap();
     expect_problem(anonymous, StatusCode::UNAUTHORIZED, "credentials-missing").await;
     for bad in ["a%20b", "a%00b", "banner"] {
         let response = banner(&app, bad, None).await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
+        response.problem(StatusCode::BAD_REQUEST, "invalid-path");
     }
 });

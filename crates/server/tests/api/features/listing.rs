@@ -4,12 +4,9 @@
 
 use basin::Clock;
 use chrono::TimeDelta;
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 
-use super::messages::{
-    admin, create_id, delete_message, get_page, list_ids, message, messages_path, page_ids,
-    whole_second_now,
-};
+use super::{create_id, list_ids, message, messages, whole_second_now};
 use crate::helpers::*;
 
 api_test!(expiry_classes_switch_at_the_exact_second, |app| {
@@ -25,7 +22,7 @@ api_test!(expiry_classes_switch_at_the_exact_second, |app| {
         ),
     )
     .await;
-    let list = |expiry: &str| format!("{}?expiry={expiry}", messages_path(Some("Platform")));
+    let list = |expiry: &str| format!("expiry={expiry}");
     let classes = |pending: bool, active: bool, expired: bool| {
         [
             ("Pending", pending),
@@ -42,13 +39,13 @@ api_test!(expiry_classes_switch_at_the_exact_second, |app| {
     ] {
         app.clock.advance(TimeDelta::seconds(seconds));
         for (expiry, shown) in expected {
-            let ids = list_ids(&app, &list(expiry)).await;
+            let ids = list_ids(&app, Some("Platform"), &list(expiry)).await;
             assert_eq!(ids.contains(&id), shown, "{expiry} at +{seconds}s: {ids:?}");
         }
-        let default = list_ids(&app, &messages_path(Some("Platform"))).await;
+        let default = list_ids(&app, Some("Platform"), "").await;
         assert_eq!(
             default,
-            list_ids(&app, &list("nonexpired")).await,
+            list_ids(&app, Some("Platform"), &list("nonexpired")).await,
             "NonExpired is the default"
         );
     }
@@ -63,19 +60,18 @@ api_test!(
         let b = create_id(&app, None, &message("Warning", "b", at(-10), at(100))).await;
         let c = create_id(&app, None, &message("Warning", "c", at(-20), at(200))).await;
         let d = create_id(&app, None, &message("Warning", "d", at(-10), at(100))).await;
-        let path = |query: &str| format!("{}?{query}", messages_path(None));
         assert_eq!(
-            list_ids(&app, &path("")).await,
+            list_ids(&app, None, "").await,
             [d, b, c, a],
             "StartDate Desc by default"
         );
-        assert_eq!(list_ids(&app, &path("sortOrder=Asc")).await, [a, c, b, d]);
+        assert_eq!(list_ids(&app, None, "sortOrder=Asc").await, [a, c, b, d]);
         assert_eq!(
-            list_ids(&app, &path("sortBy=ExpiringDate")).await,
+            list_ids(&app, None, "sortBy=ExpiringDate").await,
             [a, c, d, b]
         );
         assert_eq!(
-            list_ids(&app, &path("SORTBY=expiringdate&SortOrder=asc")).await,
+            list_ids(&app, None, "SORTBY=expiringdate&SortOrder=asc").await,
             [b, d, c, a]
         );
         for bad in [
@@ -86,8 +82,8 @@ api_test!(
             "limit=-1",
             "limit=x",
         ] {
-            let response = admin(&app, Method::GET, &path(bad)).send().await.unwrap();
-            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            let response = messages(&app, None).list(bad).await;
+            response.problem(StatusCode::BAD_REQUEST, "validation");
         }
     }
 );
@@ -110,20 +106,17 @@ api_test!(
             &message("Warning", "other", at(-1), at(100)),
         )
         .await;
+        assert_eq!(list_ids(&app, Some("Platform"), "").await, [own, global]);
+        assert_eq!(list_ids(&app, Some("Other"), "").await, [other, global]);
         assert_eq!(
-            list_ids(&app, &messages_path(Some("Platform"))).await,
-            [own, global]
-        );
-        assert_eq!(
-            list_ids(&app, &messages_path(Some("Other"))).await,
-            [other, global]
-        );
-        assert_eq!(
-            list_ids(&app, &messages_path(None)).await,
+            list_ids(&app, None, "").await,
             [global],
             "the global list holds only global messages"
         );
-        let page = get_page(&app, &messages_path(Some("Platform"))).await;
+        let page = messages(&app, Some("Platform"))
+            .list("")
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(page["data"][0]["featureId"], "Platform");
         assert!(page["data"][1]["featureId"].is_null());
         assert!(page["cursor"].is_null());
@@ -133,19 +126,16 @@ api_test!(
 /// Every id of a list, page by page with `limit`, deleting `delete` and adding one message
 /// after the first page.
 async fn walk(app: &TestApp, limit: u32, delete: Option<i64>) -> Vec<i64> {
-    let base = format!("{}?expiry=All&limit={limit}", messages_path(None));
+    let query = format!("expiry=All&limit={limit}");
     let mut seen = Vec::new();
-    let mut page = get_page(app, &base).await;
+    let mut page = messages(app, None).list(&query).await.ok();
     let mut first = true;
     loop {
-        seen.extend(page_ids(&page));
+        seen.extend(page.ids());
         if first {
             first = false;
             if let Some(id) = delete {
-                assert_eq!(
-                    delete_message(app, None, id).await.status(),
-                    StatusCode::NO_CONTENT
-                );
+                messages(app, None).delete(id).await.no_content();
                 let now = app.clock.now();
                 let start = now - TimeDelta::seconds(1);
                 create_id(
@@ -156,10 +146,13 @@ async fn walk(app: &TestApp, limit: u32, delete: Option<i64>) -> Vec<i64> {
                 .await;
             }
         }
-        let Some(cursor) = page["cursor"].as_str() else {
+        let Some(cursor) = page.cursor else {
             break;
         };
-        page = get_page(app, &format!("{base}&cursor={cursor}")).await;
+        page = messages(app, None)
+            .list(&format!("{query}&cursor={cursor}"))
+            .await
+            .ok();
     }
     seen
 }
@@ -211,31 +204,21 @@ api_test!(cursors_belong_to_their_list_filter_and_order, |app| {
         )
         .await;
     }
-    let page = get_page(&app, &format!("{}?limit=1", messages_path(None))).await;
-    let cursor = page["cursor"].as_str().expect("a next page").to_owned();
-    for other in [
-        format!(
-            "{}?limit=1&sortOrder=Asc&cursor={cursor}",
-            messages_path(None)
-        ),
-        format!(
-            "{}?limit=1&sortBy=ExpiringDate&cursor={cursor}",
-            messages_path(None)
-        ),
-        format!("{}?limit=1&expiry=All&cursor={cursor}", messages_path(None)),
-        format!(
-            "{}?limit=1&cursor={cursor}",
-            messages_path(Some("Platform"))
-        ),
-        format!("{}?limit=1&cursor=not-a-cursor", messages_path(None)),
+    let page = messages(&app, None).list("limit=1").await.ok();
+    let cursor = page.cursor.expect("a next page");
+    for (feature, query) in [
+        (None, format!("limit=1&sortOrder=Asc&cursor={cursor}")),
+        (None, format!("limit=1&sortBy=ExpiringDate&cursor={cursor}")),
+        (None, format!("limit=1&expiry=All&cursor={cursor}")),
+        (Some("Platform"), format!("limit=1&cursor={cursor}")),
+        (None, "limit=1&cursor=not-a-cursor".to_owned()),
     ] {
-        let response = admin(&app, Method::GET, &other).send().await.unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "invalid-cursor").await;
+        let response = messages(&app, feature).list(&query).await;
+        response.problem(StatusCode::BAD_REQUEST, "invalid-cursor");
     }
-    let next = get_page(
-        &app,
-        &format!("{}?limit=1&cursor={cursor}", messages_path(None)),
-    )
-    .await;
-    assert_eq!(page_ids(&next).len(), 1);
+    let next = messages(&app, None)
+        .list(&format!("limit=1&cursor={cursor}"))
+        .await
+        .ok();
+    assert_eq!(next.ids().len(), 1);
 });

@@ -1,210 +1,14 @@
-//! Feature status messages (docs/features.md#feature-status-messages): the
-//! request helpers every suite of this folder shares, then create, read, change and delete on
-//! both endpoint families, rule 1 (docs/features.md#rule-1), every field's validation, timestamps, the limits counted in
-//! code points, control characters and the title and body sanitizing.
+//! Feature status messages (docs/features.md#feature-status-messages): create, read, change
+//! and delete on both endpoint families, rule 1 (docs/features.md#rule-1), every field's
+//! validation, timestamps, the limits counted in code points, control characters and the title
+//! and body sanitizing.
 
-use basin::Clock;
-use chrono::{DateTime, DurationRound, SecondsFormat, TimeDelta, Utc};
-use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use chrono::TimeDelta;
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use super::*;
 use crate::helpers::*;
-
-/// The scope that lets a caller read feature messages.
-pub const READ_SCOPE: &str = "platform_iam_featurestatus_read";
-
-/// The scope that lets a BackOffice caller write feature messages (and read them).
-pub const READWRITE_SCOPE: &str = "platform_iam_featurestatus_readwrite";
-
-/// A BackOffice token with both feature status scopes, signed at the app's now (the bootstrap
-/// token expires when a test moves the clock by days). It acts for the bootstrap Owner.
-pub fn admin_token(app: &TestApp) -> String {
-    app.token(basin::TokenRequest {
-        subject: app.owner_id(),
-        roles: vec!["BackOffice".to_owned()],
-        scopes: vec![READ_SCOPE.to_owned(), READWRITE_SCOPE.to_owned()],
-        ttl: TimeDelta::hours(1),
-        ..Default::default()
-    })
-}
-
-/// A request as BackOffice with both feature status scopes.
-pub fn admin(app: &TestApp, method: Method, path: &str) -> RequestBuilder {
-    app.with_token(method, path, &admin_token(app))
-}
-
-/// A time in the platform's wire form: UTC, no zone suffix, 7 fractional digits.
-pub fn wire(time: DateTime<Utc>) -> String {
-    format!(
-        "{}.{:07}",
-        time.format("%Y-%m-%dT%H:%M:%S"),
-        time.timestamp_subsec_nanos() / 100
-    )
-}
-
-/// A time as ISO 8601 with `Z`, whole seconds.
-pub fn zulu(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// Sets the app's clock to `time`.
-pub fn set_clock(app: &TestApp, time: DateTime<Utc>) {
-    app.clock.advance(time - app.clock.now());
-}
-
-/// Moves the app's clock to the next whole second and returns it: windows built from it start
-/// and end on whole seconds.
-pub fn whole_second_now(app: &TestApp) -> DateTime<Utc> {
-    let now = app.clock.now();
-    let next = now.duration_trunc(TimeDelta::seconds(1)).unwrap() + TimeDelta::seconds(1);
-    set_clock(app, next);
-    next
-}
-
-/// The body of a message of `kind` with `title` and the window `start`..`end`.
-pub fn message(kind: &str, title: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Value {
-    json!({
-        "type": kind,
-        "title": title,
-        "body": "",
-        "startDate": zulu(start),
-        "expiringDate": zulu(end),
-    })
-}
-
-/// A message window around now: active for an hour either side.
-pub fn active_message(app: &TestApp, kind: &str, title: &str) -> Value {
-    let now = app.clock.now();
-    message(
-        kind,
-        title,
-        now - TimeDelta::hours(1),
-        now + TimeDelta::hours(1),
-    )
-}
-
-/// The list (and create) path of `feature`'s messages, or of the global ones for `None`.
-pub fn messages_path(feature: Option<&str>) -> String {
-    match feature {
-        Some(feature) => routes::feature_messages(feature),
-        None => routes::global_messages(),
-    }
-}
-
-/// The path of one message on the endpoints of `feature` (or the global ones).
-pub fn message_path(feature: Option<&str>, id: i64) -> String {
-    format!("{}/{id}", messages_path(feature))
-}
-
-/// The banner path of `feature`.
-pub fn banner_path(feature: &str) -> String {
-    routes::feature_banner(feature)
-}
-
-/// POSTs `body` as a message of `feature` (or a global one) as BackOffice.
-pub async fn post_message(app: &TestApp, feature: Option<&str>, body: &Value) -> Response {
-    admin(app, Method::POST, &messages_path(feature))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
-/// Creates a message (201) and returns it.
-pub async fn create_message(app: &TestApp, feature: Option<&str>, body: &Value) -> Value {
-    expect_status(post_message(app, feature, body).await, StatusCode::CREATED).await
-}
-
-/// Creates a message (201) and returns its id.
-pub async fn create_id(app: &TestApp, feature: Option<&str>, body: &Value) -> i64 {
-    num(&create_message(app, feature, body).await["id"])
-}
-
-/// PATCHes message `id` on the endpoints of `feature` as BackOffice.
-pub async fn patch_message(
-    app: &TestApp,
-    feature: Option<&str>,
-    id: i64,
-    body: &Value,
-) -> Response {
-    admin(app, Method::PATCH, &message_path(feature, id))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
-/// DELETEs message `id` on the endpoints of `feature` as BackOffice.
-pub async fn delete_message(app: &TestApp, feature: Option<&str>, id: i64) -> Response {
-    admin(app, Method::DELETE, &message_path(feature, id))
-        .send()
-        .await
-        .unwrap()
-}
-
-/// GETs `path` (a list, with its query) as BackOffice and returns the page (200).
-pub async fn get_page(app: &TestApp, path: &str) -> Value {
-    expect_status(
-        admin(app, Method::GET, path).send().await.unwrap(),
-        StatusCode::OK,
-    )
-    .await
-}
-
-/// The ids of a page's rows, in order.
-pub fn page_ids(page: &Value) -> Vec<i64> {
-    page["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data array in {page}"))
-        .iter()
-        .map(|row| num(&row["id"]))
-        .collect()
-}
-
-/// The ids `path` lists (one page) as BackOffice.
-pub async fn list_ids(app: &TestApp, path: &str) -> Vec<i64> {
-    page_ids(&get_page(app, path).await)
-}
-
-/// A JSON number read as an integer (clients read numbers as f64).
-pub fn num(value: &Value) -> i64 {
-    let number = value
-        .as_f64()
-        .unwrap_or_else(|| panic!("not a number: {value}"));
-    assert!(number.fract() == 0.0, "not an integer: {value}");
-    number as i64
-}
-
-/// The one message `id` as the `expiry=All` list of `feature` shows it.
-pub async fn find_message(app: &TestApp, feature: Option<&str>, id: i64) -> Option<Value> {
-    let page = get_page(
-        app,
-        &format!("{}?expiry=All&limit=500", messages_path(feature)),
-    )
-    .await;
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|row| num(&row["id"]) == id)
-        .cloned()
-}
-
-/// Asserts a 400 `validation` problem that names `field` (in `errors` or the detail).
-pub async fn expect_field_error(response: Response, field: &str) -> Value {
-    let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-    let named_in_errors = problem["errors"]
-        .as_object()
-        .is_some_and(|errors| errors.keys().any(|key| key.eq_ignore_ascii_case(field)));
-    let named_in_detail = problem["detail"]
-        .as_str()
-        .is_some_and(|detail| detail.to_lowercase().contains(&field.to_lowercase()));
-    assert!(
-        named_in_errors || named_in_detail,
-        "the problem does not name {field}: {problem}"
-    );
-    problem
-}
 
 /// Creates a message with `title` and `body` and returns what was stored.
 async fn stored(app: &TestApp, title: &str, body: &str) -> Value {
@@ -221,7 +25,7 @@ async fn check_round_trip(app: &TestApp, feature: Option<&str>) {
     let mut body = message("critical", "Outage", start, end);
     body["body"] = "<p>We are on it.</p>".into();
     let created = create_message(app, feature, &body).await;
-    let id = num(&created["id"]);
+    let id = created["id"].as_i64().unwrap();
     assert_eq!(created["featureId"], json!(feature), "{created}");
     assert_eq!(created["type"], "Critical");
     assert_eq!(created["title"], "Outage");
@@ -235,8 +39,10 @@ async fn check_round_trip(app: &TestApp, feature: Option<&str>) {
     assert_eq!(find_message(app, feature, id).await, Some(created.clone()));
 
     app.clock.advance(TimeDelta::minutes(5));
-    let response = patch_message(app, feature, id, &json!({"title": "Outage over"})).await;
-    let patched = expect_status(response, StatusCode::OK).await;
+    let response = messages(app, feature)
+        .patch(id, &json!({"title": "Outage over"}))
+        .await;
+    let patched = response.expect(StatusCode::OK);
     assert_eq!(patched["title"], "Outage over");
     assert_eq!(patched["updatedAt"], wire(app.clock.now()));
     for kept in [
@@ -252,14 +58,16 @@ async fn check_round_trip(app: &TestApp, feature: Option<&str>) {
     }
     assert_eq!(find_message(app, feature, id).await, Some(patched));
 
-    let deleted = delete_message(app, feature, id).await;
+    let deleted = messages(app, feature).delete(id).await;
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    assert!(deleted.text().await.unwrap().is_empty(), "204 has no body");
+    assert!(deleted.text().is_empty(), "204 has no body");
     assert_eq!(find_message(app, feature, id).await, None);
-    let again = delete_message(app, feature, id).await;
-    expect_problem(again, StatusCode::NOT_FOUND, "not-found").await;
-    let patch = patch_message(app, feature, id, &json!({"title": "x"})).await;
-    expect_problem(patch, StatusCode::NOT_FOUND, "not-found").await;
+    let again = messages(app, feature).delete(id).await;
+    again.problem(StatusCode::NOT_FOUND, "not-found");
+    let patch = messages(app, feature)
+        .patch(id, &json!({"title": "x"}))
+        .await;
+    patch.problem(StatusCode::NOT_FOUND, "not-found");
 }
 
 api_test!(
@@ -281,7 +89,7 @@ api_test!(ids_are_never_reused_after_a_delete, |app| {
     let first = create_id(&app, Some("Platform"), &body).await;
     let second = create_id(&app, None, &body).await;
     assert!(second > first);
-    delete_message(&app, None, second).await;
+    messages(&app, None).delete(second).await;
     let third = create_id(&app, Some("Platform"), &body).await;
     assert!(third > second, "{third} reuses an id");
 });
@@ -294,39 +102,29 @@ api_test!(
         body["id"] = 999_999.into();
         let created = create_message(&app, Some("Platform"), &body).await;
         assert_eq!(created["featureId"], "Platform");
-        assert_ne!(num(&created["id"]), 999_999);
-        let id = num(&created["id"]);
+        assert_ne!(created["id"].as_i64().unwrap(), 999_999);
+        let id = created["id"].as_i64().unwrap();
         let global = create_message(&app, None, &body).await;
         assert_eq!(global["featureId"], Value::Null, "{global}");
-        let global_id = num(&global["id"]);
+        let global_id = global["id"].as_i64().unwrap();
 
         let patch = json!({"featureId": "Other", "id": 12345, "title": "still here"});
-        let patched = expect_status(
-            patch_message(&app, Some("Platform"), id, &patch).await,
-            StatusCode::OK,
-        )
-        .await;
+        let patched = messages(&app, Some("Platform"))
+            .patch(id, &patch)
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(patched["featureId"], "Platform");
-        assert_eq!(num(&patched["id"]), id);
-        let patched = expect_status(
-            patch_message(&app, None, global_id, &patch).await,
-            StatusCode::OK,
-        )
-        .await;
+        assert_eq!(patched["id"].as_i64().unwrap(), id);
+        let patched = messages(&app, None)
+            .patch(global_id, &patch)
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(patched["featureId"], Value::Null);
-        assert_eq!(num(&patched["id"]), global_id);
+        assert_eq!(patched["id"].as_i64().unwrap(), global_id);
 
-        let platform = list_ids(
-            &app,
-            &format!("{}?expiry=All", routes::feature_messages("Platform")),
-        )
-        .await;
-        let other = list_ids(
-            &app,
-            &format!("{}?expiry=All", routes::feature_messages("Other")),
-        )
-        .await;
-        let globals = list_ids(&app, &format!("{}?expiry=All", routes::global_messages())).await;
+        let platform = list_ids(&app, Some("Platform"), "expiry=All").await;
+        let other = list_ids(&app, Some("Other"), "expiry=All").await;
+        let globals = list_ids(&app, None, "expiry=All").await;
         assert!(platform.contains(&id) && platform.contains(&global_id));
         assert_eq!(other, vec![global_id], "nothing moved to Other");
         assert_eq!(globals, vec![global_id]);
@@ -343,15 +141,18 @@ api_test!(
         let other = create_id(&app, Some("Other"), &body).await;
         let global = create_id(&app, None, &body).await;
         for id in [other, global, global + 1000] {
-            let patch =
-                patch_message(&app, Some("Platform"), id, &json!({"title": "hijacked"})).await;
-            expect_problem(patch, StatusCode::NOT_FOUND, "not-found").await;
-            let delete = delete_message(&app, Some("Platform"), id).await;
-            expect_problem(delete, StatusCode::NOT_FOUND, "not-found").await;
+            let patch = messages(&app, Some("Platform"))
+                .patch(id, &json!({"title": "hijacked"}))
+                .await;
+            patch.problem(StatusCode::NOT_FOUND, "not-found");
+            let delete = messages(&app, Some("Platform")).delete(id).await;
+            delete.problem(StatusCode::NOT_FOUND, "not-found");
         }
         // The messages of another feature cannot be reached through a third one either.
-        let patch = patch_message(&app, Some("Third"), own, &json!({"title": "hijacked"})).await;
-        expect_problem(patch, StatusCode::NOT_FOUND, "not-found").await;
+        let patch = messages(&app, Some("Third"))
+            .patch(own, &json!({"title": "hijacked"}))
+            .await;
+        patch.problem(StatusCode::NOT_FOUND, "not-found");
         for (feature, id) in [
             (Some("Platform"), own),
             (Some("Other"), other),
@@ -370,10 +171,12 @@ api_test!(
         let feature = create_id(&app, Some("Platform"), &body).await;
         let global = create_id(&app, None, &body).await;
         for id in [feature, global + 1000] {
-            let patch = patch_message(&app, None, id, &json!({"title": "hijacked"})).await;
-            expect_problem(patch, StatusCode::NOT_FOUND, "not-found").await;
-            let delete = delete_message(&app, None, id).await;
-            expect_problem(delete, StatusCode::NOT_FOUND, "not-found").await;
+            let patch = messages(&app, None)
+                .patch(id, &json!({"title": "hijacked"}))
+                .await;
+            patch.problem(StatusCode::NOT_FOUND, "not-found");
+            let delete = messages(&app, None).delete(id).await;
+            delete.problem(StatusCode::NOT_FOUND, "not-found");
         }
         let row = find_message(&app, Some("Platform"), feature).await.unwrap();
         assert_eq!(row["title"], "original");
@@ -381,20 +184,17 @@ api_test!(
 );
 
 api_test!(a_message_id_that_is_not_an_integer_is_invalid_path, |app| {
-    for path in [
-        "/api/admin/feature/Platform/message/abc",
-        "/api/admin/feature/Platform/message/1.5",
-        "/api/admin/feature/message/abc",
-        "/api/admin/feature/message/-x",
+    for (feature, id) in [
+        (Some("Platform"), "abc"),
+        (Some("Platform"), "1.5"),
+        (None, "abc"),
+        (None, "-x"),
     ] {
-        for method in [Method::PATCH, Method::DELETE] {
-            let response = admin(&app, method.clone(), path)
-                .json(&json!({"title": "x"}))
-                .send()
-                .await
-                .unwrap();
-            expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
-        }
+        let messages = messages(&app, feature);
+        let patch = messages.patch(id, &json!({"title": "x"})).await;
+        patch.problem(StatusCode::BAD_REQUEST, "invalid-path");
+        let delete = messages.delete(id).await;
+        delete.problem(StatusCode::BAD_REQUEST, "invalid-path");
     }
 });
 
@@ -411,20 +211,24 @@ api_test!(
             created["featureId"], lower,
             "uuids are kept lower-case: {created}"
         );
-        let id = num(&created["id"]);
-        let listed = list_ids(&app, &messages_path(Some(lower))).await;
+        let id = created["id"].as_i64().unwrap();
+        let listed = list_ids(&app, Some(lower), "").await;
         assert_eq!(listed, vec![id]);
-        let patched = patch_message(&app, Some(lower), id, &json!({"title": "found"})).await;
-        expect_status(patched, StatusCode::OK).await;
+        let patched = messages(&app, Some(lower))
+            .patch(id, &json!({"title": "found"}))
+            .await;
+        patched.expect(StatusCode::OK);
 
         let platform = create_id(&app, Some("Platform"), &body).await;
         assert_eq!(
-            list_ids(&app, &messages_path(Some("platform"))).await,
+            list_ids(&app, Some("platform"), "").await,
             Vec::<i64>::new()
         );
-        let patch = patch_message(&app, Some("platform"), platform, &json!({"title": "x"})).await;
-        expect_problem(patch, StatusCode::NOT_FOUND, "not-found").await;
-        let response = delete_message(&app, Some(&upper.to_lowercase()), id).await;
+        let patch = messages(&app, Some("platform"))
+            .patch(platform, &json!({"title": "x"}))
+            .await;
+        patch.problem(StatusCode::NOT_FOUND, "not-found");
+        let response = messages(&app, Some(&upper.to_lowercase())).delete(id).await;
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
     }
 );
@@ -449,25 +253,16 @@ api_test!(
             "tenant",
             "banner",
         ] {
-            for path in [
-                messages_path(Some(feature)),
-                banner_path(feature),
-                message_path(Some(feature), 1),
-            ] {
-                let method = if path.ends_with("/1") {
-                    Method::PATCH
-                } else {
-                    Method::GET
-                };
-                let response = admin(&app, method, &path)
-                    .json(&json!({"title": "x"}))
-                    .send()
-                    .await
-                    .unwrap();
-                expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
-            }
-            let response = post_message(&app, Some(feature), &body).await;
-            expect_problem(response, StatusCode::BAD_REQUEST, "invalid-path").await;
+            let operator = app.feature_operator();
+            let messages = operator.messages(Some(feature));
+            let list = messages.list("").await;
+            list.problem(StatusCode::BAD_REQUEST, "invalid-path");
+            let banner = operator.banner(feature, None).await;
+            banner.problem(StatusCode::BAD_REQUEST, "invalid-path");
+            let patch = messages.patch(1, &json!({"title": "x"})).await;
+            patch.problem(StatusCode::BAD_REQUEST, "invalid-path");
+            let create = messages.create(&body).await;
+            create.problem(StatusCode::BAD_REQUEST, "invalid-path");
         }
     }
 );
@@ -485,18 +280,14 @@ api_test!(create_names_each_missing_required_field, |app| {
                 }
                 Some(null) => body[field] = null.clone(),
             }
-            let response = post_message(&app, Some("Platform"), &body).await;
-            expect_field_error(response, field).await;
-            let response = post_message(&app, None, &body).await;
-            expect_field_error(response, field).await;
+            let response = messages(&app, Some("Platform")).create(&body).await;
+            expect_field_error(response, field);
+            let response = messages(&app, None).create(&body).await;
+            expect_field_error(response, field);
         }
     }
     assert_eq!(
-        list_ids(
-            &app,
-            &format!("{}?expiry=All", routes::feature_messages("Platform"))
-        )
-        .await,
+        list_ids(&app, Some("Platform"), "expiry=All").await,
         Vec::<i64>::new()
     );
     let mut no_body = full.clone();
@@ -529,16 +320,12 @@ api_test!(create_rejects_each_malformed_field, |app| {
     for (field, value) in cases {
         let mut body = full.clone();
         body[field] = value.clone();
-        let response = post_message(&app, Some("Platform"), &body).await;
-        let problem = expect_field_error(response, field).await;
+        let response = messages(&app, Some("Platform")).create(&body).await;
+        let problem = expect_field_error(response, field);
         assert!(problem["detail"].is_string(), "{field}={value}: {problem}");
     }
     assert_eq!(
-        list_ids(
-            &app,
-            &format!("{}?expiry=All", routes::feature_messages("Platform"))
-        )
-        .await,
+        list_ids(&app, Some("Platform"), "expiry=All").await,
         Vec::<i64>::new()
     );
 });
@@ -564,10 +351,10 @@ api_test!(a_window_that_ends_at_or_before_its_start_is_400, |app| {
         start - TimeDelta::days(3),
     ] {
         let body = message("Warning", "never shown", start, end);
-        let response = post_message(&app, Some("Platform"), &body).await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
-        let response = post_message(&app, None, &body).await;
-        expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        let response = messages(&app, Some("Platform")).create(&body).await;
+        response.problem(StatusCode::BAD_REQUEST, "validation");
+        let response = messages(&app, None).create(&body).await;
+        response.problem(StatusCode::BAD_REQUEST, "validation");
     }
     // Equal instants written in different zones are still equal.
     let mut body = message("Warning", "never shown", start, start);
@@ -575,8 +362,8 @@ api_test!(a_window_that_ends_at_or_before_its_start_is_400, |app| {
         .with_timezone(&chrono::FixedOffset::east_opt(2 * 3600).unwrap())
         .to_rfc3339()
         .into();
-    let response = post_message(&app, Some("Platform"), &body).await;
-    expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+    let response = messages(&app, Some("Platform")).create(&body).await;
+    response.problem(StatusCode::BAD_REQUEST, "validation");
     // One microsecond is a window.
     let mut body = message("Warning", "brief", start, start);
     body["expiringDate"] = format!("{}.000001Z", start.format("%Y-%m-%dT%H:%M:%S")).into();
@@ -617,7 +404,7 @@ api_test!(
             });
             let created = create_message(&app, None, &body).await;
             assert_eq!(created["expiringDate"], expected, "expiringDate {sent}");
-            let id = num(&created["id"]);
+            let id = created["id"].as_i64().unwrap();
             let listed = find_message(&app, None, id).await.unwrap();
             assert_eq!(listed["expiringDate"], expected, "listed {sent}");
         }
@@ -632,7 +419,7 @@ api_test!(patch_changes_only_the_fields_it_names, |app| {
     let mut body = message("Warning", "Maintenance", start, end);
     body["body"] = "<b>Tonight</b>".into();
     let created = create_message(&app, Some("Platform"), &body).await;
-    let id = num(&created["id"]);
+    let id = created["id"].as_i64().unwrap();
     let changes = [
         json!({"type": "critical"}),
         json!({"body": "<i>Now</i>"}),
@@ -643,8 +430,8 @@ api_test!(patch_changes_only_the_fields_it_names, |app| {
     ];
     let mut expected = created.clone();
     for change in changes {
-        let response = patch_message(&app, Some("Platform"), id, &change).await;
-        let patched = expect_status(response, StatusCode::OK).await;
+        let response = messages(&app, Some("Platform")).patch(id, &change).await;
+        let patched = response.expect(StatusCode::OK);
         for (field, value) in change.as_object().unwrap() {
             if !value.is_null() {
                 expected[field] = patched[field].clone();
@@ -677,15 +464,17 @@ api_test!(
             json!({"startDate": zulu(end + TimeDelta::hours(1))}),
             json!({"startDate": zulu(end), "expiringDate": zulu(start)}),
         ] {
-            let response = patch_message(&app, None, id, &change).await;
-            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            let response = messages(&app, None).patch(id, &change).await;
+            response.problem(StatusCode::BAD_REQUEST, "validation");
         }
         // Both ends moved at once past the old end: valid as a whole.
         let later = end + TimeDelta::days(1);
         let change =
             json!({"startDate": zulu(later), "expiringDate": zulu(later + TimeDelta::hours(1))});
-        let patched =
-            expect_status(patch_message(&app, None, id, &change).await, StatusCode::OK).await;
+        let patched = messages(&app, None)
+            .patch(id, &change)
+            .await
+            .expect(StatusCode::OK);
         assert_eq!(patched["startDate"], wire(later));
         assert_eq!(patched["expiringDate"], wire(later + TimeDelta::hours(1)));
     }
@@ -715,8 +504,8 @@ api_test!(patch_validates_each_field_it_names, |app| {
         ),
     ];
     for (field, change) in cases {
-        let response = patch_message(&app, Some("Platform"), id, &change).await;
-        expect_field_error(response, field).await;
+        let response = messages(&app, Some("Platform")).patch(id, &change).await;
+        expect_field_error(response, field);
     }
     let row = find_message(&app, Some("Platform"), id).await.unwrap();
     assert_eq!(row["title"], "kept");
@@ -729,7 +518,10 @@ api_test!(patch_sanitizes_title_and_body_like_create, |app| {
         "title": "<script>alert(1)</script><b>New</b> title",
         "body": "<p onclick=\"x()\">ok</p><script>alert(1)</script>",
     });
-    let patched = expect_status(patch_message(&app, None, id, &change).await, StatusCode::OK).await;
+    let patched = messages(&app, None)
+        .patch(id, &change)
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(patched["title"], "New title");
     assert_eq!(patched["body"], "<p>ok</p>");
 });
@@ -749,8 +541,8 @@ api_test!(
             );
             assert_eq!(created["title"], title);
             let body = active_message(&app, "Warning", &unit.repeat(256));
-            let response = post_message(&app, Some("Platform"), &body).await;
-            let problem = expect_field_error(response, "title").await;
+            let response = messages(&app, Some("Platform")).create(&body).await;
+            let problem = expect_field_error(response, "title");
             assert!(
                 problem["detail"].as_str().unwrap().contains("256"),
                 "the count is in the message: {problem}"
@@ -758,12 +550,16 @@ api_test!(
         }
         // A letter with a combining accent is two code points: 128 of them are 256.
         let combining = "e\u{301}".repeat(128);
-        let response = post_message(&app, None, &active_message(&app, "Warning", &combining)).await;
-        expect_field_error(response, "title").await;
+        let response = messages(&app, None)
+            .create(&active_message(&app, "Warning", &combining))
+            .await;
+        expect_field_error(response, "title");
         // Markup counts as sent: 250 letters wrapped in <b></b> are 257 characters.
         let wrapped = format!("<b>{}</b>", "x".repeat(250));
-        let response = post_message(&app, None, &active_message(&app, "Warning", &wrapped)).await;
-        expect_field_error(response, "title").await;
+        let response = messages(&app, None)
+            .create(&active_message(&app, "Warning", &wrapped))
+            .await;
+        expect_field_error(response, "title");
         let wrapped = format!("<b>{}</b>", "x".repeat(248));
         assert_eq!(stored(&app, &wrapped, "").await["title"], "x".repeat(248));
     }
@@ -778,8 +574,8 @@ api_test!(
             assert_eq!(created["body"], body, "{unit}");
             let mut request = active_message(&app, "Warning", "limit");
             request["body"] = unit.repeat(4001).into();
-            let response = post_message(&app, Some("Platform"), &request).await;
-            let problem = expect_field_error(response, "body").await;
+            let response = messages(&app, Some("Platform")).create(&request).await;
+            let problem = expect_field_error(response, "body");
             assert!(
                 problem["detail"].as_str().unwrap().contains("4001"),
                 "the count is in the message: {problem}"
@@ -791,8 +587,8 @@ api_test!(
         assert_eq!(stored(&app, "limit", &body).await["body"], body);
         let mut request = active_message(&app, "Warning", "limit");
         request["body"] = format!("<p>{}</p>", "x".repeat(3994)).into();
-        let response = post_message(&app, None, &request).await;
-        expect_field_error(response, "body").await;
+        let response = messages(&app, None).create(&request).await;
+        expect_field_error(response, "body");
         // A body that grows by sanitizing (each link gains rel) is stored grown.
         let link = "<a href=\"https://e.x/\">x</a>";
         let body = link.repeat(4000 / link.chars().count());
@@ -818,8 +614,8 @@ api_test!(
         for (title, body, field) in [("a\u{0}b", "x", "title"), ("ok", "x\u{0}y", "body")] {
             let mut request = active_message(&app, "Warning", title);
             request["body"] = body.into();
-            let response = post_message(&app, None, &request).await;
-            expect_field_error(response, field).await;
+            let response = messages(&app, None).create(&request).await;
+            expect_field_error(response, field);
         }
         let created = stored(&app, "a\u{1}b\u{1f}c\u{7}d\u{7f}e\u{85}", "x\u{8}y\u{b}z!").await;
         assert_eq!(created["title"], "abcde");
@@ -842,8 +638,10 @@ api_test!(
         assert_eq!(created["title"], "Hi");
         assert_eq!(created["body"], "");
         for title in ["\u{1}\u{2}", " \t\n ", "", "<b></b>", "<script>x</script>"] {
-            let response = post_message(&app, None, &active_message(&app, "Warning", title)).await;
-            expect_field_error(response, "title").await;
+            let response = messages(&app, None)
+                .create(&active_message(&app, "Warning", title))
+                .await;
+            expect_field_error(response, "title");
         }
     }
 );
@@ -948,7 +746,7 @@ api_test!(bodies_keep_allowed_markup_and_lose_everything_else, |app| {
     for (sent, expected) in BODIES {
         let created = stored(&app, "sanitize", sent).await;
         assert_eq!(created["body"], expected, "body {sent:?}");
-        let listed = find_message(&app, Some("Platform"), num(&created["id"])).await;
+        let listed = find_message(&app, Some("Platform"), created["id"].as_i64().unwrap()).await;
         assert_eq!(
             listed.unwrap()["body"],
             expected,
@@ -985,26 +783,14 @@ api_test!(
 api_test!(feature_message_endpoints_take_api_version_1_to_4, |app| {
     let id = create_id(&app, None, &active_message(&app, "Warning", "versions")).await;
     for version in ["1", "1.0", "2", "3", "4"] {
-        let response = admin(&app, Method::GET, &routes::global_messages())
-            .header("api-version", version)
-            .send()
-            .await
-            .unwrap();
-        assert!(response.headers().contains_key("api-supported-versions"));
-        assert_eq!(
-            page_ids(&expect_status(response, StatusCode::OK).await),
-            vec![id]
-        );
+        let operator = app.feature_operator().with_api_version(version);
+        let list = operator.messages(None).list("").await;
+        assert!(list.headers().contains_key("api-supported-versions"));
+        assert_eq!(list.ok().ids(), vec![id]);
     }
-    for path in [
-        &routes::global_messages(),
-        &routes::feature_banner("Platform"),
-    ] {
-        let response = admin(&app, Method::GET, path)
-            .header("api-version", "5")
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::BAD_REQUEST, "unsupported-api-version").await;
-    }
+    let operator = app.feature_operator().with_api_version("5");
+    let list = operator.messages(None).list("").await;
+    list.problem(StatusCode::BAD_REQUEST, "unsupported-api-version");
+    let banner = operator.banner("Platform", None).await;
+    banner.problem(StatusCode::BAD_REQUEST, "unsupported-api-version");
 });

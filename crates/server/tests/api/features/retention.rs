@@ -3,88 +3,43 @@
 
 use std::time::Duration;
 
-use basin::Clock;
-use chrono::{SecondsFormat, TimeDelta};
+use chrono::TimeDelta;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{TestApp, expect_problem, expect_status, routes};
+use super::{in_seconds, list_ids};
+use crate::helpers::{TestApp, expect_problem, routes};
 
-/// A BackOffice token valid at the app's now (the clock moves by days here).
-fn operator(app: &TestApp) -> String {
-    app.token(basin::TokenRequest {
-        subject: uuid::Uuid::new_v4(),
-        roles: vec!["BackOffice".into()],
-        scopes: vec![
-            "platform_iam_featurestatus_read".into(),
-            "platform_iam_featurestatus_readwrite".into(),
-        ],
-        ttl: TimeDelta::hours(1),
-        ..Default::default()
-    })
-}
-
-async fn publish(app: &TestApp, path: &str, ends_in_seconds: i64) -> i64 {
-    let now = app.clock.now();
+/// Publishes a notice as BackOffice on `feature`'s endpoints (the global ones for `None`),
+/// started a day ago and ending `ends_in_seconds` from now.
+async fn publish(app: &TestApp, feature: Option<&str>, ends_in_seconds: i64) -> i64 {
     let body = json!({
         "type": "Informational", "title": "notice", "body": "",
-        "startDate": (now - TimeDelta::days(1)).to_rfc3339_opts(SecondsFormat::Micros, true),
-        "expiringDate": (now + TimeDelta::seconds(ends_in_seconds)).to_rfc3339_opts(SecondsFormat::Micros, true),
+        "startDate": in_seconds(app, -86_400),
+        "expiringDate": in_seconds(app, ends_in_seconds),
     });
-    let response = app
-        .with_token(Method::POST, path, &operator(app))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::CREATED).await["id"]
-        .as_i64()
-        .unwrap()
+    let created = app.feature_operator().messages(feature).create(&body).await;
+    created.parse(StatusCode::CREATED).id
 }
 
+/// The ids of Platform's list (its messages and the global ones), oldest end first.
 async fn kept_ids(app: &TestApp) -> Vec<i64> {
-    let response = app
-        .with_token(
-            Method::GET,
-            &format!(
-                "{}?expiry=All&sortOrder=Asc&sortBy=ExpiringDate",
-                routes::feature_messages("Platform")
-            ),
-            &operator(app),
-        )
-        .send()
-        .await
-        .unwrap();
-    let body = expect_status(response, StatusCode::OK).await;
-    body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_i64().unwrap())
-        .collect()
+    let query = "expiry=All&sortOrder=Asc&sortBy=ExpiringDate";
+    list_ids(app, Some("Platform"), query).await
 }
 
+/// Runs retention now as BackOffice and returns how many messages it removed.
 async fn purge(app: &TestApp) -> u64 {
-    let response = app
-        .with_token(
-            Method::POST,
-            &routes::feature_messages_purge_expired(),
-            &operator(app),
-        )
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::OK).await["removed"]
-        .as_u64()
-        .unwrap()
+    let removed = app.feature_operator().purge_expired().await.ok();
+    removed["removed"].as_u64().unwrap()
 }
 
 api_test!(
     messages_go_only_after_more_than_the_retention_period,
     |app| {
-        let feature = publish(&app, &routes::feature_messages("Platform"), 10).await;
-        let global = publish(&app, &routes::global_messages(), 20).await;
-        let active = publish(&app, &routes::feature_messages("Platform"), 40 * 86_400).await;
+        let feature = publish(&app, Some("Platform"), 10).await;
+        let global = publish(&app, None, 20).await;
+        let active = publish(&app, Some("Platform"), 40 * 86_400).await;
         app.clock
             .advance(TimeDelta::days(30) + TimeDelta::seconds(10));
         assert_eq!(purge(&app).await, 0, "ended exactly 30 days ago: kept");
@@ -103,7 +58,7 @@ api_test_with!(
     the_retention_period_is_configurable,
     |config| config.features.message_retention_days = 2,
     |app| {
-        let id = publish(&app, &routes::feature_messages("Platform"), 0).await;
+        let id = publish(&app, Some("Platform"), 0).await;
         app.clock.advance(TimeDelta::days(1));
         assert_eq!(purge(&app).await, 0);
         app.clock
@@ -117,7 +72,7 @@ api_test_with!(
     the_job_removes_expired_messages_by_itself,
     |config| config.features.retention_interval_seconds = std::time::Duration::from_secs(1),
     |app| {
-        let id = publish(&app, &routes::global_messages(), 5).await;
+        let id = publish(&app, None, 5).await;
         app.clock.advance(TimeDelta::days(31));
         for _ in 0..100 {
             if !kept_ids(&app).await.contains(&id) {
@@ -130,12 +85,8 @@ api_test_with!(
 );
 
 api_test!(only_back_office_runs_the_retention_job, |app| {
-    let response = app
-        .with_key(Method::POST, &routes::feature_messages_purge_expired())
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    let response = app.api().features().purge_expired().await;
+    response.problem(StatusCode::FORBIDDEN, "forbidden");
     let response = app
         .anonymous(Method::POST, &routes::feature_messages_purge_expired())
         .send()
@@ -151,12 +102,12 @@ api_test!(concurrent_runs_remove_each_message_once, |app| {
         let app = app.clone();
         created.spawn(async move {
             for _ in 0..150 {
-                let path = if worker % 2 == 0 {
-                    &routes::global_messages()
+                let feature = if worker % 2 == 0 {
+                    None
                 } else {
-                    &routes::feature_messages("Platform")
+                    Some("Platform")
                 };
-                publish(&app, path, 1).await;
+                publish(&app, feature, 1).await;
             }
         });
     }

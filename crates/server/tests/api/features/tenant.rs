@@ -1,35 +1,29 @@
-//! Tenant feature availability (docs/features.md#tenant-feature-availability) and BackOffice's catalogue and licenses
-//! (docs/features.md), through HTTP on both databases.
+//! Tenant feature availability (docs/features.md#tenant-feature-availability) and BackOffice's
+//! catalogue and licenses (docs/features.md), through HTTP on both databases.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{TestApp, expect_problem, expect_status, routes};
+use crate::helpers::{As, Reply, TestApp, expect_problem, routes};
 
 fn feature(id: &str, name: &str, kind: &str) -> Value {
     json!({"id": id, "name": name, "url": format!("https://{id}.example.com"),
            "responseUrl": format!("https://{id}.example.com/signin"), "type": kind})
 }
 
+/// Adds a feature to the catalogue as BackOffice (201) and returns it.
 async fn add_feature(app: &TestApp, id: &str, name: &str, kind: &str) -> Value {
-    let response = app
-        .back_office(Method::POST, &routes::features())
-        .json(&feature(id, name, kind))
-        .send()
-        .await
-        .unwrap();
-    expect_status(response, StatusCode::CREATED).await
+    let added = app.features().add(&feature(id, name, kind)).await;
+    added.expect(StatusCode::CREATED)
 }
 
-async fn license(app: &TestApp, id: &str, tenant: Uuid, body: Option<Value>) -> reqwest::Response {
-    let mut request = app.back_office(Method::PUT, &routes::feature_license(id, tenant));
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    request.send().await.unwrap()
+/// Grants (or changes) the license of `id` to `tenant` as BackOffice.
+async fn license(app: &TestApp, id: &str, tenant: Uuid, body: Option<Value>) -> Reply {
+    app.features().license(id, tenant, body.as_ref()).await
 }
 
+/// Switches `id` for `tenant` as the bearer of API key `key`, with `svc-project-id: header`.
 async fn switch(
     app: &TestApp,
     key: &str,
@@ -37,26 +31,14 @@ async fn switch(
     tenant: Uuid,
     header: Option<&str>,
     body: Value,
-) -> reqwest::Response {
-    let mut request = app
-        .anonymous(Method::PATCH, &routes::tenant_feature(id, tenant))
-        .header("svc-open-api-key", key)
-        .json(&body);
-    if let Some(header) = header {
-        request = request.header("svc-project-id", header);
-    }
-    request.send().await.unwrap()
+) -> Reply {
+    let features = app.by(As::ApiKey(key)).features();
+    features.switch(id, tenant, header, &body).await
 }
 
-async fn my_list(app: &TestApp, key: &str, query: &str) -> reqwest::Response {
-    app.anonymous(
-        Method::GET,
-        &format!("{}{query}", routes::my_tenant_features()),
-    )
-    .header("svc-open-api-key", key)
-    .send()
-    .await
-    .unwrap()
+/// The features of the tenant of API key `key`, with `query`.
+async fn my_list(app: &TestApp, key: &str, query: &str) -> Reply {
+    app.by(As::ApiKey(key)).features().mine(query).await
 }
 
 api_test!(
@@ -68,33 +50,16 @@ api_test!(
             created["responseUrl"],
             "https://Platform.example.com/signin"
         );
-        let generated = app
-        .back_office(Method::POST, &routes::features())
-        .json(&json!({"name": "Tiles", "url": "https://t.example.com", "responseUrl": "https://t.example.com/cb", "type": "service"}))
-        .send()
-        .await
-        .unwrap();
-        let generated = expect_status(generated, StatusCode::CREATED).await;
+        let generated = app.features().add(&json!({"name": "Tiles", "url": "https://t.example.com", "responseUrl": "https://t.example.com/cb", "type": "service"})).await;
+        let generated = generated.expect(StatusCode::CREATED);
         let generated_id: Uuid = generated["id"].as_str().unwrap().parse().unwrap();
         assert_eq!(generated["type"], "Service");
-        let read = app
-            .back_office(Method::GET, &routes::feature("Platform"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            expect_status(read, StatusCode::OK).await["name"],
-            "The platform"
-        );
+        let read = app.features().get("Platform").await;
+        assert_eq!(read.expect(StatusCode::OK)["name"], "The platform");
         let mut replaced = feature("ignored", "Renamed", "Service");
         replaced["url"] = "http://intranet.example.com:8080/app".into();
-        let response = app
-            .back_office(Method::PUT, &routes::feature("Platform"))
-            .json(&replaced)
-            .send()
-            .await
-            .unwrap();
-        let body = expect_status(response, StatusCode::OK).await;
+        let response = app.features().replace("Platform", &replaced).await;
+        let body = response.expect(StatusCode::OK);
         assert_eq!(
             (
                 body["id"].as_str(),
@@ -103,23 +68,15 @@ api_test!(
             ),
             (Some("Platform"), Some("Renamed"), Some("Service"))
         );
-        let list = app
-            .back_office(Method::GET, &format!("{}?limit=1", routes::features()))
-            .send()
-            .await
-            .unwrap();
-        let first = expect_status(list, StatusCode::OK).await;
+        let list = app.features().list("limit=1").await;
+        let first = list.expect(StatusCode::OK);
         assert_eq!(first["data"].as_array().unwrap().len(), 1);
         let cursor = first["cursor"].as_str().expect("a second page").to_owned();
         let list = app
-            .back_office(
-                Method::GET,
-                &format!("{}?limit=1&cursor={cursor}", routes::features()),
-            )
-            .send()
-            .await
-            .unwrap();
-        let second = expect_status(list, StatusCode::OK).await;
+            .features()
+            .list(&format!("limit=1&cursor={cursor}"))
+            .await;
+        let second = list.expect(StatusCode::OK);
         assert!(second["cursor"].is_null(), "{second}");
         let ids = [
             first["data"][0]["id"].as_str().unwrap(),
@@ -132,42 +89,22 @@ api_test!(
             [expected[0].as_str(), expected[1].as_str()],
             "pages in id (byte) order"
         );
-        let services = app
-            .back_office(
-                Method::GET,
-                &format!("{}?featureType=Application", routes::features()),
-            )
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            expect_status(services, StatusCode::OK).await["data"],
-            json!([])
-        );
-        let deleted = app
-            .back_office(Method::DELETE, &routes::feature("Platform"))
-            .send()
-            .await
-            .unwrap();
+        let services = app.features().list("featureType=Application").await;
+        assert_eq!(services.expect(StatusCode::OK)["data"], json!([]));
+        let deleted = app.features().delete("Platform").await;
         assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-        let gone = app
-            .back_office(Method::GET, &routes::feature("Platform"))
-            .send()
-            .await
-            .unwrap();
-        expect_problem(gone, StatusCode::NOT_FOUND, "not-found").await;
+        let gone = app.features().get("Platform").await;
+        gone.problem(StatusCode::NOT_FOUND, "not-found");
     }
 );
 
 api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
     add_feature(&app, "Platform", "The platform", "Application").await;
     let again = app
-        .back_office(Method::POST, &routes::features())
-        .json(&feature("Platform", "x", "Service"))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(again, StatusCode::CONFLICT, "duplicate").await;
+        .features()
+        .add(&feature("Platform", "x", "Service"))
+        .await;
+    again.problem(StatusCode::CONFLICT, "duplicate");
     let cases = [
         (
             json!({"name": "", "url": "https://a.example", "responseUrl": "https://a.example", "type": "Service"}),
@@ -211,49 +148,29 @@ api_test!(catalogue_fields_are_checked_and_ids_are_unique, |app| {
         ),
     ];
     for (body, field) in cases {
-        let response = app
-            .back_office(Method::POST, &routes::features())
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let problem = expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+        let response = app.features().add(&body).await;
+        let problem = response.problem(StatusCode::BAD_REQUEST, "validation");
         assert!(problem["errors"].get(field).is_some(), "{field}: {problem}");
     }
-    let list = app
-        .back_office(Method::GET, &routes::features())
-        .send()
-        .await
-        .unwrap();
+    let list = app.features().list("").await;
     assert_eq!(
-        expect_status(list, StatusCode::OK).await["data"]
+        list.expect(StatusCode::OK)["data"]
             .as_array()
             .unwrap()
             .len(),
         1
     );
-    for (method, path) in [
-        (Method::GET, &routes::feature("nope")),
-        (Method::PUT, &routes::feature("nope")),
-        (Method::DELETE, &routes::feature("nope")),
-    ] {
-        let response = app
-            .back_office(method, path)
-            .json(&feature("nope", "n", "Service"))
-            .send()
-            .await
-            .unwrap();
-        expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    }
-    let bad = app
-        .back_office(
-            Method::GET,
-            &format!("{}?featureType=Widget", routes::features()),
-        )
-        .send()
-        .await
-        .unwrap();
-    expect_problem(bad, StatusCode::BAD_REQUEST, "validation").await;
+    let catalogue = app.features();
+    let read = catalogue.get("nope").await;
+    read.problem(StatusCode::NOT_FOUND, "not-found");
+    let replaced = catalogue
+        .replace("nope", &feature("nope", "n", "Service"))
+        .await;
+    replaced.problem(StatusCode::NOT_FOUND, "not-found");
+    let deleted = catalogue.delete("nope").await;
+    deleted.problem(StatusCode::NOT_FOUND, "not-found");
+    let bad = app.features().list("featureType=Widget").await;
+    bad.problem(StatusCode::BAD_REQUEST, "validation");
 });
 
 api_test!(only_back_office_manages_the_catalogue_and_licenses, |app| {
@@ -295,101 +212,60 @@ api_test!(only_back_office_manages_the_catalogue_and_licenses, |app| {
             .unwrap();
         expect_problem(anonymous, StatusCode::UNAUTHORIZED, "credentials-missing").await;
     }
-    let read = app
-        .back_office(Method::GET, &routes::feature("Platform"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        expect_status(read, StatusCode::OK).await["name"],
-        "The platform"
-    );
+    let read = app.features().get("Platform").await;
+    assert_eq!(read.expect(StatusCode::OK)["name"], "The platform");
 });
 
 api_test!(licenses_are_granted_listed_and_revoked, |app| {
     add_feature(&app, "Platform", "The platform", "Application").await;
     let tenant = app.tenant_id();
-    let created = expect_status(
-        license(&app, "Platform", tenant, None).await,
-        StatusCode::CREATED,
-    )
-    .await;
+    let created = license(&app, "Platform", tenant, None)
+        .await
+        .expect(StatusCode::CREATED);
     assert_eq!(
         (created["enabled"].as_bool(), created["featureId"].as_str()),
         (Some(true), Some("Platform"))
     );
-    let again = expect_status(
-        license(&app, "Platform", tenant, None).await,
-        StatusCode::OK,
-    )
-    .await;
+    let again = license(&app, "Platform", tenant, None)
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(again["enabled"], true);
-    let off = expect_status(
-        license(&app, "Platform", tenant, Some(json!({"enabled": false}))).await,
-        StatusCode::OK,
-    )
-    .await;
+    let off = license(&app, "Platform", tenant, Some(json!({"enabled": false})))
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(off["enabled"], false);
-    let kept = expect_status(
-        license(&app, "Platform", tenant, Some(json!({}))).await,
-        StatusCode::OK,
-    )
-    .await;
+    let kept = license(&app, "Platform", tenant, Some(json!({})))
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(
         kept["enabled"], false,
         "an absent switch keeps the license's"
     );
     let other = app.create_tenant("Other").await;
-    let new_off = expect_status(
-        license(&app, "Platform", other, Some(json!({"enabled": false}))).await,
-        StatusCode::CREATED,
-    )
-    .await;
-    assert_eq!(new_off["enabled"], false);
-    let listed = app
-        .back_office(Method::GET, &routes::feature_licenses("Platform"))
-        .send()
+    let new_off = license(&app, "Platform", other, Some(json!({"enabled": false})))
         .await
-        .unwrap();
+        .expect(StatusCode::CREATED);
+    assert_eq!(new_off["enabled"], false);
+    let listed = app.features().licenses("Platform").await;
     assert_eq!(
-        expect_status(listed, StatusCode::OK).await["data"]
+        listed.expect(StatusCode::OK)["data"]
             .as_array()
             .unwrap()
             .len(),
         2
     );
-    let of_tenant = app
-        .back_office(Method::GET, &routes::tenant_licenses(tenant))
-        .send()
-        .await
-        .unwrap();
-    let of_tenant = expect_status(of_tenant, StatusCode::OK).await;
+    let of_tenant = app.features().licenses_of(tenant).await;
+    let of_tenant = of_tenant.expect(StatusCode::OK);
     assert_eq!(of_tenant["data"][0]["featureId"], "Platform");
-    let licensed = app
-        .back_office(Method::DELETE, &routes::feature("Platform"))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(licensed, StatusCode::CONFLICT, "feature-licensed").await;
+    let licensed = app.features().delete("Platform").await;
+    licensed.problem(StatusCode::CONFLICT, "feature-licensed");
     for holder in [tenant, other] {
-        let revoked = app
-            .back_office(Method::DELETE, &routes::feature_license("Platform", holder))
-            .send()
-            .await
-            .unwrap();
+        let revoked = app.features().revoke("Platform", holder).await;
         assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
     }
-    let twice = app
-        .back_office(Method::DELETE, &routes::feature_license("Platform", tenant))
-        .send()
-        .await
-        .unwrap();
-    expect_problem(twice, StatusCode::NOT_FOUND, "not-found").await;
-    let deleted = app
-        .back_office(Method::DELETE, &routes::feature("Platform"))
-        .send()
-        .await
-        .unwrap();
+    let twice = app.features().revoke("Platform", tenant).await;
+    twice.problem(StatusCode::NOT_FOUND, "not-found");
+    let deleted = app.features().delete("Platform").await;
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
 });
 
@@ -398,24 +274,13 @@ api_test!(
     |app| {
         add_feature(&app, "Platform", "The platform", "Application").await;
         let missing_tenant = license(&app, "Platform", Uuid::new_v4(), None).await;
-        expect_problem(missing_tenant, StatusCode::NOT_FOUND, "not-found").await;
+        missing_tenant.problem(StatusCode::NOT_FOUND, "not-found");
         let missing_feature = license(&app, "Nope", app.tenant_id(), None).await;
-        expect_problem(missing_feature, StatusCode::NOT_FOUND, "not-found").await;
-        let bad_tenant = app
-            .back_office(
-                Method::PUT,
-                "/api/admin/features/Platform/licenses/not-a-uuid",
-            )
-            .send()
-            .await
-            .unwrap();
-        expect_problem(bad_tenant, StatusCode::BAD_REQUEST, "invalid-path").await;
-        let bad_feature = app
-            .back_office(Method::GET, "/api/admin/features/a%00b")
-            .send()
-            .await
-            .unwrap();
-        expect_problem(bad_feature, StatusCode::BAD_REQUEST, "invalid-path").await;
+        missing_feature.problem(StatusCode::NOT_FOUND, "not-found");
+        let bad_tenant = app.features().license("Platform", "not-a-uuid", None).await;
+        bad_tenant.problem(StatusCode::BAD_REQUEST, "invalid-path");
+        let bad_feature = app.features().get("a%00b").await;
+        bad_feature.problem(StatusCode::BAD_REQUEST, "invalid-path");
         let bad_switch = license(
             &app,
             "Platform",
@@ -423,13 +288,9 @@ api_test!(
             Some(json!({"enabled": "yes"})),
         )
         .await;
-        expect_problem(bad_switch, StatusCode::BAD_REQUEST, "validation").await;
-        let unknown_tenant = app
-            .back_office(Method::GET, &routes::tenant_licenses(Uuid::new_v4()))
-            .send()
-            .await
-            .unwrap();
-        expect_problem(unknown_tenant, StatusCode::NOT_FOUND, "not-found").await;
+        bad_switch.problem(StatusCode::BAD_REQUEST, "validation");
+        let unknown_tenant = app.features().licenses_of(Uuid::new_v4()).await;
+        unknown_tenant.problem(StatusCode::NOT_FOUND, "not-found");
     }
 );
 
@@ -439,10 +300,12 @@ api_test!(the_owner_lists_licensed_features_by_type, |app| {
     add_feature(&app, "unlicensed", "Zeta", "Application").await;
     let tenant = app.tenant_id();
     for id in ["b-app", "a-svc"] {
-        expect_status(license(&app, id, tenant, None).await, StatusCode::CREATED).await;
+        license(&app, id, tenant, None)
+            .await
+            .expect(StatusCode::CREATED);
     }
     let key = app.bootstrap.api_key.clone();
-    let all = expect_status(my_list(&app, &key, "").await, StatusCode::OK).await;
+    let all = my_list(&app, &key, "").await.expect(StatusCode::OK);
     assert_eq!(
         all,
         json!({"data": [
@@ -450,18 +313,16 @@ api_test!(the_owner_lists_licensed_features_by_type, |app| {
             {"url": "https://b-app.example.com", "responseUrl": "https://b-app.example.com/signin", "featureId": "b-app", "name": "Beta", "enabled": true, "type": "Application"},
         ]})
     );
-    let apps = expect_status(
-        my_list(&app, &key, "?featureType=application").await,
-        StatusCode::OK,
-    )
-    .await;
+    let apps = my_list(&app, &key, "featureType=application")
+        .await
+        .expect(StatusCode::OK);
     assert_eq!(apps["data"].as_array().unwrap().len(), 1);
     assert_eq!(apps["data"][0]["featureId"], "b-app");
-    let bad = my_list(&app, &key, "?featureType=Widget").await;
-    expect_problem(bad, StatusCode::BAD_REQUEST, "validation").await;
+    let bad = my_list(&app, &key, "featureType=Widget").await;
+    bad.problem(StatusCode::BAD_REQUEST, "validation");
     let other = app.create_tenant("Other").await;
     let (_, other_key) = app.create_api_key(other, "Owner").await;
-    let empty = expect_status(my_list(&app, &other_key, "").await, StatusCode::OK).await;
+    let empty = my_list(&app, &other_key, "").await.expect(StatusCode::OK);
     assert_eq!(
         empty["data"],
         json!([]),
@@ -472,20 +333,15 @@ api_test!(the_owner_lists_licensed_features_by_type, |app| {
 api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
     add_feature(&app, "Platform", "The platform", "Application").await;
     let tenant = app.tenant_id();
-    expect_status(
-        license(&app, "Platform", tenant, None).await,
-        StatusCode::CREATED,
-    )
-    .await;
+    license(&app, "Platform", tenant, None)
+        .await
+        .expect(StatusCode::CREATED);
     let id = tenant.to_string();
     for role in ["Administrator", "User"] {
         let (_, key) = app.create_api_key(tenant, role).await;
-        expect_problem(
-            my_list(&app, &key, "").await,
-            StatusCode::FORBIDDEN,
-            "forbidden",
-        )
-        .await;
+        my_list(&app, &key, "")
+            .await
+            .problem(StatusCode::FORBIDDEN, "forbidden");
         let response = switch(
             &app,
             &key,
@@ -495,7 +351,7 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
             json!({"enabled": false}),
         )
         .await;
-        expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+        response.problem(StatusCode::FORBIDDEN, "forbidden");
     }
     let operator = app.token(basin::TokenRequest {
         subject: Uuid::new_v4(),
@@ -503,12 +359,8 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
         ttl: chrono::TimeDelta::hours(1),
         ..Default::default()
     });
-    let no_tenant = app
-        .with_token(Method::GET, &routes::my_tenant_features(), &operator)
-        .send()
-        .await
-        .unwrap();
-    expect_problem(no_tenant, StatusCode::FORBIDDEN, "forbidden").await;
+    let no_tenant = app.by(As::Token(&operator)).features().mine("").await;
+    no_tenant.problem(StatusCode::FORBIDDEN, "forbidden");
     let other = app.create_tenant("Other").await;
     let (_, other_owner) = app.create_api_key(other, "Owner").await;
     let response = switch(
@@ -520,23 +372,13 @@ api_test!(only_an_owner_of_the_tenant_lists_and_switches, |app| {
         json!({"enabled": false}),
     )
     .await;
-    expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+    response.problem(StatusCode::FORBIDDEN, "forbidden");
     let owner = app.user_token(app.owner_id(), Some(tenant));
-    let by_token = app
-        .with_token(
-            Method::PATCH,
-            &routes::tenant_feature("Platform", tenant),
-            &owner,
-        )
-        .header("svc-project-id", &id)
-        .json(&json!({"enabled": false}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        expect_status(by_token, StatusCode::OK).await,
-        json!({"enabled": false})
-    );
+    let by_token = app.by(As::Token(&owner)).features();
+    let by_token = by_token
+        .switch("Platform", tenant, Some(&id), &json!({"enabled": false}))
+        .await;
+    assert_eq!(by_token.expect(StatusCode::OK), json!({"enabled": false}));
     let anonymous = app
         .anonymous(Method::GET, &routes::my_tenant_features())
         .send()
@@ -551,19 +393,17 @@ api_test!(
         add_feature(&app, "Platform", "The platform", "Application").await;
         add_feature(&app, "Unlicensed", "Not held", "Service").await;
         let tenant = app.tenant_id();
-        expect_status(
-            license(&app, "Platform", tenant, None).await,
-            StatusCode::CREATED,
-        )
-        .await;
+        license(&app, "Platform", tenant, None)
+            .await
+            .expect(StatusCode::CREATED);
         let key = app.bootstrap.api_key.clone();
         let id = tenant.to_string();
         let off = json!({"enabled": false});
         let missing = switch(&app, &key, "Platform", tenant, None, off.clone()).await;
-        expect_problem(missing, StatusCode::BAD_REQUEST, "validation").await;
+        missing.problem(StatusCode::BAD_REQUEST, "validation");
         let other = Uuid::new_v4().to_string();
         let different = switch(&app, &key, "Platform", tenant, Some(&other), off.clone()).await;
-        expect_problem(different, StatusCode::BAD_REQUEST, "validation").await;
+        different.problem(StatusCode::BAD_REQUEST, "validation");
         let garbage = switch(
             &app,
             &key,
@@ -573,51 +413,42 @@ api_test!(
             off.clone(),
         )
         .await;
-        expect_problem(garbage, StatusCode::BAD_REQUEST, "validation").await;
+        garbage.problem(StatusCode::BAD_REQUEST, "validation");
         let upper = id.to_uppercase();
         let same_uuid = switch(&app, &key, "Platform", tenant, Some(&upper), off.clone()).await;
-        assert_eq!(expect_status(same_uuid, StatusCode::OK).await, off);
+        assert_eq!(same_uuid.expect(StatusCode::OK), off);
         for body in [
             json!({}),
             json!({"enabled": "false"}),
             json!({"enabled": null}),
         ] {
             let response = switch(&app, &key, "Platform", tenant, Some(&id), body).await;
-            expect_problem(response, StatusCode::BAD_REQUEST, "validation").await;
+            response.problem(StatusCode::BAD_REQUEST, "validation");
         }
         // Issue 33: who may switch is decided before the body is read.
         let (_, user_key) = app.create_api_key(tenant, "User").await;
         for body in [json!({}), json!({"enabled": "false"}), off.clone()] {
             let response = switch(&app, &user_key, "Platform", tenant, Some(&id), body).await;
-            expect_problem(response, StatusCode::FORBIDDEN, "forbidden").await;
+            response.problem(StatusCode::FORBIDDEN, "forbidden");
         }
-        let bad_path = app
-            .anonymous(
-                Method::PATCH,
-                "/api/admin/feature/Platform/tenant/not-a-uuid",
-            )
-            .header("svc-open-api-key", &key)
-            .header("svc-project-id", "not-a-uuid")
-            .json(&off)
-            .send()
-            .await
-            .unwrap();
-        expect_problem(bad_path, StatusCode::BAD_REQUEST, "validation").await;
+        let bad_path = app.by(As::ApiKey(&key)).features();
+        let bad_path = bad_path
+            .switch("Platform", "not-a-uuid", Some("not-a-uuid"), &off)
+            .await;
+        bad_path.problem(StatusCode::BAD_REQUEST, "validation");
         let unlicensed = switch(&app, &key, "Unlicensed", tenant, Some(&id), off.clone()).await;
-        expect_problem(unlicensed, StatusCode::NOT_FOUND, "not-found").await;
+        unlicensed.problem(StatusCode::NOT_FOUND, "not-found");
         let unknown = switch(&app, &key, "Unknown", tenant, Some(&id), off.clone()).await;
-        expect_problem(unknown, StatusCode::NOT_FOUND, "not-found").await;
+        unknown.problem(StatusCode::NOT_FOUND, "not-found");
     }
 );
 
 api_test!(switching_never_changes_the_license, |app| {
     add_feature(&app, "Platform", "The platform", "Application").await;
     let tenant = app.tenant_id();
-    let granted = expect_status(
-        license(&app, "Platform", tenant, None).await,
-        StatusCode::CREATED,
-    )
-    .await;
+    let granted = license(&app, "Platform", tenant, None)
+        .await
+        .expect(StatusCode::CREATED);
     let key = app.bootstrap.api_key.clone();
     let id = tenant.to_string();
     for enabled in [false, false, true, false] {
@@ -630,28 +461,17 @@ api_test!(switching_never_changes_the_license, |app| {
             json!({"enabled": enabled}),
         )
         .await;
-        assert_eq!(
-            expect_status(response, StatusCode::OK).await,
-            json!({"enabled": enabled})
-        );
-        let listed = expect_status(my_list(&app, &key, "").await, StatusCode::OK).await;
+        assert_eq!(response.expect(StatusCode::OK), json!({"enabled": enabled}));
+        let listed = my_list(&app, &key, "").await.expect(StatusCode::OK);
         assert_eq!(listed["data"][0]["enabled"], enabled);
     }
-    let licenses = app
-        .back_office(Method::GET, &routes::feature_licenses("Platform"))
-        .send()
-        .await
-        .unwrap();
-    let licenses = expect_status(licenses, StatusCode::OK).await;
+    let licenses = app.features().licenses("Platform").await;
+    let licenses = licenses.expect(StatusCode::OK);
     assert_eq!(licenses["data"].as_array().unwrap().len(), 1);
     assert_eq!(licenses["data"][0]["licensedAt"], granted["licensedAt"]);
     assert_eq!(licenses["data"][0]["licensedBy"], granted["licensedBy"]);
     assert_eq!(licenses["data"][0]["enabled"], false);
-    let revoked = app
-        .back_office(Method::DELETE, &routes::feature_license("Platform", tenant))
-        .send()
-        .await
-        .unwrap();
+    let revoked = app.features().revoke("Platform", tenant).await;
     assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
     let response = switch(
         &app,
@@ -662,14 +482,10 @@ api_test!(switching_never_changes_the_license, |app| {
         json!({"enabled": true}),
     )
     .await;
-    expect_problem(response, StatusCode::NOT_FOUND, "not-found").await;
-    let licenses = app
-        .back_office(Method::GET, &routes::feature_licenses("Platform"))
-        .send()
-        .await
-        .unwrap();
+    response.problem(StatusCode::NOT_FOUND, "not-found");
+    let licenses = app.features().licenses("Platform").await;
     assert_eq!(
-        expect_status(licenses, StatusCode::OK).await["data"],
+        licenses.expect(StatusCode::OK)["data"],
         json!([]),
         "a switch never grants"
     );

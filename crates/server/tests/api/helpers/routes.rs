@@ -404,6 +404,12 @@ pub fn feature_messages(feature: impl Display) -> String {
     format!("/api/admin/feature/{feature}/message")
 }
 
+/// `/api/admin/feature/{feature}/message/{message}`: One message of a feature: change
+/// (`PATCH`), delete (`DELETE`).
+pub fn feature_message(feature: impl Display, message: impl Display) -> String {
+    format!("/api/admin/feature/{feature}/message/{message}")
+}
+
 /// `/api/admin/feature/{feature}/banner`: A feature's banner (`GET`).
 pub fn feature_banner(feature: impl Display) -> String {
     format!("/api/admin/feature/{feature}/banner")

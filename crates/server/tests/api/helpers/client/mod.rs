@@ -4,11 +4,13 @@
 //! `app.recycle_bin().dataset(id).restore()`, `app.datasets_of(project).upload("a.txt", bytes)`,
 //! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
 //! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`, `app.iam().principal_me()`,
-//! `app.as_back_office().admin().tenant(id).add_member(&body)`, `app.dead_letters().replay(id)`.
+//! `app.as_back_office().admin().tenant(id).add_member(&body)`, `app.dead_letters().replay(id)`,
+//! `app.feature_operator().messages(Some("Platform")).create(&body)`.
 //!
 //! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
 //! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), the dead
-//! letters of platform events ([`events`]), transfers ([`transfers`]), the recycle bin
+//! letters of platform events ([`events`]), features, their messages and licenses
+//! ([`features`]), transfers ([`transfers`]), the recycle bin
 //! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
@@ -19,6 +21,7 @@
 mod credits;
 mod datasets;
 mod events;
+mod features;
 mod hierarchy;
 mod identity;
 mod projects;
@@ -34,6 +37,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use datasets::*;
+pub use features::*;
 pub use projects::*;
 pub use transfers::*;
 
@@ -195,11 +199,7 @@ impl<'a> Api<'a> {
         request: RequestBuilder,
         body: Option<&Value>,
     ) -> Reply<T> {
-        let request = match body {
-            Some(body) => request.json(body),
-            None => request,
-        };
-        Reply::of(request.send().await.unwrap()).await
+        send_json(request, body).await
     }
 
     /// Sends `method path` without an api-version, with a JSON body when given.
@@ -230,6 +230,18 @@ impl TestApp {
     pub fn api(&self) -> Api<'_> {
         self.by(As::Key)
     }
+}
+
+/// Sends `request`, with a JSON body when given, and reads the answer.
+pub(crate) async fn send_json<T: DeserializeOwned>(
+    request: RequestBuilder,
+    body: Option<&Value>,
+) -> Reply<T> {
+    let request = match body {
+        Some(body) => request.json(body),
+        None => request,
+    };
+    Reply::of(request.send().await.unwrap()).await
 }
 
 /// `path` with `?query` when `query` is not empty.
