@@ -170,20 +170,15 @@ impl Dataset {
 /// The cell of `grid` holding `(x, y)`: the inverse of its affine transform, cells half-open
 /// (a point on the edge between two cells is in the one to its right or below).
 fn grid_cell(grid: &GridGeometry, x: f64, y: f64) -> Option<Location> {
-    let [
-        origin_x,
-        pixel_width,
-        row_rotation,
-        origin_y,
-        column_rotation,
-        pixel_height,
-    ] = grid.transform.to_gdal();
+    let transform = &grid.transform;
+    let (pixel_width, row_rotation) = (transform.pixel_width, transform.row_rotation);
+    let (column_rotation, pixel_height) = (transform.column_rotation, transform.pixel_height);
     let determinant = pixel_width * pixel_height - row_rotation * column_rotation;
     if determinant == 0.0 || !determinant.is_finite() {
         return None;
     }
-    let dx = x - origin_x;
-    let dy = y - origin_y;
+    let dx = x - transform.origin_x;
+    let dy = y - transform.origin_y;
     let column = (dx * pixel_height - dy * row_rotation) / determinant;
     let row = (dy * pixel_width - dx * column_rotation) / determinant;
     if !(column >= 0.0 && row >= 0.0) {

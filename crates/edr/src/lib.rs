@@ -21,6 +21,7 @@ pub mod covjson;
 pub mod crs;
 pub mod dataset;
 pub mod error;
+pub mod extent;
 pub mod position;
 pub mod read;
 pub mod select;

@@ -175,6 +175,9 @@ pub(crate) enum ApiError {
         /// The limit that was exceeded.
         limit_bytes: u64,
     },
+    /// The answer the request asks for would pass a limit (an EDR query over too many values).
+    #[error("answer too large: {0}")]
+    AnswerTooLarge(String),
     /// An upload body sent nothing for `limits.upload_idle_timeout_ms`.
     #[error("the upload stalled")]
     BodyStalled,
@@ -278,6 +281,10 @@ impl ApiError {
             Self::PayloadTooLarge { limit_bytes } => {
                 Problem::new(S::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large")
                     .detail(format!("The request body exceeds the limit of {limit_bytes} bytes."))
+            }
+            Self::AnswerTooLarge(detail) => {
+                Problem::new(S::PAYLOAD_TOO_LARGE, "answer-too-large", "Answer too large")
+                    .detail(detail)
             }
             Self::BodyStalled => {
                 Problem::new(S::REQUEST_TIMEOUT, "request-timeout", "Request timeout").detail(

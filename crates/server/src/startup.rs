@@ -92,6 +92,7 @@ fields_from_ref!(
     credits: crate::credits::service::CreditService,
     features: crate::features::service::FeatureService,
     tiles: crate::tiles::service::TileService,
+    edr: crate::edr::service::EdrService,
 );
 
 /// What [`AppState`] shares.
@@ -133,6 +134,8 @@ pub(crate) struct AppParts {
     pub(crate) features: crate::features::service::FeatureService,
     /// Tiles.
     pub(crate) tiles: crate::tiles::service::TileService,
+    /// EDR queries.
+    pub(crate) edr: crate::edr::service::EdrService,
 }
 
 /// Store, secret and state, ready to serve or to run admin commands against.
@@ -276,8 +279,17 @@ impl Services {
             },
             &changes,
         );
+        let edr = crate::edr::service::EdrService::new(crate::edr::service::EdrDeps {
+            datasets: datasets.clone(),
+            blobs: blobs.clone(),
+            catalogue: catalogue.clone(),
+            work_dir: config.transfers.work_dir(&config.data_dir),
+            limits: config.edr.limits(),
+            cache_bytes: config.edr.cache_bytes(),
+        });
         let state = AppState(Arc::new(AppParts {
             tiles,
+            edr,
             credits,
             features,
             bin,
@@ -627,6 +639,7 @@ pub(crate) fn router(
         .merge(crate::conversion::router())
         .merge(crate::gis::router())
         .merge(crate::tiles::router())
+        .merge(crate::edr::router())
         .merge(crate::health::router())
         .merge(crate::events::router())
         .split_for_parts();
@@ -728,6 +741,15 @@ impl FromRef<AppState> for crate::credits::routes::CreditsState {
     fn from_ref(app: &AppState) -> Self {
         Self {
             credits: app.credits.clone(),
+            page_limits: app.page_limits,
+        }
+    }
+}
+
+impl FromRef<AppState> for crate::edr::routes::EdrState {
+    fn from_ref(app: &AppState) -> Self {
+        Self {
+            edr: app.edr.clone(),
             page_limits: app.page_limits,
         }
     }

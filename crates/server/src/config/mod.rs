@@ -15,6 +15,7 @@ mod blob;
 mod console;
 mod credits;
 mod database;
+mod edr;
 mod env;
 mod events;
 mod features;
@@ -44,6 +45,7 @@ pub use blob::BlobConfig;
 pub use console::ConsoleConfig;
 pub use credits::CreditsConfig;
 pub use database::DatabaseConfig;
+pub(crate) use edr::EdrConfig;
 pub use events::{EventsConfig, NatsConfig, WebhookConfig};
 pub use features::FeaturesConfig;
 pub(crate) use fetch::FetchConfig;
@@ -96,6 +98,8 @@ pub struct Config {
     pub features: FeaturesConfig,
     /// Tiles: memory caches and client caching (docs/tiles.md).
     pub tiles: TilesConfig,
+    /// EDR queries: their limits and cache (docs/edr.md).
+    pub edr: EdrConfig,
     /// Logging.
     pub log: LogConfig,
     /// Platform events: the outbox relay and its sinks (docs/events.md).
@@ -121,6 +125,7 @@ impl Default for Config {
             credits: CreditsConfig::default(),
             features: FeaturesConfig::default(),
             tiles: TilesConfig::default(),
+            edr: EdrConfig::default(),
             log: LogConfig::default(),
             events: EventsConfig::default(),
             console: ConsoleConfig::default(),

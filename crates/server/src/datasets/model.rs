@@ -81,6 +81,22 @@ pub(crate) struct DatasetRow {
     pub(crate) deleted_by: Option<Uuid>,
 }
 
+impl DatasetRow {
+    /// A key that changes whenever the content may have changed (its path, size, format and
+    /// checksum, or its row version while the checksum is unknown): what caches of things read
+    /// from the content are keyed by.
+    pub(crate) fn content_key(&self) -> String {
+        let version = match &self.checksum {
+            Some(checksum) => checksum.clone(),
+            None => format!("v{}", self.row_version),
+        };
+        format!(
+            "{}|{}|{}|{}",
+            self.data_path, self.storage_size, self.dataset_format, version
+        )
+    }
+}
+
 /// A dataset on the wire.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -389,6 +389,51 @@ impl DatasetService {
         Ok(store::list(&self.db, project, name_prefix, after, fetch).await?)
     }
 
+    /// Live datasets of the caller's tenant whose format is one of `formats` and whose content
+    /// the caller may read, optionally only those placed directly in `project`, by name then
+    /// id, among the next `scan` candidates after `after`. Returns them and, when more
+    /// candidates may follow, the position of the last one looked at, to go on from
+    /// (candidates the caller may not read are skipped).
+    pub(crate) async fn readable_of_formats(
+        &self,
+        caller: &Caller,
+        project: Option<ProjectId>,
+        formats: &[&str],
+        after: Option<(crate::db::SortValue, Uuid)>,
+        scan: i64,
+    ) -> DatasetResult<(Vec<DatasetRow>, Option<(crate::db::SortValue, Uuid)>)> {
+        let Some(tenant) = caller.tenant_id() else {
+            return Ok((Vec::new(), None));
+        };
+        if let Some(project) = project {
+            let chain = self.projects.visible(caller, project).await?;
+            if !chain.capabilities().can_list_content {
+                return Err(ProjectError::Forbidden(
+                    "you may not list content in this project".into(),
+                )
+                .into());
+            }
+        }
+        let candidates =
+            store::list_of_formats(&self.db, tenant, project, formats, after, scan).await?;
+        let more = i64::try_from(candidates.len()).unwrap_or(i64::MAX) >= scan;
+        let last = candidates.last().filter(|_| more).map(|row| {
+            (
+                crate::db::SortValue::Text(row.name.clone()),
+                row.id.as_uuid(),
+            )
+        });
+        let mut readable = Vec::with_capacity(candidates.len());
+        for row in candidates {
+            match self.readable(caller, row.id).await {
+                Ok(row) => readable.push(row),
+                Err(DatasetError::NotFound | DatasetError::Project(_)) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok((readable, last))
+    }
+
     async fn write(
         &self,
         caller: &Caller,

@@ -147,6 +147,49 @@ pub(crate) async fn list(
             " AND lower(substr(name, 1, CAST({length} AS INTEGER))) = {value}"
         ));
     }
+    fetch_by_name(db, sql, after, fetch).await
+}
+
+/// Live datasets of `tenant` whose format is one of `formats`, optionally only those placed
+/// directly in `project`, by name then id. Readability is the caller's to check.
+pub(crate) async fn list_of_formats(
+    db: &Db,
+    tenant: TenantId,
+    project: Option<ProjectId>,
+    formats: &[&str],
+    after: Option<(SortValue, uuid::Uuid)>,
+    fetch: i64,
+) -> StoreResult<Vec<DatasetRow>> {
+    let mut sql = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM datasets WHERE deleted_at IS NULL AND tenant_id = "
+    ));
+    let tenant = sql.arg(Arg::Uuid(tenant.as_uuid()));
+    sql.push(&tenant);
+    if let Some(project) = project {
+        let project = sql.arg(Arg::Uuid(project.as_uuid()));
+        sql.push(" AND project_id = ").push(&project);
+    }
+    let formats: Vec<String> = formats
+        .iter()
+        .map(|format| sql.arg(Arg::Text((*format).to_owned())))
+        .collect();
+    if formats.is_empty() {
+        return Ok(Vec::new());
+    }
+    sql.push(" AND dataset_format IN (")
+        .push(&formats.join(", "))
+        .push(")");
+    fetch_by_name(db, sql, after, fetch).await
+}
+
+/// The rows of `sql` (a `SELECT` of datasets with its `WHERE`) after `after`, by name then id,
+/// up to `fetch`.
+async fn fetch_by_name(
+    db: &Db,
+    mut sql: Sql,
+    after: Option<(SortValue, uuid::Uuid)>,
+    fetch: i64,
+) -> StoreResult<Vec<DatasetRow>> {
     let page = KeysetPage {
         column: "name",
         id_column: "id",

@@ -67,6 +67,11 @@ pub(crate) const TILES: ApiVersions = ApiVersions {
     supported: &[1],
     default: 1,
 };
+/// EDR endpoints (`/api/edr/...`): Basin's own, version 1.
+pub(crate) const EDR: ApiVersions = ApiVersions {
+    supported: &[1],
+    default: 1,
+};
 /// Every version any endpoint accepts, announced on responses outside the versioned groups.
 pub(crate) const ALL: ApiVersions = ApiVersions {
     supported: &[1, 2, 3, 4],
@@ -90,6 +95,8 @@ pub(crate) fn versions_for_path(path: &str) -> ApiVersions {
         GIS
     } else if path.starts_with("/api/tiles/") || path.starts_with("/api/vectortiles/") {
         TILES
+    } else if path == "/api/edr" || path.starts_with("/api/edr/") {
+        EDR
     } else {
         METADATA
     }

@@ -7,7 +7,6 @@
 //! size-bounded memory caches keyed by the dataset's content version, so a map of many users
 //! reads each file once and draws each tile once.
 
-mod cache;
 mod capabilities;
 pub(crate) mod definition;
 pub(crate) mod model;

@@ -31,7 +31,8 @@ use crate::datasets::service::{ContentDetails, DatasetError, DatasetService, New
 use crate::db::Db;
 use crate::db::changes::{ChangeWatch, FreshCache};
 use crate::ids::DatasetId;
-use crate::tiles::cache::Lru;
+use crate::lru::Lru;
+use crate::staging::Staging;
 use crate::tiles::definition::{self, DefineTilesRequest, Definition, TILES_FORMAT};
 use crate::tiles::pyramid::{self, ManifestLookup, PyramidRef, StoredTile};
 use crate::tiles::scheme::{Scheme, SchemeType, default_schemes};
@@ -237,7 +238,7 @@ pub(crate) struct TileService {
     pub(super) db: Db,
     pub(super) blobs: Arc<dyn BlobStore>,
     catalogue: Arc<Catalogue>,
-    work_dir: PathBuf,
+    staging: Staging,
     pub(super) settings: TileSettings,
     pub(super) clock: Arc<dyn Clock>,
     /// Manifests of stored pyramids by version.
@@ -266,30 +267,6 @@ impl std::fmt::Debug for TileService {
 /// The folder under the work folder where files are staged for reading.
 const STAGING_FOLDER: &str = "tiles";
 
-/// Staged files older than this at startup were left by a process that stopped mid-read.
-const STAGING_AGE_MAX: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Removes the staging folders in `staging` last changed more than `age` ago; returns how
-/// many. Errors (a folder gone meanwhile, no permission) skip that folder.
-fn sweep_staging(staging: &Path, age: std::time::Duration) -> usize {
-    let Ok(entries) = std::fs::read_dir(staging) else {
-        return 0;
-    };
-    let now = std::time::SystemTime::now();
-    entries
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry
-                .metadata()
-                .and_then(|metadata| metadata.modified())
-                .ok()
-                .and_then(|modified| now.duration_since(modified).ok())
-                .is_some_and(|elapsed| elapsed > age)
-        })
-        .filter(|entry| std::fs::remove_dir_all(entry.path()).is_ok())
-        .count()
-}
-
 /// Least bytes kept for described datasets (a grid's description is under a kilobyte; a mesh's
 /// holds its index, so the cache may grow to half the band budget).
 const DESCRIBED_CACHE_BYTES: usize = 16 << 20;
@@ -306,23 +283,12 @@ impl TileService {
             settings,
             clock,
         } = deps;
-        // Reads interrupted by a crash leave hard links behind, which would keep a deleted
-        // blob's bytes on disk; clear them once, in the background.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let staging = work_dir.join(STAGING_FOLDER);
-            runtime.spawn_blocking(move || {
-                let removed = sweep_staging(&staging, STAGING_AGE_MAX);
-                if removed > 0 {
-                    tracing::info!(removed, "removed files left by interrupted tile reads");
-                }
-            });
-        }
         Self {
             datasets,
             db,
             blobs,
             catalogue,
-            work_dir,
+            staging: Staging::new(&work_dir, STAGING_FOLDER),
             settings,
             clock,
             manifests: Arc::new(Lru::new(MANIFEST_CACHE_BYTES)),
@@ -535,26 +501,14 @@ impl TileService {
         row: &DatasetRow,
         read: impl FnOnce(&Path) -> T + Send + 'static,
     ) -> anyhow::Result<T> {
-        let path = BlobPath::parse_key(&row.data_path)
-            .map_err(|error| anyhow::anyhow!("the dataset has a bad data path: {error}"))?;
-        let folder = self
-            .work_dir
-            .join(STAGING_FOLDER)
-            .join(uuid::Uuid::new_v4().to_string());
-        tokio::fs::create_dir_all(&folder).await?;
-        let target = folder.join(format!("source{}", row.dataset_format));
-        let staged = stage(self.blobs.as_ref(), &path, &target).await;
-        let result = match staged {
-            Ok(()) => tokio::task::spawn_blocking({
-                let target = target.clone();
-                move || read(&target)
-            })
+        self.staging
+            .with_file(
+                self.blobs.as_ref(),
+                &row.data_path,
+                &row.dataset_format,
+                read,
+            )
             .await
-            .map_err(anyhow::Error::from),
-            Err(error) => Err(error),
-        };
-        let _ = tokio::fs::remove_dir_all(&folder).await;
-        result
     }
 
     /// Vector tile z/x/y (WebMercatorQuad) of a feature collection or mesh dataset the caller
@@ -956,14 +910,7 @@ const DEFINITION_BYTES_MAX: usize = 1 << 20;
 
 /// The dataset's content version: the cache key of everything drawn from it.
 fn content_key(row: &DatasetRow) -> Arc<str> {
-    let version = match &row.checksum {
-        Some(checksum) => checksum.clone(),
-        None => format!("v{}", row.row_version),
-    };
-    Arc::from(format!(
-        "{}|{}|{}|{}",
-        row.data_path, row.storage_size, row.dataset_format, version
-    ))
+    Arc::from(row.content_key())
 }
 
 fn described_weight(described: &Described) -> usize {
@@ -1000,51 +947,4 @@ fn reprojection_from_mercator(description: &Description) -> Option<Reprojection>
     Some(Reprojection::WebMercatorThrough(Box::new(
         CrsTransform::new(from, to),
     )))
-}
-
-/// Puts the blob at `path` at `target`: a hard link for local blobs, else a download.
-async fn stage(blobs: &dyn BlobStore, path: &BlobPath, target: &Path) -> anyhow::Result<()> {
-    if let Some(file) = blobs.local_file_now(path).await
-        && tokio::fs::hard_link(&file, target).await.is_ok()
-        && basin_blob::linked_a_file(target).await
-    {
-        return Ok(());
-    }
-    let read = blobs.get(path, None).await?;
-    let mut file = tokio::fs::File::create(target).await?;
-    let mut body = read.body;
-    while let Some(chunk) = futures::StreamExt::next(&mut body).await {
-        let chunk = chunk?;
-        tokio::io::AsyncWriteExt::write_all(&mut file, &chunk).await?;
-    }
-    tokio::io::AsyncWriteExt::flush(&mut file).await?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn staging_leftovers_are_swept_by_age() {
-        let work = tempfile::tempdir().unwrap();
-        let old = work.path().join("old");
-        let fresh = work.path().join("fresh");
-        for folder in [&old, &fresh] {
-            std::fs::create_dir_all(folder).unwrap();
-            std::fs::write(folder.join("source.tif"), b"x").unwrap();
-        }
-        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-        std::fs::File::open(&old)
-            .unwrap()
-            .set_modified(long_ago)
-            .unwrap();
-        assert_eq!(sweep_staging(work.path(), STAGING_AGE_MAX), 1);
-        assert!(!old.exists());
-        assert!(fresh.join("source.tif").exists());
-        assert_eq!(
-            sweep_staging(&work.path().join("missing"), STAGING_AGE_MAX),
-            0
-        );
-    }
 }

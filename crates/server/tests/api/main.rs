@@ -17,6 +17,7 @@ mod console;
 mod conventions;
 mod credits;
 mod datasets;
+mod edr;
 mod events;
 mod features;
 mod gis;

@@ -604,3 +604,30 @@ pub fn vector_tile(
 ) -> String {
     format!("/api/vectortiles/dataset/{dataset}/{zoom}/{col}/{row}.vector.pbf")
 }
+
+// ---- EDR ----
+
+/// `/api/edr`: The EDR landing page (`GET`).
+pub fn edr_landing() -> String {
+    "/api/edr".to_owned()
+}
+
+/// `/api/edr/conformance`: The EDR conformance classes (`GET`).
+pub fn edr_conformance() -> String {
+    "/api/edr/conformance".to_owned()
+}
+
+/// `/api/edr/collections`: The collections the caller may query (`GET`).
+pub fn edr_collections() -> String {
+    "/api/edr/collections".to_owned()
+}
+
+/// `/api/edr/collections/{collection}`: One collection (`GET`).
+pub fn edr_collection(collection: impl Display) -> String {
+    format!("/api/edr/collections/{collection}")
+}
+
+/// `/api/edr/collections/{collection}/position`: A position query (`GET`).
+pub fn edr_position(collection: impl Display) -> String {
+    format!("/api/edr/collections/{collection}/position")
+}

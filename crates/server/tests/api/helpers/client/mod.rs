@@ -5,12 +5,13 @@
 //! `app.dataset(id).move_to(target)`, `app.hierarchy(project).apply(&actions)`,
 //! `app.tiles(dataset).scheme("wmts-0").tile(1, 0, 1)`, `app.iam().principal_me()`,
 //! `app.as_back_office().admin().tenant(id).add_member(&body)`, `app.dead_letters().replay(id)`,
-//! `app.feature_operator().messages(Some("Platform")).create(&body)`.
+//! `app.feature_operator().messages(Some("Platform")).create(&body)`,
+//! `app.edr().collection(id).position(&[("coords", "POINT(1 2)")])`.
 //!
 //! The areas: projects ([`projects`]), datasets ([`datasets`]), the bulk hierarchy
 //! ([`hierarchy`]), tiles ([`tiles`]), identity and administration ([`identity`]), the dead
 //! letters of platform events ([`events`]), features, their messages and licenses
-//! ([`features`]), transfers ([`transfers`]), the recycle bin
+//! ([`features`]), EDR queries ([`edr`]), transfers ([`transfers`]), the recycle bin
 //! ([`recycle_bin`]) and credits ([`credits`]).
 //!
 //! Every call answers a [`Reply`]: the status, the headers a test checks, and the body, parsed
@@ -20,6 +21,7 @@
 
 mod credits;
 mod datasets;
+mod edr;
 mod events;
 mod features;
 mod hierarchy;

@@ -1,9 +1,10 @@
 //! A size-bounded least-recently-used cache that loads each missing value once.
 //!
-//! Tiles, described datasets and loaded bands are all kept here, each in its own cache with
-//! its own byte budget from config. When many requests want the same missing value at once
-//! (a map opening shows a dozen tiles of one band), one of them loads it and the rest wait
-//! for that load instead of reading the file a dozen times. Every replica has its own cache;
+//! Tiles, described datasets and loaded bands (the tiles area) and the described datasets of
+//! EDR queries are kept in caches of this kind, each with its own byte budget from config. When
+//! many requests want the same missing value at once (a map opening shows a dozen tiles of one
+//! band), one of them loads it and the rest wait for that load instead of reading the file a
+//! dozen times. Every replica has its own cache;
 //! nothing in it is needed for correctness.
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,0 +1,352 @@
+//! EDR endpoints (docs/edr.md): the landing page, conformance, collections and their
+//! metadata, and the queries. HTTP only: the rules are in `service.rs`, the queries in
+//! basin-edr.
+
+use axum::extract::{FromRef, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::from_fn_with_state;
+use axum::response::{IntoResponse, Response};
+use basin_edr::EdrError;
+use basin_edr::position::PositionQuery;
+use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::{Caller, Principal};
+use crate::db::SortValue;
+use crate::edr::model::{
+    self, CONFORMANCE, CollectionDto, CollectionsDto, ConformanceDto, LandingDto, Link,
+};
+use crate::edr::service::{EdrService, EdrServiceError};
+use crate::error::ApiError;
+use crate::http::api_version::{self, EDR};
+use crate::http::extract::{Json, Path, Query};
+use crate::http::paging::{Cursor, CursorRequest, PageLimits, SortKind};
+use crate::ids::{DatasetId, ProjectId};
+use crate::public_base::PublicBase;
+
+/// What the EDR endpoints need.
+#[derive(Debug, Clone)]
+pub(crate) struct EdrState {
+    /// The rules.
+    pub(crate) edr: EdrService,
+    /// Page sizes of the collection list.
+    pub(crate) page_limits: PageLimits,
+}
+
+/// EDR routes with their OpenAPI description.
+pub(crate) fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EdrState: FromRef<S>,
+    crate::blob_urls::BlobUrls: FromRef<S>,
+    std::sync::Arc<crate::auth::Authenticator>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(landing))
+        .routes(routes!(conformance))
+        .routes(routes!(collections))
+        .routes(routes!(collection))
+        .routes(routes!(position))
+        .layer(from_fn_with_state(EDR, api_version::enforce))
+}
+
+impl From<EdrServiceError> for ApiError {
+    fn from(error: EdrServiceError) -> Self {
+        match error {
+            EdrServiceError::Dataset(error) => error.into(),
+            EdrServiceError::NotACollection(message) => ApiError::NotFound(message),
+            EdrServiceError::Query(error) => error.into(),
+            EdrServiceError::Internal(error) => ApiError::Internal(error),
+        }
+    }
+}
+
+impl From<EdrError> for ApiError {
+    fn from(error: EdrError) -> Self {
+        let message = error.to_string();
+        match error {
+            EdrError::Invalid { parameter, message } => ApiError::field(parameter, message),
+            EdrError::TooLarge(_) => ApiError::AnswerTooLarge(message),
+            EdrError::NoData(_) => ApiError::NotFound(message),
+            EdrError::NotSupported(_) => ApiError::Unprocessable {
+                kind: "query-not-supported",
+                detail: message,
+            },
+            EdrError::Unreadable(_) => ApiError::Unprocessable {
+                kind: "dataset-unreadable",
+                detail: message,
+            },
+        }
+    }
+}
+
+/// `f` of the metadata documents: JSON only.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct FormatQuery {
+    /// `json` (the default and only format).
+    f: Option<String>,
+}
+
+fn check_json_format(f: Option<&str>) -> Result<(), ApiError> {
+    match f {
+        None => Ok(()),
+        Some(format) if format.eq_ignore_ascii_case("json") => Ok(()),
+        Some(format) => Err(ApiError::field(
+            "f",
+            format!("{format:?} is not a format of this document; it comes as json"),
+        )),
+    }
+}
+
+fn edr_base(base: &PublicBase) -> String {
+    format!("{}/api/edr", base.as_str())
+}
+
+/// The landing page of the EDR API.
+#[utoipa::path(get, path = "/api/edr", tag = "edr", params(FormatQuery),
+    responses((status = 200, body = LandingDto), (status = 400), (status = 401)))]
+async fn landing(
+    _principal: Principal,
+    base: PublicBase,
+    Query(query): Query<FormatQuery>,
+) -> Result<Json<LandingDto>, ApiError> {
+    check_json_format(query.f.as_deref())?;
+    let edr = edr_base(&base);
+    Ok(Json(LandingDto {
+        title: "Basin EDR".to_owned(),
+        description: "OGC API - Environmental Data Retrieval over the grids and meshes of the \
+                      datasets you may read"
+            .to_owned(),
+        links: vec![
+            Link::new(edr.clone(), "self", "application/json", "This document"),
+            Link::new(
+                format!("{}/openapi.json", base.as_str()),
+                "service-desc",
+                "application/vnd.oai.openapi+json;version=3.0",
+                "The API definition",
+            ),
+            Link::new(
+                format!("{edr}/conformance"),
+                "conformance",
+                "application/json",
+                "Conformance classes",
+            ),
+            Link::new(
+                format!("{edr}/collections"),
+                "data",
+                "application/json",
+                "Collections",
+            ),
+        ],
+    }))
+}
+
+/// The conformance classes the EDR API implements.
+#[utoipa::path(get, path = "/api/edr/conformance", tag = "edr", params(FormatQuery),
+    responses((status = 200, body = ConformanceDto), (status = 400), (status = 401)))]
+async fn conformance(
+    _principal: Principal,
+    Query(query): Query<FormatQuery>,
+) -> Result<Json<ConformanceDto>, ApiError> {
+    check_json_format(query.f.as_deref())?;
+    Ok(Json(ConformanceDto {
+        conforms_to: CONFORMANCE
+            .iter()
+            .map(|class| (*class).to_owned())
+            .collect(),
+    }))
+}
+
+/// Query of the collection list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct CollectionsQuery {
+    /// Only the datasets placed directly in this project.
+    project: Option<String>,
+    /// Collections per page.
+    limit: Option<u32>,
+    /// Where the page starts, from a `next` link.
+    cursor: Option<String>,
+    /// `json` (the default and only format).
+    f: Option<String>,
+}
+
+/// The datasets the caller may read whose values can be queried (grids and meshes), by name,
+/// a page at a time (`links` has `next` while more follow).
+#[utoipa::path(get, path = "/api/edr/collections", tag = "edr", params(CollectionsQuery),
+    responses((status = 200, body = CollectionsDto), (status = 400), (status = 401),
+        (status = 403), (status = 404)))]
+async fn collections(
+    State(state): State<EdrState>,
+    principal: Principal,
+    base: PublicBase,
+    Query(query): Query<CollectionsQuery>,
+) -> Result<Json<CollectionsDto>, ApiError> {
+    check_json_format(query.f.as_deref())?;
+    let project = query
+        .project
+        .as_deref()
+        .map(|raw| {
+            raw.parse::<ProjectId>()
+                .map_err(|_| ApiError::field("project", format!("{raw:?} is not a project id")))
+        })
+        .transpose()?;
+    let tag = format!(
+        "edr-collections@{}",
+        project.map(|id| id.to_string()).unwrap_or_default()
+    );
+    let request = CursorRequest::parse(
+        query.cursor.as_deref(),
+        query.limit,
+        &tag,
+        state.page_limits,
+    )?;
+    let after = request
+        .after
+        .as_ref()
+        .map(|cursor| cursor.position(SortKind::Text))
+        .transpose()?;
+    let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
+    let page = state
+        .edr
+        .collections(&Caller::from(&principal), project, after, limit)
+        .await?;
+    let edr = edr_base(&base);
+    let list = format!("{edr}/collections");
+    let mut links = vec![Link::new(
+        list.clone(),
+        "self",
+        "application/json",
+        "This page",
+    )];
+    if let Some((SortValue::Text(name), id)) = page.next {
+        let cursor = Cursor::at(&tag, SortValue::Text(name), id).encode();
+        let mut next = format!("{list}?limit={}&cursor={cursor}", request.limit);
+        if let Some(project) = project {
+            next.push_str(&format!("&project={project}"));
+        }
+        links.push(Link::new(next, "next", "application/json", "The next page"));
+    }
+    let collections: Vec<CollectionDto> = page
+        .collections
+        .iter()
+        .filter_map(|(row, described)| {
+            described
+                .as_ref()
+                .ok()
+                .map(|dataset| model::collection(row, dataset, &list))
+        })
+        .collect();
+    Ok(Json(CollectionsDto { links, collections }))
+}
+
+/// One collection: its extent, parameters, systems and queries.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), FormatQuery),
+    responses((status = 200, body = CollectionDto), (status = 400), (status = 401),
+        (status = 403), (status = 404), (status = 422)))]
+async fn collection(
+    State(state): State<EdrState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(id): Path<DatasetId>,
+    Query(query): Query<FormatQuery>,
+) -> Result<Json<CollectionDto>, ApiError> {
+    check_json_format(query.f.as_deref())?;
+    let (row, dataset) = state.edr.collection(&Caller::from(&principal), id).await?;
+    let list = format!("{}/collections", edr_base(&base));
+    Ok(Json(model::collection(&row, &dataset, &list)))
+}
+
+/// Query of a position query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct PositionParams {
+    /// WKT POINT or MULTIPOINT.
+    coords: Option<String>,
+    /// An instant, `start/end`, `../end` or `start/..` (RFC 3339).
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
+    crs: Option<String>,
+    /// Vertical level (layered data).
+    z: Option<String>,
+    /// `CoverageJSON` (the default).
+    f: Option<String>,
+}
+
+/// The values at one point or several, at the selected times: the stored value of the grid
+/// cell or mesh element holding each point. 204 when no point is inside the data or no step
+/// is in `datetime`.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/position", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), PositionParams),
+    responses((status = 200, description = "CoverageJSON", content_type = "application/prs.coverage+json"),
+        (status = 204, description = "no data at the positions and times asked for"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn position(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<PositionParams>,
+) -> Result<Response, ApiError> {
+    check_query_format(params.f.as_deref())?;
+    let caller = Caller::from(&principal);
+    if params.z.is_some() {
+        let (_, dataset) = state.edr.collection(&caller, id).await?;
+        if dataset.layers() == 1 {
+            return Err(ApiError::field(
+                "z",
+                "this collection has one vertical level, so z selects nothing",
+            ));
+        }
+    }
+    let query = PositionQuery::parse(
+        params.coords.as_deref(),
+        params.datetime.as_deref(),
+        params.parameter_name.as_deref(),
+        params.crs.as_deref(),
+        &state.edr.limits(),
+    )?;
+    match state.edr.position(&caller, id, query).await {
+        Ok(coverages) => Ok(coverage_json(basin_edr::covjson::write(&coverages))),
+        Err(EdrServiceError::Query(EdrError::NoData(_))) => {
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `f` of a query: CoverageJSON.
+fn check_query_format(f: Option<&str>) -> Result<(), ApiError> {
+    match f {
+        None => Ok(()),
+        Some(format)
+            if format.eq_ignore_ascii_case("CoverageJSON")
+                || format.eq_ignore_ascii_case("covjson") =>
+        {
+            Ok(())
+        }
+        Some(format) => Err(ApiError::field(
+            "f",
+            format!(
+                "{format:?} is not an output format of this query; it answers in {}",
+                model::OUTPUT_FORMATS.join(", ")
+            ),
+        )),
+    }
+}
+
+fn coverage_json(body: String) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(basin_edr::covjson::MEDIA_TYPE),
+    );
+    response
+}
