@@ -73,3 +73,73 @@ pub struct Coverages {
     /// collection even when it holds one.
     pub multiple: bool,
 }
+
+/// The answer of a query, as its kind of domain.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// Values at points (position).
+    Points(Coverages),
+    /// A window of a north-up grid (area and cube on such a grid); values outside the query's
+    /// region are NaN.
+    Grid(GridCoverage),
+    /// Values at the cells or elements of a region, each at its centre (area and cube on a
+    /// mesh or a rotated grid).
+    Cells(CellsCoverage),
+    /// Statistics over a region, per step (area with `statistics`).
+    Statistics(StatisticsCoverage),
+}
+
+/// A window of a grid: cell centres along x and y, values `[parameter][step][row][column]`
+/// flattened in that order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridCoverage {
+    /// The URI of the system of `xs` and `ys`.
+    pub crs_uri: String,
+    /// The parameters.
+    pub parameters: Vec<Parameter>,
+    /// The times of the steps; empty for data without time.
+    pub times: Vec<NaiveDateTime>,
+    /// Cell centres along x, in the window's order.
+    pub xs: Vec<f64>,
+    /// Cell centres along y, in the window's order.
+    pub ys: Vec<f64>,
+    /// Per parameter: steps x rows x columns values.
+    pub values: Vec<Vec<f64>>,
+}
+
+/// Values at the centres of cells or elements: `values[parameter]` holds steps x cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellsCoverage {
+    /// The URI of the system of `centres`.
+    pub crs_uri: String,
+    /// The parameters.
+    pub parameters: Vec<Parameter>,
+    /// The times of the steps; empty for data without time.
+    pub times: Vec<NaiveDateTime>,
+    /// The centre of each cell or element.
+    pub centres: Vec<(f64, f64)>,
+    /// Per parameter: steps x cells values.
+    pub values: Vec<Vec<f64>>,
+}
+
+/// Statistics over the regions of a query (one per polygon): `values[parameter][statistic]`
+/// holds steps x polygons values, in that order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatisticsCoverage {
+    /// The URI of the system of `polygons`.
+    pub crs_uri: String,
+    /// The parameters.
+    pub parameters: Vec<Parameter>,
+    /// The times of the steps; empty for data without time.
+    pub times: Vec<NaiveDateTime>,
+    /// The polygons as the query gave them: rings of positions.
+    pub polygons: Vec<Vec<Vec<(f64, f64)>>>,
+    /// Whether the query was a MULTIPOLYGON (a collection of polygons even when it holds one).
+    pub multiple: bool,
+    /// The statistics' names (`mean`, `p90`, ...), in the order asked.
+    pub statistics: Vec<String>,
+    /// How many cells or elements each polygon holds.
+    pub cells: Vec<usize>,
+    /// Per parameter, per statistic: steps x polygons values.
+    pub values: Vec<Vec<Vec<f64>>>,
+}

@@ -11,11 +11,23 @@ use std::fmt::Write as _;
 
 use chrono::NaiveDateTime;
 
-use crate::coverage::{Coverages, Parameter, PointValues};
+use crate::coverage::{
+    Answer, CellsCoverage, Coverages, GridCoverage, Parameter, PointValues, StatisticsCoverage,
+};
 use crate::crs::CRS84_URI;
 
 /// The media type of CoverageJSON.
 pub const MEDIA_TYPE: &str = "application/prs.coverage+json";
+
+/// Writes `answer` as CoverageJSON.
+pub fn write_answer(answer: &Answer) -> String {
+    match answer {
+        Answer::Points(coverages) => write(coverages),
+        Answer::Grid(grid) => write_grid(grid),
+        Answer::Cells(cells) => write_cells(cells),
+        Answer::Statistics(statistics) => write_statistics(statistics),
+    }
+}
 
 /// Writes `coverages` as CoverageJSON.
 pub fn write(coverages: &Coverages) -> String {
@@ -31,7 +43,7 @@ pub fn write(coverages: &Coverages) -> String {
         out.push_str(r#"","parameters":"#);
         parameters(&mut out, &coverages.parameters);
         out.push_str(r#","referencing":"#);
-        referencing(&mut out, coverages);
+        referencing(&mut out, &coverages.crs_uri, !coverages.times.is_empty());
         out.push_str(r#","coverages":["#);
         for (index, point) in coverages.points.iter().enumerate() {
             if index > 0 {
@@ -83,7 +95,7 @@ fn coverage(
     out.push('}');
     if whole {
         out.push_str(r#","referencing":"#);
-        referencing(out, coverages);
+        referencing(out, &coverages.crs_uri, !coverages.times.is_empty());
     }
     out.push('}');
     if whole {
@@ -110,6 +122,240 @@ fn coverage(
         out.push_str("]}");
     }
     out.push_str("}}");
+}
+
+/// The start of a coverage up to its axes: `{"type":"Coverage","domain":{..."axes":{`.
+fn open_coverage(out: &mut String, domain_type: &str) {
+    out.push_str(r#"{"type":"Coverage","domain":{"type":"Domain","domainType":""#);
+    out.push_str(domain_type);
+    out.push_str(r#"","axes":{"#);
+}
+
+/// `"t":{"values":[...]}` preceded by a comma when `comma`.
+fn time_axis(out: &mut String, times: &[NaiveDateTime], comma: bool) {
+    if times.is_empty() {
+        return;
+    }
+    if comma {
+        out.push(',');
+    }
+    out.push_str(r#""t":{"values":["#);
+    for (index, time) in times.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        string(out, &iso_time(*time));
+    }
+    out.push_str("]}");
+}
+
+/// The end of the axes, the referencing, the parameters and the start of the ranges.
+fn close_domain(
+    out: &mut String,
+    crs_uri: &str,
+    times: &[NaiveDateTime],
+    parameters: &[Parameter],
+) {
+    out.push_str(r#"},"referencing":"#);
+    referencing(out, crs_uri, !times.is_empty());
+    out.push_str(r#"},"parameters":"#);
+    self::parameters(out, parameters);
+    out.push_str(r#","ranges":{"#);
+}
+
+/// One range: `"id":{"type":"NdArray",...}` with its axes and shape.
+fn range(out: &mut String, id: &str, axes: &[(&str, usize)], values: &[f64], single: bool) {
+    string(out, id);
+    out.push_str(r#":{"type":"NdArray","dataType":"float","axisNames":["#);
+    for (index, (name, _)) in axes.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        string(out, name);
+    }
+    out.push_str(r#"],"shape":["#);
+    for (index, (_, size)) in axes.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{size}");
+    }
+    out.push_str(r#"],"values":["#);
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        number(out, *value, single);
+    }
+    out.push_str("]}");
+}
+
+/// The axes of a range over `times` (when any) and then `rest`.
+fn with_time<'a>(times: &[NaiveDateTime], rest: &[(&'a str, usize)]) -> Vec<(&'a str, usize)> {
+    let mut axes = Vec::with_capacity(rest.len() + 1);
+    if !times.is_empty() {
+        axes.push(("t", times.len()));
+    }
+    axes.extend_from_slice(rest);
+    axes
+}
+
+fn write_grid(grid: &GridCoverage) -> String {
+    let mut out = String::with_capacity(512 + grid.values.iter().map(Vec::len).sum::<usize>() * 10);
+    open_coverage(&mut out, "Grid");
+    for (name, values) in [("x", &grid.xs), ("y", &grid.ys)] {
+        if name == "y" {
+            out.push(',');
+        }
+        string(&mut out, name);
+        out.push_str(r#":{"values":["#);
+        for (index, value) in values.iter().enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            number(&mut out, *value, false);
+        }
+        out.push_str("]}");
+    }
+    time_axis(&mut out, &grid.times, true);
+    close_domain(&mut out, &grid.crs_uri, &grid.times, &grid.parameters);
+    let axes = with_time(&grid.times, &[("y", grid.ys.len()), ("x", grid.xs.len())]);
+    for (index, (parameter, values)) in grid.parameters.iter().zip(&grid.values).enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        range(
+            &mut out,
+            &parameter.id,
+            &axes,
+            values,
+            parameter.single_precision,
+        );
+    }
+    out.push_str("}}");
+    out
+}
+
+fn write_cells(cells: &CellsCoverage) -> String {
+    let mut out =
+        String::with_capacity(512 + cells.values.iter().map(Vec::len).sum::<usize>() * 10);
+    let domain_type = if cells.times.is_empty() {
+        "MultiPoint"
+    } else {
+        "MultiPointSeries"
+    };
+    open_coverage(&mut out, domain_type);
+    out.push_str(r#""composite":{"dataType":"tuple","coordinates":["x","y"],"values":["#);
+    for (index, (x, y)) in cells.centres.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        number(&mut out, *x, false);
+        out.push(',');
+        number(&mut out, *y, false);
+        out.push(']');
+    }
+    out.push_str("]}");
+    time_axis(&mut out, &cells.times, true);
+    close_domain(&mut out, &cells.crs_uri, &cells.times, &cells.parameters);
+    let axes = with_time(&cells.times, &[("composite", cells.centres.len())]);
+    for (index, (parameter, values)) in cells.parameters.iter().zip(&cells.values).enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        range(
+            &mut out,
+            &parameter.id,
+            &axes,
+            values,
+            parameter.single_precision,
+        );
+    }
+    out.push_str("}}");
+    out
+}
+
+/// The key of statistic `statistic` of `parameter` in `ranges` and `parameters`.
+pub fn statistic_key(parameter: &str, statistic: &str) -> String {
+    format!("{parameter}:{statistic}")
+}
+
+fn write_statistics(statistics: &StatisticsCoverage) -> String {
+    let mut out = String::with_capacity(1024);
+    let domain_type = match (statistics.multiple, statistics.times.is_empty()) {
+        (false, false) => "PolygonSeries",
+        (false, true) => "Polygon",
+        (true, false) => "MultiPolygonSeries",
+        (true, true) => "MultiPolygon",
+    };
+    open_coverage(&mut out, domain_type);
+    out.push_str(r#""composite":{"dataType":"polygon","coordinates":["x","y"],"values":["#);
+    for (index, polygon) in statistics.polygons.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        rings(&mut out, polygon);
+    }
+    out.push_str("]}");
+    time_axis(&mut out, &statistics.times, true);
+    let keyed: Vec<Parameter> = statistics
+        .parameters
+        .iter()
+        .flat_map(|parameter| {
+            statistics
+                .statistics
+                .iter()
+                .map(move |statistic| Parameter {
+                    id: statistic_key(&parameter.id, statistic),
+                    observed: format!("{} ({statistic})", parameter.observed),
+                    ..parameter.clone()
+                })
+        })
+        .collect();
+    close_domain(&mut out, &statistics.crs_uri, &statistics.times, &keyed);
+    let rest: &[(&str, usize)] = if statistics.multiple {
+        &[("composite", statistics.polygons.len())]
+    } else {
+        &[]
+    };
+    let axes = with_time(&statistics.times, rest);
+    let mut first = true;
+    for (parameter, per_statistic) in statistics.parameters.iter().zip(&statistics.values) {
+        for (statistic, values) in statistics.statistics.iter().zip(per_statistic) {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            let key = statistic_key(&parameter.id, statistic);
+            range(&mut out, &key, &axes, values, false);
+        }
+    }
+    let _ = write!(out, r#"}},"basin:cells":{:?}}}"#, statistics.cells);
+    out
+}
+
+/// A polygon as CoverageJSON writes it: rings of `[x, y]`.
+fn rings(out: &mut String, polygon: &[Vec<(f64, f64)>]) {
+    out.push('[');
+    for (index, ring) in polygon.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        for (at, (x, y)) in ring.iter().enumerate() {
+            if at > 0 {
+                out.push(',');
+            }
+            out.push('[');
+            number(out, *x, false);
+            out.push(',');
+            number(out, *y, false);
+            out.push(']');
+        }
+        out.push(']');
+    }
+    out.push(']');
 }
 
 fn parameters(out: &mut String, parameters: &[Parameter]) {
@@ -145,15 +391,15 @@ fn parameters(out: &mut String, parameters: &[Parameter]) {
     out.push('}');
 }
 
-fn referencing(out: &mut String, coverages: &Coverages) {
+fn referencing(out: &mut String, crs_uri: &str, has_time: bool) {
     out.push_str(r#"[{"coordinates":["x","y"],"system":"#);
-    if coverages.crs_uri == CRS84_URI {
+    if crs_uri == CRS84_URI {
         out.push_str(r#"{"type":"GeographicCRS","id":"#);
         string(out, CRS84_URI);
         out.push('}');
-    } else if coverages.crs_uri.starts_with("http") {
+    } else if crs_uri.starts_with("http") {
         out.push_str(r#"{"type":"ProjectedCRS","id":"#);
-        string(out, &coverages.crs_uri);
+        string(out, crs_uri);
         out.push('}');
     } else {
         out.push_str(
@@ -161,7 +407,7 @@ fn referencing(out: &mut String, coverages: &Coverages) {
         );
     }
     out.push('}');
-    if !coverages.times.is_empty() {
+    if has_time {
         out.push_str(
             r#",{"coordinates":["t"],"system":{"type":"TemporalRS","calendar":"Gregorian"}}"#,
         );

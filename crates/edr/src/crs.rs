@@ -18,6 +18,8 @@ pub struct QueryCrs {
     pub uri: String,
     /// CRS84 to the dataset's system; `None` when the positions are already in it.
     to_native: Option<CrsTransform>,
+    /// Its inverse.
+    from_native: Option<CrsTransform>,
 }
 
 impl QueryCrs {
@@ -33,6 +35,7 @@ impl QueryCrs {
                 None => Ok(Self {
                     uri: "native".to_owned(),
                     to_native: None,
+                    from_native: None,
                 }),
                 Some(text) => Err(EdrError::invalid(
                     "crs",
@@ -48,14 +51,17 @@ impl QueryCrs {
             None | Some(Some(Identified::Crs84)) => {
                 let wgs84 = Projection::epsg(4326)
                     .map_err(|error| EdrError::Unreadable(error.to_string()))?;
+                let to_native = CrsTransform::new(wgs84, projection);
                 Ok(Self {
                     uri: CRS84_URI.to_owned(),
-                    to_native: Some(CrsTransform::new(wgs84, projection)),
+                    from_native: Some(to_native.inverse()),
+                    to_native: Some(to_native),
                 })
             }
             Some(Some(Identified::Epsg(code))) if Some(code) == native_epsg => Ok(Self {
                 uri: epsg_uri(code),
                 to_native: None,
+                from_native: None,
             }),
             _ => Err(EdrError::invalid(
                 "crs",
@@ -77,6 +83,24 @@ impl QueryCrs {
             None => (x.is_finite() && y.is_finite()).then_some((x, y)),
             Some(transform) => transform.try_apply(x, y),
         }
+    }
+
+    /// `(x, y)` in the dataset's own coordinates, in the query's system; `None` when it
+    /// cannot be transformed.
+    pub fn from_native(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        match &self.from_native {
+            None => (x.is_finite() && y.is_finite()).then_some((x, y)),
+            Some(transform) => transform.try_apply(x, y),
+        }
+    }
+
+    /// The URI of the dataset's own system (`native` when it has no EPSG code).
+    pub fn native_uri(dataset: &Dataset) -> String {
+        dataset
+            .crs
+            .as_ref()
+            .and_then(resolve_epsg)
+            .map_or_else(|| "native".to_owned(), epsg_uri)
     }
 
     /// Whether positions are longitude and latitude (CRS84).

@@ -25,9 +25,79 @@ pub enum Space {
         geometry: Arc<MeshGeometry>,
         /// The index of the 2D elements (the top of each column of a layered mesh).
         index: Arc<MeshIndex>,
+        /// The 2D elements (the surface of a layered mesh): centres, areas, and which element
+        /// of the geometry each is.
+        surface: Arc<Surface>,
     },
     /// Nowhere: a time series (DFS0, CSV), whose items are its locations.
     Series,
+}
+
+/// The 2D elements of a mesh (the top layer of a layered one), for queries over a region.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Surface {
+    /// The centre of each element: the mean of its corners, as MIKE IO's element coordinates.
+    pub centres: Vec<(f64, f64)>,
+    /// The horizontal area of each element.
+    pub areas: Vec<f64>,
+    /// The element of the geometry each is (a 3D element's index in a layered mesh).
+    pub elements: Vec<usize>,
+}
+
+impl Surface {
+    /// The surface of `geometry`.
+    pub fn of(geometry: &MeshGeometry) -> EdrResult<Self> {
+        if geometry.layers.is_some() {
+            let top = basin_formats::dfs::dfsu::layers::top_layer(geometry)?;
+            let mut surface = Self::of_plane(&top.geometry);
+            surface.elements = top.elements;
+            return Ok(surface);
+        }
+        Ok(Self::of_plane(geometry))
+    }
+
+    fn of_plane(plane: &MeshGeometry) -> Self {
+        let count = plane.elements.len();
+        let mut surface = Self {
+            centres: Vec::with_capacity(count),
+            areas: Vec::with_capacity(count),
+            elements: (0..count).collect(),
+        };
+        for element in 0..count {
+            let corners: Vec<(f64, f64)> = plane
+                .elements
+                .nodes(element)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|&node| {
+                    let node = node as usize;
+                    Some((*plane.nodes.x.get(node)?, *plane.nodes.y.get(node)?))
+                })
+                .collect();
+            let n = corners.len().max(1) as f64;
+            let (sum_x, sum_y) = corners
+                .iter()
+                .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+            surface.centres.push((sum_x / n, sum_y / n));
+            surface.areas.push(shoelace(&corners));
+        }
+        surface
+    }
+
+    /// Bytes it holds, roughly.
+    fn approximate_bytes(&self) -> usize {
+        self.centres.len() * 40
+    }
+}
+
+/// The area of a polygon given by its corners in order.
+fn shoelace(corners: &[(f64, f64)]) -> f64 {
+    let twice: f64 = corners
+        .iter()
+        .zip(corners.iter().cycle().skip(1))
+        .map(|((x0, y0), (x1, y1))| x0 * y1 - x1 * y0)
+        .sum();
+    (twice / 2.0).abs()
 }
 
 /// What queries need to know of a dataset.
@@ -90,9 +160,11 @@ impl Dataset {
                 let index = MeshIndex::build(&mesh.geometry)
                     .map_err(|error| EdrError::Unreadable(error.to_string()))?;
                 let crs = mesh.geometry.crs.clone();
+                let surface = Surface::of(&mesh.geometry)?;
                 let space = Space::Mesh {
                     geometry: mesh.geometry,
                     index: Arc::new(index),
+                    surface: Arc::new(surface),
                 };
                 (space, mesh.items, mesh.time, crs)
             }
@@ -117,8 +189,15 @@ impl Dataset {
     pub fn approximate_bytes(&self) -> usize {
         let space = match &self.space {
             Space::Grid(_) | Space::Series => 0,
-            Space::Mesh { geometry, index } => {
-                index.approximate_bytes() + geometry.nodes.len() * 40 + geometry.elements.len() * 24
+            Space::Mesh {
+                geometry,
+                index,
+                surface,
+            } => {
+                index.approximate_bytes()
+                    + surface.approximate_bytes()
+                    + geometry.nodes.len() * 40
+                    + geometry.elements.len() * 24
             }
         };
         let times = match &self.time {

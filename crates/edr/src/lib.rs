@@ -24,6 +24,7 @@ pub mod error;
 pub mod extent;
 pub mod position;
 pub mod read;
+pub mod region;
 pub mod select;
 
 pub use dataset::{Dataset, Space};

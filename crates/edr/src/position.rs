@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use basin_formats::Catalogue;
-use basin_formats::model::TimeAxis;
 use basin_formats::wkt::{self, Shape};
 
 use crate::Limits;
@@ -115,7 +114,7 @@ impl PositionQuery {
                 "no time step of the collection is in datetime".to_owned(),
             ));
         }
-        let times = calendar_times(&dataset.time, &steps)?;
+        let times = select::calendar_times(&dataset.time, &steps)?;
         let values = self
             .points
             .len()
@@ -181,26 +180,6 @@ fn targets(
                     dataset.value_index(item, location?, nx, ny)
                 })
                 .collect()
-        })
-        .collect()
-}
-
-/// The calendar times of `steps`; none for data without time. A relative time axis (seconds
-/// from an unknown start) has no place in CoverageJSON's time axis.
-fn calendar_times(time: &TimeAxis, steps: &[usize]) -> EdrResult<Vec<chrono::NaiveDateTime>> {
-    if matches!(time, TimeAxis::None) {
-        return Ok(Vec::new());
-    }
-    steps
-        .iter()
-        .map(|&step| {
-            time.time(step).ok_or_else(|| {
-                EdrError::NotSupported(
-                    "the collection's time axis counts seconds from an unknown start, which \
-                     answers cannot state as times"
-                        .to_owned(),
-                )
-            })
         })
         .collect()
 }

@@ -142,6 +142,26 @@ pub fn items(items: &[Item], names: Option<&str>) -> EdrResult<Vec<usize>> {
     Ok(selected)
 }
 
+/// The calendar times of `steps`; none for data without time. A relative time axis (seconds
+/// from an unknown start) has no place in CoverageJSON's time axis.
+pub fn calendar_times(time: &TimeAxis, steps: &[usize]) -> EdrResult<Vec<chrono::NaiveDateTime>> {
+    if matches!(time, TimeAxis::None) {
+        return Ok(Vec::new());
+    }
+    steps
+        .iter()
+        .map(|&step| {
+            time.time(step).ok_or_else(|| {
+                EdrError::NotSupported(
+                    "the collection's time axis counts seconds from an unknown start, which \
+                     answers cannot state as times"
+                        .to_owned(),
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
