@@ -199,7 +199,9 @@ fn grid_cell(grid: &GridGeometry, x: f64, y: f64) -> Option<Location> {
     })
 }
 
-/// The corner of `element` nearest to `(x, y)` (the first of equally near ones).
+/// The corner of `element` nearest to `(x, y)` (the last of equally near ones: a layered
+/// element lists its bottom face then its top face, the top node above each bottom node, so a
+/// position takes the surface, as it takes the top element of the column).
 fn nearest_corner(geometry: &MeshGeometry, element: usize, x: f64, y: f64) -> Option<usize> {
     let nodes = &geometry.nodes;
     geometry
@@ -214,7 +216,7 @@ fn nearest_corner(geometry: &MeshGeometry, element: usize, x: f64, y: f64) -> Op
         .fold(
             None,
             |best: Option<(usize, f64)>, (node, distance)| match best {
-                Some((_, nearest)) if nearest <= distance => best,
+                Some((_, nearest)) if nearest < distance => best,
                 _ => Some((node, distance)),
             },
         )
