@@ -43,6 +43,8 @@ pub struct Dataset {
     pub time: TimeAxis,
     /// The coordinate system, when the file says.
     pub crs: Option<Crs>,
+    /// Where the values of a DFS file lie, when they can be read there directly.
+    pub(crate) dfs_values: Option<crate::dfs_values::DfsValues>,
 }
 
 /// The place of a position in a dataset's space.
@@ -104,12 +106,14 @@ impl Dataset {
                 )));
             }
         };
+        let dfs_values = crate::dfs_values::DfsValues::describe(spec.name, file, &space, &items);
         Ok(Self {
             reader: spec.name,
             space,
             items,
             time,
             crs,
+            dfs_values,
         })
     }
 
