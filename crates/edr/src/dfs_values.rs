@@ -4,7 +4,9 @@
 //! reads each selected item-step whole: 160 steps of a 200,000-element DFSU are 160 reads of
 //! 800 KB for 160 values. A DFS file has no index, but every step has the same size, so the
 //! offset of any value is arithmetic ([`ValueLayout`]); here each wanted value (or a run of
-//! nearby ones) is one positioned read of a few bytes.
+//! nearby ones) is one positioned read of a few bytes. On that file (519 MB, 4 items; benches/
+//! position.rs, warm, a 2-core Xeon VM): 39 µs for the 160 values against 45 ms streamed, and
+//! 111 µs for the whole query with its CoverageJSON.
 //!
 //! When: only where the model's items and values are the file's own, one for one, which
 //! basin-formats' readers were read to establish:
