@@ -113,6 +113,8 @@ pub struct Dataset {
     pub time: TimeAxis,
     /// The coordinate system, when the file says.
     pub crs: Option<Crs>,
+    /// Where the values of a DFS file lie, when they can be read there directly.
+    pub(crate) dfs_values: Option<crate::dfs_values::DfsValues>,
 }
 
 /// The place of a position in a dataset's space.
@@ -176,12 +178,14 @@ impl Dataset {
                 )));
             }
         };
+        let dfs_values = crate::dfs_values::DfsValues::describe(spec.name, file, &space, &items);
         Ok(Self {
             reader: spec.name,
             space,
             items,
             time,
             crs,
+            dfs_values,
         })
     }
 
@@ -273,7 +277,9 @@ fn grid_cell(grid: &GridGeometry, x: f64, y: f64) -> Option<Location> {
     })
 }
 
-/// The corner of `element` nearest to `(x, y)` (the first of equally near ones).
+/// The corner of `element` nearest to `(x, y)` (the last of equally near ones: a layered
+/// element lists its bottom face then its top face, the top node above each bottom node, so a
+/// position takes the surface, as it takes the top element of the column).
 fn nearest_corner(geometry: &MeshGeometry, element: usize, x: f64, y: f64) -> Option<usize> {
     let nodes = &geometry.nodes;
     geometry
@@ -288,7 +294,7 @@ fn nearest_corner(geometry: &MeshGeometry, element: usize, x: f64, y: f64) -> Op
         .fold(
             None,
             |best: Option<(usize, f64)>, (node, distance)| match best {
-                Some((_, nearest)) if nearest <= distance => best,
+                Some((_, nearest)) if nearest < distance => best,
                 _ => Some((node, distance)),
             },
         )

@@ -20,6 +20,7 @@ pub mod coverage;
 pub mod covjson;
 pub mod crs;
 pub mod dataset;
+mod dfs_values;
 pub mod error;
 pub mod extent;
 pub mod position;

@@ -1,6 +1,8 @@
 //! Reading the values a query asks for: for each of a few positions, the selected items at
 //! the selected steps, and nothing else kept. The catalogue's reader streams the file; it is
-//! told which items and steps are wanted, so a DFS reader seeks past the rest.
+//! told which items and steps are wanted, so a DFS reader seeks past the rest. DFS files whose
+//! values the model keeps as stored are read where the values lie instead (`dfs_values.rs`),
+//! a few bytes per value rather than whole item-steps.
 
 use std::path::Path;
 
@@ -27,8 +29,38 @@ pub struct Selection {
 /// or a delete value).
 pub type Picked = Vec<Vec<Vec<f64>>>;
 
-/// Reads `selection` from `file`, the content `dataset` describes.
+/// Reads `selection` from `file`, the content `dataset` describes: straight from where the
+/// values lie when the dataset allows it ([`pick_direct`]), else by streaming the file through
+/// the catalogue's reader ([`pick_streaming`]). Both give the same values.
 pub fn pick(
+    catalogue: &Catalogue,
+    dataset: &Dataset,
+    file: &Path,
+    selection: &Selection,
+) -> EdrResult<Picked> {
+    match pick_direct(dataset, file, selection)? {
+        Some(picked) => Ok(picked),
+        None => pick_streaming(catalogue, dataset, file, selection),
+    }
+}
+
+/// Reads `selection` at the offsets of its values, a few bytes per value (DFS files whose model
+/// values are the file's own; see `dfs_values.rs`); `None` for other datasets, or when the file
+/// is no longer the one described.
+pub fn pick_direct(
+    dataset: &Dataset,
+    file: &Path,
+    selection: &Selection,
+) -> EdrResult<Option<Picked>> {
+    match &dataset.dfs_values {
+        Some(values) => values.pick(&dataset.items, file, selection),
+        None => Ok(None),
+    }
+}
+
+/// Reads `selection` by streaming `file` through the catalogue's reader, which is told the
+/// items and steps wanted and skips the rest: the reference reading, for every format.
+pub fn pick_streaming(
     catalogue: &Catalogue,
     dataset: &Dataset,
     file: &Path,

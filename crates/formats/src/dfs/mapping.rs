@@ -27,7 +27,8 @@ use crate::parameters::{ParameterSpec, ParameterType, Parameters};
 
 use super::container::FORMAT;
 use super::container::{
-    DfsFile, DfsHeader, ItemInfo, SpatialAxis, TimeAxisKind, TimeAxisRecord, time_unit_seconds,
+    DeleteValues, DfsFile, DfsHeader, ItemInfo, SpatialAxis, TimeAxisKind, TimeAxisRecord,
+    time_unit_seconds,
 };
 use super::eum;
 
@@ -337,21 +338,22 @@ pub fn info_of(item: &Item, axis: SpatialAxis) -> ItemInfo {
     info
 }
 
-/// Replaces the file's delete values in float values by NaN, in place.
+/// Replaces the file's delete values in float values by NaN, in place (see [`DeleteValues`]).
 pub fn delete_values_to_nan(header: &DfsHeader, values: &mut Values) {
+    let deletes = DeleteValues::of(&header.file);
     match values {
         Values::F32(values) => {
-            let delete = header.file.delete_float.to_bits();
-            for value in values.iter_mut().filter(|value| value.to_bits() == delete) {
+            for value in values
+                .iter_mut()
+                .filter(|value| deletes.is_missing_f32(**value))
+            {
                 *value = f32::NAN;
             }
         }
         Values::F64(values) => {
-            let delete = header.file.delete_double.to_bits();
-            let widened = f64::from(header.file.delete_float).to_bits();
             for value in values
                 .iter_mut()
-                .filter(|value| value.to_bits() == delete || value.to_bits() == widened)
+                .filter(|value| deletes.is_missing_f64(**value))
             {
                 *value = f64::NAN;
             }

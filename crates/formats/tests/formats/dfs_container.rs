@@ -75,3 +75,45 @@ fn every_corpus_file_rewrites_to_identical_bytes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_value_layout_finds_every_value_the_reader_reads() {
+    let mut checked = 0_usize;
+    for path in dfs_files() {
+        let bytes = std::fs::read(&path).unwrap();
+        let mut file = DfsFile::open(&path, &ReadLimits::default()).unwrap();
+        let layout = file.value_layout();
+        assert_eq!(
+            layout.file_len(),
+            Some(bytes.len() as u64),
+            "{}",
+            path.display()
+        );
+        let mut values = Values::with_capacity(DataType::F32, 0);
+        for step in 0..file.steps() {
+            for item in 0..file.header.items.len() {
+                file.read_values(step, item, &mut values).unwrap();
+                basin_formats::dfs::mapping::delete_values_to_nan(&file.header, &mut values);
+                let count = layout.item_len(item).unwrap();
+                assert_eq!(count, values.len());
+                let size = layout.data_type(item).unwrap().size_bytes();
+                // The first and last values and about 60 between.
+                let stride = (count / 60).max(1);
+                for index in (0..count).step_by(stride).chain(count.checked_sub(1)) {
+                    let offset = layout.offset(step, item, index).unwrap() as usize;
+                    let value = layout.value(item, &bytes[offset..offset + size]).unwrap();
+                    let read = values.get_f64(index).unwrap();
+                    assert!(
+                        value.to_bits() == read.to_bits() || (value.is_nan() && read.is_nan()),
+                        "{} step {step} item {item} value {index}: {value}, read {read}",
+                        path.display()
+                    );
+                    checked += 1;
+                }
+                assert_eq!(layout.offset(step, item, count), None);
+            }
+        }
+        assert_eq!(layout.offset(file.steps(), 0, 0), None);
+    }
+    assert!(checked > 20_000, "{checked}");
+}

@@ -15,7 +15,7 @@ mod stats;
 pub(crate) mod tokens;
 mod write;
 
-pub use read::DfsFile;
+pub use read::{DfsFile, ValueLayout};
 pub use stats::ItemStatistics;
 pub use tokens::{data_type_of, type_code};
 pub use write::{DfsWriter, now_timestamp};
@@ -488,6 +488,40 @@ impl DfsHeader {
             DataType::U32 => value == f64::from(self.file.delete_uint),
             DataType::I16 | DataType::U16 => false,
         }
+    }
+}
+
+/// Which stored float and double values are missing as the readers read them: a float value
+/// whose bits are the float delete value's, a double value whose bits are the double delete
+/// value's or the float delete value's widened to double (MIKE IO marks missing doubles so;
+/// see [`crate::dfs::mapping`]). Integer values are never replaced: their items announce the
+/// delete value as nodata instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeleteValues {
+    float: u32,
+    double: u64,
+    widened: u64,
+}
+
+impl DeleteValues {
+    /// The delete values of a file.
+    pub fn of(file: &FileHeader) -> Self {
+        Self {
+            float: file.delete_float.to_bits(),
+            double: file.delete_double.to_bits(),
+            widened: f64::from(file.delete_float).to_bits(),
+        }
+    }
+
+    /// Whether a stored float value is missing.
+    pub fn is_missing_f32(self, value: f32) -> bool {
+        value.to_bits() == self.float
+    }
+
+    /// Whether a stored double value is missing.
+    pub fn is_missing_f64(self, value: f64) -> bool {
+        let bits = value.to_bits();
+        bits == self.double || bits == self.widened
     }
 }
 

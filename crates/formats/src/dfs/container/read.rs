@@ -6,14 +6,17 @@ use std::path::Path;
 
 use crate::error::{FormatError, FormatResult};
 use crate::limits::{ReadLimits, check_limit};
-use crate::model::Values;
+use crate::model::{DataType, Values};
 
 use super::tokens::{Next, Tokens, data_type_of};
 use super::{
-    CREATOR, CustomBlock, DfsHeader, FORMAT, FileHeader, ItemInfo, MAGIC, PREAMBLE_BYTES,
-    ProjectionRecord, SpatialAxis, StaticItem, TimeAxisKind, TimeAxisRecord, Timestamp, axis,
-    string_of, tag,
+    CREATOR, CustomBlock, DeleteValues, DfsHeader, FORMAT, FileHeader, ItemInfo, MAGIC,
+    PREAMBLE_BYTES, ProjectionRecord, SpatialAxis, StaticItem, TimeAxisKind, TimeAxisRecord,
+    Timestamp, axis, string_of, tag,
 };
+
+/// Bytes of a record's head: its type (1 byte) and value count (i32).
+const RECORD_HEAD_BYTES: u64 = 5;
 
 /// An open DFS file: the header, and where each item of each step lies.
 pub struct DfsFile<R = BufReader<File>> {
@@ -107,6 +110,34 @@ impl<R: BufRead + Seek> DfsFile<R> {
         self.layout.step_bytes
     }
 
+    /// Where every value of the data lies, for reading a few values of many steps directly
+    /// (see [`ValueLayout`]); it borrows nothing, so it outlives the open file.
+    pub fn value_layout(&self) -> ValueLayout {
+        let items = self
+            .header
+            .items
+            .iter()
+            .zip(
+                self.layout
+                    .item_offsets
+                    .iter()
+                    .zip(&self.layout.item_counts),
+            )
+            .map(|(info, (&offset, &count))| ItemValues {
+                first: offset.saturating_add(RECORD_HEAD_BYTES),
+                count,
+                data_type: info.data_type,
+            })
+            .collect();
+        ValueLayout {
+            data_start: self.layout.data_start,
+            step_bytes: self.layout.step_bytes,
+            steps: self.layout.steps,
+            items,
+            deletes: DeleteValues::of(&self.header.file),
+        }
+    }
+
     /// The time a non-equidistant step records (in axis units from the start), or `None` for
     /// an equidistant axis.
     pub fn step_time(&mut self, step: usize) -> FormatResult<Option<f64>> {
@@ -180,6 +211,109 @@ impl<R: BufRead + Seek> DfsFile<R> {
     /// The underlying reader.
     pub fn into_inner(self) -> R {
         self.tokens.into_inner()
+    }
+}
+
+/// Where the values of a DFS file lie, byte by byte: a step's item is a record head (type and
+/// count, 5 bytes) then its values, little-endian, and every step has the same size, so the
+/// value `index` of item `item` at step `step` is at a fixed offset. Reading a position's
+/// values over many steps then takes a few bytes per step instead of whole items (the EDR
+/// position queries of basin-edr do this). The offsets are the file's own stored order: for a
+/// grid, rows south to north as stored (the grid reader flips them), and for a compressed file
+/// the stored values, not the cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueLayout {
+    data_start: u64,
+    step_bytes: u64,
+    steps: usize,
+    items: Vec<ItemValues>,
+    deletes: DeleteValues,
+}
+
+/// Where one item's values lie within a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ItemValues {
+    /// Offset of the first value from the start of the step.
+    first: u64,
+    count: usize,
+    data_type: DataType,
+}
+
+impl ValueLayout {
+    /// Number of time steps.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Number of dynamic items.
+    pub fn items(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Number of values item `item` stores per step.
+    pub fn item_len(&self, item: usize) -> Option<usize> {
+        self.items.get(item).map(|values| values.count)
+    }
+
+    /// How item `item` stores its values (each takes `size_bytes()` bytes).
+    pub fn data_type(&self, item: usize) -> Option<DataType> {
+        self.items.get(item).map(|values| values.data_type)
+    }
+
+    /// The length of the file this layout describes: data start plus every step.
+    pub fn file_len(&self) -> Option<u64> {
+        self.data_start.checked_add(
+            self.step_bytes
+                .checked_mul(u64::try_from(self.steps).ok()?)?,
+        )
+    }
+
+    /// The byte offset in the file of value `index` of item `item` at step `step`; `None` when
+    /// any of the three is out of range.
+    pub fn offset(&self, step: usize, item: usize, index: usize) -> Option<u64> {
+        let values = self.items.get(item)?;
+        if step >= self.steps || index >= values.count {
+            return None;
+        }
+        let within = u64::try_from(index)
+            .ok()?
+            .checked_mul(u64::try_from(values.data_type.size_bytes()).ok()?)?
+            .checked_add(values.first)?;
+        u64::try_from(step)
+            .ok()?
+            .checked_mul(self.step_bytes)?
+            .checked_add(self.data_start)?
+            .checked_add(within)
+    }
+
+    /// A value of item `item` from its stored bytes (`data_type(item).size_bytes()` of them,
+    /// little-endian) as the readers give it: widened to f64, and NaN for a float or double
+    /// delete value (see [`DeleteValues`]). `None` when the bytes are not one value's.
+    pub fn value(&self, item: usize, bytes: &[u8]) -> Option<f64> {
+        let data_type = self.items.get(item)?.data_type;
+        Some(match data_type {
+            DataType::F32 => {
+                let value = f32::from_le_bytes(bytes.try_into().ok()?);
+                if self.deletes.is_missing_f32(value) {
+                    f64::NAN
+                } else {
+                    f64::from(value)
+                }
+            }
+            DataType::F64 => {
+                let value = f64::from_le_bytes(bytes.try_into().ok()?);
+                if self.deletes.is_missing_f64(value) {
+                    f64::NAN
+                } else {
+                    value
+                }
+            }
+            DataType::U8 => f64::from(u8::from_le_bytes(bytes.try_into().ok()?)),
+            DataType::I16 => f64::from(i16::from_le_bytes(bytes.try_into().ok()?)),
+            DataType::U16 => f64::from(u16::from_le_bytes(bytes.try_into().ok()?)),
+            DataType::I32 => f64::from(i32::from_le_bytes(bytes.try_into().ok()?)),
+            DataType::U32 => f64::from(u32::from_le_bytes(bytes.try_into().ok()?)),
+        })
     }
 }
 
@@ -704,4 +838,129 @@ fn read_layout<R: BufRead + Seek>(
         ));
     }
     Ok(layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::dfs::container::DfsWriter;
+    use crate::dfs::mapping::delete_values_to_nan;
+
+    /// Three items of three values (f32, f64, i16, in that order) over two steps, holding
+    /// plain values and each type's delete values.
+    fn file() -> (DfsFile<Cursor<Vec<u8>>>, Vec<u8>) {
+        let mut header = DfsHeader::default();
+        for (name, data_type) in [
+            ("float", DataType::F32),
+            ("double", DataType::F64),
+            ("short", DataType::I16),
+        ] {
+            let mut item = ItemInfo::new(name, 999, 0, SpatialAxis::eq_d1(1000, 3, 0.0, 1.0));
+            item.data_type = data_type;
+            header.items.push(item);
+        }
+        let path = Path::new("layout.dfs1");
+        let mut writer = DfsWriter::new(Cursor::new(Vec::new()), path, header)
+            .unwrap_or_else(|error| panic!("{error}"));
+        for step in 0..2_i16 {
+            let scale = f32::from(step) + 1.0;
+            let written = writer.start_step(None).and_then(|()| {
+                writer.write_item(&Values::F32(vec![scale, -1e-35, f32::NAN]))?;
+                writer.write_item(&Values::F64(vec![
+                    f64::from(-1e-35_f32),
+                    -1e-255,
+                    f64::from(scale) / 3.0,
+                ]))?;
+                writer.write_item(&Values::I16(vec![step, -step, i16::MAX]))
+            });
+            written.unwrap_or_else(|error| panic!("{error}"));
+        }
+        let bytes = writer
+            .finish()
+            .unwrap_or_else(|error| panic!("{error}"))
+            .into_inner();
+        let length = bytes.len() as u64;
+        let file = DfsFile::from_reader(Cursor::new(bytes.clone()), length, &ReadLimits::default())
+            .unwrap_or_else(|error| panic!("{error}"));
+        (file, bytes)
+    }
+
+    #[test]
+    fn every_offset_holds_the_value_the_reader_reads() {
+        let (mut file, bytes) = file();
+        let layout = file.value_layout();
+        assert_eq!(layout.file_len(), Some(bytes.len() as u64));
+        assert_eq!((layout.steps(), layout.items()), (2, 3));
+        let mut values = Values::with_capacity(DataType::F32, 0);
+        for step in 0..2 {
+            for item in 0..3 {
+                file.read_values(step, item, &mut values)
+                    .unwrap_or_else(|error| panic!("{error}"));
+                delete_values_to_nan(&file.header, &mut values);
+                let size = layout.data_type(item).map_or(0, DataType::size_bytes);
+                for index in 0..3 {
+                    let offset = layout.offset(step, item, index).unwrap_or(u64::MAX) as usize;
+                    let stored = bytes.get(offset..offset + size).unwrap_or_default();
+                    let value = layout.value(item, stored).unwrap_or(0.0);
+                    let read = values.get_f64(index).unwrap_or(0.0);
+                    assert!(
+                        value.to_bits() == read.to_bits() || (value.is_nan() && read.is_nan()),
+                        "step {step} item {item} value {index}: {value} where {read} was read"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn delete_values_are_nan_and_other_values_keep_their_bits() {
+        let (file, _) = file();
+        let layout = file.value_layout();
+        let float = |value: f32| layout.value(0, &value.to_le_bytes());
+        assert_eq!(float(2.5), Some(2.5));
+        assert!(float(-1e-35).is_some_and(f64::is_nan));
+        // The double delete value and the float one widened, as MIKE IO writes missing doubles.
+        let double = |value: f64| layout.value(1, &value.to_le_bytes());
+        assert!(double(-1e-255).is_some_and(f64::is_nan));
+        assert!(double(f64::from(-1e-35_f32)).is_some_and(f64::is_nan));
+        assert_eq!(double(-1e-35), Some(-1e-35));
+        // Integers keep their values: their items announce the delete value as nodata.
+        assert_eq!(layout.value(2, &i16::MAX.to_le_bytes()), Some(32767.0));
+        assert_eq!(layout.value(2, &(-7_i16).to_le_bytes()), Some(-7.0));
+    }
+
+    #[test]
+    fn positions_outside_the_data_and_bytes_of_another_size_have_no_value() {
+        let (file, _) = file();
+        let layout = file.value_layout();
+        assert!(layout.offset(1, 2, 2).is_some());
+        assert_eq!(layout.offset(2, 0, 0), None);
+        assert_eq!(layout.offset(0, 3, 0), None);
+        assert_eq!(layout.offset(0, 0, 3), None);
+        assert_eq!(layout.value(0, &[0; 8]), None);
+        assert_eq!(layout.value(1, &[0; 4]), None);
+        assert_eq!(layout.value(3, &[0; 4]), None);
+        assert_eq!(layout.item_len(3), None);
+    }
+
+    #[test]
+    fn offsets_past_the_range_of_u64_are_none() {
+        let layout = ValueLayout {
+            data_start: 1 << 40,
+            step_bytes: u64::MAX / 4,
+            steps: usize::MAX,
+            items: vec![ItemValues {
+                first: 5,
+                count: usize::MAX,
+                data_type: DataType::F64,
+            }],
+            deletes: DeleteValues::of(&FileHeader::default()),
+        };
+        assert_eq!(layout.offset(8, 0, 0), None);
+        assert_eq!(layout.offset(0, 0, usize::MAX / 2), None);
+        assert!(layout.offset(3, 0, 0).is_some());
+        assert_eq!(layout.file_len(), None);
+    }
 }
