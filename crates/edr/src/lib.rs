@@ -16,6 +16,7 @@
 //!    steps it selects ([`read`]), into a [`coverage::Coverages`].
 //! 4. [`covjson`] writes the answer as CoverageJSON.
 
+pub mod area;
 pub mod coverage;
 pub mod covjson;
 pub mod crs;
@@ -27,6 +28,7 @@ pub mod position;
 pub mod read;
 pub mod region;
 pub mod select;
+pub mod statistics;
 
 pub use dataset::{Dataset, Space};
 pub use error::{EdrError, EdrResult};

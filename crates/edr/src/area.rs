@@ -1,0 +1,471 @@
+//! The `area` query (a POLYGON or MULTIPOLYGON) and the `cube` query (a box): the values of the
+//! grid cells or mesh elements whose centres the region holds, at the selected times; or, with
+//! Basin's `statistics`, their minimum, maximum, mean, area-weighted mean, count and
+//! percentiles per step, for each polygon.
+//!
+//! A north-up grid answers as a CoverageJSON grid over the window of the cells held (cells of
+//! the window outside the region are null), in the grid's own system; a mesh or a rotated grid
+//! answers as the centres of the elements or cells held, in the query's system.
+
+use std::path::Path;
+
+use basin_formats::Catalogue;
+use basin_formats::wkt::{self, Shape};
+
+use crate::Limits;
+use crate::coverage::{Answer, CellsCoverage, GridCoverage, Parameter, StatisticsCoverage};
+use crate::crs::QueryCrs;
+use crate::dataset::{Dataset, Space};
+use crate::error::{EdrError, EdrResult};
+use crate::read::{Selection, pick};
+use crate::region::{Held, Region, Ring, held};
+use crate::select::{self, TimeFilter};
+use crate::statistics::Statistic;
+
+/// Positions along each edge of a `cube` box when it is carried into another system.
+const BOX_EDGE_POSITIONS: usize = 21;
+
+/// An area or cube query as the request gave it, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AreaQuery {
+    /// The polygons, in the query's system.
+    pub polygons: Vec<Vec<Ring>>,
+    /// Whether the geometry was a MULTIPOLYGON.
+    pub multiple: bool,
+    /// Whether the region is a box (`cube`): it is carried into the dataset's system along
+    /// its edges.
+    pub is_box: bool,
+    /// The `datetime` filter.
+    pub time: Option<TimeFilter>,
+    /// The `parameter-name` list as sent.
+    pub parameter_names: Option<String>,
+    /// The `crs` as sent.
+    pub crs: Option<String>,
+    /// Basin's `statistics`: none for the values themselves.
+    pub statistics: Vec<Statistic>,
+}
+
+/// The request's common parameters of a region query.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RegionParameters<'a> {
+    /// `datetime`.
+    pub datetime: Option<&'a str>,
+    /// `parameter-name`.
+    pub parameter_names: Option<&'a str>,
+    /// `crs`.
+    pub crs: Option<&'a str>,
+    /// `statistics` (area only).
+    pub statistics: Option<&'a str>,
+}
+
+impl AreaQuery {
+    /// Parses an `area` query: `coords` (WKT POLYGON or MULTIPOLYGON, required) and the rest.
+    pub fn parse_area(
+        coords: Option<&str>,
+        parameters: RegionParameters<'_>,
+        limits: &Limits,
+    ) -> EdrResult<Self> {
+        let coords = coords
+            .filter(|text| !text.trim().is_empty())
+            .ok_or_else(|| {
+                EdrError::invalid(
+                    "coords",
+                    "an area query needs coords, e.g. POLYGON((0 0, 1 0, 1 1, 0 0))",
+                )
+            })?;
+        let mut budget = limits.positions_max;
+        let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
+            wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
+                "coords has more than {} positions, the most one query takes",
+                limits.positions_max
+            )),
+            wkt::WktError::Syntax { .. } => {
+                EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
+            }
+        })?;
+        let xy = |ring: &Vec<wkt::Position>| -> Ring { ring.iter().map(|p| (p.x, p.y)).collect() };
+        let (polygons, multiple): (Vec<Vec<Ring>>, bool) = match geometry.shape {
+            Shape::Polygon(rings) if !rings.is_empty() => {
+                (vec![rings.iter().map(xy).collect()], false)
+            }
+            Shape::MultiPolygon(polygons) if !polygons.is_empty() => (
+                polygons
+                    .iter()
+                    .map(|rings| rings.iter().map(xy).collect())
+                    .collect(),
+                true,
+            ),
+            Shape::Polygon(_) | Shape::MultiPolygon(_) => {
+                return Err(EdrError::invalid("coords", "the geometry is empty"));
+            }
+            _ => {
+                return Err(EdrError::invalid(
+                    "coords",
+                    "an area query takes a POLYGON or a MULTIPOLYGON",
+                ));
+            }
+        };
+        check_rings(&polygons)?;
+        Ok(Self {
+            polygons,
+            multiple,
+            is_box: false,
+            time: parameters.datetime.map(TimeFilter::parse).transpose()?,
+            parameter_names: parameters.parameter_names.map(str::to_owned),
+            crs: parameters.crs.map(str::to_owned),
+            statistics: parameters
+                .statistics
+                .map(Statistic::parse_list)
+                .transpose()?
+                .unwrap_or_default(),
+        })
+    }
+
+    /// Parses a `cube` query: `bbox` (`min_x,min_y,max_x,max_y`, required) and the rest.
+    pub fn parse_cube(bbox: Option<&str>, parameters: RegionParameters<'_>) -> EdrResult<Self> {
+        let bbox = bbox.filter(|text| !text.trim().is_empty()).ok_or_else(|| {
+            EdrError::invalid("bbox", "a cube query needs bbox, e.g. 12.0,55.0,12.5,55.5")
+        })?;
+        let numbers: Vec<f64> = bbox
+            .split(',')
+            .map(|part| part.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| EdrError::invalid("bbox", format!("{bbox:?} is not four numbers")))?;
+        let [x0, y0, x1, y1] = numbers[..] else {
+            return Err(EdrError::invalid(
+                "bbox",
+                format!("{bbox:?} is not four numbers (min x, min y, max x, max y)"),
+            ));
+        };
+        if !(x0.is_finite() && y0.is_finite() && x1.is_finite() && y1.is_finite())
+            || x0 >= x1
+            || y0 >= y1
+        {
+            return Err(EdrError::invalid(
+                "bbox",
+                format!("{bbox:?} is not a box: its minima must be finite and below its maxima"),
+            ));
+        }
+        if parameters.statistics.is_some() {
+            return Err(EdrError::invalid(
+                "statistics",
+                "statistics are an addition of the area query; ask an area with a POLYGON",
+            ));
+        }
+        Ok(Self {
+            polygons: vec![vec![vec![(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]]],
+            multiple: false,
+            is_box: true,
+            time: parameters.datetime.map(TimeFilter::parse).transpose()?,
+            parameter_names: parameters.parameter_names.map(str::to_owned),
+            crs: parameters.crs.map(str::to_owned),
+            statistics: Vec::new(),
+        })
+    }
+
+    /// Answers the query against `file`, the content `dataset` describes.
+    pub fn answer(
+        &self,
+        catalogue: &Catalogue,
+        dataset: &Dataset,
+        file: &Path,
+        limits: &Limits,
+    ) -> EdrResult<Answer> {
+        let crs = QueryCrs::for_dataset(dataset, self.crs.as_deref())?;
+        let items = select::items(&dataset.items, self.parameter_names.as_deref())?;
+        let steps = select::steps(&dataset.time, self.time.as_ref())?;
+        if steps.is_empty() {
+            return Err(EdrError::NoData(
+                "no time step of the collection is in datetime".to_owned(),
+            ));
+        }
+        let times = select::calendar_times(&dataset.time, &steps)?;
+        let region = Region::new(self.native_polygons(&crs)?);
+        let held = held(dataset, &region, limits.values_max)?;
+        if held.is_empty() {
+            return Err(EdrError::NoData(
+                "no cell or element of the collection has its centre in the region".to_owned(),
+            ));
+        }
+        let values = held
+            .len()
+            .saturating_mul(items.len())
+            .saturating_mul(steps.len());
+        if values > limits.values_max {
+            return Err(EdrError::TooLarge(format!(
+                "the answer would read {values} values ({} cells x {} parameters x {} steps), \
+                 more than the {} one query may; narrow the region, datetime or parameter-name",
+                held.len(),
+                items.len(),
+                steps.len(),
+                limits.values_max
+            )));
+        }
+        let selection = Selection {
+            targets: held
+                .iter()
+                .map(|cell| {
+                    items
+                        .iter()
+                        .map(|&item| value_index(dataset, item, cell))
+                        .collect()
+                })
+                .collect(),
+            items: items.clone(),
+            steps: steps.clone(),
+        };
+        let picked = pick(catalogue, dataset, file, &selection)?;
+        let parameters: Vec<Parameter> = items
+            .iter()
+            .filter_map(|&item| dataset.items.get(item))
+            .map(Parameter::of)
+            .collect();
+        let shape = Shaped {
+            parameters,
+            times,
+            held: &held,
+            picked: &picked,
+            steps: steps.len(),
+        };
+        if !self.statistics.is_empty() {
+            return Ok(Answer::Statistics(self.statistics_of(
+                &shape,
+                &crs,
+                region.len(),
+            )));
+        }
+        match &dataset.space {
+            Space::Grid(grid) if grid.transform.is_north_up() => Ok(Answer::Grid(
+                shape.grid(grid, QueryCrs::native_uri(dataset)),
+            )),
+            _ => Ok(Answer::Cells(shape.cells(&crs))),
+        }
+    }
+
+    /// The polygons in the dataset's own coordinates. A box's edges are carried over at
+    /// [`BOX_EDGE_POSITIONS`] positions each, since a straight edge in one system bends in
+    /// another.
+    fn native_polygons(&self, crs: &QueryCrs) -> EdrResult<Vec<Vec<Ring>>> {
+        let carry = |ring: &Ring| -> EdrResult<Ring> {
+            let dense: Ring = if self.is_box {
+                densify(ring, BOX_EDGE_POSITIONS)
+            } else {
+                ring.clone()
+            };
+            dense
+                .iter()
+                .map(|&(x, y)| {
+                    crs.to_native(x, y).ok_or_else(|| {
+                        EdrError::invalid(
+                            if self.is_box { "bbox" } else { "coords" },
+                            format!(
+                                "the position ({x}, {y}) cannot be carried into the \
+                                 collection's coordinate system"
+                            ),
+                        )
+                    })
+                })
+                .collect()
+        };
+        self.polygons
+            .iter()
+            .map(|polygon| polygon.iter().map(carry).collect())
+            .collect()
+    }
+
+    fn statistics_of(
+        &self,
+        shape: &Shaped<'_>,
+        crs: &QueryCrs,
+        polygons: usize,
+    ) -> StatisticsCoverage {
+        let names = self.statistics.iter().map(Statistic::name).collect();
+        let mut cells = vec![0; polygons];
+        for cell in shape.held {
+            for &polygon in &cell.polygons {
+                if let Some(count) = cells.get_mut(polygon) {
+                    *count += 1;
+                }
+            }
+        }
+        let values = (0..shape.parameters.len())
+            .map(|parameter| {
+                self.statistics
+                    .iter()
+                    .map(|statistic| {
+                        let mut per_step = Vec::with_capacity(shape.steps * polygons);
+                        for step in 0..shape.steps {
+                            for polygon in 0..polygons {
+                                per_step
+                                    .push(statistic.over(shape.sample(parameter, step, polygon)));
+                            }
+                        }
+                        per_step
+                    })
+                    .collect()
+            })
+            .collect();
+        StatisticsCoverage {
+            crs_uri: crs.uri.clone(),
+            parameters: shape.parameters.clone(),
+            times: shape.times.clone(),
+            polygons: self.polygons.clone(),
+            multiple: self.multiple,
+            statistics: names,
+            cells,
+            values,
+        }
+    }
+}
+
+/// The index of `cell`'s value of `item` within the item's step.
+fn value_index(dataset: &Dataset, item: usize, cell: &Held) -> Option<usize> {
+    let (x, y) = cell.centre;
+    match (cell.cell, cell.element) {
+        (Some((column, row)), _) => {
+            dataset.value_index(item, crate::dataset::Location::Cell { column, row }, x, y)
+        }
+        (None, Some(element)) => {
+            dataset.value_index(item, crate::dataset::Location::Element(element), x, y)
+        }
+        (None, None) => None,
+    }
+}
+
+/// `ring` with `per_edge - 1` positions added along each edge.
+fn densify(ring: &Ring, per_edge: usize) -> Ring {
+    let mut dense = Vec::with_capacity(ring.len() * per_edge);
+    for pair in ring.windows(2) {
+        let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+        for step in 0..per_edge {
+            let t = step as f64 / per_edge as f64;
+            dense.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
+        }
+    }
+    if let Some(&last) = ring.last() {
+        dense.push(last);
+    }
+    dense
+}
+
+/// Rings need three distinct positions and finite numbers.
+fn check_rings(polygons: &[Vec<Ring>]) -> EdrResult<()> {
+    for ring in polygons.iter().flatten() {
+        if let Some(&(x, y)) = ring.iter().find(|(x, y)| !(x.is_finite() && y.is_finite())) {
+            return Err(EdrError::invalid(
+                "coords",
+                format!("the position ({x}, {y}) is not a finite number"),
+            ));
+        }
+        let mut distinct = ring.clone();
+        distinct.dedup();
+        if distinct.first() == distinct.last() && distinct.len() > 1 {
+            distinct.pop();
+        }
+        if distinct.len() < 3 {
+            return Err(EdrError::invalid(
+                "coords",
+                "a polygon's ring needs at least three distinct positions",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What was read, with what it takes to shape it into an answer.
+struct Shaped<'a> {
+    parameters: Vec<Parameter>,
+    times: Vec<chrono::NaiveDateTime>,
+    held: &'a [Held],
+    /// `[cell][parameter][step]`.
+    picked: &'a [Vec<Vec<f64>>],
+    steps: usize,
+}
+
+impl Shaped<'_> {
+    /// The value of `parameter` at `step` for `cell`.
+    fn value(&self, cell: usize, parameter: usize, step: usize) -> f64 {
+        self.picked
+            .get(cell)
+            .and_then(|parameters| parameters.get(parameter))
+            .and_then(|steps| steps.get(step))
+            .copied()
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The values (with their cells' areas) of `parameter` at `step` in `polygon`.
+    fn sample(&self, parameter: usize, step: usize, polygon: usize) -> Vec<(f64, f64)> {
+        self.held
+            .iter()
+            .enumerate()
+            .filter(|(_, cell)| cell.polygons.contains(&polygon))
+            .map(|(index, cell)| (self.value(index, parameter, step), cell.area))
+            .filter(|(value, _)| value.is_finite())
+            .collect()
+    }
+
+    fn cells(&self, crs: &QueryCrs) -> CellsCoverage {
+        let values = (0..self.parameters.len())
+            .map(|parameter| {
+                let mut values = Vec::with_capacity(self.steps * self.held.len());
+                for step in 0..self.steps {
+                    values
+                        .extend((0..self.held.len()).map(|cell| self.value(cell, parameter, step)));
+                }
+                values
+            })
+            .collect();
+        CellsCoverage {
+            crs_uri: crs.uri.clone(),
+            parameters: self.parameters.clone(),
+            times: self.times.clone(),
+            centres: self
+                .held
+                .iter()
+                .map(|cell| {
+                    let (x, y) = cell.centre;
+                    crs.from_native(x, y).unwrap_or((f64::NAN, f64::NAN))
+                })
+                .collect(),
+            values,
+        }
+    }
+
+    fn grid(&self, grid: &basin_formats::model::GridGeometry, crs_uri: String) -> GridCoverage {
+        let cells: Vec<(usize, usize)> = self.held.iter().filter_map(|cell| cell.cell).collect();
+        let first_column = cells.iter().map(|c| c.0).min().unwrap_or(0);
+        let last_column = cells.iter().map(|c| c.0).max().unwrap_or(0);
+        let first_row = cells.iter().map(|c| c.1).min().unwrap_or(0);
+        let last_row = cells.iter().map(|c| c.1).max().unwrap_or(0);
+        let (width, height) = (last_column - first_column + 1, last_row - first_row + 1);
+        let transform = grid.transform;
+        let xs = (first_column..=last_column)
+            .map(|column| transform.apply(column as f64 + 0.5, 0.0).0)
+            .collect();
+        let ys = (first_row..=last_row)
+            .map(|row| transform.apply(0.0, row as f64 + 0.5).1)
+            .collect();
+        let values = (0..self.parameters.len())
+            .map(|parameter| {
+                let mut values = vec![f64::NAN; self.steps * width * height];
+                for (index, &(column, row)) in cells.iter().enumerate() {
+                    let at = (row - first_row) * width + (column - first_column);
+                    for step in 0..self.steps {
+                        if let Some(slot) = values.get_mut(step * width * height + at) {
+                            *slot = self.value(index, parameter, step);
+                        }
+                    }
+                }
+                values
+            })
+            .collect();
+        GridCoverage {
+            crs_uri,
+            parameters: self.parameters.clone(),
+            times: self.times.clone(),
+            xs,
+            ys,
+            values,
+        }
+    }
+}
