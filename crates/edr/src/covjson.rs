@@ -336,7 +336,7 @@ fn write_statistics(statistics: &StatisticsCoverage) -> String {
 }
 
 /// A polygon as CoverageJSON writes it: rings of `[x, y]`.
-fn rings(out: &mut String, polygon: &[Vec<(f64, f64)>]) {
+pub(crate) fn rings(out: &mut String, polygon: &[Vec<(f64, f64)>]) {
     out.push('[');
     for (index, ring) in polygon.iter().enumerate() {
         if index > 0 {
@@ -420,14 +420,14 @@ pub fn iso_time(time: NaiveDateTime) -> String {
     time.format("%Y-%m-%dT%H:%M:%S%.fZ").to_string()
 }
 
-fn string(out: &mut String, text: &str) {
+pub(crate) fn string(out: &mut String, text: &str) {
     // serde_json escapes exactly what JSON needs; writing a str cannot fail.
     out.push_str(&serde_json::Value::from(text).to_string());
 }
 
 /// `value`, or `null` when it is not finite; in the shortest form that reads back to the same
 /// `f32` when `single`, else to the same `f64`.
-fn number(out: &mut String, value: f64, single: bool) {
+pub(crate) fn number(out: &mut String, value: f64, single: bool) {
     if !value.is_finite() {
         out.push_str("null");
         return;

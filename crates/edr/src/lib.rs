@@ -27,8 +27,10 @@ pub mod extent;
 pub mod position;
 pub mod read;
 pub mod region;
+pub mod rows;
 pub mod select;
 pub mod statistics;
+pub mod tabular;
 
 pub use dataset::{Dataset, Space};
 pub use error::{EdrError, EdrResult};

@@ -28,7 +28,7 @@ pub(crate) const CONFORMANCE: [&str; 9] = [
 const CRS84_WKT: &str = "GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433],AXIS[\"Longitude\",EAST],AXIS[\"Latitude\",NORTH]]";
 
 /// The output formats of queries.
-pub(crate) const OUTPUT_FORMATS: [&str; 1] = ["CoverageJSON"];
+pub(crate) const OUTPUT_FORMATS: [&str; 3] = ["CoverageJSON", "GeoJSON", "CSV"];
 
 /// A link.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -124,6 +124,26 @@ pub(crate) struct ExtentDto {
     pub(crate) temporal: Option<serde_json::Value>,
 }
 
+/// The queries every collection answers: name, title and what it gives.
+const QUERIES: [(&str, &str, &str); 3] = [
+    (
+        "position",
+        "Position query",
+        "The values at one POINT or several (MULTIPOINT) in coords",
+    ),
+    (
+        "area",
+        "Area query",
+        "The values of the cells or elements whose centres a POLYGON or MULTIPOLYGON in coords \
+         holds, or their statistics",
+    ),
+    (
+        "cube",
+        "Cube query",
+        "The values of the cells or elements whose centres the box in bbox holds",
+    ),
+];
+
 /// The collection of `row`, described as `dataset`, its links under `base`
 /// (`.../api/edr/collections/{id}`).
 pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> CollectionDto {
@@ -133,9 +153,72 @@ pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> Col
         .as_ref()
         .and_then(basin_formats::crs::resolve_epsg);
     let crs84 = extent::crs84(dataset);
+    let (crs, crs_details) = systems(dataset, crs84.is_some(), native_epsg);
+    let data_queries = QUERIES
+        .iter()
+        .map(|(query, title, description)| {
+            let link = serde_json::json!({
+                "link": {
+                    "href": format!("{href}/{query}"),
+                    "rel": "data",
+                    "title": title,
+                    "templated": false,
+                    "variables": {
+                        "title": title,
+                        "description": description,
+                        "query_type": query,
+                        "output_formats": OUTPUT_FORMATS,
+                        "default_output_format": OUTPUT_FORMATS[0],
+                        "crs_details": crs_details,
+                    }
+                }
+            });
+            ((*query).to_owned(), link)
+        })
+        .collect();
+    let mut links = vec![Link::new(
+        href.clone(),
+        "self",
+        "application/json",
+        "This collection",
+    )];
+    links.extend(QUERIES.iter().map(|(query, title, _)| {
+        Link::new(
+            format!("{href}/{query}"),
+            "data",
+            basin_edr::covjson::MEDIA_TYPE,
+            title,
+        )
+    }));
+    CollectionDto {
+        id: row.id.to_string(),
+        title: row.name.clone(),
+        description: row.description.clone(),
+        links,
+        extent: extent_of(dataset, crs84, native_epsg),
+        data_queries,
+        crs,
+        output_formats: OUTPUT_FORMATS
+            .iter()
+            .map(|format| (*format).to_owned())
+            .collect(),
+        parameter_names: dataset
+            .items
+            .iter()
+            .map(|item| (item.name.clone(), parameter(&Parameter::of(item))))
+            .collect(),
+    }
+}
+
+/// The systems positions may be given in, as URIs and as `crs_details` (name and WKT).
+fn systems(
+    dataset: &Dataset,
+    crs84: bool,
+    native_epsg: Option<u32>,
+) -> (Vec<String>, Vec<serde_json::Value>) {
     let mut crs = Vec::new();
     let mut crs_details = Vec::new();
-    if crs84.is_some() {
+    if crs84 {
         crs.push(CRS84_URI.to_owned());
         crs_details.push(serde_json::json!({"crs": "CRS84", "wkt": CRS84_WKT}));
     }
@@ -152,49 +235,7 @@ pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> Col
         crs.push("native".to_owned());
         crs_details.push(serde_json::json!({"crs": "native", "wkt": ""}));
     }
-    let position = serde_json::json!({
-        "link": {
-            "href": format!("{href}/position"),
-            "rel": "data",
-            "title": "Position query",
-            "templated": false,
-            "variables": {
-                "title": "Position query",
-                "description": "The values at one POINT or several (MULTIPOINT) in coords",
-                "query_type": "position",
-                "coords": "Well Known Text POINT or MULTIPOINT, e.g. POINT(12.5 55.7)",
-                "output_formats": OUTPUT_FORMATS,
-                "default_output_format": OUTPUT_FORMATS[0],
-                "crs_details": crs_details,
-            }
-        }
-    });
-    CollectionDto {
-        id: row.id.to_string(),
-        title: row.name.clone(),
-        description: row.description.clone(),
-        links: vec![
-            Link::new(href.clone(), "self", "application/json", "This collection"),
-            Link::new(
-                format!("{href}/position"),
-                "data",
-                basin_edr::covjson::MEDIA_TYPE,
-                "Position query",
-            ),
-        ],
-        extent: extent_of(dataset, crs84, native_epsg),
-        data_queries: BTreeMap::from([("position".to_owned(), position)]),
-        crs,
-        output_formats: OUTPUT_FORMATS
-            .iter()
-            .map(|format| (*format).to_owned())
-            .collect(),
-        parameter_names: dataset
-            .items
-            .iter()
-            .map(|item| (item.name.clone(), parameter(&Parameter::of(item))))
-            .collect(),
-    }
+    (crs, crs_details)
 }
 
 fn extent_of(

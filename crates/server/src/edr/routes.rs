@@ -7,6 +7,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use basin_edr::EdrError;
+use basin_edr::area::{AreaQuery, RegionParameters};
+use basin_edr::coverage::Answer;
 use basin_edr::position::PositionQuery;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -48,6 +50,8 @@ where
         .routes(routes!(collections))
         .routes(routes!(collection))
         .routes(routes!(position))
+        .routes(routes!(area))
+        .routes(routes!(cube))
         .layer(from_fn_with_state(EDR, api_version::enforce))
 }
 
@@ -276,7 +280,7 @@ struct PositionParams {
     crs: Option<String>,
     /// Vertical level (layered data).
     z: Option<String>,
-    /// `CoverageJSON` (the default).
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
     f: Option<String>,
 }
 
@@ -285,7 +289,8 @@ struct PositionParams {
 /// is in `datetime`.
 #[utoipa::path(get, path = "/api/edr/collections/{collectionId}/position", tag = "edr",
     params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), PositionParams),
-    responses((status = 200, description = "CoverageJSON", content_type = "application/prs.coverage+json"),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
         (status = 204, description = "no data at the positions and times asked for"),
         (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
         (status = 422)))]
@@ -295,17 +300,9 @@ async fn position(
     Path(id): Path<DatasetId>,
     Query(params): Query<PositionParams>,
 ) -> Result<Response, ApiError> {
-    check_query_format(params.f.as_deref())?;
+    let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
-    if params.z.is_some() {
-        let (_, dataset) = state.edr.collection(&caller, id).await?;
-        if dataset.layers() == 1 {
-            return Err(ApiError::field(
-                "z",
-                "this collection has one vertical level, so z selects nothing",
-            ));
-        }
-    }
+    check_z(&state, &caller, id, params.z.as_deref()).await?;
     let query = PositionQuery::parse(
         params.coords.as_deref(),
         params.datetime.as_deref(),
@@ -313,40 +310,226 @@ async fn position(
         params.crs.as_deref(),
         &state.edr.limits(),
     )?;
-    match state.edr.position(&caller, id, query).await {
-        Ok(coverages) => Ok(coverage_json(basin_edr::covjson::write(&coverages))),
+    let answer = state
+        .edr
+        .answer(&caller, id, move |catalogue, dataset, file, limits| {
+            query
+                .answer(catalogue, dataset, file, limits)
+                .map(Answer::Points)
+        })
+        .await;
+    respond(answer, format)
+}
+
+/// Query of an area or cube query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct RegionParams {
+    /// WKT POLYGON or MULTIPOLYGON (area).
+    coords: Option<String>,
+    /// `min_x,min_y,max_x,max_y` (cube).
+    bbox: Option<String>,
+    /// An instant, `start/end`, `../end` or `start/..` (RFC 3339).
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// The system of coords or bbox: CRS84 (the default) or the dataset's own EPSG code.
+    crs: Option<String>,
+    /// Vertical level (layered data).
+    z: Option<String>,
+    /// Basin's addition (area only): `min`, `max`, `mean`, `weighted-mean`, `count`, `p0` to
+    /// `p100`, comma-separated; the answer is then these statistics per step and polygon.
+    statistics: Option<String>,
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
+    f: Option<String>,
+}
+
+impl RegionParams {
+    fn common(&self) -> RegionParameters<'_> {
+        RegionParameters {
+            datetime: self.datetime.as_deref(),
+            parameter_names: self.parameter_name.as_deref(),
+            crs: self.crs.as_deref(),
+            statistics: self.statistics.as_deref(),
+        }
+    }
+}
+
+/// The values of the grid cells or mesh elements whose centres a POLYGON or MULTIPOLYGON
+/// holds, or (with `statistics`) their statistics per step and polygon. 204 when the region
+/// holds none or no step is in `datetime`.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/area", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), RegionParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no data in the region and times asked for"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn area(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<RegionParams>,
+) -> Result<Response, ApiError> {
+    region(&state, &principal, id, &params, Region::Area).await
+}
+
+/// The values of the grid cells or mesh elements whose centres a box (`bbox`) holds: a grid
+/// window of a north-up grid, the centres and values of the rest. 204 when the box holds none
+/// or no step is in `datetime`.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/cube", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), RegionParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no data in the box and times asked for"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn cube(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<RegionParams>,
+) -> Result<Response, ApiError> {
+    region(&state, &principal, id, &params, Region::Cube).await
+}
+
+/// Which region query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Region {
+    Area,
+    Cube,
+}
+
+/// An area or cube query: the format, `z`, the geometry parameter of the other query
+/// refused, then the answer.
+async fn region(
+    state: &EdrState,
+    principal: &Principal,
+    id: DatasetId,
+    params: &RegionParams,
+    kind: Region,
+) -> Result<Response, ApiError> {
+    let format = OutputFormat::parse(params.f.as_deref())?;
+    let caller = Caller::from(principal);
+    check_z(state, &caller, id, params.z.as_deref()).await?;
+    let query = match kind {
+        Region::Area if params.bbox.is_some() => {
+            return Err(ApiError::field(
+                "bbox",
+                "an area takes coords; a box is a cube query",
+            ));
+        }
+        Region::Cube if params.coords.is_some() => {
+            return Err(ApiError::field(
+                "coords",
+                "a cube takes bbox; a polygon is an area query",
+            ));
+        }
+        Region::Area => AreaQuery::parse_area(
+            params.coords.as_deref(),
+            params.common(),
+            &state.edr.limits(),
+        )?,
+        Region::Cube => AreaQuery::parse_cube(params.bbox.as_deref(), params.common())?,
+    };
+    region_answer(state, &caller, id, query, format).await
+}
+
+async fn region_answer(
+    state: &EdrState,
+    caller: &Caller,
+    id: DatasetId,
+    query: AreaQuery,
+    format: OutputFormat,
+) -> Result<Response, ApiError> {
+    let answer = state
+        .edr
+        .answer(caller, id, move |catalogue, dataset, file, limits| {
+            query.answer(catalogue, dataset, file, limits)
+        })
+        .await;
+    respond(answer, format)
+}
+
+/// `z` selects among vertical levels; every collection answers for one level today, so a
+/// `z` is refused, naming it.
+async fn check_z(
+    state: &EdrState,
+    caller: &Caller,
+    id: DatasetId,
+    z: Option<&str>,
+) -> Result<(), ApiError> {
+    if z.is_none() {
+        return Ok(());
+    }
+    let (_, dataset) = state.edr.collection(caller, id).await?;
+    let message = if dataset.layers() == 1 {
+        "this collection has one vertical level, so z selects nothing"
+    } else {
+        "this collection answers for its first (or surface) level; z cannot select another"
+    };
+    Err(ApiError::field("z", message))
+}
+
+/// The formats a query answers in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputFormat {
+    CoverageJson,
+    GeoJson,
+    Csv,
+}
+
+impl OutputFormat {
+    fn parse(f: Option<&str>) -> Result<Self, ApiError> {
+        let Some(format) = f else {
+            return Ok(Self::CoverageJson);
+        };
+        match format.to_ascii_lowercase().as_str() {
+            "coveragejson" | "covjson" => Ok(Self::CoverageJson),
+            "geojson" => Ok(Self::GeoJson),
+            "csv" => Ok(Self::Csv),
+            _ => Err(ApiError::field(
+                "f",
+                format!(
+                    "{format:?} is not an output format of this query; it answers in {}",
+                    model::OUTPUT_FORMATS.join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+/// The answer in `format`, 204 for no data.
+fn respond(
+    answer: Result<Answer, EdrServiceError>,
+    format: OutputFormat,
+) -> Result<Response, ApiError> {
+    let answer = match answer {
+        Ok(answer) => answer,
         Err(EdrServiceError::Query(EdrError::NoData(_))) => {
-            Ok(StatusCode::NO_CONTENT.into_response())
+            return Ok(StatusCode::NO_CONTENT.into_response());
         }
-        Err(error) => Err(error.into()),
-    }
-}
-
-/// `f` of a query: CoverageJSON.
-fn check_query_format(f: Option<&str>) -> Result<(), ApiError> {
-    match f {
-        None => Ok(()),
-        Some(format)
-            if format.eq_ignore_ascii_case("CoverageJSON")
-                || format.eq_ignore_ascii_case("covjson") =>
-        {
-            Ok(())
-        }
-        Some(format) => Err(ApiError::field(
-            "f",
-            format!(
-                "{format:?} is not an output format of this query; it answers in {}",
-                model::OUTPUT_FORMATS.join(", ")
-            ),
-        )),
-    }
-}
-
-fn coverage_json(body: String) -> Response {
+        Err(error) => return Err(error.into()),
+    };
+    let (body, media_type) = match format {
+        OutputFormat::CoverageJson => (
+            basin_edr::covjson::write_answer(&answer),
+            basin_edr::covjson::MEDIA_TYPE,
+        ),
+        OutputFormat::GeoJson => (
+            basin_edr::tabular::geojson(&answer),
+            basin_edr::tabular::GEOJSON_MEDIA_TYPE,
+        ),
+        OutputFormat::Csv => (
+            basin_edr::tabular::csv(&answer),
+            basin_edr::tabular::CSV_MEDIA_TYPE,
+        ),
+    };
     let mut response = body.into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(basin_edr::covjson::MEDIA_TYPE),
-    );
     response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(media_type));
+    Ok(response)
 }

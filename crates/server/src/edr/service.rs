@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use basin_blob::BlobStore;
-use basin_edr::position::PositionQuery;
+use basin_edr::coverage::Answer;
 use basin_edr::{Dataset, EdrError, Limits};
 use basin_formats::Catalogue;
 use basin_formats::model::DataKind;
@@ -184,13 +184,19 @@ impl EdrService {
         Ok((row, dataset))
     }
 
-    /// Answers a position query on dataset `id`.
-    pub(crate) async fn position(
+    /// Answers a query on dataset `id`: `answer` runs on the blocking pool with the described
+    /// dataset and its content as a local file.
+    pub(crate) async fn answer<F>(
         &self,
         caller: &Caller,
         id: DatasetId,
-        query: PositionQuery,
-    ) -> Result<basin_edr::coverage::Coverages, EdrServiceError> {
+        answer: F,
+    ) -> Result<Answer, EdrServiceError>
+    where
+        F: FnOnce(&Catalogue, &Dataset, &std::path::Path, &Limits) -> Result<Answer, EdrError>
+            + Send
+            + 'static,
+    {
         let (row, dataset) = self.collection(caller, id).await?;
         let catalogue = self.catalogue.clone();
         let limits = self.limits;
@@ -199,7 +205,7 @@ impl EdrService {
                 self.blobs.as_ref(),
                 &row.data_path,
                 &row.dataset_format,
-                move |file| query.answer(&catalogue, &dataset, file, &limits),
+                move |file| answer(&catalogue, &dataset, file, &limits),
             )
             .await?
             .map_err(EdrServiceError::Query)

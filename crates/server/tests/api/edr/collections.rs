@@ -233,8 +233,12 @@ api_test!(
         );
         assert_eq!(
             collection["output_formats"],
-            serde_json::json!(["CoverageJSON"])
+            serde_json::json!(["CoverageJSON", "GeoJSON", "CSV"])
         );
+        for query in ["area", "cube"] {
+            let link = &collection["data_queries"][query]["link"];
+            assert_eq!(link["variables"]["query_type"], query, "{collection}");
+        }
 
         // What is not a collection: a time series, a text file, an unknown id.
         let series = upload_sample(&app, &results, "gauge.dfs0", "ts_eq.dfs0").await;

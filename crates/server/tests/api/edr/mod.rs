@@ -3,6 +3,7 @@
 //! extent, parameters and queries, and position queries checked value for value against the
 //! MIKE IO samples in tests/corpus/dfs-samples, with every error the endpoints give.
 
+mod area;
 mod collections;
 mod position;
 

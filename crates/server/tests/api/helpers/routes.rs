@@ -631,3 +631,13 @@ pub fn edr_collection(collection: impl Display) -> String {
 pub fn edr_position(collection: impl Display) -> String {
     format!("/api/edr/collections/{collection}/position")
 }
+
+/// `/api/edr/collections/{collection}/area`: An area query (`GET`).
+pub fn edr_area(collection: impl Display) -> String {
+    format!("/api/edr/collections/{collection}/area")
+}
+
+/// `/api/edr/collections/{collection}/cube`: A cube query (`GET`).
+pub fn edr_cube(collection: impl Display) -> String {
+    format!("/api/edr/collections/{collection}/cube")
+}

@@ -80,4 +80,14 @@ impl EdrCollection<'_> {
     pub async fn position(&self, query: &[(&str, &str)]) -> Reply {
         get(&self.api, &routes::edr_position(&self.id), query).await
     }
+
+    /// `GET /api/edr/collections/{id}/area` with `query` (`coords`, `statistics`, ...).
+    pub async fn area(&self, query: &[(&str, &str)]) -> Reply {
+        get(&self.api, &routes::edr_area(&self.id), query).await
+    }
+
+    /// `GET /api/edr/collections/{id}/cube` with `query` (`bbox`, ...).
+    pub async fn cube(&self, query: &[(&str, &str)]) -> Reply {
+        get(&self.api, &routes::edr_cube(&self.id), query).await
+    }
 }
