@@ -18,7 +18,7 @@ use crate::crs::QueryCrs;
 use crate::dataset::{Dataset, Space};
 use crate::error::{EdrError, EdrResult};
 use crate::read::{Selection, pick};
-use crate::region::{Held, Region, Ring, held};
+use crate::region::{Held, Metric, Region, Ring, held};
 use crate::select::{self, TimeFilter};
 use crate::statistics::Statistic;
 
@@ -43,6 +43,9 @@ pub struct AreaQuery {
     pub crs: Option<String>,
     /// Basin's `statistics`: none for the values themselves.
     pub statistics: Vec<Statistic>,
+    /// For `radius` and `corridor`: the distance, in metres, around the points or lines held
+    /// in `polygons` (one ring each).
+    pub within_metres: Option<f64>,
 }
 
 /// The request's common parameters of a region query.
@@ -118,6 +121,7 @@ impl AreaQuery {
                 .map(Statistic::parse_list)
                 .transpose()?
                 .unwrap_or_default(),
+            within_metres: None,
         })
     }
 
@@ -160,6 +164,58 @@ impl AreaQuery {
             parameter_names: parameters.parameter_names.map(str::to_owned),
             crs: parameters.crs.map(str::to_owned),
             statistics: Vec::new(),
+            within_metres: None,
+        })
+    }
+
+    /// Parses a `radius` query: `coords` (POINT or MULTIPOINT), `within` and `within-units`.
+    pub fn parse_radius(
+        coords: Option<&str>,
+        within: Option<&str>,
+        within_units: Option<&str>,
+        parameters: RegionParameters<'_>,
+        limits: &Limits,
+    ) -> EdrResult<Self> {
+        let metres = distance_in_metres("within", within, "within-units", within_units)?;
+        let (lines, multiple) = parse_lines(coords, limits, LineKind::Points)?;
+        Self::near(lines, multiple, metres, parameters)
+    }
+
+    /// Parses a `corridor` query: `coords` (LINESTRING or MULTILINESTRING), `corridor-width`
+    /// and `width-units` (the full width: the corridor reaches half of it either side).
+    pub fn parse_corridor(
+        coords: Option<&str>,
+        width: Option<&str>,
+        width_units: Option<&str>,
+        parameters: RegionParameters<'_>,
+        limits: &Limits,
+    ) -> EdrResult<Self> {
+        let metres = distance_in_metres("corridor-width", width, "width-units", width_units)?;
+        let (lines, multiple) = parse_lines(coords, limits, LineKind::Lines)?;
+        Self::near(lines, multiple, metres / 2.0, parameters)
+    }
+
+    fn near(
+        lines: Vec<Ring>,
+        multiple: bool,
+        metres: f64,
+        parameters: RegionParameters<'_>,
+    ) -> EdrResult<Self> {
+        if parameters.statistics.is_some() {
+            return Err(EdrError::invalid(
+                "statistics",
+                "statistics are an addition of the area query; ask an area with a POLYGON",
+            ));
+        }
+        Ok(Self {
+            polygons: lines.into_iter().map(|line| vec![line]).collect(),
+            multiple,
+            is_box: false,
+            time: parameters.datetime.map(TimeFilter::parse).transpose()?,
+            parameter_names: parameters.parameter_names.map(str::to_owned),
+            crs: parameters.crs.map(str::to_owned),
+            statistics: Vec::new(),
+            within_metres: Some(metres),
         })
     }
 
@@ -180,7 +236,7 @@ impl AreaQuery {
             ));
         }
         let times = select::calendar_times(&dataset.time, &steps)?;
-        let region = Region::new(self.native_polygons(&crs)?);
+        let region = self.region(dataset, &crs)?;
         let held = held(dataset, &region, limits.values_max)?;
         if held.is_empty() {
             return Err(EdrError::NoData(
@@ -240,6 +296,30 @@ impl AreaQuery {
             )),
             _ => Ok(Answer::Cells(shape.cells(&crs))),
         }
+    }
+
+    /// The region in the dataset's own coordinates: the polygons, or the places near the
+    /// points or lines (distances on the sphere for longitude and latitude data).
+    fn region(&self, dataset: &Dataset, crs: &QueryCrs) -> EdrResult<Region> {
+        let native = self.native_polygons(crs)?;
+        let Some(within) = self.within_metres else {
+            return Ok(Region::new(native));
+        };
+        let geographic = dataset
+            .crs
+            .as_ref()
+            .and_then(|crs| basin_formats::crs::Projection::of(crs).ok())
+            .is_some_and(|projection| projection.is_geographic());
+        let metric = if geographic {
+            Metric::Sphere
+        } else {
+            Metric::Planar
+        };
+        Ok(Region::near(
+            native.into_iter().flatten().collect(),
+            within,
+            metric,
+        ))
     }
 
     /// The polygons in the dataset's own coordinates. A box's edges are carried over at
@@ -330,6 +410,114 @@ fn value_index(dataset: &Dataset, item: usize, cell: &Held) -> Option<usize> {
         }
         (None, None) => None,
     }
+}
+
+/// What a `radius` or `corridor` geometry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// POINT or MULTIPOINT.
+    Points,
+    /// LINESTRING or MULTILINESTRING.
+    Lines,
+}
+
+/// The points (as one-position lines) or lines of `coords`, and whether it was a MULTI
+/// geometry.
+fn parse_lines(
+    coords: Option<&str>,
+    limits: &Limits,
+    kind: LineKind,
+) -> EdrResult<(Vec<Ring>, bool)> {
+    let example = match kind {
+        LineKind::Points => "POINT(12.5 55.7)",
+        LineKind::Lines => "LINESTRING(12.5 55.7, 12.6 55.8)",
+    };
+    let coords = coords
+        .filter(|text| !text.trim().is_empty())
+        .ok_or_else(|| {
+            EdrError::invalid("coords", format!("the query needs coords, e.g. {example}"))
+        })?;
+    let mut budget = limits.positions_max;
+    let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
+        wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
+            "coords has more than {} positions, the most one query takes",
+            limits.positions_max
+        )),
+        wkt::WktError::Syntax { .. } => {
+            EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
+        }
+    })?;
+    let xy = |line: &Vec<wkt::Position>| -> Ring { line.iter().map(|p| (p.x, p.y)).collect() };
+    let (lines, multiple) = match (kind, geometry.shape) {
+        (LineKind::Points, Shape::Point(Some(point))) => (vec![vec![(point.x, point.y)]], false),
+        (LineKind::Points, Shape::MultiPoint(points)) if !points.is_empty() => {
+            (points.iter().map(|p| vec![(p.x, p.y)]).collect(), true)
+        }
+        (LineKind::Lines, Shape::LineString(line)) if line.len() >= 2 => (vec![xy(&line)], false),
+        (LineKind::Lines, Shape::MultiLineString(lines))
+            if !lines.is_empty() && lines.iter().all(|line| line.len() >= 2) =>
+        {
+            (lines.iter().map(xy).collect(), true)
+        }
+        (LineKind::Points, _) => {
+            return Err(EdrError::invalid(
+                "coords",
+                "a radius query takes a POINT or a MULTIPOINT",
+            ));
+        }
+        (LineKind::Lines, _) => {
+            return Err(EdrError::invalid(
+                "coords",
+                "a corridor query takes a LINESTRING or a MULTILINESTRING of two positions or more",
+            ));
+        }
+    };
+    if let Some(&(x, y)) = lines
+        .iter()
+        .flatten()
+        .find(|(x, y)| !(x.is_finite() && y.is_finite()))
+    {
+        return Err(EdrError::invalid(
+            "coords",
+            format!("the position ({x}, {y}) is not a finite number"),
+        ));
+    }
+    Ok((lines, multiple))
+}
+
+/// A distance and its unit in metres: `value` a positive number, `unit` one of m, km, mi
+/// (statute miles), nmi (nautical miles) and ft, or their names.
+fn distance_in_metres(
+    value_name: &'static str,
+    value: Option<&str>,
+    unit_name: &'static str,
+    unit: Option<&str>,
+) -> EdrResult<f64> {
+    let text = value.ok_or_else(|| EdrError::invalid(value_name, "the distance is missing"))?;
+    let number = text
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|number| number.is_finite() && *number > 0.0)
+        .ok_or_else(|| {
+            EdrError::invalid(value_name, format!("{text:?} is not a positive number"))
+        })?;
+    let unit_text = unit
+        .ok_or_else(|| EdrError::invalid(unit_name, "the unit is missing: m, km, mi, nmi or ft"))?;
+    let metres = match unit_text.trim().to_ascii_lowercase().as_str() {
+        "m" | "meter" | "meters" | "metre" | "metres" => 1.0,
+        "km" | "kilometer" | "kilometers" | "kilometre" | "kilometres" => 1000.0,
+        "mi" | "mile" | "miles" => 1609.344,
+        "nmi" | "nautical mile" | "nautical miles" => 1852.0,
+        "ft" | "foot" | "feet" => 0.3048,
+        _ => {
+            return Err(EdrError::invalid(
+                unit_name,
+                format!("{unit_text:?} is not a unit of distance: m, km, mi, nmi or ft"),
+            ));
+        }
+    };
+    Ok(number * metres)
 }
 
 /// `ring` with `per_edge - 1` positions added along each edge.

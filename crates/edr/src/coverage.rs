@@ -87,6 +87,21 @@ pub enum Answer {
     Cells(CellsCoverage),
     /// Statistics over a region, per step (area with `statistics`).
     Statistics(StatisticsCoverage),
+    /// Values along a path with a time at each position (a trajectory with times).
+    Trajectory(TrajectoryCoverage),
+}
+
+/// Values along a timed path: one value per parameter at each position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrajectoryCoverage {
+    /// The URI of the system of the positions.
+    pub crs_uri: String,
+    /// The parameters.
+    pub parameters: Vec<Parameter>,
+    /// The positions: time, x, y.
+    pub positions: Vec<(NaiveDateTime, f64, f64)>,
+    /// Per parameter: one value per position.
+    pub values: Vec<Vec<f64>>,
 }
 
 /// A window of a grid: cell centres along x and y, values `[parameter][step][row][column]`

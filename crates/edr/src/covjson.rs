@@ -13,6 +13,7 @@ use chrono::NaiveDateTime;
 
 use crate::coverage::{
     Answer, CellsCoverage, Coverages, GridCoverage, Parameter, PointValues, StatisticsCoverage,
+    TrajectoryCoverage,
 };
 use crate::crs::CRS84_URI;
 
@@ -26,6 +27,7 @@ pub fn write_answer(answer: &Answer) -> String {
         Answer::Grid(grid) => write_grid(grid),
         Answer::Cells(cells) => write_cells(cells),
         Answer::Statistics(statistics) => write_statistics(statistics),
+        Answer::Trajectory(trajectory) => write_trajectory(trajectory),
     }
 }
 
@@ -271,6 +273,44 @@ fn write_cells(cells: &CellsCoverage) -> String {
             values,
             parameter.single_precision,
         );
+    }
+    out.push_str("}}");
+    out
+}
+
+fn write_trajectory(trajectory: &TrajectoryCoverage) -> String {
+    let mut out = String::with_capacity(512 + trajectory.positions.len() * 64);
+    open_coverage(&mut out, "Trajectory");
+    out.push_str(r#""composite":{"dataType":"tuple","coordinates":["t","x","y"],"values":["#);
+    for (index, (time, x, y)) in trajectory.positions.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        string(&mut out, &iso_time(*time));
+        out.push(',');
+        number(&mut out, *x, false);
+        out.push(',');
+        number(&mut out, *y, false);
+        out.push(']');
+    }
+    out.push_str("]}");
+    out.push_str(r#"},"referencing":"#);
+    referencing(&mut out, &trajectory.crs_uri, true);
+    out.push_str(r#"},"parameters":"#);
+    parameters(&mut out, &trajectory.parameters);
+    out.push_str(r#","ranges":{"#);
+    let axes = [("composite", trajectory.positions.len())];
+    for (index, (parameter, values)) in trajectory
+        .parameters
+        .iter()
+        .zip(&trajectory.values)
+        .enumerate()
+    {
+        if index > 0 {
+            out.push(',');
+        }
+        range(&mut out, &parameter.id, &axes, values, false);
     }
     out.push_str("}}");
     out

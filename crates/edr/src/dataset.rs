@@ -42,6 +42,8 @@ pub struct Surface {
     pub areas: Vec<f64>,
     /// The element of the geometry each is (a 3D element's index in a layered mesh).
     pub elements: Vec<usize>,
+    /// The centres, indexed for the nearest ones to a point.
+    pub nearest: crate::nearest::CentreIndex,
 }
 
 impl Surface {
@@ -62,6 +64,7 @@ impl Surface {
             centres: Vec::with_capacity(count),
             areas: Vec::with_capacity(count),
             elements: (0..count).collect(),
+            nearest: crate::nearest::CentreIndex::default(),
         };
         for element in 0..count {
             let corners: Vec<(f64, f64)> = plane
@@ -81,12 +84,13 @@ impl Surface {
             surface.centres.push((sum_x / n, sum_y / n));
             surface.areas.push(shoelace(&corners));
         }
+        surface.nearest = crate::nearest::CentreIndex::build(&surface.centres);
         surface
     }
 
     /// Bytes it holds, roughly.
     fn approximate_bytes(&self) -> usize {
-        self.centres.len() * 40
+        self.centres.len() * 64
     }
 }
 

@@ -24,13 +24,16 @@ pub mod dataset;
 mod dfs_values;
 pub mod error;
 pub mod extent;
+pub mod nearest;
 pub mod position;
 pub mod read;
 pub mod region;
 pub mod rows;
+pub mod sample;
 pub mod select;
 pub mod statistics;
 pub mod tabular;
+pub mod trajectory;
 
 pub use dataset::{Dataset, Space};
 pub use error::{EdrError, EdrResult};

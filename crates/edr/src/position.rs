@@ -14,6 +14,7 @@ use crate::crs::QueryCrs;
 use crate::dataset::{Dataset, Space};
 use crate::error::{EdrError, EdrResult};
 use crate::read::{Selection, pick};
+use crate::sample::{Method, Plan, Purpose};
 use crate::select::{self, TimeFilter};
 
 /// A position query as the request gave it, parsed.
@@ -29,6 +30,8 @@ pub struct PositionQuery {
     pub parameter_names: Option<String>,
     /// The `crs` as sent.
     pub crs: Option<String>,
+    /// Basin's `method`.
+    pub method: Method,
 }
 
 impl PositionQuery {
@@ -90,6 +93,7 @@ impl PositionQuery {
             time: datetime.map(TimeFilter::parse).transpose()?,
             parameter_names: parameter_names.map(str::to_owned),
             crs: crs.map(str::to_owned),
+            method: Method::Nearest,
         })
     }
 
@@ -130,18 +134,23 @@ impl PositionQuery {
                 limits.values_max
             )));
         }
-        let targets = targets(dataset, &crs, &items, &self.points);
-        if targets.iter().flatten().all(Option::is_none) {
+        let native: Vec<Option<(f64, f64)>> = self
+            .points
+            .iter()
+            .map(|&(x, y)| crs.to_native(x, y))
+            .collect();
+        let plan = Plan::new(dataset, &items, &native, self.method, Purpose::Position);
+        if plan.is_empty() {
             return Err(EdrError::NoData(
                 "no position of coords is inside the collection's data".to_owned(),
             ));
         }
         let selection = Selection {
             items: items.clone(),
-            steps,
-            targets,
+            steps: steps.clone(),
+            targets: plan.targets.clone(),
         };
-        let picked = pick(catalogue, dataset, file, &selection)?;
+        let picked = plan.values(&pick(catalogue, dataset, file, &selection)?, steps.len());
         Ok(Coverages {
             crs_uri: crs.uri,
             parameters: items
@@ -159,27 +168,4 @@ impl PositionQuery {
             multiple: self.multiple,
         })
     }
-}
-
-/// Per point, per item: the index of the point's value within the item's step.
-fn targets(
-    dataset: &Dataset,
-    crs: &QueryCrs,
-    items: &[usize],
-    points: &[(f64, f64)],
-) -> Vec<Vec<Option<usize>>> {
-    points
-        .iter()
-        .map(|&(x, y)| {
-            let native = crs.to_native(x, y);
-            let location = native.and_then(|(nx, ny)| dataset.locate(nx, ny));
-            items
-                .iter()
-                .map(|&item| {
-                    let (nx, ny) = native?;
-                    dataset.value_index(item, location?, nx, ny)
-                })
-                .collect()
-        })
-        .collect()
 }

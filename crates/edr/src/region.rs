@@ -8,13 +8,37 @@ use crate::error::{EdrError, EdrResult};
 /// A ring of positions; the last may repeat the first.
 pub type Ring = Vec<(f64, f64)>;
 
-/// Polygons (an exterior ring, then holes), in the dataset's own coordinates.
+/// The region of a query, in the dataset's own coordinates: polygons (an exterior ring, then
+/// holes), or the places within a distance of points (`radius`) or of a line (`corridor`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Region {
-    polygons: Vec<Vec<Ring>>,
-    /// Per polygon: its box, to skip what cannot be inside.
+    parts: Parts,
+    /// Per part: its box, to skip what cannot be inside.
     boxes: Vec<[f64; 4]>,
 }
+
+#[derive(Debug, Clone, PartialEq)]
+enum Parts {
+    Polygons(Vec<Vec<Ring>>),
+    /// Each line (or single point) with the distance around it, measured as `metric` says.
+    Near {
+        lines: Vec<Ring>,
+        within: f64,
+        metric: Metric,
+    },
+}
+
+/// How distances are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Straight lines in the dataset's own (projected) units.
+    Planar,
+    /// Great circles on the mean Earth sphere, in metres, for longitude and latitude data.
+    Sphere,
+}
+
+/// The mean radius of the Earth (IUGG), in metres.
+const EARTH_RADIUS: f64 = 6_371_008.8;
 
 /// Where a point is with regard to a ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,34 +53,54 @@ impl Region {
     pub fn new(polygons: Vec<Vec<Ring>>) -> Self {
         let boxes = polygons
             .iter()
-            .map(|polygon| {
-                polygon.first().map_or([f64::NAN; 4], |exterior| {
-                    exterior.iter().fold(
-                        [
-                            f64::INFINITY,
-                            f64::INFINITY,
-                            f64::NEG_INFINITY,
-                            f64::NEG_INFINITY,
-                        ],
-                        |[x0, y0, x1, y1], (x, y)| [x0.min(*x), y0.min(*y), x1.max(*x), y1.max(*y)],
-                    )
-                })
+            .map(|polygon| polygon.first().map_or([f64::NAN; 4], |ring| box_of(ring)))
+            .collect();
+        Self {
+            parts: Parts::Polygons(polygons),
+            boxes,
+        }
+    }
+
+    /// The places within `within` of each of `lines` (a line of one position is a point):
+    /// `within` in the dataset's units for [`Metric::Planar`], in metres for
+    /// [`Metric::Sphere`].
+    pub fn near(lines: Vec<Ring>, within: f64, metric: Metric) -> Self {
+        let boxes = lines
+            .iter()
+            .map(|line| {
+                let [x0, y0, x1, y1] = box_of(line);
+                match metric {
+                    Metric::Planar => [x0 - within, y0 - within, x1 + within, y1 + within],
+                    Metric::Sphere => {
+                        let degrees = (within / EARTH_RADIUS).to_degrees();
+                        let widest = y0.abs().max(y1.abs()).min(89.9).to_radians().cos();
+                        let across = (degrees / widest).min(360.0);
+                        [x0 - across, y0 - degrees, x1 + across, y1 + degrees]
+                    }
+                }
             })
             .collect();
-        Self { polygons, boxes }
+        Self {
+            parts: Parts::Near {
+                lines,
+                within,
+                metric,
+            },
+            boxes,
+        }
     }
 
-    /// How many polygons it has.
+    /// How many parts (polygons, points or lines) it has.
     pub fn len(&self) -> usize {
-        self.polygons.len()
+        self.boxes.len()
     }
 
-    /// Whether it has no polygon.
+    /// Whether it has no part.
     pub fn is_empty(&self) -> bool {
-        self.polygons.is_empty()
+        self.boxes.is_empty()
     }
 
-    /// The box of every polygon: `[min_x, min_y, max_x, max_y]`.
+    /// The box of every part: `[min_x, min_y, max_x, max_y]`.
     pub fn bounds(&self) -> [f64; 4] {
         self.boxes.iter().fold(
             [
@@ -69,33 +113,104 @@ impl Region {
         )
     }
 
-    /// Whether polygon `polygon` holds `(x, y)`: inside its exterior or on its edge, and not
-    /// strictly inside one of its holes.
-    pub fn polygon_holds(&self, polygon: usize, x: f64, y: f64) -> bool {
-        let (Some(rings), Some([x0, y0, x1, y1])) =
-            (self.polygons.get(polygon), self.boxes.get(polygon))
-        else {
+    /// Whether part `part` holds `(x, y)`. A polygon holds what is inside its exterior or on
+    /// its edge and not strictly inside one of its holes; a point or line what is within the
+    /// distance of it (the distance itself included).
+    pub fn polygon_holds(&self, part: usize, x: f64, y: f64) -> bool {
+        let Some([x0, y0, x1, y1]) = self.boxes.get(part) else {
             return false;
         };
         if !(x >= *x0 && x <= *x1 && y >= *y0 && y <= *y1) {
             return false;
         }
-        let mut rings = rings.iter();
-        let Some(exterior) = rings.next() else {
-            return false;
-        };
-        if side(exterior, x, y) == Side::Outside {
-            return false;
+        match &self.parts {
+            Parts::Polygons(polygons) => {
+                let Some(rings) = polygons.get(part) else {
+                    return false;
+                };
+                let mut rings = rings.iter();
+                let Some(exterior) = rings.next() else {
+                    return false;
+                };
+                if side(exterior, x, y) == Side::Outside {
+                    return false;
+                }
+                rings.all(|hole| side(hole, x, y) != Side::Inside)
+            }
+            Parts::Near {
+                lines,
+                within,
+                metric,
+            } => lines
+                .get(part)
+                .is_some_and(|line| distance_to_line(line, (x, y), *metric) <= *within),
         }
-        rings.all(|hole| side(hole, x, y) != Side::Inside)
     }
 
-    /// The polygons holding `(x, y)`.
+    /// The parts holding `(x, y)`.
     pub fn holders(&self, x: f64, y: f64) -> Vec<usize> {
-        (0..self.polygons.len())
-            .filter(|&polygon| self.polygon_holds(polygon, x, y))
+        (0..self.len())
+            .filter(|&part| self.polygon_holds(part, x, y))
             .collect()
     }
+}
+
+fn box_of(ring: &[(f64, f64)]) -> [f64; 4] {
+    ring.iter().fold(
+        [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ],
+        |[x0, y0, x1, y1], (x, y)| [x0.min(*x), y0.min(*y), x1.max(*x), y1.max(*y)],
+    )
+}
+
+/// The distance from `point` to the nearest place of `line` (a point when it has one
+/// position).
+fn distance_to_line(line: &[(f64, f64)], point: (f64, f64), metric: Metric) -> f64 {
+    match line {
+        [] => f64::INFINITY,
+        [only] => distance(*only, point, metric),
+        _ => line
+            .windows(2)
+            .map(|pair| distance_to_segment(pair[0], pair[1], point, metric))
+            .fold(f64::INFINITY, f64::min),
+    }
+}
+
+fn distance(a: (f64, f64), b: (f64, f64), metric: Metric) -> f64 {
+    match metric {
+        Metric::Planar => (a.0 - b.0).hypot(a.1 - b.1),
+        Metric::Sphere => {
+            let (lat_a, lat_b) = (a.1.to_radians(), b.1.to_radians());
+            let half_lat = (lat_b - lat_a) / 2.0;
+            let half_lon = (b.0 - a.0).to_radians() / 2.0;
+            let h = half_lat.sin().powi(2) + lat_a.cos() * lat_b.cos() * half_lon.sin().powi(2);
+            2.0 * EARTH_RADIUS * h.sqrt().min(1.0).asin()
+        }
+    }
+}
+
+/// The distance to a segment: the nearest point of the segment is found in the plane (in
+/// longitude and latitude scaled by the cosine of the latitude for the sphere, which is exact
+/// enough over the lengths of a corridor), then measured as `metric` says.
+fn distance_to_segment(a: (f64, f64), b: (f64, f64), p: (f64, f64), metric: Metric) -> f64 {
+    let scale = match metric {
+        Metric::Planar => 1.0,
+        Metric::Sphere => p.1.to_radians().cos().max(1e-12),
+    };
+    let (ax, bx, px) = (a.0 * scale, b.0 * scale, p.0 * scale);
+    let (dx, dy) = (bx - ax, b.1 - a.1);
+    let length = dx * dx + dy * dy;
+    let t = if length > 0.0 {
+        (((px - ax) * dx + (p.1 - a.1) * dy) / length).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let nearest = (a.0 + t * (b.0 - a.0), a.1 + t * dy);
+    distance(nearest, p, metric)
 }
 
 /// Even-odd test with the edges themselves told apart.

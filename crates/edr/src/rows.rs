@@ -24,6 +24,11 @@ pub fn columns(answer: &Answer) -> Vec<(String, bool)> {
         Answer::Points(coverages) => coverages.parameters.iter().map(single).collect(),
         Answer::Grid(grid) => grid.parameters.iter().map(single).collect(),
         Answer::Cells(cells) => cells.parameters.iter().map(single).collect(),
+        Answer::Trajectory(trajectory) => trajectory
+            .parameters
+            .iter()
+            .map(|parameter| (parameter.id.clone(), false))
+            .collect(),
         Answer::Statistics(statistics) => statistics
             .parameters
             .iter()
@@ -44,6 +49,7 @@ pub fn crs_uri(answer: &Answer) -> &str {
         Answer::Grid(grid) => &grid.crs_uri,
         Answer::Cells(cells) => &cells.crs_uri,
         Answer::Statistics(statistics) => &statistics.crs_uri,
+        Answer::Trajectory(trajectory) => &trajectory.crs_uri,
     }
 }
 
@@ -91,6 +97,13 @@ pub fn for_each_row(
                         }
                     }
                 }
+            }
+        }
+        Answer::Trajectory(trajectory) => {
+            for (index, &(time, x, y)) in trajectory.positions.iter().enumerate() {
+                values.clear();
+                values.extend(trajectory.values.iter().map(|v| at(v, index)));
+                row(Place::Point(x, y), Some(time), &values);
             }
         }
         Answer::Statistics(statistics) => {

@@ -93,6 +93,7 @@ pub fn csv(answer: &Answer) -> String {
         Answer::Grid(g) => !g.times.is_empty(),
         Answer::Cells(c) => !c.times.is_empty(),
         Answer::Statistics(s) => !s.times.is_empty(),
+        Answer::Trajectory(_) => true,
     };
     let mut out = String::new();
     out.push_str(if has_polygons { "polygon" } else { "x,y" });

@@ -85,6 +85,19 @@ pub struct Position {
     rest: [f64; 2],
 }
 
+impl Position {
+    /// The ordinates after x and y, as `dims` says which they are: `(z, m)`.
+    pub fn z_and_m(&self, dims: Dims) -> (Option<f64>, Option<f64>) {
+        let [first, second] = self.rest;
+        match dims {
+            Dims::Xy => (None, None),
+            Dims::Xyz => (Some(first), None),
+            Dims::Xym => (None, Some(first)),
+            Dims::Xyzm => (Some(first), Some(second)),
+        }
+    }
+}
+
 /// The shape of a geometry; `EMPTY` is `Point(None)` or an empty list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
