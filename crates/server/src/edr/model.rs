@@ -125,7 +125,7 @@ pub(crate) struct ExtentDto {
 }
 
 /// The queries every collection answers: name, title and what it gives.
-const QUERIES: [(&str, &str, &str); 3] = [
+const QUERIES: [(&str, &str, &str); 6] = [
     (
         "position",
         "Position query",
@@ -141,6 +141,22 @@ const QUERIES: [(&str, &str, &str); 3] = [
         "cube",
         "Cube query",
         "The values of the cells or elements whose centres the box in bbox holds",
+    ),
+    (
+        "radius",
+        "Radius query",
+        "The values of the cells or elements whose centres are within a distance of a POINT",
+    ),
+    (
+        "corridor",
+        "Corridor query",
+        "The values of the cells or elements whose centres are within half a width of a \
+         LINESTRING",
+    ),
+    (
+        "trajectory",
+        "Trajectory query",
+        "The values along a LINESTRING, at each position's time when it has one (M)",
     ),
 ];
 

@@ -10,6 +10,8 @@ use basin_edr::EdrError;
 use basin_edr::area::{AreaQuery, RegionParameters};
 use basin_edr::coverage::Answer;
 use basin_edr::position::PositionQuery;
+use basin_edr::sample::Method;
+use basin_edr::trajectory::TrajectoryQuery;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -52,6 +54,9 @@ where
         .routes(routes!(position))
         .routes(routes!(area))
         .routes(routes!(cube))
+        .routes(routes!(radius))
+        .routes(routes!(corridor))
+        .routes(routes!(trajectory))
         .layer(from_fn_with_state(EDR, api_version::enforce))
 }
 
@@ -280,6 +285,10 @@ struct PositionParams {
     crs: Option<String>,
     /// Vertical level (layered data).
     z: Option<String>,
+    /// Basin's addition: `nearest` (the default: the stored value of the cell or element
+    /// holding the point) or `linear` (inverse distance weighting of the five nearest element
+    /// centres of a mesh; bilinear between a grid's cell centres).
+    method: Option<String>,
     /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
     f: Option<String>,
 }
@@ -303,13 +312,14 @@ async fn position(
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
     check_z(&state, &caller, id, params.z.as_deref()).await?;
-    let query = PositionQuery::parse(
+    let mut query = PositionQuery::parse(
         params.coords.as_deref(),
         params.datetime.as_deref(),
         params.parameter_name.as_deref(),
         params.crs.as_deref(),
         &state.edr.limits(),
     )?;
+    query.method = Method::parse(params.method.as_deref())?;
     let answer = state
         .edr
         .answer(&caller, id, move |catalogue, dataset, file, limits| {
@@ -435,6 +445,224 @@ async fn region(
         Region::Cube => AreaQuery::parse_cube(params.bbox.as_deref(), params.common())?,
     };
     region_answer(state, &caller, id, query, format).await
+}
+
+/// Query of a radius query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct RadiusParams {
+    /// WKT POINT or MULTIPOINT.
+    coords: Option<String>,
+    /// The distance around each point.
+    within: Option<String>,
+    /// Its unit: `m`, `km`, `mi`, `nmi` or `ft`.
+    #[serde(rename = "within-units")]
+    #[param(rename = "within-units")]
+    within_units: Option<String>,
+    /// An instant, `start/end`, `../end` or `start/..` (RFC 3339).
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
+    crs: Option<String>,
+    /// Vertical level (layered data).
+    z: Option<String>,
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
+    f: Option<String>,
+}
+
+/// The values of the grid cells or mesh elements whose centres are within a distance of a
+/// point (on the sphere for longitude and latitude data). 204 when there are none.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/radius", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), RadiusParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no data within the distance and times asked for"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn radius(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<RadiusParams>,
+) -> Result<Response, ApiError> {
+    let format = OutputFormat::parse(params.f.as_deref())?;
+    let caller = Caller::from(&principal);
+    check_z(&state, &caller, id, params.z.as_deref()).await?;
+    let common = RegionParameters {
+        datetime: params.datetime.as_deref(),
+        parameter_names: params.parameter_name.as_deref(),
+        crs: params.crs.as_deref(),
+        statistics: None,
+    };
+    let query = AreaQuery::parse_radius(
+        params.coords.as_deref(),
+        params.within.as_deref(),
+        params.within_units.as_deref(),
+        common,
+        &state.edr.limits(),
+    )?;
+    region_answer(&state, &caller, id, query, format).await
+}
+
+/// Query of a corridor query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct CorridorParams {
+    /// WKT LINESTRING or MULTILINESTRING.
+    coords: Option<String>,
+    /// The corridor's full width (half of it either side of the line).
+    #[serde(rename = "corridor-width")]
+    #[param(rename = "corridor-width")]
+    corridor_width: Option<String>,
+    /// Its unit: `m`, `km`, `mi`, `nmi` or `ft`.
+    #[serde(rename = "width-units")]
+    #[param(rename = "width-units")]
+    width_units: Option<String>,
+    /// The corridor's height: checked (a positive number) and not used, since the data answer
+    /// for one level.
+    #[serde(rename = "corridor-height")]
+    #[param(rename = "corridor-height")]
+    corridor_height: Option<String>,
+    /// The height's unit: checked (`m`, `km` or `ft`) and not used.
+    #[serde(rename = "height-units")]
+    #[param(rename = "height-units")]
+    height_units: Option<String>,
+    /// An instant, `start/end`, `../end` or `start/..` (RFC 3339).
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
+    crs: Option<String>,
+    /// Vertical level (layered data).
+    z: Option<String>,
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
+    f: Option<String>,
+}
+
+/// The values of the grid cells or mesh elements whose centres are within half the width of
+/// a line. 204 when there are none.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/corridor", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), CorridorParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no data in the corridor and times asked for"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn corridor(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<CorridorParams>,
+) -> Result<Response, ApiError> {
+    let format = OutputFormat::parse(params.f.as_deref())?;
+    let caller = Caller::from(&principal);
+    check_z(&state, &caller, id, params.z.as_deref()).await?;
+    check_height(
+        params.corridor_height.as_deref(),
+        params.height_units.as_deref(),
+    )?;
+    let common = RegionParameters {
+        datetime: params.datetime.as_deref(),
+        parameter_names: params.parameter_name.as_deref(),
+        crs: params.crs.as_deref(),
+        statistics: None,
+    };
+    let query = AreaQuery::parse_corridor(
+        params.coords.as_deref(),
+        params.corridor_width.as_deref(),
+        params.width_units.as_deref(),
+        common,
+        &state.edr.limits(),
+    )?;
+    region_answer(&state, &caller, id, query, format).await
+}
+
+/// A corridor's height and its unit, when given, must make sense though they select nothing.
+fn check_height(height: Option<&str>, units: Option<&str>) -> Result<(), ApiError> {
+    if let Some(height) = height
+        && !height
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|height| height.is_finite() && height > 0.0)
+    {
+        return Err(ApiError::field(
+            "corridor-height",
+            format!("{height:?} is not a positive number"),
+        ));
+    }
+    if let Some(units) = units
+        && !["m", "km", "ft"].contains(&units.trim().to_ascii_lowercase().as_str())
+    {
+        return Err(ApiError::field(
+            "height-units",
+            format!("{units:?} is not a unit of height: m, km or ft"),
+        ));
+    }
+    Ok(())
+}
+
+/// Query of a trajectory query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct TrajectoryParams {
+    /// WKT LINESTRING; with M (LINESTRINGM, LINESTRINGZM) each position's time in seconds
+    /// since 1970-01-01 UTC.
+    coords: Option<String>,
+    /// Steps of a path without times: an instant, `start/end`, `../end` or `start/..`.
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
+    crs: Option<String>,
+    /// Vertical level (layered data).
+    z: Option<String>,
+    /// Basin's addition: `nearest` (the default: the element with the nearest centre, as MIKE
+    /// IO's extract_track) or `linear`.
+    method: Option<String>,
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
+    f: Option<String>,
+}
+
+/// Values along a path: at each position and its time (a path with M), or at each position
+/// at every selected step. 204 when no position is inside the data or in its time.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/trajectory", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), TrajectoryParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no data along the path"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn trajectory(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path(id): Path<DatasetId>,
+    Query(params): Query<TrajectoryParams>,
+) -> Result<Response, ApiError> {
+    let format = OutputFormat::parse(params.f.as_deref())?;
+    let caller = Caller::from(&principal);
+    check_z(&state, &caller, id, params.z.as_deref()).await?;
+    let query = TrajectoryQuery::parse(
+        params.coords.as_deref(),
+        params.datetime.as_deref(),
+        params.parameter_name.as_deref(),
+        params.crs.as_deref(),
+        params.method.as_deref(),
+        &state.edr.limits(),
+    )?;
+    let answer = state
+        .edr
+        .answer(&caller, id, move |catalogue, dataset, file, limits| {
+            query.answer(catalogue, dataset, file, limits)
+        })
+        .await;
+    respond(answer, format)
 }
 
 async fn region_answer(

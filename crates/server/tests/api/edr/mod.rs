@@ -5,6 +5,7 @@
 
 mod area;
 mod collections;
+mod paths;
 mod position;
 
 use reqwest::StatusCode;

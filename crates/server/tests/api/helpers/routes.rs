@@ -641,3 +641,9 @@ pub fn edr_area(collection: impl Display) -> String {
 pub fn edr_cube(collection: impl Display) -> String {
     format!("/api/edr/collections/{collection}/cube")
 }
+
+/// `/api/edr/collections/{collection}/{query}`: Another query of a collection (`GET`):
+/// `radius`, `corridor`, `trajectory`.
+pub fn edr_query(collection: impl Display, query: &str) -> String {
+    format!("/api/edr/collections/{collection}/{query}")
+}

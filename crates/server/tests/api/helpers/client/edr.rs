@@ -86,6 +86,12 @@ impl EdrCollection<'_> {
         get(&self.api, &routes::edr_area(&self.id), query).await
     }
 
+    /// `GET /api/edr/collections/{id}/{kind}` with `query`: `radius`, `corridor`,
+    /// `trajectory`.
+    pub async fn query(&self, kind: &str, query: &[(&str, &str)]) -> Reply {
+        get(&self.api, &routes::edr_query(&self.id, kind), query).await
+    }
+
     /// `GET /api/edr/collections/{id}/cube` with `query` (`bbox`, ...).
     pub async fn cube(&self, query: &[(&str, &str)]) -> Reply {
         get(&self.api, &routes::edr_cube(&self.id), query).await
