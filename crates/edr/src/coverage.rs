@@ -89,6 +89,19 @@ pub enum Answer {
     Statistics(StatisticsCoverage),
     /// Values along a path with a time at each position (a trajectory with times).
     Trajectory(TrajectoryCoverage),
+    /// The values of a time series, which has no place.
+    Series(SeriesCoverage),
+}
+
+/// The values of a time series: per parameter, one value per step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesCoverage {
+    /// The parameters.
+    pub parameters: Vec<Parameter>,
+    /// The times of the steps.
+    pub times: Vec<NaiveDateTime>,
+    /// Per parameter: one value per step.
+    pub values: Vec<Vec<f64>>,
 }
 
 /// Values along a timed path: one value per parameter at each position.

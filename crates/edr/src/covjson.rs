@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use chrono::NaiveDateTime;
 
 use crate::coverage::{
-    Answer, CellsCoverage, Coverages, GridCoverage, Parameter, PointValues, StatisticsCoverage,
-    TrajectoryCoverage,
+    Answer, CellsCoverage, Coverages, GridCoverage, Parameter, PointValues, SeriesCoverage,
+    StatisticsCoverage, TrajectoryCoverage,
 };
 use crate::crs::CRS84_URI;
 
@@ -28,6 +28,7 @@ pub fn write_answer(answer: &Answer) -> String {
         Answer::Cells(cells) => write_cells(cells),
         Answer::Statistics(statistics) => write_statistics(statistics),
         Answer::Trajectory(trajectory) => write_trajectory(trajectory),
+        Answer::Series(series) => write_series(series),
     }
 }
 
@@ -263,6 +264,33 @@ fn write_cells(cells: &CellsCoverage) -> String {
     close_domain(&mut out, &cells.crs_uri, &cells.times, &cells.parameters);
     let axes = with_time(&cells.times, &[("composite", cells.centres.len())]);
     for (index, (parameter, values)) in cells.parameters.iter().zip(&cells.values).enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        range(
+            &mut out,
+            &parameter.id,
+            &axes,
+            values,
+            parameter.single_precision,
+        );
+    }
+    out.push_str("}}");
+    out
+}
+
+/// A time series: a coverage whose domain has a time axis only (no place, so no domain type of
+/// CoverageJSON's list fits, and none is given).
+fn write_series(series: &SeriesCoverage) -> String {
+    let mut out =
+        String::with_capacity(512 + series.values.iter().map(Vec::len).sum::<usize>() * 10);
+    out.push_str(r#"{"type":"Coverage","domain":{"type":"Domain","axes":{"#);
+    time_axis(&mut out, &series.times, false);
+    out.push_str(r#"},"referencing":[{"coordinates":["t"],"system":{"type":"TemporalRS","calendar":"Gregorian"}}]},"parameters":"#);
+    parameters(&mut out, &series.parameters);
+    out.push_str(r#","ranges":{"#);
+    let axes = [("t", series.times.len())];
+    for (index, (parameter, values)) in series.parameters.iter().zip(&series.values).enumerate() {
         if index > 0 {
             out.push(',');
         }

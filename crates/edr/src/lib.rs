@@ -31,6 +31,7 @@ pub mod region;
 pub mod rows;
 pub mod sample;
 pub mod select;
+pub mod series;
 pub mod statistics;
 pub mod tabular;
 pub mod trajectory;

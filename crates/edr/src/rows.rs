@@ -11,6 +11,8 @@ use crate::covjson::statistic_key;
 /// Where a row's values are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Place<'a> {
+    /// Nowhere: a time series.
+    Nowhere,
     /// A position or a centre.
     Point(f64, f64),
     /// A polygon (its rings), with its index in the query.
@@ -24,6 +26,7 @@ pub fn columns(answer: &Answer) -> Vec<(String, bool)> {
         Answer::Points(coverages) => coverages.parameters.iter().map(single).collect(),
         Answer::Grid(grid) => grid.parameters.iter().map(single).collect(),
         Answer::Cells(cells) => cells.parameters.iter().map(single).collect(),
+        Answer::Series(series) => series.parameters.iter().map(single).collect(),
         Answer::Trajectory(trajectory) => trajectory
             .parameters
             .iter()
@@ -50,6 +53,7 @@ pub fn crs_uri(answer: &Answer) -> &str {
         Answer::Cells(cells) => &cells.crs_uri,
         Answer::Statistics(statistics) => &statistics.crs_uri,
         Answer::Trajectory(trajectory) => &trajectory.crs_uri,
+        Answer::Series(_) => "",
     }
 }
 
@@ -84,19 +88,12 @@ pub fn for_each_row(
                 }
             }
         }
-        Answer::Grid(grid) => {
-            let (steps, width, height) = (grid.times.len().max(1), grid.xs.len(), grid.ys.len());
-            for (r, &y) in grid.ys.iter().enumerate() {
-                for (c, &x) in grid.xs.iter().enumerate() {
-                    for step in 0..steps {
-                        values.clear();
-                        let index = step * width * height + r * width + c;
-                        values.extend(grid.values.iter().map(|v| at(v, index)));
-                        if values.iter().any(|value| value.is_finite()) {
-                            row(Place::Point(x, y), grid.times.get(step).copied(), &values);
-                        }
-                    }
-                }
+        Answer::Grid(grid) => grid_rows(grid, &mut row),
+        Answer::Series(series) => {
+            for (step, time) in series.times.iter().enumerate() {
+                values.clear();
+                values.extend(series.values.iter().map(|v| at(v, step)));
+                row(Place::Nowhere, Some(*time), &values);
             }
         }
         Answer::Trajectory(trajectory) => {
@@ -119,6 +116,27 @@ pub fn for_each_row(
                         statistics.times.get(step).copied(),
                         &values,
                     );
+                }
+            }
+        }
+    }
+}
+
+/// The rows of a grid window: its cells with a value, row by row.
+fn grid_rows(
+    grid: &crate::coverage::GridCoverage,
+    row: &mut impl FnMut(Place<'_>, Option<NaiveDateTime>, &[f64]),
+) {
+    let (steps, width, height) = (grid.times.len().max(1), grid.xs.len(), grid.ys.len());
+    let mut values = Vec::with_capacity(grid.values.len());
+    for (r, &y) in grid.ys.iter().enumerate() {
+        for (c, &x) in grid.xs.iter().enumerate() {
+            for step in 0..steps {
+                values.clear();
+                let index = step * width * height + r * width + c;
+                values.extend(grid.values.iter().map(|v| at(v, index)));
+                if values.iter().any(|value| value.is_finite()) {
+                    row(Place::Point(x, y), grid.times.get(step).copied(), &values);
                 }
             }
         }

@@ -22,7 +22,7 @@ pub fn geojson(answer: &Answer) -> String {
     let columns = columns(answer);
     let mut out = String::from(r#"{"type":"FeatureCollection""#);
     let crs = crs_uri(answer);
-    if crs != CRS84_URI {
+    if crs != CRS84_URI && !crs.is_empty() {
         out.push_str(r#","crs":{"type":"name","properties":{"name":"#);
         string(&mut out, crs);
         out.push_str("}}");
@@ -68,6 +68,7 @@ pub fn geojson(answer: &Answer) -> String {
 /// A place as a GeoJSON geometry.
 fn geometry(out: &mut String, place: Place<'_>) {
     match place {
+        Place::Nowhere => out.push_str("null"),
         Place::Point(x, y) => {
             out.push_str(r#"{"type":"Point","coordinates":["#);
             number(out, x, false);
@@ -93,35 +94,49 @@ pub fn csv(answer: &Answer) -> String {
         Answer::Grid(g) => !g.times.is_empty(),
         Answer::Cells(c) => !c.times.is_empty(),
         Answer::Statistics(s) => !s.times.is_empty(),
-        Answer::Trajectory(_) => true,
+        Answer::Trajectory(_) | Answer::Series(_) => true,
     };
     let mut out = String::new();
-    out.push_str(if has_polygons { "polygon" } else { "x,y" });
-    if has_time {
-        out.push_str(",datetime");
+    let has_place = !matches!(answer, Answer::Series(_));
+    let mut header = Vec::new();
+    if has_polygons {
+        header.push("polygon");
+    } else if has_place {
+        header.extend(["x", "y"]);
     }
-    for (name, _) in &columns {
-        out.push(',');
+    if has_time {
+        header.push("datetime");
+    }
+    out.push_str(&header.join(","));
+    for (at, (name, _)) in columns.iter().enumerate() {
+        if at > 0 || !header.is_empty() {
+            out.push(',');
+        }
         csv_field(&mut out, name);
     }
     out.push_str("\r\n");
     for_each_row(answer, |place, time, values| {
+        let mut fields = Vec::with_capacity(3);
         match place {
+            Place::Nowhere => {}
             Place::Point(x, y) => {
-                number(&mut out, x, false);
-                out.push(',');
-                number(&mut out, y, false);
+                let mut text = String::new();
+                number(&mut text, x, false);
+                fields.push(text);
+                let mut text = String::new();
+                number(&mut text, y, false);
+                fields.push(text);
             }
-            Place::Polygon(index, _) => {
-                let _ = write!(out, "{index}");
-            }
+            Place::Polygon(index, _) => fields.push(index.to_string()),
         }
         if let Some(time) = time {
-            out.push(',');
-            out.push_str(&iso_time(time));
+            fields.push(iso_time(time));
         }
-        for ((_, single), value) in columns.iter().zip(values) {
-            out.push(',');
+        out.push_str(&fields.join(","));
+        for (at, ((_, single), value)) in columns.iter().zip(values).enumerate() {
+            if at > 0 || !fields.is_empty() {
+                out.push(',');
+            }
             if value.is_finite() {
                 number(&mut out, *value, *single);
             }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use basin_edr::coverage::Parameter;
 use basin_edr::crs::{CRS84_URI, epsg_uri};
-use basin_edr::{Dataset, extent};
+use basin_edr::{Dataset, Space, extent};
 use serde::Serialize;
 
 use crate::datasets::model::DatasetRow;
@@ -160,6 +160,13 @@ const QUERIES: [(&str, &str, &str); 6] = [
     ),
 ];
 
+/// The queries of a time series collection.
+const SERIES_QUERIES: [(&str, &str, &str); 1] = [(
+    "locations",
+    "Locations query",
+    "The time series' one location (series) and its values",
+)];
+
 /// The collection of `row`, described as `dataset`, its links under `base`
 /// (`.../api/edr/collections/{id}`).
 pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> CollectionDto {
@@ -170,7 +177,12 @@ pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> Col
         .and_then(basin_formats::crs::resolve_epsg);
     let crs84 = extent::crs84(dataset);
     let (crs, crs_details) = systems(dataset, crs84.is_some(), native_epsg);
-    let data_queries = QUERIES
+    let queries: &[(&str, &str, &str)] = if matches!(dataset.space, Space::Series) {
+        &SERIES_QUERIES
+    } else {
+        &QUERIES
+    };
+    let data_queries = queries
         .iter()
         .map(|(query, title, description)| {
             let link = serde_json::json!({
@@ -198,7 +210,7 @@ pub(crate) fn collection(row: &DatasetRow, dataset: &Dataset, base: &str) -> Col
         "application/json",
         "This collection",
     )];
-    links.extend(QUERIES.iter().map(|(query, title, _)| {
+    links.extend(queries.iter().map(|(query, title, _)| {
         Link::new(
             format!("{href}/{query}"),
             "data",
@@ -234,6 +246,9 @@ fn systems(
 ) -> (Vec<String>, Vec<serde_json::Value>) {
     let mut crs = Vec::new();
     let mut crs_details = Vec::new();
+    if matches!(dataset.space, Space::Series) {
+        return (crs, crs_details);
+    }
     if crs84 {
         crs.push(CRS84_URI.to_owned());
         crs_details.push(serde_json::json!({"crs": "CRS84", "wkt": CRS84_WKT}));

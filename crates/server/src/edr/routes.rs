@@ -11,6 +11,7 @@ use basin_edr::area::{AreaQuery, RegionParameters};
 use basin_edr::coverage::Answer;
 use basin_edr::position::PositionQuery;
 use basin_edr::sample::Method;
+use basin_edr::series::{LOCATION_ID, SeriesQuery};
 use basin_edr::trajectory::TrajectoryQuery;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -57,6 +58,8 @@ where
         .routes(routes!(radius))
         .routes(routes!(corridor))
         .routes(routes!(trajectory))
+        .routes(routes!(locations))
+        .routes(routes!(location))
         .layer(from_fn_with_state(EDR, api_version::enforce))
 }
 
@@ -656,6 +659,127 @@ async fn trajectory(
         params.method.as_deref(),
         &state.edr.limits(),
     )?;
+    let answer = state
+        .edr
+        .answer(&caller, id, move |catalogue, dataset, file, limits| {
+            query.answer(catalogue, dataset, file, limits)
+        })
+        .await;
+    respond(answer, format)
+}
+
+/// The locations of a time series collection: its one location, `series`, as a GeoJSON
+/// feature without a geometry (a time series has no place), with its time span and
+/// parameters.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/locations", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"), FormatQuery),
+    responses((status = 200, description = "GeoJSON", content_type = "application/geo+json"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 422)))]
+async fn locations(
+    State(state): State<EdrState>,
+    principal: Principal,
+    base: PublicBase,
+    Path(id): Path<DatasetId>,
+    Query(query): Query<FormatQuery>,
+) -> Result<Response, ApiError> {
+    match query.f.as_deref() {
+        None => {}
+        Some(format)
+            if format.eq_ignore_ascii_case("geojson") || format.eq_ignore_ascii_case("json") => {}
+        Some(format) => {
+            return Err(ApiError::field(
+                "f",
+                format!("{format:?} is not a format of the locations; they come as GeoJSON"),
+            ));
+        }
+    }
+    let (row, dataset) = state.edr.collection(&Caller::from(&principal), id).await?;
+    if !matches!(dataset.space, basin_edr::Space::Series) {
+        return Err(EdrError::NotSupported(
+            "only time series collections have locations; ask a grid or mesh by position"
+                .to_owned(),
+        )
+        .into());
+    }
+    let temporal = basin_edr::extent::temporal(&dataset.time).map(|temporal| {
+        format!(
+            "{}/{}",
+            basin_edr::covjson::iso_time(temporal.start),
+            basin_edr::covjson::iso_time(temporal.end)
+        )
+    });
+    let href = format!(
+        "{}/collections/{}/locations/{LOCATION_ID}",
+        edr_base(&base),
+        row.id
+    );
+    let names: Vec<&str> = dataset
+        .items
+        .iter()
+        .map(|item| item.name.as_str())
+        .collect();
+    let body = serde_json::json!({
+        "type": "FeatureCollection",
+        "features": [{
+            "type": "Feature",
+            "id": LOCATION_ID,
+            "geometry": null,
+            "properties": {
+                "name": row.name,
+                "datetime": temporal,
+                "parameter-name": names,
+                "edrqueryendpoint": href,
+            }
+        }]
+    });
+    let mut response = body.to_string().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(basin_edr::tabular::GEOJSON_MEDIA_TYPE),
+    );
+    Ok(response)
+}
+
+/// Query of a location query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct LocationParams {
+    /// An instant, `start/end`, `../end` or `start/..` (RFC 3339).
+    datetime: Option<String>,
+    /// Comma-separated parameter (item) names; every parameter when absent.
+    #[serde(rename = "parameter-name")]
+    #[param(rename = "parameter-name")]
+    parameter_name: Option<String>,
+    /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
+    f: Option<String>,
+}
+
+/// The values of a time series collection's location (`series`) at the selected steps. 204
+/// when no step is in `datetime`.
+#[utoipa::path(get, path = "/api/edr/collections/{collectionId}/locations/{locationId}", tag = "edr",
+    params(("collectionId" = uuid::Uuid, Path, description = "the dataset id"),
+        ("locationId" = String, Path, description = "`series`"), LocationParams),
+    responses((status = 200, description = "CoverageJSON, GeoJSON or CSV",
+            content((String = "application/prs.coverage+json"), (String = "application/geo+json"), (String = "text/csv"))),
+        (status = 204, description = "no step in datetime"),
+        (status = 400), (status = 401), (status = 403), (status = 404), (status = 413),
+        (status = 422)))]
+async fn location(
+    State(state): State<EdrState>,
+    principal: Principal,
+    Path((id, location)): Path<(DatasetId, String)>,
+    Query(params): Query<LocationParams>,
+) -> Result<Response, ApiError> {
+    let format = OutputFormat::parse(params.f.as_deref())?;
+    let caller = Caller::from(&principal);
+    if location != LOCATION_ID {
+        // Known to the caller only once it may read the collection.
+        state.edr.collection(&caller, id).await?;
+        return Err(ApiError::NotFound(format!(
+            "the collection has no location {location:?}; its one location is {LOCATION_ID}"
+        )));
+    }
+    let query = SeriesQuery::parse(params.datetime.as_deref(), params.parameter_name.as_deref())?;
     let answer = state
         .edr
         .answer(&caller, id, move |catalogue, dataset, file, limits| {

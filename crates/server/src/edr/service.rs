@@ -1,5 +1,5 @@
 //! The rules of EDR queries: which datasets are collections (those the caller may read whose
-//! reader gives a grid or a mesh), their description read once per content version and kept
+//! reader gives a grid, a mesh or a time series), their description read once per content version and kept
 //! in a size-bounded cache, and the queries answered on the blocking pool over a staged copy
 //! of the content.
 
@@ -66,7 +66,7 @@ pub(crate) struct EdrService {
     catalogue: Arc<Catalogue>,
     staging: Staging,
     limits: Limits,
-    /// Formats whose reader gives a grid or a mesh, lower case with their dot.
+    /// Formats whose reader gives a grid, a mesh or a time series, lower case with their dot.
     formats: Arc<Vec<&'static str>>,
     described: Arc<Lru<Arc<str>, Described>>,
 }
@@ -100,9 +100,9 @@ impl EdrService {
             .readers()
             .map(|reader| reader.spec())
             .filter(|spec| {
-                spec.produces
-                    .iter()
-                    .any(|kind| matches!(kind, DataKind::Grid | DataKind::Mesh))
+                spec.produces.iter().any(|kind| {
+                    matches!(kind, DataKind::Grid | DataKind::Mesh | DataKind::TimeSeries)
+                })
             })
             .flat_map(|spec| {
                 std::iter::once(spec.dataset_format).chain(spec.extensions.iter().copied())
@@ -173,7 +173,7 @@ impl EdrService {
         let row = self.datasets.readable(caller, id).await?;
         if !self.formats.contains(&row.dataset_format.as_str()) {
             return Err(EdrServiceError::NotACollection(format!(
-                "datasets of format {:?} hold no grid or mesh",
+                "datasets of format {:?} hold no grid, mesh or time series",
                 row.dataset_format
             )));
         }

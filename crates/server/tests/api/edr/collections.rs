@@ -109,12 +109,15 @@ api_test!(
         uploaded.expect(StatusCode::CREATED);
 
         let all = app.edr().collections(&[]).await.expect(StatusCode::OK);
-        assert_eq!(titles(&all), ["a grid.dfs2", "b mesh.dfsu", "c cube.dfs3"]);
+        assert_eq!(
+            titles(&all),
+            ["a grid.dfs2", "b mesh.dfsu", "c cube.dfs3", "gauge.dfs0"]
+        );
         assert_eq!(next_link(&all), None);
         let only = app.edr().collections(&[("project", &results)]).await;
         assert_eq!(
             titles(&only.expect(StatusCode::OK)),
-            ["a grid.dfs2", "b mesh.dfsu"]
+            ["a grid.dfs2", "b mesh.dfsu", "gauge.dfs0"]
         );
 
         // A page at a time, following `next`.
@@ -134,7 +137,7 @@ api_test!(
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         let second = app.edr().collections(&pairs).await.expect(StatusCode::OK);
-        assert_eq!(titles(&second), ["c cube.dfs3"]);
+        assert_eq!(titles(&second), ["c cube.dfs3", "gauge.dfs0"]);
         assert_eq!(next_link(&second), None);
 
         for (name, value, kind) in [
@@ -240,15 +243,10 @@ api_test!(
             assert_eq!(link["variables"]["query_type"], query, "{collection}");
         }
 
-        // What is not a collection: a time series, a text file, an unknown id.
-        let series = upload_sample(&app, &results, "gauge.dfs0", "ts_eq.dfs0").await;
+        // What is not a collection: a text file, an unknown id.
         let notes = app.upload_file(&results, "notes.txt", b"x".to_vec()).await;
         let notes = expect_status(notes, StatusCode::CREATED).await;
-        for id in [
-            series.as_str(),
-            id_str(&notes),
-            &uuid::Uuid::new_v4().to_string(),
-        ] {
+        for id in [id_str(&notes), &uuid::Uuid::new_v4().to_string()] {
             let reply = app.edr().collection(id).get(&[]).await;
             reply.problem(StatusCode::NOT_FOUND, "not-found");
         }

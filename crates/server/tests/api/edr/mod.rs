@@ -7,6 +7,7 @@ mod area;
 mod collections;
 mod paths;
 mod position;
+mod series;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

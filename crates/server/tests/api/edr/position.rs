@@ -175,8 +175,9 @@ api_test!(bad_position_queries_are_400_naming_the_parameter, |app| {
     let nul = collection.position(&[("coords", "POINT(1 2)\u{0}")]).await;
     nul.problem(StatusCode::BAD_REQUEST, "validation");
     let series = upload_sample(&app, &project, "gauge.dfs0", "ts_eq.dfs0").await;
+    // A time series is a collection without space: a position of it is not a query it takes.
     let reply = app.edr().collection(&series).position(&[point]).await;
-    reply.problem(StatusCode::NOT_FOUND, "not-found");
+    reply.problem(StatusCode::UNPROCESSABLE_ENTITY, "query-not-supported");
 });
 
 api_test_with!(

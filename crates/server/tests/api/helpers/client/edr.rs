@@ -92,6 +92,17 @@ impl EdrCollection<'_> {
         get(&self.api, &routes::edr_query(&self.id, kind), query).await
     }
 
+    /// `GET /api/edr/collections/{id}/locations`.
+    pub async fn locations(&self) -> Reply {
+        get(&self.api, &routes::edr_query(&self.id, "locations"), &[]).await
+    }
+
+    /// `GET /api/edr/collections/{id}/locations/{location}` with `query`.
+    pub async fn location(&self, location: &str, query: &[(&str, &str)]) -> Reply {
+        let path = routes::edr_query(&self.id, &format!("locations/{location}"));
+        get(&self.api, &path, query).await
+    }
+
     /// `GET /api/edr/collections/{id}/cube` with `query` (`bbox`, ...).
     pub async fn cube(&self, query: &[(&str, &str)]) -> Reply {
         get(&self.api, &routes::edr_cube(&self.id), query).await
