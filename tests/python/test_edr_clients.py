@@ -210,15 +210,13 @@ def datasets(basin, tmp_path_factory):
 
 # HTTP ------------------------------------------------------------------------------------------
 
-def query(basin, dataset, kind, token=None, **params):
+def query(basin, dataset, kind, **params):
     """A query through requests (what OWSLib cannot send); `parameter_name` is sent as EDR's
     `parameter-name`."""
     if "parameter_name" in params:
         params["parameter-name"] = params.pop("parameter_name")
-    headers = ({"Authorization": f"Bearer {token}"} if token
-               else {"svc-open-api-key": basin.api_key})
     return requests.get(f"{basin.address}/api/edr/collections/{dataset}/{kind}", params=params,
-                        headers=headers, timeout=60)
+                        headers={"svc-open-api-key": basin.api_key}, timeout=60)
 
 
 def answer(basin, dataset, kind, **params):
