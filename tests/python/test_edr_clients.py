@@ -371,13 +371,6 @@ def held_elements(ds, shape):
 
 # OWSLib ----------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Basin serves the landing page at /api/edr only. OWSLib 0.35.0 asks for it at the base "
-    "URL it is given plus a slash, GET /api/edr/, and Basin "
-    "answers 404 route-not-found; OGC API - Common - Part 1 (and its OpenAPI building block) "
-    "puts the landing page at the path `/` under the API's base URL. OWSLib then keeps the "
-    "404 problem as its landing page, with no links. Expected: /api/edr/ answers the landing "
-    "page (or redirects to /api/edr)."))
 def test_owslib_reads_the_landing_page(basin, client):
     relations = {link["rel"] for link in client.links}
     assert {"service-desc", "conformance", "data"} <= relations, client.response
@@ -400,7 +393,8 @@ def test_owslib_lists_the_collections_and_reads_one(basin, datasets, client):
         assert set(collection["parameter_names"]) == {item.name for item in ds.items}
         unit = collection["parameter_names"][ds.items[0].name]["unit"]
         assert unit == {"label": {"en": "meter"}, "symbol": "m"}
-        assert set(collection["data_queries"]) == {"position", "area", "cube"}
+        assert set(collection["data_queries"]) == {
+        "position", "area", "cube", "radius", "corridor", "trajectory"}
         assert collection["crs"] == [CRS84_URI, UTM32_URI]
         interval = collection["extent"]["temporal"]["interval"][0]
         assert interval == [ds.time[0].isoformat() + "Z", ds.time[-1].isoformat() + "Z"]
@@ -592,16 +586,6 @@ def test_owslib_area_on_a_grid_is_the_window_of_the_held_cells(datasets, client)
             assert np.array_equal(got, want, equal_nan=True), item.name
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A north-up DFS2 that MIKE IO writes off its zone's central meridian (UTM 32N, origin "
-    "601000, 6101000) is read as a grid rotated by about 1e-9 degrees: MIKE stores the "
-    "orientation from true north (here 1.2957 degrees, the meridian convergence), and "
-    "basin-formats (crates/formats/src/dfs/grid/placement.rs, map_origin) adds a convergence "
-    "it measures by finite differences, which leaves -1.07e-9 degrees instead of 0, so the "
-    "transform has rotation terms and is not north-up. A cube then answers a "
-    "MultiPointSeries of cell centres instead of a Grid. MIKE IO reads orientation 0.0 (and "
-    "takes |orientation| <= 1e-5 degrees as not rotated). Expected: a Grid, as for the same "
-    "grid on the central meridian (orientation snapped to 0 when within rounding of it)."))
 def test_owslib_cube_on_a_grid_off_the_central_meridian_is_a_grid(datasets, client):
     upload_ = datasets["grid east"]
     g = upload_.ds.geometry
@@ -768,29 +752,12 @@ def test_area_statistics_equal_numpy_over_the_held_elements(basin, datasets, see
     assert compare_statistics(basin, datasets, seed, tolerances) > 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "weighted-mean is off by up to ~1e-5 relative on UTM meshes: basin-edr weighs each "
-    "element by `shoelace` (crates/edr/src/dataset.rs), which sums x0*y1 - x1*y0 over the "
-    "corners' absolute coordinates; with northings near 6.1e6 m and 30 m elements the products "
-    "(~3e12) cancel to ~1e3 and the areas lose about 6 digits (4e-6 relative against the exact "
-    "rational area, where MIKE IO's get_element_area, from edge vectors, is within 2e-16). "
-    "Seed 21: 9.19289836440834 where NumPy with exact areas gives 9.192897470864757. "
-    "Expected: areas from corners relative to the first corner (subtract corners[0] before "
-    "the cross products), giving the weighted mean to 1e-9."))
 @pytest.mark.parametrize("seed", [21, 22, 23])
 def test_area_weighted_mean_equals_numpy_to_1e_9(basin, datasets, seed):
     compare_statistics(basin, datasets, seed, {**TOLERANCES, "p10": 1e-15, "p50": 1e-15,
                                                "p90": 1e-15})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Percentiles differ from numpy.percentile by one unit in the last place for some samples: "
-    "basin-edr (crates/edr/src/statistics.rs, Percentile) interpolates low + (high - low) * f "
-    "for every fraction f, where NumPy's linear method (_lerp) computes high - (high - low) * "
-    "(1 - f) when f >= 0.5. Seed 22, Surface elevation, first polygon, first step: p90 "
-    "27.80919189453125 where NumPy gives 27.809191894531253; seed 23, Current speed, last "
-    "step: 33.00785942077637 against 33.00785942077638. Expected (docs/edr.md: as NumPy's "
-    "default): NumPy's two-sided formula, giving the same float64."))
 @pytest.mark.parametrize("seed", [22, 23])
 def test_area_percentiles_equal_numpy_exactly(basin, datasets, seed):
     compare_statistics(basin, datasets, seed, {**TOLERANCES, "weighted-mean": 1e-5})
@@ -814,12 +781,6 @@ def test_statistics_of_a_polygon_with_no_value_are_null_and_count_zero(basin, da
         assert np.isnan(means[step]) == (step in empty)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "The `count` statistic carries its parameter's unit: `Surface elevation:count` has unit "
-    "{label: meter, symbol: m} although its values count elements (CoverageJSON: a "
-    "Parameter's unit is the unit of its values). Expected: no unit, or a dimensionless one, "
-    "on `:count` parameters (crates/edr/src/covjson.rs write_statistics copies the item's "
-    "unit to every statistic)."))
 def test_the_count_statistic_has_no_unit_of_its_parameter(basin, datasets):
     ds = datasets["stats 21"].ds
     polygon = random_polygon(ds, random.Random(8), 30.0)
@@ -1042,13 +1003,6 @@ def test_coveragejson_answers_validate(basin, kinds, schema_validator, kind):
     check_rules(document)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "An area's WKT ring that is not closed, POLYGON((x0 y0, x1 y1, x2 y2)), is taken and "
-    "echoed unclosed: the statistics answer's composite polygon is [[[x0,y0],[x1,y1],[x2,y2]]] "
-    "and the GeoJSON Polygon the same, while CoverageJSON (OGC 21-069r2, Polygon: a LinearRing "
-    "is 4 or more positions, the first and last identical) and RFC 7946 3.1.6 need closed "
-    "rings. Expected: 400 naming coords (WKT rings are closed), or the ring closed in the "
-    "answer (crates/edr/src/covjson.rs `rings`, used by both encodings)."))
 def test_an_unclosed_ring_is_refused_or_closed(basin, datasets):
     ascii_ = datasets["ascii"]
     response = query(basin, ascii_.id, "area", coords="POLYGON((1001 2001, 1049 2001, 1049 2039))",
@@ -1217,12 +1171,6 @@ def test_geojson_and_csv_answers_hold_the_coveragejson_rows(basin, tabular, case
     check_csv(response.text, document, list(document["parameters"]))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A cube or area of a north-up grid asked in CRS84 answers f=GeoJSON in the grid's own "
-    "system: bbox=lon,lat,... on the UTM DFS2 gives Points at UTM metres and a crs member "
-    "naming EPSG:32632, while docs/edr.md says positions are in CRS84 (RFC 7946) when the "
-    "query was in CRS84, and RFC 7946 allows no other system. Expected: the cell centres "
-    "transformed to longitude and latitude, without a crs member."))
 def test_geojson_of_a_grid_asked_in_crs84_is_rfc7946(basin, datasets):
     g = datasets["grid"].ds.geometry
     corners = [TO_LONLAT.transform(float(g.x[i]), float(g.y[j])) for i, j in [(1, 1), (5, 4)]]
@@ -1235,11 +1183,6 @@ def test_geojson_of_a_grid_asked_in_crs84_is_rfc7946(basin, datasets):
         assert -180 <= lon <= 180 and -90 <= lat <= 90
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Statistics polygons are echoed in the orientation the query gave: a clockwise CRS84 "
-    "POLYGON comes back as a clockwise GeoJSON exterior ring, while RFC 7946 3.1.6 says a "
-    "linear ring MUST follow the right-hand rule (exterior rings counter-clockwise, holes "
-    "clockwise). Expected: rings reoriented in the GeoJSON answer."))
 def test_geojson_polygons_follow_the_right_hand_rule(basin, datasets):
     ds = datasets["mesh"].ds
     polygon = random_polygon(ds, random.Random(31), 40.0)

@@ -46,6 +46,9 @@ pub struct AreaQuery {
     /// For `radius` and `corridor`: the distance, in metres, around the points or lines held
     /// in `polygons` (one ring each).
     pub within_metres: Option<f64>,
+    /// Answer a grid's cells as centres in the query's system rather than as a grid window in
+    /// the grid's own system (for the tabular formats, whose positions follow the query).
+    pub cells_only: bool,
 }
 
 /// The request's common parameters of a region query.
@@ -109,6 +112,12 @@ impl AreaQuery {
             }
         };
         check_rings(&polygons)?;
+        // GeoJSON and CoverageJSON rings repeat their first position last; WKT writers that
+        // leave it out are taken as meaning it.
+        let polygons = polygons
+            .into_iter()
+            .map(|rings| rings.into_iter().map(closed).collect())
+            .collect();
         Ok(Self {
             polygons,
             multiple,
@@ -122,6 +131,7 @@ impl AreaQuery {
                 .transpose()?
                 .unwrap_or_default(),
             within_metres: None,
+            cells_only: false,
         })
     }
 
@@ -165,6 +175,7 @@ impl AreaQuery {
             crs: parameters.crs.map(str::to_owned),
             statistics: Vec::new(),
             within_metres: None,
+            cells_only: false,
         })
     }
 
@@ -216,6 +227,7 @@ impl AreaQuery {
             crs: parameters.crs.map(str::to_owned),
             statistics: Vec::new(),
             within_metres: Some(metres),
+            cells_only: false,
         })
     }
 
@@ -291,9 +303,9 @@ impl AreaQuery {
             )));
         }
         match &dataset.space {
-            Space::Grid(grid) if grid.transform.is_north_up() => Ok(Answer::Grid(
-                shape.grid(grid, QueryCrs::native_uri(dataset)),
-            )),
+            Space::Grid(grid) if !self.cells_only && nearly_north_up(&grid.transform) => Ok(
+                Answer::Grid(shape.grid(grid, QueryCrs::native_uri(dataset))),
+            ),
             _ => Ok(Answer::Cells(shape.cells(&crs))),
         }
     }
@@ -518,6 +530,26 @@ fn distance_in_metres(
         }
     };
     Ok(number * metres)
+}
+
+/// `ring` ending where it starts.
+fn closed(mut ring: Ring) -> Ring {
+    if let (Some(&first), Some(&last)) = (ring.first(), ring.last())
+        && first != last
+    {
+        ring.push(first);
+    }
+    ring
+}
+
+/// Whether a grid is north-up within rounding: its rotation terms under 1e-5 degree of its
+/// cell sizes (MIKE IO's own tolerance), as grids written off a projection's central
+/// meridian come back from the convergence arithmetic.
+fn nearly_north_up(transform: &basin_formats::model::GeoTransform) -> bool {
+    const TOLERANCE: f64 = 1.75e-7;
+    let across = transform.row_rotation.abs() <= TOLERANCE * transform.pixel_width.abs();
+    let down = transform.column_rotation.abs() <= TOLERANCE * transform.pixel_height.abs();
+    across && down
 }
 
 /// `ring` with `per_edge - 1` positions added along each edge.

@@ -371,14 +371,25 @@ fn write_statistics(statistics: &StatisticsCoverage) -> String {
         .parameters
         .iter()
         .flat_map(|parameter| {
-            statistics
-                .statistics
-                .iter()
-                .map(move |statistic| Parameter {
+            statistics.statistics.iter().map(move |statistic| {
+                // A count is a number of cells, without the item's unit.
+                let count = statistic == "count";
+                Parameter {
                     id: statistic_key(&parameter.id, statistic),
                     observed: format!("{} ({statistic})", parameter.observed),
+                    unit_symbol: if count {
+                        String::new()
+                    } else {
+                        parameter.unit_symbol.clone()
+                    },
+                    unit_label: if count {
+                        String::new()
+                    } else {
+                        parameter.unit_label.clone()
+                    },
                     ..parameter.clone()
-                })
+                }
+            })
         })
         .collect();
     close_domain(&mut out, &statistics.crs_uri, &statistics.times, &keyed);

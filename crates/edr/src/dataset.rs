@@ -94,12 +94,17 @@ impl Surface {
     }
 }
 
-/// The area of a polygon given by its corners in order.
+/// The area of a polygon given by its corners in order, computed from the first corner so
+/// that large map coordinates (northings of millions of metres) lose no digits.
 fn shoelace(corners: &[(f64, f64)]) -> f64 {
-    let twice: f64 = corners
+    let Some(&(x0, y0)) = corners.first() else {
+        return 0.0;
+    };
+    let relative: Vec<(f64, f64)> = corners.iter().map(|(x, y)| (x - x0, y - y0)).collect();
+    let twice: f64 = relative
         .iter()
-        .zip(corners.iter().cycle().skip(1))
-        .map(|((x0, y0), (x1, y1))| x0 * y1 - x1 * y0)
+        .zip(relative.iter().cycle().skip(1))
+        .map(|((xa, ya), (xb, yb))| xa * yb - xb * ya)
         .sum();
     (twice / 2.0).abs()
 }

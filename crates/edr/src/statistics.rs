@@ -125,7 +125,13 @@ impl Statistic {
                     sample.get(below).map_or(f64::NAN, |v| v.0),
                     sample.get(above).map_or(f64::NAN, |v| v.0),
                 );
-                low + (high - low) * (rank - rank.floor())
+                let fraction = rank - rank.floor();
+                // NumPy's linear method, written as it writes it: from the nearer end.
+                if fraction >= 0.5 {
+                    high - (high - low) * (1.0 - fraction)
+                } else {
+                    low + (high - low) * fraction
+                }
             }
         }
     }

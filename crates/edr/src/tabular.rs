@@ -78,10 +78,31 @@ fn geometry(out: &mut String, place: Place<'_>) {
         }
         Place::Polygon(_, polygon) => {
             out.push_str(r#"{"type":"Polygon","coordinates":"#);
-            rings(out, polygon);
+            rings(out, &oriented(polygon));
             out.push('}');
         }
     }
+}
+
+/// `polygon` with its exterior ring counter-clockwise and its holes clockwise, as RFC 7946
+/// says.
+fn oriented(polygon: &[Vec<(f64, f64)>]) -> Vec<Vec<(f64, f64)>> {
+    polygon
+        .iter()
+        .enumerate()
+        .map(|(index, ring)| {
+            let twice_area: f64 = ring
+                .windows(2)
+                .map(|pair| pair[0].0 * pair[1].1 - pair[1].0 * pair[0].1)
+                .sum();
+            let counter_clockwise = twice_area > 0.0;
+            let mut ring = ring.clone();
+            if counter_clockwise != (index == 0) {
+                ring.reverse();
+            }
+            ring
+        })
+        .collect()
 }
 
 /// Writes `answer` as CSV: `x,y[,polygon],datetime,<columns>` (`datetime` only for data with

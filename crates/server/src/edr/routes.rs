@@ -49,6 +49,7 @@ where
 {
     OpenApiRouter::new()
         .routes(routes!(landing))
+        .routes(routes!(landing_with_slash))
         .routes(routes!(conformance))
         .routes(routes!(collections))
         .routes(routes!(collection))
@@ -153,6 +154,18 @@ async fn landing(
             ),
         ],
     }))
+}
+
+/// The landing page of the EDR API at its base URL with a trailing slash, where OGC API
+/// clients (OWSLib) ask for it.
+#[utoipa::path(get, path = "/api/edr/", tag = "edr", params(FormatQuery),
+    responses((status = 200, body = LandingDto), (status = 400), (status = 401)))]
+async fn landing_with_slash(
+    principal: Principal,
+    base: PublicBase,
+    query: Query<FormatQuery>,
+) -> Result<Json<LandingDto>, ApiError> {
+    landing(principal, base, query).await
 }
 
 /// The conformance classes the EDR API implements.
@@ -793,9 +806,11 @@ async fn region_answer(
     state: &EdrState,
     caller: &Caller,
     id: DatasetId,
-    query: AreaQuery,
+    mut query: AreaQuery,
     format: OutputFormat,
 ) -> Result<Response, ApiError> {
+    // GeoJSON and CSV positions follow the query's system, so a grid answers as cells there.
+    query.cells_only = format != OutputFormat::CoverageJson;
     let answer = state
         .edr
         .answer(caller, id, move |catalogue, dataset, file, limits| {
