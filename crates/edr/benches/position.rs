@@ -133,7 +133,7 @@ fn selection(dataset: &Dataset) -> Selection {
     Selection {
         items: vec![2],
         steps: (0..STEPS).collect(),
-        targets: vec![vec![dataset.value_index(2, location, POINT.0, POINT.1)]],
+        targets: vec![vec![dataset.value_index(2, location, POINT, 0)]],
     }
 }
 

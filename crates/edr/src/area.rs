@@ -46,6 +46,8 @@ pub struct AreaQuery {
     /// For `radius` and `corridor`: the distance, in metres, around the points or lines held
     /// in `polygons` (one ring each).
     pub within_metres: Option<f64>,
+    /// The `z` as sent: the vertical level of a grid with several layers.
+    pub z: Option<String>,
     /// Answer a grid's cells as centres in the query's system rather than as a grid window in
     /// the grid's own system (for the tabular formats, whose positions follow the query).
     pub cells_only: bool,
@@ -132,6 +134,7 @@ impl AreaQuery {
                 .unwrap_or_default(),
             within_metres: None,
             cells_only: false,
+            z: None,
         })
     }
 
@@ -176,6 +179,7 @@ impl AreaQuery {
             statistics: Vec::new(),
             within_metres: None,
             cells_only: false,
+            z: None,
         })
     }
 
@@ -228,6 +232,7 @@ impl AreaQuery {
             statistics: Vec::new(),
             within_metres: Some(metres),
             cells_only: false,
+            z: None,
         })
     }
 
@@ -240,6 +245,7 @@ impl AreaQuery {
         limits: &Limits,
     ) -> EdrResult<Answer> {
         let crs = QueryCrs::for_dataset(dataset, self.crs.as_deref())?;
+        let layer = select::layer(dataset, self.z.as_deref())?;
         let items = select::items(&dataset.items, self.parameter_names.as_deref())?;
         let steps = select::steps(&dataset.time, self.time.as_ref())?;
         if steps.is_empty() {
@@ -275,7 +281,7 @@ impl AreaQuery {
                 .map(|cell| {
                     items
                         .iter()
-                        .map(|&item| value_index(dataset, item, cell))
+                        .map(|&item| value_index(dataset, item, cell, layer))
                         .collect()
                 })
                 .collect(),
@@ -411,14 +417,16 @@ impl AreaQuery {
 }
 
 /// The index of `cell`'s value of `item` within the item's step.
-fn value_index(dataset: &Dataset, item: usize, cell: &Held) -> Option<usize> {
+fn value_index(dataset: &Dataset, item: usize, cell: &Held, layer: usize) -> Option<usize> {
     let (x, y) = cell.centre;
     match (cell.cell, cell.element) {
         (Some((column, row)), _) => {
-            dataset.value_index(item, crate::dataset::Location::Cell { column, row }, x, y)
+            let cell = crate::dataset::Location::Cell { column, row };
+            dataset.value_index(item, cell, (x, y), layer)
         }
         (None, Some(element)) => {
-            dataset.value_index(item, crate::dataset::Location::Element(element), x, y)
+            let element = crate::dataset::Location::Element(element);
+            dataset.value_index(item, element, (x, y), layer)
         }
         (None, None) => None,
     }

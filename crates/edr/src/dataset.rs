@@ -234,6 +234,24 @@ impl Dataset {
         }
     }
 
+    /// The vertical levels of a grid with several layers (DFS3): the z of each layer, from
+    /// its vertical axis; `None` for data with one level (a layered mesh answers for its
+    /// surface).
+    pub fn levels(&self) -> Option<Vec<f64>> {
+        match &self.space {
+            Space::Grid(grid) => grid
+                .vertical
+                .as_ref()
+                .filter(|axis| axis.count > 1)
+                .map(|axis| {
+                    (0..axis.count)
+                        .map(|layer| axis.origin + axis.spacing * layer as f64)
+                        .collect()
+                }),
+            Space::Mesh { .. } | Space::Series => None,
+        }
+    }
+
     /// Vertical layers of the values (1 for 2D data and series).
     pub fn layers(&self) -> usize {
         match &self.space {
@@ -242,12 +260,20 @@ impl Dataset {
         }
     }
 
-    /// The index, in item `item`'s values of one step, of the value at `location` (layer 0 of
-    /// a grid; the element itself, or its corner node nearest to `(x, y)` for an item on
-    /// nodes, of a mesh).
-    pub fn value_index(&self, item: usize, location: Location, x: f64, y: f64) -> Option<usize> {
+    /// The index, in item `item`'s values of one step, of the value at `location` (layer
+    /// `layer` of a grid; the element itself, or its corner node nearest to `(x, y)` for an
+    /// item on nodes, of a mesh, which answers for one level).
+    pub fn value_index(
+        &self,
+        item: usize,
+        location: Location,
+        (x, y): (f64, f64),
+        layer: usize,
+    ) -> Option<usize> {
         match (&self.space, location) {
-            (Space::Grid(grid), Location::Cell { column, row }) => Some(grid.index(column, row, 0)),
+            (Space::Grid(grid), Location::Cell { column, row }) => {
+                (layer < grid.layers()).then(|| grid.index(column, row, layer))
+            }
             (Space::Mesh { geometry, .. }, Location::Element(element)) => {
                 match self.items.get(item)?.location {
                     ItemLocation::Node => nearest_corner(geometry, element, x, y),

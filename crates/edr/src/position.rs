@@ -32,6 +32,8 @@ pub struct PositionQuery {
     pub crs: Option<String>,
     /// Basin's `method`.
     pub method: Method,
+    /// The `z` as sent: the vertical level of a grid with several layers.
+    pub z: Option<String>,
 }
 
 impl PositionQuery {
@@ -94,6 +96,7 @@ impl PositionQuery {
             parameter_names: parameter_names.map(str::to_owned),
             crs: crs.map(str::to_owned),
             method: Method::Nearest,
+            z: None,
         })
     }
 
@@ -139,7 +142,14 @@ impl PositionQuery {
             .iter()
             .map(|&(x, y)| crs.to_native(x, y))
             .collect();
-        let plan = Plan::new(dataset, &items, &native, self.method, Purpose::Position);
+        let layer = select::layer(dataset, self.z.as_deref())?;
+        let plan = Plan::new(
+            dataset,
+            &items,
+            &native,
+            (self.method, Purpose::Position),
+            layer,
+        );
         if plan.is_empty() {
             return Err(EdrError::NoData(
                 "no position of coords is inside the collection's data".to_owned(),

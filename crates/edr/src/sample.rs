@@ -60,22 +60,25 @@ pub fn weights(
     dataset: &Dataset,
     item: usize,
     (x, y): (f64, f64),
-    method: Method,
-    purpose: Purpose,
+    (method, purpose): (Method, Purpose),
+    layer: usize,
 ) -> Option<Vec<(usize, f64)>> {
     match (&dataset.space, method, purpose) {
         (Space::Series, _, _) => None,
         (Space::Grid(_), Method::Nearest, _)
         | (Space::Mesh { .. }, Method::Nearest, Purpose::Position) => {
             let location = dataset.locate(x, y)?;
-            Some(vec![(dataset.value_index(item, location, x, y)?, 1.0)])
+            Some(vec![(
+                dataset.value_index(item, location, (x, y), layer)?,
+                1.0,
+            )])
         }
         (Space::Mesh { index, surface, .. }, Method::Nearest, Purpose::Track) => {
             index.element_at(x, y)?;
             let (nearest, _) = *surface.nearest.nearest(x, y, 1).first()?;
             let element = *surface.elements.get(nearest)?;
             Some(vec![(
-                dataset.value_index(item, Location::Element(element), x, y)?,
+                dataset.value_index(item, Location::Element(element), (x, y), layer)?,
                 1.0,
             )])
         }
@@ -88,12 +91,13 @@ pub fn weights(
                 .zip(weights)
                 .map(|(&(nearest, _), weight)| {
                     let element = *surface.elements.get(nearest)?;
-                    let value = dataset.value_index(item, Location::Element(element), x, y)?;
+                    let value =
+                        dataset.value_index(item, Location::Element(element), (x, y), layer)?;
                     Some((value, weight))
                 })
                 .collect()
         }
-        (Space::Grid(grid), Method::Linear, _) => bilinear(grid, (x, y)),
+        (Space::Grid(grid), Method::Linear, _) => bilinear(grid, (x, y), layer),
     }
 }
 
@@ -123,6 +127,7 @@ fn idw(neighbours: &[(usize, f64)]) -> Vec<f64> {
 fn bilinear(
     grid: &basin_formats::model::GridGeometry,
     (x, y): (f64, f64),
+    layer: usize,
 ) -> Option<Vec<(usize, f64)>> {
     let transform = grid.transform;
     let determinant = transform.pixel_width * transform.pixel_height
@@ -145,13 +150,16 @@ fn bilinear(
     let r0 = row.floor().min((last_row - 1.0).max(0.0));
     let (tx, ty) = (column - c0, row - r0);
     let (c0, r0) = (c0 as usize, r0 as usize);
+    if layer >= grid.layers() {
+        return None;
+    }
     let c1 = (c0 + 1).min(grid.columns - 1);
     let r1 = (r0 + 1).min(grid.rows - 1);
     Some(vec![
-        (grid.index(c0, r0, 0), (1.0 - tx) * (1.0 - ty)),
-        (grid.index(c1, r0, 0), tx * (1.0 - ty)),
-        (grid.index(c0, r1, 0), (1.0 - tx) * ty),
-        (grid.index(c1, r1, 0), tx * ty),
+        (grid.index(c0, r0, layer), (1.0 - tx) * (1.0 - ty)),
+        (grid.index(c1, r0, layer), tx * (1.0 - ty)),
+        (grid.index(c0, r1, layer), (1.0 - tx) * ty),
+        (grid.index(c1, r1, layer), tx * ty),
     ])
 }
 
@@ -173,15 +181,15 @@ impl Plan {
         dataset: &Dataset,
         items: &[usize],
         points: &[Option<(f64, f64)>],
-        method: Method,
-        purpose: Purpose,
+        how: (Method, Purpose),
+        layer: usize,
     ) -> Self {
         let mut plan = Self::default();
         for point in points {
             let mut per_item = Vec::with_capacity(items.len());
             for (slot, &item) in items.iter().enumerate() {
                 let weighed = point
-                    .and_then(|point| weights(dataset, item, point, method, purpose))
+                    .and_then(|point| weights(dataset, item, point, how, layer))
                     .unwrap_or_default();
                 let mut terms = Vec::with_capacity(weighed.len());
                 for (index, weight) in weighed {

@@ -162,6 +162,51 @@ pub fn calendar_times(time: &TimeAxis, steps: &[usize]) -> EdrResult<Vec<chrono:
         .collect()
 }
 
+/// The layer `z` names: the layer of a grid with several layers (DFS3) whose level is `z`
+/// (within 1e-9 of it, relative to the larger of 1 and `z`); layer 0 without `z`. One level
+/// at a time: a list or an interval is refused, and so is any `z` for data with one level.
+pub fn layer(dataset: &crate::Dataset, z: Option<&str>) -> EdrResult<usize> {
+    let Some(text) = z else {
+        return Ok(0);
+    };
+    let Some(levels) = dataset.levels() else {
+        return Err(EdrError::invalid(
+            "z",
+            "this collection answers for one vertical level (a layered mesh for its surface), \
+             so z selects nothing",
+        ));
+    };
+    let value = text
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite())
+        .ok_or_else(|| {
+            EdrError::invalid(
+                "z",
+                format!("{text:?} is not one level: give one number, one level at a time"),
+            )
+        })?;
+    let tolerance = 1e-9 * value.abs().max(1.0);
+    levels
+        .iter()
+        .position(|level| (level - value).abs() <= tolerance)
+        .ok_or_else(|| {
+            let listed: Vec<String> = levels
+                .iter()
+                .take(NAMES_LISTED_MAX)
+                .map(f64::to_string)
+                .collect();
+            EdrError::invalid(
+                "z",
+                format!(
+                    "{value} is not a level of this collection; its levels are {}",
+                    listed.join(", ")
+                ),
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,8 @@ pub struct TrajectoryQuery {
     pub crs: Option<String>,
     /// Basin's `method`.
     pub method: Method,
+    /// The `z` as sent: the vertical level of a grid with several layers.
+    pub z: Option<String>,
 }
 
 impl TrajectoryQuery {
@@ -116,6 +118,7 @@ impl TrajectoryQuery {
             parameter_names: parameter_names.map(str::to_owned),
             crs: crs.map(str::to_owned),
             method: Method::parse(method)?,
+            z: None,
         })
     }
 
@@ -139,7 +142,14 @@ impl TrajectoryQuery {
             .iter()
             .map(|&(x, y, _)| crs.to_native(x, y))
             .collect();
-        let plan = Plan::new(dataset, &items, &native, self.method, Purpose::Track);
+        let layer = select::layer(dataset, self.z.as_deref())?;
+        let plan = Plan::new(
+            dataset,
+            &items,
+            &native,
+            (self.method, Purpose::Track),
+            layer,
+        );
         if plan.is_empty() {
             return Err(EdrError::NoData(
                 "no position of the path is inside the collection's data".to_owned(),

@@ -122,6 +122,10 @@ pub(crate) struct ExtentDto {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Object)]
     pub(crate) temporal: Option<serde_json::Value>,
+    /// The vertical levels of a grid with several layers (DFS3), which `z` selects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Object)]
+    pub(crate) vertical: Option<serde_json::Value>,
 }
 
 /// The queries every collection answers: name, title and what it gives.
@@ -295,7 +299,20 @@ fn extent_of(
             "trs": "TIMECRS[\"DateTime\",TDATUM[\"Gregorian Calendar\"],CS[TemporalDateTime,1],AXIS[\"Time (T)\",future]]",
         })
     });
-    ExtentDto { spatial, temporal }
+    let vertical = dataset.levels().map(|levels| {
+        let low = levels.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = levels.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        serde_json::json!({
+            "interval": [[low, high]],
+            "values": levels,
+            "vrs": "VERTCS[\"the dataset's own z\"]",
+        })
+    });
+    ExtentDto {
+        spatial,
+        temporal,
+        vertical,
+    }
 }
 
 /// A parameter as `parameter_names` lists it (a CoverageJSON parameter object).

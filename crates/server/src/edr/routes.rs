@@ -299,7 +299,7 @@ struct PositionParams {
     parameter_name: Option<String>,
     /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
     crs: Option<String>,
-    /// Vertical level (layered data).
+    /// The vertical level of a grid with several layers (DFS3): one of its levels.
     z: Option<String>,
     /// Basin's addition: `nearest` (the default: the stored value of the cell or element
     /// holding the point) or `linear` (inverse distance weighting of the five nearest element
@@ -327,7 +327,6 @@ async fn position(
 ) -> Result<Response, ApiError> {
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
-    check_z(&state, &caller, id, params.z.as_deref()).await?;
     let mut query = PositionQuery::parse(
         params.coords.as_deref(),
         params.datetime.as_deref(),
@@ -336,6 +335,7 @@ async fn position(
         &state.edr.limits(),
     )?;
     query.method = Method::parse(params.method.as_deref())?;
+    query.z = params.z.clone();
     let answer = state
         .edr
         .answer(&caller, id, move |catalogue, dataset, file, limits| {
@@ -363,7 +363,7 @@ struct RegionParams {
     parameter_name: Option<String>,
     /// The system of coords or bbox: CRS84 (the default) or the dataset's own EPSG code.
     crs: Option<String>,
-    /// Vertical level (layered data).
+    /// The vertical level of a grid with several layers (DFS3): one of its levels.
     z: Option<String>,
     /// Basin's addition (area only): `min`, `max`, `mean`, `weighted-mean`, `count`, `p0` to
     /// `p100`, comma-separated; the answer is then these statistics per step and polygon.
@@ -439,7 +439,6 @@ async fn region(
 ) -> Result<Response, ApiError> {
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(principal);
-    check_z(state, &caller, id, params.z.as_deref()).await?;
     let query = match kind {
         Region::Area if params.bbox.is_some() => {
             return Err(ApiError::field(
@@ -459,6 +458,10 @@ async fn region(
             &state.edr.limits(),
         )?,
         Region::Cube => AreaQuery::parse_cube(params.bbox.as_deref(), params.common())?,
+    };
+    let query = AreaQuery {
+        z: params.z.clone(),
+        ..query
     };
     region_answer(state, &caller, id, query, format).await
 }
@@ -483,7 +486,7 @@ struct RadiusParams {
     parameter_name: Option<String>,
     /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
     crs: Option<String>,
-    /// Vertical level (layered data).
+    /// The vertical level of a grid with several layers (DFS3): one of its levels.
     z: Option<String>,
     /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
     f: Option<String>,
@@ -506,20 +509,20 @@ async fn radius(
 ) -> Result<Response, ApiError> {
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
-    check_z(&state, &caller, id, params.z.as_deref()).await?;
     let common = RegionParameters {
         datetime: params.datetime.as_deref(),
         parameter_names: params.parameter_name.as_deref(),
         crs: params.crs.as_deref(),
         statistics: None,
     };
-    let query = AreaQuery::parse_radius(
+    let mut query = AreaQuery::parse_radius(
         params.coords.as_deref(),
         params.within.as_deref(),
         params.within_units.as_deref(),
         common,
         &state.edr.limits(),
     )?;
+    query.z = params.z.clone();
     region_answer(&state, &caller, id, query, format).await
 }
 
@@ -554,7 +557,7 @@ struct CorridorParams {
     parameter_name: Option<String>,
     /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
     crs: Option<String>,
-    /// Vertical level (layered data).
+    /// The vertical level of a grid with several layers (DFS3): one of its levels.
     z: Option<String>,
     /// `CoverageJSON` (the default), `GeoJSON` or `CSV`.
     f: Option<String>,
@@ -577,7 +580,6 @@ async fn corridor(
 ) -> Result<Response, ApiError> {
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
-    check_z(&state, &caller, id, params.z.as_deref()).await?;
     check_height(
         params.corridor_height.as_deref(),
         params.height_units.as_deref(),
@@ -588,13 +590,14 @@ async fn corridor(
         crs: params.crs.as_deref(),
         statistics: None,
     };
-    let query = AreaQuery::parse_corridor(
+    let mut query = AreaQuery::parse_corridor(
         params.coords.as_deref(),
         params.corridor_width.as_deref(),
         params.width_units.as_deref(),
         common,
         &state.edr.limits(),
     )?;
+    query.z = params.z.clone();
     region_answer(&state, &caller, id, query, format).await
 }
 
@@ -637,7 +640,7 @@ struct TrajectoryParams {
     parameter_name: Option<String>,
     /// The system of coords: CRS84 (the default) or the dataset's own EPSG code.
     crs: Option<String>,
-    /// Vertical level (layered data).
+    /// The vertical level of a grid with several layers (DFS3): one of its levels.
     z: Option<String>,
     /// Basin's addition: `nearest` (the default: the element with the nearest centre, as MIKE
     /// IO's extract_track) or `linear`.
@@ -663,8 +666,7 @@ async fn trajectory(
 ) -> Result<Response, ApiError> {
     let format = OutputFormat::parse(params.f.as_deref())?;
     let caller = Caller::from(&principal);
-    check_z(&state, &caller, id, params.z.as_deref()).await?;
-    let query = TrajectoryQuery::parse(
+    let mut query = TrajectoryQuery::parse(
         params.coords.as_deref(),
         params.datetime.as_deref(),
         params.parameter_name.as_deref(),
@@ -672,6 +674,7 @@ async fn trajectory(
         params.method.as_deref(),
         &state.edr.limits(),
     )?;
+    query.z = params.z.clone();
     let answer = state
         .edr
         .answer(&caller, id, move |catalogue, dataset, file, limits| {
@@ -818,26 +821,6 @@ async fn region_answer(
         })
         .await;
     respond(answer, format)
-}
-
-/// `z` selects among vertical levels; every collection answers for one level today, so a
-/// `z` is refused, naming it.
-async fn check_z(
-    state: &EdrState,
-    caller: &Caller,
-    id: DatasetId,
-    z: Option<&str>,
-) -> Result<(), ApiError> {
-    if z.is_none() {
-        return Ok(());
-    }
-    let (_, dataset) = state.edr.collection(caller, id).await?;
-    let message = if dataset.layers() == 1 {
-        "this collection has one vertical level, so z selects nothing"
-    } else {
-        "this collection answers for its first (or surface) level; z cannot select another"
-    };
-    Err(ApiError::field("z", message))
 }
 
 /// The formats a query answers in.

@@ -229,3 +229,56 @@ api_test!(
         assert_eq!(listed["collections"], serde_json::json!([]));
     }
 );
+
+api_test!(z_selects_a_layer_of_a_grid_with_several, |app| {
+    let project = new_project(&app, "results").await;
+    let cube = upload_sample(&app, &project, "cube.dfs3", "cube.dfs3").await;
+    let collection = app.edr().collection(&cube);
+    let metadata = collection.get(&[]).await.expect(StatusCode::OK);
+    assert_eq!(
+        metadata["extent"]["vertical"]["values"],
+        serde_json::json!([-10.0, -5.0]),
+        "{metadata}"
+    );
+    // (32, 48) is in column 3, row 2 (tests/corpus/dfs-samples/cube.dfs3.json), whichever
+    // corner of a NON-UTM grid its origin names.
+    let point = ("coords", "POINT(32 48)");
+    let data = &expected("cube.dfs3")["data"]["Salinity"];
+    for (z, layer) in [("-10", 0), ("-5", 1), ("-5.0000000001", 1)] {
+        let reply = collection.position(&[point, ("z", z)]).await;
+        let coverage = reply.expect(StatusCode::OK);
+        let want: Vec<Option<f32>> = (0..2)
+            .map(|step| data[step][layer][2][3].as_f64().map(|v| v as f32))
+            .collect();
+        assert_eq!(
+            floats(&coverage["ranges"]["Salinity"]["values"]),
+            want,
+            "z {z}"
+        );
+    }
+    let without = collection.position(&[point]).await.expect(StatusCode::OK);
+    let first: Vec<Option<f32>> = (0..2)
+        .map(|step| data[step][0][2][3].as_f64().map(|v| v as f32))
+        .collect();
+    assert_eq!(
+        floats(&without["ranges"]["Salinity"]["values"]),
+        first,
+        "layer 0 without z"
+    );
+    for z in ["-7", "-10,-5", "-10/-5", "deep"] {
+        let reply = collection.position(&[point, ("z", z)]).await;
+        let problem = reply.problem(StatusCode::BAD_REQUEST, "validation");
+        assert!(problem["errors"]["z"].is_array(), "{z}: {problem}");
+    }
+    let cube = collection
+        .cube(&[("bbox", "31,41,39,59"), ("z", "-5")])
+        .await
+        .expect(StatusCode::OK);
+    assert_eq!(
+        floats(&cube["ranges"]["Salinity"]["values"]),
+        [
+            data[0][1][2][3].as_f64().map(|v| v as f32),
+            data[1][1][2][3].as_f64().map(|v| v as f32)
+        ]
+    );
+});
