@@ -104,10 +104,7 @@ impl CentreIndex {
         let column = column.clamp(0, columns - 1);
         let row = row.clamp(0, rows - 1);
         for ring in 0..=columns.max(rows) {
-            for (c, r) in ring_cells(column, row, ring) {
-                if c < 0 || r < 0 || c >= columns || r >= rows {
-                    continue;
-                }
+            for (c, r) in ring_cells(column, row, ring, (columns, rows)) {
                 let bucket = (r * columns + c) as usize;
                 let (start, end) = (
                     self.starts[bucket] as usize,
@@ -127,7 +124,13 @@ impl CentreIndex {
                 .min(block_x1 - x)
                 .min(y - block_y0)
                 .min(block_y1 - y);
-            if best.len() == count && best.last().is_some_and(|(_, far)| *far <= reach) {
+            let covers_every_bucket = column - ring <= 0
+                && row - ring <= 0
+                && column + ring >= columns - 1
+                && row + ring >= rows - 1;
+            if covers_every_bucket
+                || (best.len() == count && best.last().is_some_and(|(_, far)| *far <= reach))
+            {
                 break;
             }
         }
@@ -135,20 +138,27 @@ impl CentreIndex {
     }
 }
 
-/// The cells of ring `ring` (Chebyshev distance) around `(column, row)`.
-fn ring_cells(column: i64, row: i64, ring: i64) -> Vec<(i64, i64)> {
+/// The cells of ring `ring` (Chebyshev distance) around `(column, row)` that lie within
+/// `columns` x `rows` buckets.
+fn ring_cells(column: i64, row: i64, ring: i64, (columns, rows): (i64, i64)) -> Vec<(i64, i64)> {
     if ring == 0 {
         return vec![(column, row)];
     }
-    let mut cells = Vec::with_capacity((8 * ring) as usize);
-    for c in column - ring..=column + ring {
-        cells.push((c, row - ring));
-        cells.push((c, row + ring));
+    let inside = |(c, r): &(i64, i64)| *c >= 0 && *r >= 0 && *c < columns && *r < rows;
+    let mut cells = Vec::new();
+    let (left, right) = ((column - ring).max(0), (column + ring).min(columns - 1));
+    for r in [row - ring, row + ring] {
+        if (0..rows).contains(&r) {
+            cells.extend((left..=right).map(|c| (c, r)));
+        }
     }
-    for r in row - ring + 1..row + ring {
-        cells.push((column - ring, r));
-        cells.push((column + ring, r));
+    let (bottom, top) = ((row - ring + 1).max(0), (row + ring - 1).min(rows - 1));
+    for c in [column - ring, column + ring] {
+        if (0..columns).contains(&c) {
+            cells.extend((bottom..=top).map(|r| (c, r)));
+        }
     }
+    cells.retain(inside);
     cells
 }
 

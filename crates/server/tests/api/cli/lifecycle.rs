@@ -624,7 +624,7 @@ async fn serve_refuses_an_unknown_basin_variable(database_url: Option<String>) {
             "error: invalid configuration: the environment variable BASIN_REQUIRE_POSTGRES is ",
             "not a setting (expected one of: listen, data_dir, public_url, database_url, ",
             "database, auth, blob, limits, transfers, fetch, recycle_bin, credits, features, ",
-            "tiles, log, events, console)"
+            "tiles, edr, log, events, console)"
         )],
         "{stderr}"
     );
