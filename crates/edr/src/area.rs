@@ -73,24 +73,7 @@ impl AreaQuery {
         parameters: RegionParameters<'_>,
         limits: &Limits,
     ) -> EdrResult<Self> {
-        let coords = coords
-            .filter(|text| !text.trim().is_empty())
-            .ok_or_else(|| {
-                EdrError::invalid(
-                    "coords",
-                    "an area query needs coords, e.g. POLYGON((0 0, 1 0, 1 1, 0 0))",
-                )
-            })?;
-        let mut budget = limits.positions_max;
-        let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
-            wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
-                "coords has more than {} positions, the most one query takes",
-                limits.positions_max
-            )),
-            wkt::WktError::Syntax { .. } => {
-                EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
-            }
-        })?;
+        let geometry = select::coords(coords, "POLYGON((0 0, 1 0, 1 1, 0 0))", limits)?;
         let xy = |ring: &Vec<wkt::Position>| -> Ring { ring.iter().map(|p| (p.x, p.y)).collect() };
         let (polygons, multiple): (Vec<Vec<Ring>>, bool) = match geometry.shape {
             Shape::Polygon(rings) if !rings.is_empty() => {
@@ -452,21 +435,7 @@ fn parse_lines(
         LineKind::Points => "POINT(12.5 55.7)",
         LineKind::Lines => "LINESTRING(12.5 55.7, 12.6 55.8)",
     };
-    let coords = coords
-        .filter(|text| !text.trim().is_empty())
-        .ok_or_else(|| {
-            EdrError::invalid("coords", format!("the query needs coords, e.g. {example}"))
-        })?;
-    let mut budget = limits.positions_max;
-    let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
-        wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
-            "coords has more than {} positions, the most one query takes",
-            limits.positions_max
-        )),
-        wkt::WktError::Syntax { .. } => {
-            EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
-        }
-    })?;
+    let geometry = select::coords(coords, example, limits)?;
     let xy = |line: &Vec<wkt::Position>| -> Ring { line.iter().map(|p| (p.x, p.y)).collect() };
     let (lines, multiple) = match (kind, geometry.shape) {
         (LineKind::Points, Shape::Point(Some(point))) => (vec![vec![(point.x, point.y)]], false),

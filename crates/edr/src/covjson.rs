@@ -193,6 +193,16 @@ fn range(out: &mut String, id: &str, axes: &[(&str, usize)], values: &[f64], sin
     out.push_str("]}");
 }
 
+/// The ranges of `parameters`, each over `axes`, in their precision.
+fn ranges(out: &mut String, parameters: &[Parameter], values: &[Vec<f64>], axes: &[(&str, usize)]) {
+    for (index, (parameter, values)) in parameters.iter().zip(values).enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        range(out, &parameter.id, axes, values, parameter.single_precision);
+    }
+}
+
 /// The axes of a range over `times` (when any) and then `rest`.
 fn with_time<'a>(times: &[NaiveDateTime], rest: &[(&'a str, usize)]) -> Vec<(&'a str, usize)> {
     let mut axes = Vec::with_capacity(rest.len() + 1);
@@ -223,18 +233,7 @@ fn write_grid(grid: &GridCoverage) -> String {
     time_axis(&mut out, &grid.times, true);
     close_domain(&mut out, &grid.crs_uri, &grid.times, &grid.parameters);
     let axes = with_time(&grid.times, &[("y", grid.ys.len()), ("x", grid.xs.len())]);
-    for (index, (parameter, values)) in grid.parameters.iter().zip(&grid.values).enumerate() {
-        if index > 0 {
-            out.push(',');
-        }
-        range(
-            &mut out,
-            &parameter.id,
-            &axes,
-            values,
-            parameter.single_precision,
-        );
-    }
+    ranges(&mut out, &grid.parameters, &grid.values, &axes);
     out.push_str("}}");
     out
 }
@@ -263,18 +262,7 @@ fn write_cells(cells: &CellsCoverage) -> String {
     time_axis(&mut out, &cells.times, true);
     close_domain(&mut out, &cells.crs_uri, &cells.times, &cells.parameters);
     let axes = with_time(&cells.times, &[("composite", cells.centres.len())]);
-    for (index, (parameter, values)) in cells.parameters.iter().zip(&cells.values).enumerate() {
-        if index > 0 {
-            out.push(',');
-        }
-        range(
-            &mut out,
-            &parameter.id,
-            &axes,
-            values,
-            parameter.single_precision,
-        );
-    }
+    ranges(&mut out, &cells.parameters, &cells.values, &axes);
     out.push_str("}}");
     out
 }
@@ -290,18 +278,7 @@ fn write_series(series: &SeriesCoverage) -> String {
     parameters(&mut out, &series.parameters);
     out.push_str(r#","ranges":{"#);
     let axes = [("t", series.times.len())];
-    for (index, (parameter, values)) in series.parameters.iter().zip(&series.values).enumerate() {
-        if index > 0 {
-            out.push(',');
-        }
-        range(
-            &mut out,
-            &parameter.id,
-            &axes,
-            values,
-            parameter.single_precision,
-        );
-    }
+    ranges(&mut out, &series.parameters, &series.values, &axes);
     out.push_str("}}");
     out
 }

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use basin_formats::Catalogue;
-use basin_formats::wkt::{self, Shape};
+use basin_formats::wkt::Shape;
 
 use crate::Limits;
 use crate::coverage::{Coverages, Parameter, PointValues};
@@ -46,24 +46,7 @@ impl PositionQuery {
         crs: Option<&str>,
         limits: &Limits,
     ) -> EdrResult<Self> {
-        let coords = coords
-            .filter(|text| !text.trim().is_empty())
-            .ok_or_else(|| {
-                EdrError::invalid(
-                    "coords",
-                    "a position query needs coords, e.g. POINT(12.5 55.7)",
-                )
-            })?;
-        let mut budget = limits.positions_max;
-        let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
-            wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
-                "coords has more than {} positions, the most one query takes",
-                limits.positions_max
-            )),
-            wkt::WktError::Syntax { .. } => {
-                EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
-            }
-        })?;
+        let geometry = select::coords(coords, "POINT(12.5 55.7)", limits)?;
         let (points, multiple) = match geometry.shape {
             Shape::Point(Some(point)) => (vec![(point.x, point.y)], false),
             Shape::MultiPoint(points) if !points.is_empty() => (

@@ -162,6 +162,31 @@ pub fn calendar_times(time: &TimeAxis, steps: &[usize]) -> EdrResult<Vec<chrono:
         .collect()
 }
 
+/// Parses `coords`, a query's WKT geometry: required (`example` shows one in the error), at
+/// most `limits.positions_max` positions (more is [`EdrError::TooLarge`]).
+pub fn coords(
+    coords: Option<&str>,
+    example: &str,
+    limits: &crate::Limits,
+) -> EdrResult<basin_formats::wkt::Geometry> {
+    use basin_formats::wkt::{self, WktError};
+    let coords = coords
+        .filter(|text| !text.trim().is_empty())
+        .ok_or_else(|| {
+            EdrError::invalid("coords", format!("the query needs coords, e.g. {example}"))
+        })?;
+    let mut budget = limits.positions_max;
+    wkt::parse(coords, &mut budget).map_err(|error| match error {
+        WktError::PositionBudget => EdrError::TooLarge(format!(
+            "coords has more than {} positions, the most one query takes",
+            limits.positions_max
+        )),
+        WktError::Syntax { .. } => {
+            EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
+        }
+    })
+}
+
 /// The layer `z` names: the layer of a grid with several layers (DFS3) whose level is `z`
 /// (within 1e-9 of it, relative to the larger of 1 and `z`); layer 0 without `z`. One level
 /// at a time: a list or an interval is refused, and so is any `z` for data with one level.

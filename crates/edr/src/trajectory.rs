@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use basin_formats::Catalogue;
-use basin_formats::wkt::{self, Shape};
+use basin_formats::wkt::Shape;
 use chrono::NaiveDateTime;
 
 use crate::Limits;
@@ -52,24 +52,7 @@ impl TrajectoryQuery {
         method: Option<&str>,
         limits: &Limits,
     ) -> EdrResult<Self> {
-        let coords = coords
-            .filter(|text| !text.trim().is_empty())
-            .ok_or_else(|| {
-                EdrError::invalid(
-                    "coords",
-                    "a trajectory query needs coords, e.g. LINESTRING(12.5 55.7, 12.6 55.8)",
-                )
-            })?;
-        let mut budget = limits.positions_max;
-        let geometry = wkt::parse(coords, &mut budget).map_err(|error| match error {
-            wkt::WktError::PositionBudget => EdrError::TooLarge(format!(
-                "coords has more than {} positions, the most one query takes",
-                limits.positions_max
-            )),
-            wkt::WktError::Syntax { .. } => {
-                EdrError::invalid("coords", format!("not a WKT geometry: {error}"))
-            }
-        })?;
+        let geometry = select::coords(coords, "LINESTRING(12.5 55.7, 12.6 55.8)", limits)?;
         let Shape::LineString(line) = geometry.shape else {
             return Err(EdrError::invalid(
                 "coords",
